@@ -1,0 +1,49 @@
+"""The Python API; the CLI is a thin layer over it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ragteam.errors import InputError
+from ragteam.llm import ChatModel, ModelOptions, load_model
+from ragteam.retrieval.index import Index, load_index
+from ragteam.strategies import Context, make_strategy
+from ragteam.trace import Trace
+from ragteam.types import Answer
+
+MAX_QUESTION_CHARS = 1_000_000
+
+
+def check_question(question: str) -> str:
+    if not isinstance(question, str) or not question.strip():
+        raise InputError("the question is empty; ask something, e.g. ragteam ask \"Who ...?\"")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise InputError(
+            f"the question has {len(question):,} characters (limit {MAX_QUESTION_CHARS:,}); "
+            "index long material as documents and ask about it instead"
+        )
+    return question.strip()
+
+
+def answer(
+    question: str,
+    *,
+    index: str | Path | Index | None = None,
+    strategy: str = "oner",
+    model: str | ChatModel | None = None,
+    options: dict[str, Any] | None = None,
+    model_options: ModelOptions | None = None,
+) -> Answer:
+    """Answer one question. `index` is a directory built by `ragteam index build` (or a loaded
+    `Index`); `model` a spec such as "embedded", "path/to/model.gguf", "openai:NAME" or a model
+    object; `options` the strategy's own options (e.g. {"k": 5})."""
+    question = check_question(question)
+    runner = make_strategy(strategy, options)
+    loaded = index if isinstance(index, Index) or index is None else load_index(index)
+    if runner.needs_index and loaded is None:
+        raise InputError(f"strategy '{strategy}' retrieves: pass an index (--index DIR)")
+    chat = model if model is not None and not isinstance(model, str) else load_model(
+        model, model_options
+    )
+    return runner.run(question, Context(chat, loaded, Trace()))

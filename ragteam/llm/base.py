@@ -1,0 +1,46 @@
+"""The model protocol every backend implements."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": "..."}
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    seconds: float
+    cached: bool = False
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """A chat model. `identity` names backend + model for cache keys and run records;
+    `parallel` says whether concurrent calls are served concurrently;
+    `context_length` is the window in tokens."""
+
+    identity: str
+    parallel: bool
+    context_length: int
+
+    def complete(
+        self,
+        messages: list[Message],
+        *,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        stop: list[str] | None = None,
+        json_schema: dict[str, Any] | None = None,
+    ) -> Completion: ...
+
+    def count_tokens(self, text: str) -> int: ...
+
+
+def estimate_tokens(text: str) -> int:
+    """A conservative token estimate (about 3 characters per token) for backends without a
+    tokenizer at hand."""
+    return len(text) // 3 + 1

@@ -1,0 +1,89 @@
+"""A content-addressed SQLite cache of deterministic (temperature 0) model calls."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from platformdirs import user_cache_dir
+
+from ragteam.llm.base import ChatModel, Completion, Message
+
+
+def default_cache_path() -> Path:
+    return Path(user_cache_dir("ragteam")) / "llm-cache.sqlite"
+
+
+def cache_key(identity: str, messages: list[Message], params: dict[str, Any]) -> str:
+    blob = json.dumps(
+        {"model": identity, "messages": messages, "params": params},
+        sort_keys=True,
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class CachedModel:
+    """Wraps a model; serves repeated temperature-0 calls from SQLite.
+
+    Only deterministic calls are cached: a call at temperature > 0 always reaches the model.
+    """
+
+    def __init__(self, inner: ChatModel, path: Path | None = None) -> None:
+        self.inner = inner
+        self.identity = inner.identity
+        self.parallel = inner.parallel
+        self.context_length = inner.context_length
+        self.path = path or default_cache_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
+        with self._lock, self._db:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS completions (key TEXT PRIMARY KEY, text TEXT, "
+                "prompt_tokens INTEGER, completion_tokens INTEGER, seconds REAL, created REAL)"
+            )
+
+    def complete(
+        self,
+        messages: list[Message],
+        *,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        stop: list[str] | None = None,
+        json_schema: dict[str, Any] | None = None,
+    ) -> Completion:
+        params = {"max_tokens": max_tokens, "temperature": temperature, "stop": stop,
+                  "json_schema": json_schema}
+        if temperature > 0:
+            return self.inner.complete(messages, **params)
+        key = cache_key(self.identity, messages, params)
+        started = time.perf_counter()
+        with self._lock:
+            row = self._db.execute(
+                "SELECT text, prompt_tokens, completion_tokens FROM completions WHERE key = ?",
+                (key,),
+            ).fetchone()
+        if row is not None:
+            return Completion(row[0], row[1], row[2], time.perf_counter() - started, cached=True)
+        result = self.inner.complete(messages, **params)
+        with self._lock, self._db:
+            self._db.execute(
+                "INSERT OR REPLACE INTO completions VALUES (?, ?, ?, ?, ?, ?)",
+                (key, result.text, result.prompt_tokens, result.completion_tokens,
+                 result.seconds, time.time()),
+            )
+        return result
+
+    def count_tokens(self, text: str) -> int:
+        return self.inner.count_tokens(text)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

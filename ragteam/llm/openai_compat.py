@@ -1,0 +1,131 @@
+"""Any OpenAI-compatible chat endpoint: vLLM, Ollama, llama.cpp's server, OpenAI."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, Literal
+
+import httpx
+
+from ragteam.errors import ModelError, ServerUnreachable
+from ragteam.llm.base import Completion, Message, estimate_tokens
+
+RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
+SchemaStyle = Literal["json_schema", "json_object"]
+
+
+class OpenAICompatModel:
+    """Chat completions over HTTP. Calls may run concurrently (`parallel = True`).
+
+    `schema_style`: "json_schema" sends OpenAI's `{"type": "json_schema", ...}` (vLLM, OpenAI,
+    Ollama); "json_object" sends `{"type": "json_object", "schema": ...}` (llama-cpp-python's
+    server).
+    """
+
+    parallel = True
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str = "http://127.0.0.1:8000/v1",
+        api_key_env: str = "OPENAI_API_KEY",
+        timeout: float = 120.0,
+        max_retries: int = 3,
+        backoff: float = 0.5,
+        context_length: int = 8192,
+        schema_style: SchemaStyle = "json_schema",
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self.identity = f"openai:{self.base_url}:{model}"
+        self.context_length = context_length
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self.schema_style = schema_style
+        key = os.environ.get(api_key_env, "")
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        self._client = httpx.Client(
+            base_url=self.base_url, headers=headers, timeout=timeout, transport=transport
+        )
+
+    def complete(
+        self,
+        messages: list[Message],
+        *,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        stop: list[str] | None = None,
+        json_schema: dict[str, Any] | None = None,
+    ) -> Completion:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+        }
+        if stop:
+            body["stop"] = stop
+        if json_schema is not None:
+            body["response_format"] = self._response_format(json_schema)
+        started = time.perf_counter()
+        data = self._post("/chat/completions", body)
+        seconds = time.perf_counter() - started
+        try:
+            text = data["choices"][0]["message"].get("content") or ""
+        except (KeyError, IndexError, TypeError) as exc:
+            raise ModelError(f"{self.base_url} sent a reply without choices: {data!r:.300}") from exc
+        usage = data.get("usage") or {}
+        return Completion(
+            text,
+            usage.get("prompt_tokens") or sum(estimate_tokens(m["content"]) for m in messages),
+            usage.get("completion_tokens") or estimate_tokens(text),
+            seconds,
+        )
+
+    def count_tokens(self, text: str) -> int:
+        return estimate_tokens(text)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def _response_format(self, schema: dict[str, Any]) -> dict[str, Any]:
+        if self.schema_style == "json_object":
+            return {"type": "json_object", "schema": schema}
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": "reply", "schema": schema, "strict": True},
+        }
+
+    def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        last: str = ""
+        for attempt in range(self.max_retries + 1):
+            if attempt:
+                time.sleep(self.backoff * 2 ** (attempt - 1))
+            try:
+                response = self._client.post(path, json=body)
+            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+                last = f"connection failed: {exc}"
+                continue
+            except httpx.TimeoutException as exc:
+                last = f"timed out: {exc}"
+                continue
+            if response.status_code in RETRY_STATUS:
+                last = f"HTTP {response.status_code}: {response.text[:200]}"
+                continue
+            if response.status_code >= 400:
+                raise ModelError(
+                    f"{self.base_url}{path} answered HTTP {response.status_code}: "
+                    f"{response.text[:300]}. Check the model name and the request options."
+                )
+            return response.json()
+        if last.startswith("connection failed"):
+            raise ServerUnreachable(
+                f"no OpenAI-compatible server answers at {self.base_url} ({last}). Start the "
+                "server (e.g. `python -m llama_cpp.server --model FILE.gguf`) or fix --base-url."
+            )
+        raise ModelError(
+            f"{self.base_url}{path} failed after {self.max_retries + 1} attempts ({last})"
+        )

@@ -1,0 +1,34 @@
+"""Prompt templates shipped as package data.
+
+A template file holds chat turns, each opened by a line `### system`, `### user` or
+`### assistant`; `{name}` placeholders are filled by `render`.
+"""
+
+from __future__ import annotations
+
+import functools
+from importlib import resources
+
+from ragteam.errors import RagteamError
+from ragteam.llm.base import Message
+
+ROLES = ("system", "user", "assistant")
+
+
+@functools.cache
+def load_prompt(name: str) -> tuple[tuple[str, str], ...]:
+    try:
+        text = resources.files("ragteam.prompts").joinpath(f"{name}.txt").read_text("utf-8")
+    except FileNotFoundError as exc:
+        raise RagteamError(f"no prompt template '{name}' in ragteam/prompts; reinstall ragteam") from exc
+    turns: list[tuple[str, list[str]]] = []
+    for line in text.splitlines():
+        if line.startswith("### ") and line[4:].strip() in ROLES:
+            turns.append((line[4:].strip(), []))
+        elif turns:
+            turns[-1][1].append(line)
+    return tuple((role, "\n".join(lines).strip()) for role, lines in turns)
+
+
+def render(name: str, **values: str) -> list[Message]:
+    return [{"role": role, "content": body.format(**values)} for role, body in load_prompt(name)]

@@ -1,0 +1,79 @@
+"""Readable terminal views of answers and traces (rich renderables; nothing is printed here)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.console import Group
+from rich.markup import escape
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from ragteam.trace import Step, Trace
+from ragteam.types import Answer
+
+
+def answer_view(answer: Answer) -> Group:
+    parts: list[Any] = [Panel(Text(answer.text or "(no answer)"), title=f"answer ({answer.strategy})")]
+    if answer.citations:
+        cites = Table(show_header=True, header_style="bold", box=None)
+        cites.add_column("passage")
+        cites.add_column("title")
+        for c in answer.citations:
+            cites.add_row(escape(c.passage_id), escape(c.title))
+        parts.append(Text("citations", style="bold"))
+        parts.append(cites)
+    if answer.trace is not None:
+        parts.append(Text(cost_line(answer.trace), style="dim"))
+    return Group(*parts)
+
+
+def cost_line(trace: Trace) -> str:
+    t = trace.totals()
+    line = (
+        f"{t['llm_calls']} LLM calls ({t['cache_hits']} cached), {t['retrieval_calls']} retrievals, "
+        f"{t['prompt_tokens']}+{t['completion_tokens']} tokens, {t['seconds']:.2f} s"
+    )
+    if t["parse_failures"]:
+        line += f", {t['parse_failures']} parse failures"
+    return line
+
+
+def trace_view(trace: Trace, width: int = 160) -> Table:
+    table = Table(title="trace", show_lines=True)
+    for column in ("#", "kind", "role", "input", "output", "tokens", "s", "cached"):
+        table.add_column(column, overflow="fold")
+    for number, step in enumerate(trace.steps, start=1):
+        table.add_row(
+            str(number),
+            step.kind,
+            step.role,
+            escape(_short(_input_text(step), width)),
+            escape(_short(_output_text(step), width)),
+            f"{step.prompt_tokens}+{step.completion_tokens}" if step.kind == "llm" else "",
+            f"{step.seconds:.2f}",
+            "yes" if step.cached else "",
+        )
+    return table
+
+
+def _input_text(step: Step) -> str:
+    if step.kind == "llm" and isinstance(step.input, list) and step.input:
+        return step.input[-1].get("content", "")
+    if step.input is None:
+        return ""
+    return step.input if isinstance(step.input, str) else json.dumps(step.input, ensure_ascii=False)
+
+
+def _output_text(step: Step) -> str:
+    if step.kind == "retrieve" and isinstance(step.output, list):
+        return ", ".join(f"{h['id']} ({h['title']})" for h in step.output)
+    text = step.output if isinstance(step.output, str) else json.dumps(step.output, default=str)
+    return f"{text}  [error: {step.error}]" if step.error else text
+
+
+def _short(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 3] + "..."

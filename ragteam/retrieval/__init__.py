@@ -1,0 +1,35 @@
+"""Retrieval: corpus ingestion, BM25, dense, hybrid (RRF) and indexes on disk."""
+
+from __future__ import annotations
+
+import time
+
+from ragteam.retrieval.corpus import Document, load_passages, read_documents, split_passages
+from ragteam.retrieval.index import RETRIEVERS, Index, build_index, load_index, read_manifest
+from ragteam.trace import Step, Trace
+from ragteam.types import Passage
+
+__all__ = [
+    "RETRIEVERS", "Document", "Index", "build_index", "load_index", "load_passages",
+    "read_documents", "read_manifest", "retrieve_traced", "split_passages",
+]
+
+
+def retrieve_traced(
+    index: Index, trace: Trace, role: str, query: str, k: int, method: str | None = None
+) -> list[Passage]:
+    """Retrieve and record the call (query, k, passage ids and scores, seconds, cache hit)."""
+    cached = index.is_cached(query, k, method)
+    started = time.perf_counter()
+    found = index.retrieve(query, k, method)
+    trace.add(
+        Step(
+            kind="retrieve",
+            role=role,
+            input={"query": query, "k": k, "method": method or index.retriever},
+            output=[{"id": p.id, "title": p.title, "score": p.score} for p in found],
+            seconds=time.perf_counter() - started,
+            cached=cached,
+        )
+    )
+    return found

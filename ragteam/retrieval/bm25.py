@@ -1,0 +1,70 @@
+"""Sparse retrieval with bm25s (English stop words, Snowball stemming)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ragteam.types import Passage
+
+PARAMS = {"k1": 1.5, "b": 0.75, "method": "lucene", "stopwords": "en", "stemmer": "english"}
+
+
+def _tokenizer():  # noqa: ANN202 - bm25s has no public type for this
+    import bm25s
+    import Stemmer
+
+    return bm25s.tokenization.Tokenizer(
+        stemmer=Stemmer.Stemmer(PARAMS["stemmer"]).stemWords, stopwords=PARAMS["stopwords"]
+    )
+
+
+def _text(p: Passage) -> str:
+    return f"{p.title}\n{p.text}" if p.title else p.text
+
+
+class BM25Retriever:
+    name = "bm25"
+
+    def __init__(self, passages: list[Passage], model: object, tokenizer: object) -> None:
+        self.passages = passages
+        self._model = model
+        self._tokenizer = tokenizer
+
+    @classmethod
+    def build(cls, passages: list[Passage]) -> BM25Retriever:
+        import bm25s
+
+        tokenizer = _tokenizer()
+        ids = tokenizer.tokenize([_text(p) for p in passages], return_as="ids", show_progress=False)
+        model = bm25s.BM25(k1=PARAMS["k1"], b=PARAMS["b"], method=PARAMS["method"])
+        model.index(ids, show_progress=False)
+        return cls(passages, model, tokenizer)
+
+    def save(self, directory: Path) -> None:
+        self._model.save(str(directory / "bm25"))
+        self._tokenizer.save_vocab(str(directory / "bm25"))
+        self._tokenizer.save_stopwords(str(directory / "bm25"))
+
+    @classmethod
+    def load(cls, directory: Path, passages: list[Passage]) -> BM25Retriever:
+        import bm25s
+
+        model = bm25s.BM25.load(str(directory / "bm25"))
+        tokenizer = _tokenizer()
+        tokenizer.load_vocab(str(directory / "bm25"))
+        tokenizer.load_stopwords(str(directory / "bm25"))
+        return cls(passages, model, tokenizer)
+
+    def search(self, query: str, k: int) -> list[tuple[int, float]]:
+        """(passage index, score) pairs, best first."""
+        ids = self._tokenizer.tokenize(
+            [query], return_as="ids", update_vocab=False, show_progress=False
+        )
+        if not ids or not ids[0]:
+            return []
+        k = min(k, len(self.passages))
+        docs, scores = self._model.retrieve(ids, k=k, show_progress=False, n_threads=1)
+        pairs = zip(np.asarray(docs[0]).tolist(), np.asarray(scores[0]).tolist(), strict=True)
+        return [(int(i), float(s)) for i, s in pairs if s > 0]

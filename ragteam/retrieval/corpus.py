@@ -1,0 +1,120 @@
+"""Reading documents (JSONL or a folder of .txt/.md) and splitting them into passages."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from ragteam.errors import InputError
+from ragteam.types import Passage
+
+TEXT_SUFFIXES = (".txt", ".md")
+
+
+@dataclass(frozen=True)
+class Document:
+    id: str
+    title: str
+    text: str
+
+
+def read_documents(src: str | Path) -> Iterator[Document]:
+    """Documents from a JSONL file of `{id, title, text}` or a folder of .txt/.md files."""
+    path = Path(src).expanduser()
+    if path.is_dir():
+        yield from _read_folder(path)
+    elif path.is_file():
+        yield from read_jsonl_documents(path)
+    else:
+        raise InputError(f"no corpus at {path}: pass a JSONL file or a folder of .txt/.md files")
+
+
+def read_jsonl_documents(path: Path) -> Iterator[Document]:
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
+            if not isinstance(row, dict) or not isinstance(row.get("text"), str):
+                raise InputError(f"{path}:{number}: expected an object with a string 'text'")
+            doc_id = str(row.get("id", f"{path.stem}-{number}"))
+            yield Document(doc_id, str(row.get("title") or ""), row["text"])
+
+
+def _read_folder(root: Path) -> Iterator[Document]:
+    files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in TEXT_SUFFIXES)
+    if not files:
+        raise InputError(f"{root} holds no .txt or .md files")
+    for file in files:
+        text = file.read_text(encoding="utf-8", errors="replace")
+        relative = file.relative_to(root).as_posix()
+        yield Document(relative, _title_of(file, text), text)
+
+
+def _title_of(file: Path, text: str) -> str:
+    for line in text.splitlines():
+        if line.startswith("# "):
+            return line[2:].strip()
+    return file.stem.replace("_", " ").replace("-", " ")
+
+
+def split_passages(doc: Document, words: int = 100) -> list[Passage]:
+    """Split a document into about `words`-word passages of even length.
+
+    A document of up to 1.5x `words` stays whole and keeps its id; longer ones become
+    `{id}#0`, `{id}#1`, ... `words <= 0` keeps every document whole.
+    """
+    tokens = doc.text.split()
+    if not tokens:
+        return []
+    count = 1 if words <= 0 else max(1, round(len(tokens) / words))
+    if count == 1 or len(tokens) <= 1.5 * words:
+        return [Passage(doc.id, doc.title, " ".join(tokens), doc_id=doc.id)]
+    size = math.ceil(len(tokens) / count)
+    return [
+        Passage(f"{doc.id}#{i}", doc.title, " ".join(tokens[i * size:(i + 1) * size]), doc.id)
+        for i in range(count)
+        if tokens[i * size:(i + 1) * size]
+    ]
+
+
+def load_passages(src: str | Path, words: int = 100) -> list[Passage]:
+    passages: list[Passage] = []
+    seen: set[str] = set()
+    for doc in read_documents(src):
+        if doc.id in seen:
+            raise InputError(f"{src}: document id '{doc.id}' occurs twice; ids must be unique")
+        seen.add(doc.id)
+        passages.extend(split_passages(doc, words))
+    if not passages:
+        raise InputError(f"{src} holds no text to index")
+    return passages
+
+
+def passages_checksum(passages: list[Passage]) -> str:
+    digest = hashlib.sha256()
+    for p in passages:
+        digest.update(json.dumps([p.id, p.title, p.text], ensure_ascii=False).encode("utf-8"))
+        digest.update(b"\n")
+    return digest.hexdigest()
+
+
+def source_checksum(src: str | Path) -> str:
+    """A checksum of the source files' bytes, to tell when an index has gone stale."""
+    path = Path(src).expanduser()
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in TEXT_SUFFIXES)
+    else:
+        files = [path]
+    digest = hashlib.sha256()
+    for file in files:
+        digest.update(str(file.relative_to(path) if path.is_dir() else file.name).encode())
+        digest.update(file.read_bytes())
+    return digest.hexdigest()

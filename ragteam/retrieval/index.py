@@ -1,0 +1,281 @@
+"""An index is a directory: manifest.json, passages.jsonl and each retriever's files."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Protocol
+
+from ragteam import __version__
+from ragteam.errors import IndexUnusable, InputError, UnknownName
+from ragteam.retrieval.corpus import load_passages, passages_checksum, source_checksum
+from ragteam.types import Passage
+
+FORMAT_VERSION = 1
+RETRIEVERS = ("bm25", "dense", "hybrid")
+RRF_K = 60
+CACHE_SIZE = 4096
+
+Progress = Callable[[str, int, int], None]  # (phase, done, total)
+
+
+class Searcher(Protocol):
+    def search(self, query: str, k: int) -> list[tuple[int, float]]: ...
+
+
+def rebuild_hint(directory: Path, manifest: dict[str, Any] | None = None) -> str:
+    src = (manifest or {}).get("source", {}).get("path") or "SRC"
+    kind = (manifest or {}).get("retriever") or "hybrid"
+    return f"rebuild it with `ragteam index build {src} --out {directory} --retriever {kind}`"
+
+
+@dataclass
+class Index:
+    """A loaded index. `retrieve` is cached and thread-safe."""
+
+    directory: Path
+    manifest: dict[str, Any]
+    passages: list[Passage]
+    searchers: dict[str, Searcher]
+    _cache: OrderedDict[tuple[str, str, int], list[Passage]] = field(default_factory=OrderedDict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _ids: dict[str, Passage] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._ids = {p.id: p for p in self.passages}
+
+    @property
+    def retriever(self) -> str:
+        return self.manifest["retriever"]
+
+    def passage(self, passage_id: str) -> Passage | None:
+        return self._ids.get(passage_id)
+
+    def retrieve(self, query: str, k: int = 5, method: str | None = None) -> list[Passage]:
+        """Top-k passages (with scores) for `query`, by the index's retriever or `method`."""
+        method = method or self.retriever
+        if method not in self._methods():
+            raise UnknownName("retriever for this index", method, self._methods())
+        key = (method, query, k)
+        with self._lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                return self._cache[key]
+        hits = self._fuse(query, k) if method == "hybrid" else self.searchers[method].search(query, k)
+        found = [replace(self.passages[i], score=round(s, 6)) for i, s in hits[:k]]
+        with self._lock:
+            self._cache[key] = found
+            if len(self._cache) > CACHE_SIZE:
+                self._cache.popitem(last=False)
+        return found
+
+    def is_cached(self, query: str, k: int, method: str | None = None) -> bool:
+        with self._lock:
+            return (method or self.retriever, query, k) in self._cache
+
+    def _methods(self) -> list[str]:
+        methods = list(self.searchers)
+        return [*methods, "hybrid"] if {"bm25", "dense"} <= set(methods) else methods
+
+    def _fuse(self, query: str, k: int) -> list[tuple[int, float]]:
+        depth = max(50, 4 * k)
+        fused: dict[int, float] = {}
+        for searcher in (self.searchers["bm25"], self.searchers["dense"]):
+            for rank, (i, _score) in enumerate(searcher.search(query, depth)):
+                fused[i] = fused.get(i, 0.0) + 1.0 / (RRF_K + rank + 1)
+        return sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def build_index(
+    src: str | Path,
+    out: str | Path,
+    *,
+    retriever: str = "hybrid",
+    passage_words: int = 100,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Build an index of `src` into `out`, aside first, then swapped in by rename."""
+    if retriever not in RETRIEVERS:
+        raise UnknownName("retriever", retriever, list(RETRIEVERS))
+    started = time.perf_counter()
+    out = Path(out).expanduser().resolve()
+    passages = load_passages(src, passage_words)
+    staging = out.parent / f".{out.name}.building-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    try:
+        manifest = _write_index(staging, passages, src, retriever, passage_words, progress)
+        manifest["build_seconds"] = round(time.perf_counter() - started, 3)
+        _write_json_atomic(staging / "manifest.json", manifest)
+        _swap_in(staging, out)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return manifest
+
+
+def _write_index(
+    directory: Path,
+    passages: list[Passage],
+    src: str | Path,
+    retriever: str,
+    passage_words: int,
+    progress: Progress | None,
+) -> dict[str, Any]:
+    from ragteam.retrieval.bm25 import PARAMS as BM25_PARAMS
+    from ragteam.retrieval.bm25 import BM25Retriever
+
+    with (directory / "passages.jsonl").open("w", encoding="utf-8") as handle:
+        for p in passages:
+            row = {"id": p.id, "title": p.title, "text": p.text, "doc_id": p.doc_id}
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    methods = ["bm25", "dense"] if retriever == "hybrid" else [retriever]
+    embedding = None
+    if "bm25" in methods:
+        if progress:
+            progress("bm25", 0, 1)
+        BM25Retriever.build(passages).save(directory)
+        if progress:
+            progress("bm25", 1, 1)
+    if "dense" in methods:
+        from ragteam.retrieval.dense import DenseRetriever, embedding_fingerprint
+
+        embedding = embedding_fingerprint()
+        report = (lambda done, total: progress("embed", done, total)) if progress else None
+        DenseRetriever.build(passages, report).save(directory)
+    src_path = Path(src).expanduser().resolve()
+    return {
+        "format_version": FORMAT_VERSION,
+        "ragteam_version": __version__,
+        "retriever": retriever,
+        "searchers": methods,
+        "embedding_model": embedding,
+        "passage_count": len(passages),
+        "document_count": len({p.doc_id for p in passages}),
+        "corpus_checksum": passages_checksum(passages),
+        "source": {"path": str(src_path), "checksum": source_checksum(src_path)},
+        "params": {"passage_words": passage_words, "bm25": BM25_PARAMS, "rrf_k": RRF_K},
+        "files": _file_sizes(directory),
+        "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+
+
+def load_index(directory: str | Path, *, check_source: bool = True) -> Index:
+    """Load and verify an index; every problem is an `IndexUnusable` saying how to rebuild."""
+    directory = Path(directory).expanduser().resolve()
+    manifest = read_manifest(directory)
+    hint = rebuild_hint(directory, manifest)
+    if manifest.get("format_version") != FORMAT_VERSION:
+        raise IndexUnusable(
+            f"the index at {directory} has format {manifest.get('format_version')}, this ragteam "
+            f"reads format {FORMAT_VERSION}; {hint}"
+        )
+    _verify_files(directory, manifest, hint)
+    passages = _read_passages(directory / "passages.jsonl")
+    if passages_checksum(passages) != manifest.get("corpus_checksum"):
+        raise IndexUnusable(f"the passages of {directory} do not match its manifest; {hint}")
+    if check_source:
+        _verify_source(directory, manifest, hint)
+    return Index(directory, manifest, passages, _load_searchers(directory, manifest, passages, hint))
+
+
+def read_manifest(directory: Path) -> dict[str, Any]:
+    if not directory.is_dir():
+        raise IndexUnusable(
+            f"no index at {directory}; build one with `ragteam index build SRC --out {directory}`"
+        )
+    path = directory / "manifest.json"
+    if not path.is_file():
+        raise IndexUnusable(f"{directory} has no manifest.json; {rebuild_hint(directory)}")
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise IndexUnusable(f"{path} is corrupt ({exc}); {rebuild_hint(directory)}") from exc
+    required = {"format_version", "retriever", "searchers", "corpus_checksum", "files"}
+    if not isinstance(manifest, dict) or not required <= set(manifest):
+        raise IndexUnusable(f"{path} is incomplete; {rebuild_hint(directory)}")
+    return manifest
+
+
+def _verify_files(directory: Path, manifest: dict[str, Any], hint: str) -> None:
+    for name, size in manifest["files"].items():
+        path = directory / name
+        if not path.is_file() or path.stat().st_size != size:
+            raise IndexUnusable(f"{path} is missing or changed since the build; {hint}")
+
+
+def _verify_source(directory: Path, manifest: dict[str, Any], hint: str) -> None:
+    source = manifest.get("source") or {}
+    path = Path(source.get("path", ""))
+    if source.get("path") and path.exists() and source_checksum(path) != source.get("checksum"):
+        raise IndexUnusable(f"{path} changed after the index at {directory} was built; {hint}")
+
+
+def _load_searchers(
+    directory: Path, manifest: dict[str, Any], passages: list[Passage], hint: str
+) -> dict[str, Searcher]:
+    searchers: dict[str, Searcher] = {}
+    try:
+        if "bm25" in manifest["searchers"]:
+            from ragteam.retrieval.bm25 import BM25Retriever
+
+            searchers["bm25"] = BM25Retriever.load(directory, passages)
+        if "dense" in manifest["searchers"]:
+            from ragteam.retrieval.dense import DenseRetriever, embedding_fingerprint
+
+            installed = embedding_fingerprint()
+            if manifest.get("embedding_model") != installed:
+                raise IndexUnusable(
+                    f"the index at {directory} was built with the embedding model "
+                    f"{manifest.get('embedding_model')}, but {installed} is installed; {hint}"
+                )
+            searchers["dense"] = DenseRetriever.load(directory, passages)
+    except (OSError, ValueError, RuntimeError, KeyError) as exc:
+        raise IndexUnusable(f"could not read the index files in {directory} ({exc}); {hint}") from exc
+    return searchers
+
+
+def _read_passages(path: Path) -> list[Passage]:
+    passages = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            try:
+                row = json.loads(line)
+                passages.append(Passage(row["id"], row["title"], row["text"], row["doc_id"]))
+            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                raise IndexUnusable(f"{path}:{number} is corrupt; {rebuild_hint(path.parent)}") from exc
+    return passages
+
+
+def _file_sizes(directory: Path) -> dict[str, int]:
+    return {
+        p.relative_to(directory).as_posix(): p.stat().st_size
+        for p in sorted(directory.rglob("*")) if p.is_file() and p.name != "manifest.json"
+    }
+
+
+def _write_json_atomic(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with tmp.open("w", encoding="utf-8") as handle:
+        json.dump(data, handle, indent=2, ensure_ascii=False)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+def _swap_in(staging: Path, out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise InputError(f"{out} exists and is not a directory; choose another --out")
+    if out.exists() and any(out.iterdir()) and not (out / "manifest.json").exists():
+        raise InputError(f"{out} is a non-empty folder that is not an index; choose another --out")
+    old = out.parent / f".{out.name}.old-{os.getpid()}"
+    if out.exists():
+        os.replace(out, old)
+    os.replace(staging, out)
+    shutil.rmtree(old, ignore_errors=True)

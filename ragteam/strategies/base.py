@@ -1,0 +1,112 @@
+"""What every strategy gets and gives, and the helpers they share."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import ClassVar, Protocol
+
+from ragteam.errors import InputError
+from ragteam.llm.base import ChatModel
+from ragteam.retrieval.index import Index
+from ragteam.trace import Trace
+from ragteam.types import Answer, Citation, Passage
+
+
+@dataclass
+class Context:
+    """The resources of one answer: the model, the index (None for no retrieval), the trace."""
+
+    model: ChatModel
+    index: Index | None
+    trace: Trace
+
+    def require_index(self, strategy: str) -> Index:
+        if self.index is None:
+            raise InputError(f"strategy '{strategy}' retrieves: pass an index (--index DIR)")
+        return self.index
+
+
+class Strategy(Protocol):
+    name: ClassVar[str]
+    needs_index: ClassVar[bool]
+
+    def run(self, question: str, ctx: Context) -> Answer: ...
+
+
+def fit_text(model: ChatModel, text: str, max_tokens: int) -> tuple[str, bool]:
+    """Cut `text` to at most `max_tokens`, keeping its beginning and its end (a long question
+    usually ends with what is asked). Returns the text and whether it was cut."""
+    if max_tokens <= 0:
+        return "", bool(text)
+    count = model.count_tokens(text)
+    if count <= max_tokens:
+        return text, False
+    chars = int(len(text) * max_tokens / count)
+    while chars > 0:
+        half = chars // 2
+        candidate = f"{text[:half]} [...] {text[len(text) - half:]}"
+        if model.count_tokens(candidate) <= max_tokens:
+            return candidate, True
+        chars = int(chars * 0.9)
+    return "", True
+
+
+def fit_question(ctx: Context, question: str, share: float = 0.25) -> str:
+    """Fit the question into `share` of the context window; a cut is noted in the trace."""
+    budget = int(ctx.model.context_length * share)
+    fitted, cut = fit_text(ctx.model, question, budget)
+    if cut:
+        ctx.trace.note(
+            "budget",
+            f"question cut from {ctx.model.count_tokens(question)} to at most {budget} tokens "
+            "to fit the context window (beginning and end kept)",
+            original_chars=len(question),
+            kept_chars=len(fitted),
+        )
+    return fitted
+
+
+def fit_passages(ctx: Context, passages: list[Passage], budget: int) -> list[Passage]:
+    """Trim passages so that together they fit `budget` tokens; later (lower-ranked) passages
+    are dropped before earlier ones are cut below a fair share."""
+    if not passages:
+        return []
+    share = max(32, budget // len(passages))
+    kept: list[Passage] = []
+    used = 0
+    for p in passages:
+        room = min(share, budget - used)
+        if room < 16:
+            break
+        text, _cut = fit_text(ctx.model, p.text, room - 8)
+        kept.append(Passage(p.id, p.title, text, p.doc_id, p.score))
+        used += ctx.model.count_tokens(text) + 8
+    if len(kept) < len(passages) or any(a.text != b.text for a, b in zip(kept, passages)):
+        ctx.trace.note(
+            "budget",
+            f"passages trimmed to fit {budget} tokens: kept {len(kept)} of {len(passages)}",
+        )
+    return kept
+
+
+def format_passages(passages: list[Passage]) -> str:
+    return "\n".join(f"[{i}] {p.title}: {p.text}" for i, p in enumerate(passages, start=1))
+
+
+_PREFIX = re.compile(r"^\s*(the\s+)?(final\s+)?answer\s*(is)?\s*[:\-]\s*", re.IGNORECASE)
+
+
+def clean_answer(text: str) -> str:
+    """The short answer from a model's reply: first non-empty line, no 'Answer:' prefix, no
+    surrounding quotes or final period."""
+    line = next((ln.strip() for ln in text.strip().splitlines() if ln.strip()), "")
+    line = _PREFIX.sub("", line).strip().strip("\"'`*").strip()
+    return line[:-1].strip() if line.endswith(".") and not line.endswith("..") else line
+
+
+def cite(passages: list[Passage], answer: str) -> list[Citation]:
+    """Cite the shown passages that contain the answer; if none does, every shown passage."""
+    needle = answer.lower().strip()
+    support = [p for p in passages if needle and needle in p.text.lower()]
+    return [Citation(p.id, p.title, p.doc_id) for p in (support or passages)]

@@ -1,0 +1,68 @@
+"""The baselines: NoR (no retrieval) and OneR (retrieve once, then answer)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ragteam.llm.calls import complete_traced
+from ragteam.prompts import render
+from ragteam.retrieval import retrieve_traced
+from ragteam.strategies.base import (
+    Context,
+    cite,
+    clean_answer,
+    fit_passages,
+    fit_question,
+    format_passages,
+)
+from ragteam.types import Answer
+
+STOP = ["\n\n", "\nQuestion:", "<|im_end|>"]
+
+
+@dataclass
+class NoR:
+    """The model answers from its own knowledge."""
+
+    name: ClassVar[str] = "nor"
+    needs_index: ClassVar[bool] = False
+    max_answer_tokens: int = 48
+
+    def run(self, question: str, ctx: Context) -> Answer:
+        asked = fit_question(ctx, question)
+        reply = complete_traced(
+            ctx.model, ctx.trace, "answerer", render("nor", question=asked),
+            max_tokens=self.max_answer_tokens, stop=STOP,
+        )
+        return Answer(question, clean_answer(reply.text), self.name, [], ctx.trace)
+
+
+@dataclass
+class OneR:
+    """Retrieve the top-k passages for the question once; answer with them in the prompt."""
+
+    name: ClassVar[str] = "oner"
+    needs_index: ClassVar[bool] = True
+    k: int = 5
+    max_answer_tokens: int = 48
+
+    def run(self, question: str, ctx: Context) -> Answer:
+        index = ctx.require_index(self.name)
+        asked = fit_question(ctx, question)
+        found = retrieve_traced(index, ctx.trace, "retriever", asked, self.k)
+        budget = ctx.model.context_length - self.max_answer_tokens - _fixed_cost(ctx, asked)
+        shown = fit_passages(ctx, found, budget)
+        messages = render("oner", passages=format_passages(shown), question=asked)
+        reply = complete_traced(
+            ctx.model, ctx.trace, "answerer", messages, max_tokens=self.max_answer_tokens,
+            stop=STOP,
+        )
+        text = clean_answer(reply.text)
+        return Answer(question, text, self.name, cite(shown, text), ctx.trace)
+
+
+def _fixed_cost(ctx: Context, question: str) -> int:
+    """Tokens the OneR prompt takes besides the passages (template, question, chat markup)."""
+    messages = render("oner", passages="", question=question)
+    return sum(ctx.model.count_tokens(m["content"]) + 8 for m in messages) + 16

@@ -1,0 +1,89 @@
+"""Shared fixtures: real indexes on disk over the bundled demo corpus, the real embedded model,
+and a real llama.cpp OpenAI-compatible server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from ragteam.demo import demo_corpus_path
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory, monkeypatch):
+    """Keep the LLM cache of tests out of the user's cache directory."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "xdg-cache"))
+
+
+@pytest.fixture(scope="session")
+def bm25_index_dir(tmp_path_factory) -> Path:
+    from ragteam.retrieval import build_index
+
+    out = tmp_path_factory.mktemp("idx") / "bm25"
+    build_index(demo_corpus_path(), out, retriever="bm25")
+    return out
+
+
+@pytest.fixture(scope="session")
+def hybrid_index_dir(tmp_path_factory) -> Path:
+    from ragteam.retrieval import build_index
+
+    out = tmp_path_factory.mktemp("idx") / "hybrid"
+    build_index(demo_corpus_path(), out, retriever="hybrid")
+    return out
+
+
+@pytest.fixture(scope="session")
+def embedded_model():
+    from ragteam.llm.llamacpp import LlamaCppModel
+
+    return LlamaCppModel(None, n_ctx=2048)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def llama_server():
+    """`python -m llama_cpp.server` serving the embedded GGUF; yields its base URL."""
+    from ragteam.llm.llamacpp import embedded_model_path
+
+    port = _free_port()
+    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(embedded_model_path()),
+           "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048",
+           "--model_alias", "smollm2"]
+    log = open(os.devnull, "w")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}/v1"
+    deadline = time.time() + 120
+    try:
+        while time.time() < deadline:
+            if proc.poll() is not None:
+                pytest.fail(f"llama_cpp.server exited with {proc.returncode}")
+            try:
+                if httpx.get(f"{base}/models", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.3)
+        else:
+            pytest.fail("llama_cpp.server did not start within 120 s")
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()

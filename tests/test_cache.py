@@ -1,0 +1,34 @@
+from ragteam.llm import CachedModel, FakeModel
+
+ASK = [{"role": "user", "content": "q"}]
+
+
+def test_deterministic_calls_are_served_from_sqlite(tmp_path):
+    inner = FakeModel(["first", "second"])
+    model = CachedModel(inner, tmp_path / "c.sqlite")
+    a = model.complete(ASK, max_tokens=8)
+    b = model.complete(ASK, max_tokens=8)
+    assert (a.text, a.cached) == ("first", False)
+    assert (b.text, b.cached) == ("first", True)
+    assert len(inner.calls) == 1
+    # a new process (new wrapper, same file) still hits
+    again = CachedModel(FakeModel([]), tmp_path / "c.sqlite").complete(ASK, max_tokens=8)
+    assert again.cached and again.text == "first"
+
+
+def test_key_covers_parameters_messages_and_model(tmp_path):
+    inner = FakeModel(["a", "b", "c", "d"])
+    model = CachedModel(inner, tmp_path / "c.sqlite")
+    model.complete(ASK, max_tokens=8)
+    model.complete(ASK, max_tokens=9)
+    model.complete([{"role": "user", "content": "other"}], max_tokens=8)
+    other = CachedModel(FakeModel(["z"], identity="other-model"), tmp_path / "c.sqlite")
+    assert other.complete(ASK, max_tokens=8).text == "z"
+    assert len(inner.calls) == 3
+
+
+def test_sampled_calls_are_never_cached(tmp_path):
+    inner = FakeModel(["a", "b"])
+    model = CachedModel(inner, tmp_path / "c.sqlite")
+    assert model.complete(ASK, temperature=0.7).text == "a"
+    assert model.complete(ASK, temperature=0.7).text == "b"

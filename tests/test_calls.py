@@ -1,0 +1,72 @@
+"""Traced calls and schema-checked JSON with one repair retry (scripted model)."""
+
+import pytest
+
+from ragteam.errors import ParseError
+from ragteam.llm import FakeModel, complete_json, complete_traced
+from ragteam.trace import Trace
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"answer": {"type": "string"}, "rating": {"type": "integer"}},
+    "required": ["answer", "rating"],
+}
+ASK = [{"role": "user", "content": "q"}]
+
+
+def test_plain_call_is_traced_with_role_and_tokens():
+    trace = Trace()
+    result = complete_traced(FakeModel(["hello there"]), trace, "answerer", ASK)
+    assert result.text == "hello there"
+    [step] = trace.steps
+    assert (step.kind, step.role, step.output) == ("llm", "answerer", "hello there")
+    assert step.input == ASK and step.completion_tokens > 0
+
+
+def test_valid_json_first_time():
+    trace = Trace()
+    value = complete_json(FakeModel([{"answer": "x", "rating": 3}]), trace, "qa", ASK, SCHEMA)
+    assert value == {"answer": "x", "rating": 3}
+    assert trace.totals()["parse_failures"] == 0
+
+
+def test_invalid_json_is_retried_with_the_error_shown():
+    model = FakeModel(["not json at all", {"answer": "x", "rating": 1}])
+    trace = Trace()
+    value = complete_json(model, trace, "qa", ASK, SCHEMA)
+    assert value["answer"] == "x"
+    retry_prompt = model.calls[1]["messages"][-1]["content"]
+    assert "not valid JSON" in retry_prompt and '"rating"' in retry_prompt
+    assert model.calls[1]["messages"][-2] == {"role": "assistant", "content": "not json at all"}
+    assert trace.parse_failures_by_role() == {"qa": 1}
+
+
+def test_twice_invalid_raises_parse_error_naming_the_role():
+    model = FakeModel(['{"answer": 1}', '{"answer": "x"}'])
+    trace = Trace()
+    with pytest.raises(ParseError) as info:
+        complete_json(model, trace, "planner", ASK, SCHEMA)
+    assert info.value.role == "planner"
+    assert "planner" in str(info.value)
+    assert trace.parse_failures_by_role() == {"planner": 2}
+    assert all(s.error for s in trace.steps) and len(trace.steps) == 2
+
+
+def test_extra_check_counts_as_a_parse_failure():
+    model = FakeModel([{"answer": "x", "rating": 99}, {"answer": "x", "rating": 5}])
+    check = lambda v: None if v["rating"] <= 10 else "rating must be at most 10"  # noqa: E731
+    value = complete_json(model, Trace(), "qa", ASK, SCHEMA, check=check)
+    assert value["rating"] == 5
+    assert "at most 10" in model.calls[1]["messages"][-1]["content"]
+
+
+def test_code_fences_are_tolerated():
+    value = complete_json(FakeModel(['```json\n{"answer": "a", "rating": 2}\n```']), Trace(),
+                          "qa", ASK, SCHEMA)
+    assert value["rating"] == 2
+
+
+def test_schema_is_passed_to_the_backend():
+    model = FakeModel([{"answer": "a", "rating": 2}])
+    complete_json(model, Trace(), "qa", ASK, SCHEMA)
+    assert model.calls[0]["json_schema"] == SCHEMA

