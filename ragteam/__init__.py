@@ -17,6 +17,16 @@ from ragteam.errors import (  # noqa: E402
 from ragteam.types import Answer, Citation, Passage  # noqa: E402
 
 __all__ = [
-    "Answer", "Citation", "IndexUnusable", "InputError", "ModelError", "ParseError", "Passage",
-    "RagteamError", "ServerUnreachable", "UnknownName", "__version__", "answer",
+    "Answer",
+    "Citation",
+    "IndexUnusable",
+    "InputError",
+    "ModelError",
+    "ParseError",
+    "Passage",
+    "RagteamError",
+    "ServerUnreachable",
+    "UnknownName",
+    "__version__",
+    "answer",
 ]

@@ -17,7 +17,7 @@ MAX_QUESTION_CHARS = 1_000_000
 
 def check_question(question: str) -> str:
     if not isinstance(question, str) or not question.strip():
-        raise InputError("the question is empty; ask something, e.g. ragteam ask \"Who ...?\"")
+        raise InputError('the question is empty; ask something, e.g. ragteam ask "Who ...?"')
     if len(question) > MAX_QUESTION_CHARS:
         raise InputError(
             f"the question has {len(question):,} characters (limit {MAX_QUESTION_CHARS:,}); "
@@ -43,7 +43,9 @@ def answer(
     loaded = index if isinstance(index, Index) or index is None else load_index(index)
     if runner.needs_index and loaded is None:
         raise InputError(f"strategy '{strategy}' retrieves: pass an index (--index DIR)")
-    chat = model if model is not None and not isinstance(model, str) else load_model(
-        model, model_options
+    chat = (
+        model
+        if model is not None and not isinstance(model, str)
+        else load_model(model, model_options)
     )
     return runner.run(question, Context(chat, loaded, Trace()))

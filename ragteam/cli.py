@@ -12,7 +12,6 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
-from ragteam import __version__
 from ragteam.api import answer
 from ragteam.errors import InputError, RagteamError
 from ragteam.llm import ModelOptions
@@ -75,12 +74,19 @@ def ask(
     """Answer a question over an index, with citations and a cost line."""
     with friendly_errors():
         model_options = ModelOptions(
-            n_ctx=n_ctx, n_threads=threads or None, base_url=base_url, api_key_env=api_key_env,
+            n_ctx=n_ctx,
+            n_threads=threads or None,
+            base_url=base_url,
+            api_key_env=api_key_env,
             cache=not no_cache,
         )
         result = answer(
-            question, index=index, strategy=strategy, model=model,
-            options=parse_options(opt), model_options=model_options,
+            question,
+            index=index,
+            strategy=strategy,
+            model=model,
+            options=parse_options(opt),
+            model_options=model_options,
         )
         if as_json:
             payload = result.to_dict()
@@ -151,8 +157,12 @@ def index_info(directory: Annotated[Path, typer.Argument(help="index directory")
 
 def _build_with_progress(src: Path, directory: Path, retriever: str, words: int) -> dict[str, Any]:
     with Progress(
-        TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-        TimeElapsedColumn(), console=err, transient=True,
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
     ) as bar:
         tasks: dict[str, TaskID] = {}
 
@@ -161,7 +171,9 @@ def _build_with_progress(src: Path, directory: Path, retriever: str, words: int)
                 tasks[phase] = bar.add_task(phase, total=total)
             bar.update(tasks[phase], completed=done, total=total)
 
-        return build_index(src, directory, retriever=retriever, passage_words=words, progress=report)
+        return build_index(
+            src, directory, retriever=retriever, passage_words=words, progress=report
+        )
 
 
 def _loads(directory: Path) -> bool:

@@ -16,7 +16,9 @@ from ragteam.types import Answer
 
 
 def answer_view(answer: Answer) -> Group:
-    parts: list[Any] = [Panel(Text(answer.text or "(no answer)"), title=f"answer ({answer.strategy})")]
+    parts: list[Any] = [
+        Panel(Text(answer.text or "(no answer)"), title=f"answer ({answer.strategy})")
+    ]
     if answer.citations:
         cites = Table(show_header=True, header_style="bold", box=None)
         cites.add_column("passage")
@@ -33,7 +35,8 @@ def answer_view(answer: Answer) -> Group:
 def cost_line(trace: Trace) -> str:
     t = trace.totals()
     line = (
-        f"{t['llm_calls']} LLM calls ({t['cache_hits']} cached), {t['retrieval_calls']} retrievals, "
+        f"{t['llm_calls']} LLM calls ({t['cache_hits']} cached), "
+        f"{t['retrieval_calls']} retrievals, "
         f"{t['prompt_tokens']}+{t['completion_tokens']} tokens, {t['seconds']:.2f} s"
     )
     if t["parse_failures"]:
@@ -41,22 +44,29 @@ def cost_line(trace: Trace) -> str:
     return line
 
 
-def trace_view(trace: Trace, width: int = 160) -> Table:
-    table = Table(title="trace", show_lines=True)
-    for column in ("#", "kind", "role", "input", "output", "tokens", "s", "cached"):
-        table.add_column(column, overflow="fold")
+def trace_view(trace: Trace, width: int = 300) -> Group:
+    """Each step as a header line (number, kind, role, tokens, seconds, cache) and its input and
+    output, shortened to `width` characters."""
+    lines: list[Any] = [Text("trace", style="bold underline")]
     for number, step in enumerate(trace.steps, start=1):
-        table.add_row(
-            str(number),
-            step.kind,
-            step.role,
-            escape(_short(_input_text(step), width)),
-            escape(_short(_output_text(step), width)),
-            f"{step.prompt_tokens}+{step.completion_tokens}" if step.kind == "llm" else "",
-            f"{step.seconds:.2f}",
-            "yes" if step.cached else "",
+        head = Text(f"{number:>2}. ", style="bold")
+        head.append(f"{step.kind} ", style="cyan")
+        head.append(step.role, style="bold")
+        facts = [f"{step.seconds:.2f} s"]
+        if step.kind == "llm":
+            facts.insert(0, f"{step.prompt_tokens}+{step.completion_tokens} tokens")
+        if step.cached:
+            facts.append("cached")
+        if step.parse_failures:
+            facts.append(f"{step.parse_failures} parse failure(s)")
+        head.append("  " + ", ".join(facts), style="dim")
+        lines.append(head)
+        if shown := _input_text(step):
+            lines.append(Text(f"    in:  {_short(shown, width)}"))
+        lines.append(
+            Text(f"    out: {_short(_output_text(step), width)}", style="red" if step.error else "")
         )
-    return table
+    return Group(*lines)
 
 
 def _input_text(step: Step) -> str:

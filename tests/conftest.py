@@ -61,9 +61,21 @@ def llama_server():
     from ragteam.llm.llamacpp import embedded_model_path
 
     port = _free_port()
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(embedded_model_path()),
-           "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048",
-           "--model_alias", "smollm2"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(embedded_model_path()),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        "2048",
+        "--model_alias",
+        "smollm2",
+    ]
     log = open(os.devnull, "w")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}/v1"

@@ -61,8 +61,9 @@ def test_extra_check_counts_as_a_parse_failure():
 
 
 def test_code_fences_are_tolerated():
-    value = complete_json(FakeModel(['```json\n{"answer": "a", "rating": 2}\n```']), Trace(),
-                          "qa", ASK, SCHEMA)
+    value = complete_json(
+        FakeModel(['```json\n{"answer": "a", "rating": 2}\n```']), Trace(), "qa", ASK, SCHEMA
+    )
     assert value["rating"] == 2
 
 

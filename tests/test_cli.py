@@ -37,8 +37,9 @@ def test_index_build_and_info(tmp_path):
     (src / "a.md").write_text("# Alpha\nAlpha is the first letter.")
     (src / "b.txt").write_text("Beta is the second letter.")
     out = tmp_path / "idx"
-    result = runner.invoke(app, ["index", "build", str(src), "--out", str(out),
-                                 "--retriever", "bm25"])
+    result = runner.invoke(
+        app, ["index", "build", str(src), "--out", str(out), "--retriever", "bm25"]
+    )
     assert result.exit_code == 0, result.output
     assert "indexed 2 passages from 2 documents" in result.output
     info = runner.invoke(app, ["index", "info", str(out)])
@@ -52,8 +53,17 @@ def test_strategies_command():
 
 @pytest.mark.integration
 def test_ask_json_with_the_embedded_model(hybrid_index_dir):
-    result = runner.invoke(app, ["ask", "Who founded the company that runs the MV Greyfin?",
-                                 "--index", str(hybrid_index_dir), "--json", "--trace"])
+    result = runner.invoke(
+        app,
+        [
+            "ask",
+            "Who founded the company that runs the MV Greyfin?",
+            "--index",
+            str(hybrid_index_dir),
+            "--json",
+            "--trace",
+        ],
+    )
     assert result.exit_code == 0, result.output
     payload = json.loads(result.output)
     assert payload["strategy"] == "oner" and payload["answer"]

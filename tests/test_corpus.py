@@ -23,8 +23,12 @@ def test_long_documents_split_evenly_with_stable_ids():
 
 def test_jsonl_and_folder_sources(tmp_path):
     src = tmp_path / "c.jsonl"
-    src.write_text(json.dumps({"id": "a", "title": "A", "text": "alpha"}) + "\n\n"
-                   + json.dumps({"id": "b", "text": "beta"}) + "\n")
+    src.write_text(
+        json.dumps({"id": "a", "title": "A", "text": "alpha"})
+        + "\n\n"
+        + json.dumps({"id": "b", "text": "beta"})
+        + "\n"
+    )
     assert [d.id for d in read_documents(src)] == ["a", "b"]
     folder = tmp_path / "docs"
     (folder / "sub").mkdir(parents=True)

@@ -13,8 +13,10 @@ from ragteam.llm.openai_compat import OpenAICompatModel
 from ragteam.trace import Trace
 
 ASK = [{"role": "user", "content": "Say hi."}]
-OK = {"choices": [{"message": {"content": "hi"}}],
-      "usage": {"prompt_tokens": 7, "completion_tokens": 1}}
+OK = {
+    "choices": [{"message": {"content": "hi"}}],
+    "usage": {"prompt_tokens": 7, "completion_tokens": 1},
+}
 
 
 def scripted(responses, seen):
@@ -22,6 +24,7 @@ def scripted(responses, seen):
         seen.append(json.loads(request.content))
         status, body = responses.pop(0)
         return httpx.Response(status, json=body)
+
     return httpx.MockTransport(handler)
 
 
@@ -62,8 +65,9 @@ def test_server_down_is_reported_with_what_to_do():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    model = OpenAICompatModel("m", base_url=f"http://127.0.0.1:{port}/v1", backoff=0.01,
-                              max_retries=1, timeout=2)
+    model = OpenAICompatModel(
+        "m", base_url=f"http://127.0.0.1:{port}/v1", backoff=0.01, max_retries=1, timeout=2
+    )
     with pytest.raises(ServerUnreachable, match=f"127.0.0.1:{port}.*Start the server"):
         model.complete(ASK)
 
@@ -77,7 +81,8 @@ def test_api_key_comes_from_the_named_variable(monkeypatch):
         return httpx.Response(200, json=OK)
 
     OpenAICompatModel("m", api_key_env="MY_KEY", transport=httpx.MockTransport(handler)).complete(
-        ASK)
+        ASK
+    )
     assert headers == ["Bearer sekret"]
 
 
@@ -86,11 +91,15 @@ def test_real_llama_cpp_server_text_and_schema(llama_server):
     model = OpenAICompatModel("smollm2", base_url=llama_server, schema_style="json_object")
     result = model.complete(ASK, max_tokens=8)
     assert result.text.strip() and result.prompt_tokens > 0 and result.completion_tokens > 0
-    schema = {"type": "object", "properties": {"city": {"type": "string"}},
-              "required": ["city"]}
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
     trace = Trace()
-    value = complete_json(model, trace, "extractor",
-                          [{"role": "user", "content": "Name a city as JSON."}], schema,
-                          max_tokens=40)
+    value = complete_json(
+        model,
+        trace,
+        "extractor",
+        [{"role": "user", "content": "Name a city as JSON."}],
+        schema,
+        max_tokens=40,
+    )
     assert isinstance(value["city"], str)
     assert trace.steps[0].role == "extractor" and trace.steps[0].prompt_tokens > 0

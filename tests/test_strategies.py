@@ -15,8 +15,7 @@ QUESTION = "Who built the Greyfin Lighthouse?"
 
 def test_oner_retrieves_prompts_with_passages_and_cites(bm25_index_dir):
     model = FakeModel(["Answer: Tomas Reddick.\nextra"])
-    result = answer(QUESTION, index=bm25_index_dir, strategy="oner", model=model,
-                    options={"k": 3})
+    result = answer(QUESTION, index=bm25_index_dir, strategy="oner", model=model, options={"k": 3})
     assert result.text == "Tomas Reddick"
     kinds = [(s.kind, s.role) for s in result.trace.steps]
     assert kinds == [("retrieve", "retriever"), ("llm", "answerer")]
@@ -83,8 +82,13 @@ def test_fit_text_keeps_both_ends():
 
 @pytest.mark.parametrize(
     ("raw", "clean"),
-    [("Answer: Skarn.", "Skarn"), ("  \n\"Skarn\"\nmore", "Skarn"),
-     ("The answer is: 1821", "1821"), ("U.S.A.", "U.S.A"), ("", "")],
+    [
+        ("Answer: Skarn.", "Skarn"),
+        ('  \n"Skarn"\nmore', "Skarn"),
+        ("The answer is: 1821", "1821"),
+        ("U.S.A.", "U.S.A"),
+        ("", ""),
+    ],
 )
 def test_clean_answer(raw, clean):
     assert clean_answer(raw) == clean

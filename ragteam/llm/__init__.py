@@ -13,8 +13,17 @@ from ragteam.llm.calls import complete_json, complete_traced
 from ragteam.llm.fake import FakeModel
 
 __all__ = [
-    "CachedModel", "ChatModel", "Completion", "FakeModel", "Message", "ModelOptions",
-    "complete_json", "complete_traced", "default_cache_path", "estimate_tokens", "load_model",
+    "CachedModel",
+    "ChatModel",
+    "Completion",
+    "FakeModel",
+    "Message",
+    "ModelOptions",
+    "complete_json",
+    "complete_traced",
+    "default_cache_path",
+    "estimate_tokens",
+    "load_model",
 ]
 
 EMBEDDED_ALIASES = ("embedded", "smollm2")

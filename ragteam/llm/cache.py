@@ -59,8 +59,12 @@ class CachedModel:
         stop: list[str] | None = None,
         json_schema: dict[str, Any] | None = None,
     ) -> Completion:
-        params = {"max_tokens": max_tokens, "temperature": temperature, "stop": stop,
-                  "json_schema": json_schema}
+        params = {
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "stop": stop,
+            "json_schema": json_schema,
+        }
         if temperature > 0:
             return self.inner.complete(messages, **params)
         key = cache_key(self.identity, messages, params)
@@ -76,8 +80,14 @@ class CachedModel:
         with self._lock, self._db:
             self._db.execute(
                 "INSERT OR REPLACE INTO completions VALUES (?, ?, ?, ?, ?, ?)",
-                (key, result.text, result.prompt_tokens, result.completion_tokens,
-                 result.seconds, time.time()),
+                (
+                    key,
+                    result.text,
+                    result.prompt_tokens,
+                    result.completion_tokens,
+                    result.seconds,
+                    time.time(),
+                ),
             )
         return result
 

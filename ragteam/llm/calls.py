@@ -29,7 +29,10 @@ def complete_traced(
 ) -> Completion:
     """One model call, recorded in the trace under `role`."""
     result = model.complete(
-        messages, max_tokens=max_tokens, temperature=temperature, stop=stop,
+        messages,
+        max_tokens=max_tokens,
+        temperature=temperature,
+        stop=stop,
         json_schema=json_schema,
     )
     trace.add(_llm_step(role, messages, result))
@@ -52,15 +55,12 @@ def complete_json(
     names the role, so the strategy can fail just that step visibly.
     """
     attempt_messages = list(messages)
-    failures = 0
     for _attempt in range(2):
         result = model.complete(attempt_messages, max_tokens=max_tokens, json_schema=schema)
         value, error = _parse(result.text, schema, check)
         step = trace.add(_llm_step(role, attempt_messages, result))
         if error is None:
-            step.parse_failures = failures
             return value
-        failures += 1
         step.parse_failures = 1
         step.error = error
         attempt_messages = [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import functools
 import importlib.util
 import os
@@ -42,11 +43,15 @@ def _load(path: str, n_ctx: int, n_threads: int, seed: int) -> Any:
     try:
         from llama_cpp import Llama
     except ImportError as exc:  # pragma: no cover - dependency is declared
-        raise ModelError("llama-cpp-python is not installed: `pip install llama-cpp-python`") from exc
+        raise ModelError(
+            "llama-cpp-python is not installed: `pip install llama-cpp-python`"
+        ) from exc
     try:
-        return Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads, seed=seed, verbose=False)
+        llm = Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads, seed=seed, verbose=False)
     except (ValueError, RuntimeError) as exc:
         raise ModelError(f"could not load the GGUF model at {path}: {exc}") from exc
+    atexit.register(llm.close)  # free native memory before the interpreter tears modules down
+    return llm
 
 
 class LlamaCppModel:

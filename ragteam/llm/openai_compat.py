@@ -76,7 +76,9 @@ class OpenAICompatModel:
         try:
             text = data["choices"][0]["message"].get("content") or ""
         except (KeyError, IndexError, TypeError) as exc:
-            raise ModelError(f"{self.base_url} sent a reply without choices: {data!r:.300}") from exc
+            raise ModelError(
+                f"{self.base_url} sent a reply without choices: {data!r:.300}"
+            ) from exc
         usage = data.get("usage") or {}
         return Completion(
             text,

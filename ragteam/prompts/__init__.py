@@ -20,7 +20,9 @@ def load_prompt(name: str) -> tuple[tuple[str, str], ...]:
     try:
         text = resources.files("ragteam.prompts").joinpath(f"{name}.txt").read_text("utf-8")
     except FileNotFoundError as exc:
-        raise RagteamError(f"no prompt template '{name}' in ragteam/prompts; reinstall ragteam") from exc
+        raise RagteamError(
+            f"no prompt template '{name}' in ragteam/prompts; reinstall ragteam"
+        ) from exc
     turns: list[tuple[str, list[str]]] = []
     for line in text.splitlines():
         if line.startswith("### ") and line[4:].strip() in ROLES:

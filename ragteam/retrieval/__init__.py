@@ -10,8 +10,16 @@ from ragteam.trace import Step, Trace
 from ragteam.types import Passage
 
 __all__ = [
-    "RETRIEVERS", "Document", "Index", "build_index", "load_index", "load_passages",
-    "read_documents", "read_manifest", "retrieve_traced", "split_passages",
+    "RETRIEVERS",
+    "Document",
+    "Index",
+    "build_index",
+    "load_index",
+    "load_passages",
+    "read_documents",
+    "read_manifest",
+    "retrieve_traced",
+    "split_passages",
 ]
 
 
@@ -27,7 +35,9 @@ def retrieve_traced(
             kind="retrieve",
             role=role,
             input={"query": query, "k": k, "method": method or index.retriever},
-            output=[{"id": p.id, "title": p.title, "score": p.score} for p in found],
+            output=[
+                {"id": p.id, "doc_id": p.doc_id, "title": p.title, "score": p.score} for p in found
+            ],
             seconds=time.perf_counter() - started,
             cached=cached,
         )

@@ -16,7 +16,7 @@ def _tokenizer():  # noqa: ANN202 - bm25s has no public type for this
     import Stemmer
 
     return bm25s.tokenization.Tokenizer(
-        stemmer=Stemmer.Stemmer(PARAMS["stemmer"]).stemWords, stopwords=PARAMS["stopwords"]
+        stemmer=Stemmer.Stemmer(PARAMS["stemmer"]).stemWord, stopwords=PARAMS["stopwords"]
     )
 
 
@@ -37,9 +37,11 @@ class BM25Retriever:
         import bm25s
 
         tokenizer = _tokenizer()
-        ids = tokenizer.tokenize([_text(p) for p in passages], return_as="ids", show_progress=False)
+        tokens = tokenizer.tokenize(
+            [_text(p) for p in passages], return_as="tuple", show_progress=False
+        )
         model = bm25s.BM25(k1=PARAMS["k1"], b=PARAMS["b"], method=PARAMS["method"])
-        model.index(ids, show_progress=False)
+        model.index(tokens, show_progress=False)
         return cls(passages, model, tokenizer)
 
     def save(self, directory: Path) -> None:

@@ -79,9 +79,9 @@ def split_passages(doc: Document, words: int = 100) -> list[Passage]:
         return [Passage(doc.id, doc.title, " ".join(tokens), doc_id=doc.id)]
     size = math.ceil(len(tokens) / count)
     return [
-        Passage(f"{doc.id}#{i}", doc.title, " ".join(tokens[i * size:(i + 1) * size]), doc.id)
+        Passage(f"{doc.id}#{i}", doc.title, " ".join(tokens[i * size : (i + 1) * size]), doc.id)
         for i in range(count)
-        if tokens[i * size:(i + 1) * size]
+        if tokens[i * size : (i + 1) * size]
     ]
 
 

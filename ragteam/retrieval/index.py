@@ -68,7 +68,9 @@ class Index:
             if key in self._cache:
                 self._cache.move_to_end(key)
                 return self._cache[key]
-        hits = self._fuse(query, k) if method == "hybrid" else self.searchers[method].search(query, k)
+        hits = (
+            self._fuse(query, k) if method == "hybrid" else self.searchers[method].search(query, k)
+        )
         found = [replace(self.passages[i], score=round(s, 6)) for i, s in hits[:k]]
         with self._lock:
             self._cache[key] = found
@@ -182,7 +184,9 @@ def load_index(directory: str | Path, *, check_source: bool = True) -> Index:
         raise IndexUnusable(f"the passages of {directory} do not match its manifest; {hint}")
     if check_source:
         _verify_source(directory, manifest, hint)
-    return Index(directory, manifest, passages, _load_searchers(directory, manifest, passages, hint))
+    return Index(
+        directory, manifest, passages, _load_searchers(directory, manifest, passages, hint)
+    )
 
 
 def read_manifest(directory: Path) -> dict[str, Any]:
@@ -237,7 +241,9 @@ def _load_searchers(
                 )
             searchers["dense"] = DenseRetriever.load(directory, passages)
     except (OSError, ValueError, RuntimeError, KeyError) as exc:
-        raise IndexUnusable(f"could not read the index files in {directory} ({exc}); {hint}") from exc
+        raise IndexUnusable(
+            f"could not read the index files in {directory} ({exc}); {hint}"
+        ) from exc
     return searchers
 
 
@@ -249,14 +255,17 @@ def _read_passages(path: Path) -> list[Passage]:
                 row = json.loads(line)
                 passages.append(Passage(row["id"], row["title"], row["text"], row["doc_id"]))
             except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                raise IndexUnusable(f"{path}:{number} is corrupt; {rebuild_hint(path.parent)}") from exc
+                raise IndexUnusable(
+                    f"{path}:{number} is corrupt; {rebuild_hint(path.parent)}"
+                ) from exc
     return passages
 
 
 def _file_sizes(directory: Path) -> dict[str, int]:
     return {
         p.relative_to(directory).as_posix(): p.stat().st_size
-        for p in sorted(directory.rglob("*")) if p.is_file() and p.name != "manifest.json"
+        for p in sorted(directory.rglob("*"))
+        if p.is_file() and p.name != "manifest.json"
     }
 
 

@@ -45,7 +45,7 @@ def fit_text(model: ChatModel, text: str, max_tokens: int) -> tuple[str, bool]:
     chars = int(len(text) * max_tokens / count)
     while chars > 0:
         half = chars // 2
-        candidate = f"{text[:half]} [...] {text[len(text) - half:]}"
+        candidate = f"{text[:half]} [...] {text[len(text) - half :]}"
         if model.count_tokens(candidate) <= max_tokens:
             return candidate, True
         chars = int(chars * 0.9)
@@ -82,7 +82,8 @@ def fit_passages(ctx: Context, passages: list[Passage], budget: int) -> list[Pas
         text, _cut = fit_text(ctx.model, p.text, room - 8)
         kept.append(Passage(p.id, p.title, text, p.doc_id, p.score))
         used += ctx.model.count_tokens(text) + 8
-    if len(kept) < len(passages) or any(a.text != b.text for a, b in zip(kept, passages)):
+    trimmed = any(a.text != b.text for a, b in zip(kept, passages, strict=False))
+    if len(kept) < len(passages) or trimmed:
         ctx.trace.note(
             "budget",
             f"passages trimmed to fit {budget} tokens: kept {len(kept)} of {len(passages)}",

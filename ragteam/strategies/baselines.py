@@ -32,8 +32,12 @@ class NoR:
     def run(self, question: str, ctx: Context) -> Answer:
         asked = fit_question(ctx, question)
         reply = complete_traced(
-            ctx.model, ctx.trace, "answerer", render("nor", question=asked),
-            max_tokens=self.max_answer_tokens, stop=STOP,
+            ctx.model,
+            ctx.trace,
+            "answerer",
+            render("nor", question=asked),
+            max_tokens=self.max_answer_tokens,
+            stop=STOP,
         )
         return Answer(question, clean_answer(reply.text), self.name, [], ctx.trace)
 
@@ -55,7 +59,11 @@ class OneR:
         shown = fit_passages(ctx, found, budget)
         messages = render("oner", passages=format_passages(shown), question=asked)
         reply = complete_traced(
-            ctx.model, ctx.trace, "answerer", messages, max_tokens=self.max_answer_tokens,
+            ctx.model,
+            ctx.trace,
+            "answerer",
+            messages,
+            max_tokens=self.max_answer_tokens,
             stop=STOP,
         )
         text = clean_answer(reply.text)

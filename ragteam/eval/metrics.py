@@ -1,0 +1,109 @@
+"""Answer, citation, retrieval and cost metrics as plain functions."""
+
+from __future__ import annotations
+
+import collections
+import re
+import string
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCT = set(string.punctuation)
+
+
+def normalize_answer(text: str) -> str:
+    """SQuAD normalization: lower case, drop punctuation, drop articles, collapse spaces."""
+    text = "".join(ch for ch in text.lower() if ch not in _PUNCT)
+    return " ".join(_ARTICLES.sub(" ", text).split())
+
+
+def exact_match(prediction: str, golds: Sequence[str]) -> float:
+    pred = normalize_answer(prediction)
+    return max((float(pred == normalize_answer(g)) for g in golds), default=0.0)
+
+
+def _f1(prediction: str, gold: str) -> float:
+    pred_tokens = normalize_answer(prediction).split()
+    gold_tokens = normalize_answer(gold).split()
+    common = collections.Counter(pred_tokens) & collections.Counter(gold_tokens)
+    same = sum(common.values())
+    if same == 0:
+        return 0.0
+    precision = same / len(pred_tokens)
+    recall = same / len(gold_tokens)
+    return 2 * precision * recall / (precision + recall)
+
+
+def f1_score(prediction: str, golds: Sequence[str]) -> float:
+    """Token F1 after SQuAD normalization, the best over the gold answers."""
+    return max((_f1(prediction, g) for g in golds), default=0.0)
+
+
+def match(prediction: str, golds: Sequence[str]) -> float:
+    """SMART's 'match': some normalized gold answer occurs in the normalized prediction."""
+    pred = f" {normalize_answer(prediction)} "
+    return max(
+        (float(bool(n) and f" {n} " in pred) for n in map(normalize_answer, golds)), default=0.0
+    )
+
+
+def choice_accuracy(prediction: str, label: str, choices: dict[str, str] | None = None) -> float:
+    """Multiple choice / true-false: the prediction names the gold label (or its option text)."""
+    pred = normalize_answer(prediction)
+    gold = normalize_answer(label)
+    if pred == gold or pred.split()[:1] == [gold]:
+        return 1.0
+    if choices and label in choices:
+        return float(pred == normalize_answer(choices[label]))
+    return 0.0
+
+
+def rouge_l(prediction: str, reference: str) -> float:
+    """ROUGE-L F-measure over normalized tokens (longest common subsequence)."""
+    a, b = normalize_answer(prediction).split(), normalize_answer(reference).split()
+    if not a or not b:
+        return 0.0
+    previous = [0] * (len(b) + 1)
+    for x in a:
+        current = [0]
+        for j, y in enumerate(b, start=1):
+            current.append(previous[j - 1] + 1 if x == y else max(previous[j], current[-1]))
+        previous = current
+    lcs = previous[-1]
+    if lcs == 0:
+        return 0.0
+    precision, recall = lcs / len(a), lcs / len(b)
+    return 2 * precision * recall / (precision + recall)
+
+
+def citation_scores(cited: Iterable[str], gold: Iterable[str]) -> dict[str, float]:
+    """Precision and recall of cited document ids against the gold supporting ids."""
+    cited_set, gold_set = set(cited), set(gold)
+    hit = len(cited_set & gold_set)
+    return {
+        "citation_precision": hit / len(cited_set) if cited_set else 0.0,
+        "citation_recall": hit / len(gold_set) if gold_set else 0.0,
+    }
+
+
+def retrieval_recall(seen: Iterable[str], gold: Iterable[str]) -> dict[str, float]:
+    """Of the gold ids, did the strategy see all of them, and what fraction."""
+    seen_set, gold_set = set(seen), set(gold)
+    found = len(seen_set & gold_set)
+    return {
+        "retrieval_all": float(bool(gold_set) and found == len(gold_set)),
+        "retrieval_fraction": found / len(gold_set) if gold_set else 0.0,
+    }
+
+
+def cost(totals: dict[str, Any]) -> dict[str, float]:
+    keys = (
+        "llm_calls",
+        "prompt_tokens",
+        "completion_tokens",
+        "seconds",
+        "cache_hits",
+        "parse_failures",
+    )
+    return {k: float(totals.get(k, 0)) for k in keys}
