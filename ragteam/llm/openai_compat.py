@@ -12,7 +12,15 @@ from ragteam.errors import ModelError, ServerUnreachable
 from ragteam.llm.base import Completion, Message, estimate_tokens
 
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
-SchemaStyle = Literal["json_schema", "json_object"]
+SchemaStyle = Literal["auto", "json_schema", "json_object"]
+
+
+class RequestRejected(ModelError):
+    """The server refused the request itself (HTTP 4xx other than 408/409/429)."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class OpenAICompatModel:
@@ -20,7 +28,8 @@ class OpenAICompatModel:
 
     `schema_style`: "json_schema" sends OpenAI's `{"type": "json_schema", ...}` (vLLM, OpenAI,
     Ollama); "json_object" sends `{"type": "json_object", "schema": ...}` (llama-cpp-python's
-    server).
+    server); "auto" starts with the first and switches for good to the second when the server
+    rejects it.
     """
 
     parallel = True
@@ -35,7 +44,7 @@ class OpenAICompatModel:
         max_retries: int = 3,
         backoff: float = 0.5,
         context_length: int = 8192,
-        schema_style: SchemaStyle = "json_schema",
+        schema_style: SchemaStyle = "auto",
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.model = model
@@ -68,10 +77,8 @@ class OpenAICompatModel:
         }
         if stop:
             body["stop"] = stop
-        if json_schema is not None:
-            body["response_format"] = self._response_format(json_schema)
         started = time.perf_counter()
-        data = self._post("/chat/completions", body)
+        data = self._post_chat(body, json_schema)
         seconds = time.perf_counter() - started
         try:
             text = data["choices"][0]["message"].get("content") or ""
@@ -93,7 +100,22 @@ class OpenAICompatModel:
     def close(self) -> None:
         self._client.close()
 
-    def _response_format(self, schema: dict[str, Any]) -> dict[str, Any]:
+    def _post_chat(self, body: dict[str, Any], schema: dict[str, Any] | None) -> dict[str, Any]:
+        if schema is None:
+            return self._post("/chat/completions", body)
+        try:
+            return self._post(
+                "/chat/completions", {**body, "response_format": self._format(schema)}
+            )
+        except RequestRejected as exc:
+            if self.schema_style != "auto" or exc.status not in (400, 422, 500):
+                raise
+            self.schema_style = "json_object"
+            return self._post(
+                "/chat/completions", {**body, "response_format": self._format(schema)}
+            )
+
+    def _format(self, schema: dict[str, Any]) -> dict[str, Any]:
         if self.schema_style == "json_object":
             return {"type": "json_object", "schema": schema}
         return {
@@ -114,13 +136,14 @@ class OpenAICompatModel:
             except httpx.TimeoutException as exc:
                 last = f"timed out: {exc}"
                 continue
-            if response.status_code in RETRY_STATUS:
+            if response.status_code in RETRY_STATUS and not _names_response_format(response):
                 last = f"HTTP {response.status_code}: {response.text[:200]}"
                 continue
             if response.status_code >= 400:
-                raise ModelError(
+                raise RequestRejected(
                     f"{self.base_url}{path} answered HTTP {response.status_code}: "
-                    f"{response.text[:300]}. Check the model name and the request options."
+                    f"{response.text[:300]}. Check the model name and the request options.",
+                    response.status_code,
                 )
             return response.json()
         if last.startswith("connection failed"):
@@ -131,3 +154,9 @@ class OpenAICompatModel:
         raise ModelError(
             f"{self.base_url}{path} failed after {self.max_retries + 1} attempts ({last})"
         )
+
+
+def _names_response_format(response: httpx.Response) -> bool:
+    """Some servers (llama-cpp-python's) answer a request they cannot validate with HTTP 500;
+    an error that names `response_format` is about the request, not a passing fault."""
+    return response.status_code >= 500 and "response_format" in response.text

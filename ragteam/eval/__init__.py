@@ -1,0 +1,1 @@
+"""Evaluation: datasets, metrics, a resumable runner and reports."""

@@ -1,0 +1,178 @@
+"""Reports over run directories: bootstrap CIs, breakdowns, paired comparisons, a plot."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragteam.errors import InputError
+from ragteam.eval.rundir import RunDir
+
+QUALITY = ("em", "f1", "match", "retrieval_all")
+BOOTSTRAP = 2000
+
+
+@dataclass
+class Summary:
+    label: str
+    n: int
+    means: dict[str, tuple[float, float, float]]  # metric -> (mean, ci low, ci high)
+    per_question: dict[str, float]  # calls, tokens, seconds, parse failures per question
+    errors: int
+
+
+def bootstrap_ci(values: list[float], seed: int = 0) -> tuple[float, float]:
+    """95% percentile bootstrap interval of the mean."""
+    if not values:
+        return (0.0, 0.0)
+    data = np.asarray(values, dtype=float)
+    rng = np.random.default_rng(seed)
+    means = data[rng.integers(0, len(data), size=(BOOTSTRAP, len(data)))].mean(axis=1)
+    return float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
+
+
+def load_runs(paths: list[Path]) -> dict[str, dict[str, dict[str, Any]]]:
+    """label -> question id -> row. Labels are strategy names, or run/strategy if names repeat."""
+    loaded = [(Path(p), RunDir(p).results()) for p in paths]
+    for path, rows in loaded:
+        RunDir(path).config()  # a folder that is not a run is an error
+        if not rows:
+            raise InputError(f"{path} holds no results yet; run `ragteam eval` first")
+    names = [row["strategy"] for _, rows in loaded for row in rows]
+    repeated = len(paths) > 1 and len(
+        {(p, r["strategy"]) for p, rows in loaded for r in rows}
+    ) > len(set(names))
+    table: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+    for path, rows in loaded:
+        for row in rows:
+            label = f"{path.name}/{row['strategy']}" if repeated else row["strategy"]
+            table[label][row["id"]] = row
+    return dict(table)
+
+
+def summarize(label: str, rows: list[dict[str, Any]]) -> Summary:
+    means = {}
+    for metric in QUALITY:
+        values = [r["metrics"][metric] for r in rows if metric in r["metrics"]]
+        if values:
+            means[metric] = (float(np.mean(values)), *bootstrap_ci(values))
+    n = len(rows)
+    per_question = {
+        "calls": sum(r["cost"]["llm_calls"] for r in rows) / n,
+        "tokens": sum(r["cost"]["prompt_tokens"] + r["cost"]["completion_tokens"] for r in rows)
+        / n,
+        "seconds": sum(r["wall_seconds"] for r in rows) / n,
+        "parse_failures": sum(r["cost"]["parse_failures"] for r in rows) / n,
+    }
+    return Summary(label, n, means, per_question, sum(1 for r in rows if r.get("error")))
+
+
+def paired(a: dict[str, dict], b: dict[str, dict], metric: str = "f1") -> dict[str, Any]:
+    """Mean difference (a - b) over the questions both answered, its CI, and win counts."""
+    shared = sorted(set(a) & set(b))
+    diffs = [a[q]["metrics"][metric] - b[q]["metrics"][metric] for q in shared]
+    low, high = bootstrap_ci(diffs)
+    return {
+        "n": len(shared),
+        "mean_diff": float(np.mean(diffs)) if diffs else 0.0,
+        "ci": (low, high),
+        "wins_a": sum(d > 0 for d in diffs),
+        "wins_b": sum(d < 0 for d in diffs),
+        "ties": sum(d == 0 for d in diffs),
+    }
+
+
+def breakdown(table: dict[str, dict[str, dict]], metric: str = "f1") -> dict[str, dict[str, Any]]:
+    """label -> group (`type` of the question) -> (n, mean metric)."""
+    out: dict[str, dict[str, Any]] = {}
+    for label, rows in table.items():
+        groups: dict[str, list[float]] = defaultdict(list)
+        for row in rows.values():
+            groups[str(row.get("type") or "all")].append(row["metrics"][metric])
+        out[label] = {g: (len(v), float(np.mean(v))) for g, v in sorted(groups.items())}
+    return out
+
+
+def _cell(stat: tuple[float, float, float] | None) -> str:
+    return "-" if stat is None else f"{stat[0]:.3f} ({stat[1]:.3f}-{stat[2]:.3f})"
+
+
+def render_markdown(table: dict[str, dict[str, dict]], baseline: str | None = None) -> str:
+    summaries = [summarize(label, list(rows.values())) for label, rows in table.items()]
+    lines = [
+        "| strategy | n | EM | F1 | match | retrieval recall (all gold) | calls/q | tokens/q "
+        "| s/q | parse fail/q | errors |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for s in summaries:
+        pq = s.per_question
+        lines.append(
+            f"| {s.label} | {s.n} | {_cell(s.means.get('em'))} | {_cell(s.means.get('f1'))} | "
+            f"{_cell(s.means.get('match'))} | {_cell(s.means.get('retrieval_all'))} | "
+            f"{pq['calls']:.2f} | {pq['tokens']:.0f} | {pq['seconds']:.2f} | "
+            f"{pq['parse_failures']:.2f} | {s.errors} |"
+        )
+    lines.append("\nMeans with 95% bootstrap intervals in brackets.\n")
+    groups = breakdown(table)
+    names = sorted({g for per in groups.values() for g in per})
+    if names != ["all"]:
+        lines += [
+            "| strategy | " + " | ".join(f"F1 {g} (n)" for g in names) + " |",
+            "|---|" + "---|" * len(names),
+        ]
+        for label, per in groups.items():
+            cells = [f"{per[g][1]:.3f} ({per[g][0]})" if g in per else "-" for g in names]
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+        lines.append("")
+    lines += _paired_lines(table, baseline)
+    return "\n".join(lines)
+
+
+def _paired_lines(table: dict[str, dict[str, dict]], baseline: str | None) -> list[str]:
+    labels = list(table)
+    if len(labels) < 2:
+        return []
+    base = baseline if baseline in table else ("oner" if "oner" in table else labels[0])
+    lines = [
+        f"Paired F1 against `{base}` (same questions):\n",
+        "| strategy | n | mean F1 diff (95% CI) | wins | losses | ties |",
+        "|---|---|---|---|---|---|",
+    ]
+    for label in labels:
+        if label == base:
+            continue
+        p = paired(table[label], table[base])
+        lines.append(
+            f"| {label} | {p['n']} | {p['mean_diff']:+.3f} ({p['ci'][0]:+.3f} to {p['ci'][1]:+.3f})"
+            f" | {p['wins_a']} | {p['wins_b']} | {p['ties']} |"
+        )
+    return lines
+
+
+def plot(table: dict[str, dict[str, dict]], path: Path) -> Path:
+    """F1 against seconds per question, one point per strategy with its 95% CI bar."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4), dpi=120)
+    for label, rows in table.items():
+        s = summarize(label, list(rows.values()))
+        mean, low, high = s.means["f1"]
+        x = s.per_question["seconds"]
+        ax.errorbar([x], [mean], yerr=[[mean - low], [high - mean]], fmt="o", capsize=4)
+        ax.annotate(label, (x, mean), textcoords="offset points", xytext=(6, 4))
+    ax.set_xlabel("seconds per question")
+    ax.set_ylabel("F1 (mean, 95% CI)")
+    ax.set_title("quality against cost")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+    return path

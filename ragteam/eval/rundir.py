@@ -1,0 +1,108 @@
+"""A run directory: `config.json` (what was run) and `results.jsonl` (one line per question and
+strategy, fsynced). Interrupted runs resume; a different configuration is refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from ragteam.errors import InputError
+
+CONFIG = "config.json"
+RESULTS = "results.jsonl"
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with tmp.open("w", encoding="utf-8") as handle:
+        json.dump(data, handle, indent=2, ensure_ascii=False, sort_keys=True)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+def config_differences(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> list[str]:
+    keys = sorted(set(old) | set(new))
+    found: list[str] = []
+    for key in keys:
+        a, b = old.get(key), new.get(key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            found.extend(config_differences(a, b, f"{prefix}{key}."))
+        elif a != b:
+            found.append(f"{prefix}{key}: {a!r} -> {b!r}")
+    return found
+
+
+class RunDir:
+    """Results of one evaluation run; appends are thread-safe and durable line by line."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+
+    @property
+    def results_path(self) -> Path:
+        return self.path / RESULTS
+
+    def open(self, config: dict[str, Any]) -> None:
+        """Create the run, or check that an existing one was made with the same config."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        config_path = self.path / CONFIG
+        if config_path.exists():
+            old = json.loads(config_path.read_text(encoding="utf-8"))
+            differences = config_differences(old, config)
+            if differences:
+                raise InputError(
+                    f"{self.path} holds results of a different configuration "
+                    f"({'; '.join(differences)}); use another --out, or delete it to start over"
+                )
+        else:
+            write_json_atomic(config_path, config)
+        self._drop_partial_line()
+
+    def config(self) -> dict[str, Any]:
+        path = self.path / CONFIG
+        if not path.is_file():
+            raise InputError(f"{self.path} is not a run directory (no {CONFIG})")
+        return json.loads(path.read_text(encoding="utf-8"))
+
+    def results(self) -> list[dict[str, Any]]:
+        if not self.results_path.exists():
+            return []
+        rows = []
+        with self.results_path.open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.endswith("\n"):
+                    break  # a line cut by an interruption; `open` drops it before appending
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise InputError(
+                        f"{self.results_path}:{number} is corrupt ({exc.msg})"
+                    ) from exc
+        return rows
+
+    def done(self) -> set[tuple[str, str]]:
+        return {(r["id"], r["strategy"]) for r in self.results()}
+
+    def append(self, row: dict[str, Any]) -> None:
+        line = json.dumps(row, ensure_ascii=False, default=str) + "\n"
+        with self._lock, self.results_path.open("a", encoding="utf-8") as handle:
+            handle.write(line)
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    def _drop_partial_line(self) -> None:
+        path = self.results_path
+        if not path.exists():
+            return
+        data = path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            keep = data[: data.rfind(b"\n") + 1]
+            with path.open("r+b") as handle:
+                handle.truncate(len(keep))
+                handle.flush()
+                os.fsync(handle.fileno())

@@ -1,0 +1,169 @@
+"""Run strategies over a dataset into a run directory: resumable, concurrent where the backend
+allows, one durable JSON line per (question, strategy)."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragteam import __version__
+from ragteam.errors import RagteamError
+from ragteam.eval import metrics
+from ragteam.eval.datasets import Example
+from ragteam.eval.rundir import RunDir
+from ragteam.llm.base import ChatModel
+from ragteam.retrieval.index import Index
+from ragteam.strategies import Context, make_strategy
+from ragteam.trace import Trace
+from ragteam.types import Answer
+
+# (done, total, mean F1 so far, seconds per question so far)
+Progress = Callable[[int, int, float, float], None]
+
+
+@dataclass
+class EvalPlan:
+    examples: list[Example]
+    strategies: dict[str, dict[str, Any]]  # name -> options
+    data_path: Path
+    workers: int = 1
+    model_settings: dict[str, Any] = field(default_factory=dict)
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def run_config(plan: EvalPlan, model: ChatModel, index: Index | None) -> dict[str, Any]:
+    """Everything that makes results comparable; a resumed run must match it exactly."""
+    return {
+        "ragteam_version": __version__,
+        "data": {"path": str(plan.data_path.resolve()), "sha256": file_sha256(plan.data_path)},
+        "index": None
+        if index is None
+        else {
+            "path": str(index.directory),
+            "corpus_checksum": index.manifest["corpus_checksum"],
+            "retriever": index.retriever,
+            "embedding_model": index.manifest.get("embedding_model"),
+        },
+        "model": {"identity": model.identity, **plan.model_settings},
+        "strategies": plan.strategies,
+    }
+
+
+def score(example: Example, answer: Answer) -> dict[str, float]:
+    golds = list(example.answers)
+    scores = {
+        "em": metrics.exact_match(answer.text, golds),
+        "f1": metrics.f1_score(answer.text, golds),
+        "match": metrics.match(answer.text, golds),
+    }
+    if example.label is not None:
+        scores["choice_accuracy"] = metrics.choice_accuracy(
+            answer.text, example.label, example.choices
+        )
+    if example.supporting_ids:
+        seen = seen_doc_ids(answer.trace)
+        scores |= metrics.retrieval_recall(seen, example.supporting_ids)
+        cited = [c.doc_id or c.passage_id for c in answer.citations]
+        scores |= metrics.citation_scores(cited, example.supporting_ids)
+    return scores
+
+
+def seen_doc_ids(trace: Trace | None) -> list[str]:
+    """Document ids of every passage a strategy retrieved, in order, without repeats."""
+    seen: dict[str, None] = {}
+    for step in trace.steps if trace else []:
+        if step.kind == "retrieve":
+            for hit in step.output:
+                seen.setdefault(hit.get("doc_id") or hit["id"], None)
+    return list(seen)
+
+
+def evaluate_one(
+    example: Example,
+    strategy: str,
+    options: dict[str, Any],
+    model: ChatModel,
+    index: Index | None,
+) -> dict[str, Any]:
+    """Answer and score one question; a failure is recorded in the row, not raised."""
+    trace = Trace()
+    started = time.perf_counter()
+    error = None
+    try:
+        result = make_strategy(strategy, options).run(
+            example.question, Context(model, index, trace)
+        )
+    except RagteamError as exc:
+        error = f"{type(exc).__name__}: {exc}"
+        result = Answer(example.question, "", strategy, [], trace)
+    row = {
+        "id": example.id,
+        "strategy": strategy,
+        "question": example.question,
+        "prediction": result.text,
+        "answers": list(example.answers),
+        "type": example.type,
+        "metrics": score(example, result),
+        "cost": metrics.cost(trace.totals()),
+        "wall_seconds": round(time.perf_counter() - started, 4),
+        "citations": [c.__dict__ for c in result.citations],
+        "parse_failures_by_role": trace.parse_failures_by_role(),
+        "error": error,
+        "trace": trace.to_dict(),
+    }
+    return row
+
+
+def run_eval(
+    plan: EvalPlan,
+    run: RunDir,
+    model: ChatModel,
+    index: Index | None,
+    progress: Progress | None = None,
+) -> list[dict[str, Any]]:
+    """Evaluate every (question, strategy) pair not yet in `run`; returns the new rows."""
+    for name, options in plan.strategies.items():
+        make_strategy(name, options)  # unknown names or options fail before any work
+    run.open(run_config(plan, model, index))
+    done = run.done()
+    todo = [
+        (ex, name) for ex in plan.examples for name in plan.strategies if (ex.id, name) not in done
+    ]
+    workers = max(1, plan.workers) if model.parallel else 1
+    total, finished, rows = len(done) + len(todo), len(done), []
+    f1_sum, started = 0.0, time.perf_counter()
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        pending: set[Future] = set()
+        queue = iter(todo)
+        try:
+            while True:
+                while len(pending) < workers and (item := next(queue, None)) is not None:
+                    ex, name = item
+                    pending.add(
+                        pool.submit(evaluate_one, ex, name, plan.strategies[name], model, index)
+                    )
+                if not pending:
+                    break
+                complete, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in complete:
+                    row = future.result()
+                    run.append(row)
+                    rows.append(row)
+                    finished += 1
+                    f1_sum += row["metrics"]["f1"]
+                    if progress:
+                        elapsed = time.perf_counter() - started
+                        progress(finished, total, f1_sum / len(rows), elapsed / len(rows))
+        except BaseException:
+            for future in pending:
+                future.cancel()
+            raise
+    return rows

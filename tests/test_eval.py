@@ -1,0 +1,151 @@
+"""The evaluation runner and report on a scripted model and a real BM25 index on disk."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from ragteam.cli import app
+from ragteam.errors import InputError
+from ragteam.eval.datasets import read_examples
+from ragteam.eval.report import load_runs, paired, plot, render_markdown
+from ragteam.eval.rundir import RunDir
+from ragteam.eval.runner import EvalPlan, run_eval
+from ragteam.llm import FakeModel
+from ragteam.retrieval import load_index
+
+QUESTIONS = [
+    {"id": "q1", "question": "Who built the Greyfin Lighthouse?", "answers": ["Tomas Reddick"],
+     "supporting_ids": ["halvard-04"], "type": "bridge"},
+    {"id": "q2", "question": "Who designed the Tarrin Bridge?", "answers": ["Ilse Marrow"],
+     "supporting_ids": ["halvard-12"], "type": "bridge"},
+    {"id": "q3", "question": "Who keeps the Korr Beacon?", "answers": ["Mara Lind"],
+     "supporting_ids": ["halvard-21"], "type": "comparison"},
+    {"id": "q4", "question": "Where was Jonas Vell born?", "answers": ["Skarn"],
+     "supporting_ids": ["halvard-33"], "type": "comparison"},
+]
+ANSWERS = {"Greyfin": "Tomas Reddick", "Tarrin": "Ilse", "Korr": "nobody", "Vell": "Skarn"}
+
+
+def oracle(messages, params):
+    asked = messages[-1]["content"].rsplit("Question:", 1)[-1]
+    return next(v for k, v in ANSWERS.items() if k in asked)
+
+
+@pytest.fixture
+def data(tmp_path):
+    path = tmp_path / "q.jsonl"
+    path.write_text("".join(json.dumps(q) + "\n" for q in QUESTIONS))
+    return path
+
+
+def plan_for(data, **kw):
+    return EvalPlan(read_examples(data), {"oner": {"k": 3}, "nor": {}}, data, **kw)
+
+
+def stable(rows):
+    keep = ("id", "strategy", "prediction", "metrics", "citations", "error")
+    return sorted((json.dumps({k: r[k] for k in keep}, sort_keys=True) for r in rows))
+
+
+def test_scores_and_lines(bm25_index_dir, data, tmp_path):
+    run = RunDir(tmp_path / "run")
+    rows = run_eval(plan_for(data), run, FakeModel(oracle), load_index(bm25_index_dir))
+    assert len(rows) == 8 and len(run.results()) == 8
+    by = {(r["id"], r["strategy"]): r for r in rows}
+    assert by[("q1", "oner")]["metrics"]["em"] == 1.0
+    assert by[("q2", "oner")]["metrics"]["f1"] == pytest.approx(2 / 3)
+    assert by[("q1", "oner")]["metrics"]["retrieval_all"] == 1.0
+    assert by[("q1", "nor")]["metrics"]["retrieval_all"] == 0.0
+    assert by[("q1", "oner")]["trace"]["totals"]["llm_calls"] == 1
+    config = run.config()
+    assert config["strategies"] == {"oner": {"k": 3}, "nor": {}}
+    assert config["index"]["corpus_checksum"] and config["model"]["identity"] == "fake"
+
+
+def test_interrupted_run_resumes_to_the_same_file(bm25_index_dir, data, tmp_path):
+    index = load_index(bm25_index_dir)
+    full = run_eval(plan_for(data), RunDir(tmp_path / "full"), FakeModel(oracle), index)
+    calls = {"n": 0}
+
+    def breaks_on_fourth(messages, params):
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise KeyboardInterrupt
+        return oracle(messages, params)
+
+    run = RunDir(tmp_path / "cut")
+    with pytest.raises(KeyboardInterrupt):
+        run_eval(plan_for(data), run, FakeModel(breaks_on_fourth), index)
+    assert len(run.results()) == 3
+    with run.results_path.open("a") as handle:  # a line cut mid-write by the interruption
+        handle.write('{"id": "q3", "strat')
+    resumed = run_eval(plan_for(data), run, FakeModel(oracle), index)
+    assert len(resumed) == 5
+    assert stable(run.results()) == stable(full)
+    assert run_eval(plan_for(data), run, FakeModel([]), index) == []  # nothing left to do
+
+
+def test_a_changed_configuration_is_refused(bm25_index_dir, data, tmp_path):
+    index = load_index(bm25_index_dir)
+    run_eval(plan_for(data), RunDir(tmp_path / "run"), FakeModel(oracle), index)
+    other = EvalPlan(read_examples(data), {"oner": {"k": 5}, "nor": {}}, data)
+    with pytest.raises(InputError, match=r"different configuration.*oner\.k: 3 -> 5"):
+        run_eval(other, RunDir(tmp_path / "run"), FakeModel(oracle), index)
+    with pytest.raises(InputError, match="model.identity"):
+        run_eval(plan_for(data), RunDir(tmp_path / "run"), FakeModel(oracle, identity="x"), index)
+
+
+def test_failures_are_recorded_not_raised(bm25_index_dir, data, tmp_path):
+    from ragteam.errors import ModelError
+
+    def down(messages, params):
+        raise ModelError("server went away")
+
+    rows = run_eval(plan_for(data), RunDir(tmp_path / "r"), FakeModel(down),
+                    load_index(bm25_index_dir))
+    assert all("server went away" in r["error"] and r["metrics"]["f1"] == 0.0 for r in rows)
+
+
+def test_malformed_lines_name_file_and_line(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"id": "a", "question": "q?", "answers": ["x"]}\n{"id": "b", "question": \n')
+    with pytest.raises(InputError, match=r"bad\.jsonl:2"):
+        read_examples(path)
+    path.write_text('{"id": "a", "question": "q?", "answers": []}\n')
+    with pytest.raises(InputError, match=r"bad\.jsonl:1.*answers"):
+        read_examples(path)
+    path.write_text('{"id": "a", "question": "", "answers": ["x"]}\n')
+    with pytest.raises(InputError, match=r"bad\.jsonl:1.*question"):
+        read_examples(path)
+
+
+def test_report_tables_pairs_and_plot(bm25_index_dir, data, tmp_path):
+    run = RunDir(tmp_path / "run")
+    run_eval(plan_for(data), run, FakeModel(oracle), load_index(bm25_index_dir))
+    table = load_runs([run.path])
+    text = render_markdown(table)
+    assert "| oner | 4 |" in text and "| nor | 4 |" in text
+    assert "F1 bridge (n)" in text and "F1 comparison (n)" in text
+    assert "Paired F1 against `oner`" in text
+    p = paired(table["nor"], table["oner"])
+    assert p["n"] == 4 and p["wins_a"] + p["wins_b"] + p["ties"] == 4 and p["mean_diff"] == 0.0
+    png = plot(table, tmp_path / "plot.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_eval_and_report_commands(bm25_index_dir, data, tmp_path, monkeypatch):
+    monkeypatch.setattr("ragteam.llm.load_model", lambda spec, opts=None: FakeModel(oracle))
+    runner = CliRunner()
+    args = ["eval", "--data", str(data), "--index", str(bm25_index_dir), "-s", "oner,nor",
+            "--out", str(tmp_path / "run"), "--opt", "oner.k=2", "--limit", "3"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "6 new results" in result.output
+    assert runner.invoke(app, args).output.count("0 new results") == 1
+    report = runner.invoke(app, ["report", str(tmp_path / "run"), "--plot",
+                                 str(tmp_path / "p.png"), "--markdown", str(tmp_path / "r.md")])
+    assert report.exit_code == 0, report.output
+    assert "| oner | 3 |" in (tmp_path / "r.md").read_text()
+    bad = runner.invoke(app, [*args[:-4], "--opt", "ircot.k=2"])
+    assert bad.exit_code == 2 and "not among --strategy" in bad.output
