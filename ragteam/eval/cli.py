@@ -68,8 +68,16 @@ def register(app: typer.Typer, friendly_errors, model_options_from) -> None:  # 
                 def report(done: int, total: int, f1: float, spq: float) -> None:
                     bar.update(task, completed=done, total=total, f1=f1, spq=spq)
 
-                rows = run_eval(plan, RunDir(out_dir), chat, loaded, report)
-            out.print(f"{len(rows)} new results in {out_dir / 'results.jsonl'}")
+                run = RunDir(out_dir)
+                try:
+                    rows = run_eval(plan, run, chat, loaded, report)
+                except KeyboardInterrupt:
+                    err.print(
+                        f"interrupted: {len(run.results())} results kept in {run.results_path}; "
+                        "run the same command again to resume"
+                    )
+                    raise typer.Exit(130) from None
+            out.print(f"{len(rows)} new results in {run.results_path}")
 
     @app.command("report")
     def report_command(
