@@ -185,8 +185,10 @@ def _loads(directory: Path) -> bool:
 
 
 from ragteam.eval.cli import register as _register_eval  # noqa: E402 - needs the helpers above
+from ragteam.router.cli import register as _register_router  # noqa: E402
 
 _register_eval(app, friendly_errors, ModelOptions)
+_register_router(app, friendly_errors)
 
 if __name__ == "__main__":  # pragma: no cover
     app()

@@ -15,14 +15,34 @@ from ragteam.llm import FakeModel
 from ragteam.retrieval import load_index
 
 QUESTIONS = [
-    {"id": "q1", "question": "Who built the Greyfin Lighthouse?", "answers": ["Tomas Reddick"],
-     "supporting_ids": ["halvard-04"], "type": "bridge"},
-    {"id": "q2", "question": "Who designed the Tarrin Bridge?", "answers": ["Ilse Marrow"],
-     "supporting_ids": ["halvard-12"], "type": "bridge"},
-    {"id": "q3", "question": "Who keeps the Korr Beacon?", "answers": ["Mara Lind"],
-     "supporting_ids": ["halvard-21"], "type": "comparison"},
-    {"id": "q4", "question": "Where was Jonas Vell born?", "answers": ["Skarn"],
-     "supporting_ids": ["halvard-33"], "type": "comparison"},
+    {
+        "id": "q1",
+        "question": "Who built the Greyfin Lighthouse?",
+        "answers": ["Tomas Reddick"],
+        "supporting_ids": ["halvard-04"],
+        "type": "bridge",
+    },
+    {
+        "id": "q2",
+        "question": "Who designed the Tarrin Bridge?",
+        "answers": ["Ilse Marrow"],
+        "supporting_ids": ["halvard-12"],
+        "type": "bridge",
+    },
+    {
+        "id": "q3",
+        "question": "Who keeps the Korr Beacon?",
+        "answers": ["Mara Lind"],
+        "supporting_ids": ["halvard-21"],
+        "type": "comparison",
+    },
+    {
+        "id": "q4",
+        "question": "Where was Jonas Vell born?",
+        "answers": ["Skarn"],
+        "supporting_ids": ["halvard-33"],
+        "type": "comparison",
+    },
 ]
 ANSWERS = {"Greyfin": "Tomas Reddick", "Tarrin": "Ilse", "Korr": "nobody", "Vell": "Skarn"}
 
@@ -45,7 +65,7 @@ def plan_for(data, **kw):
 
 def stable(rows):
     keep = ("id", "strategy", "prediction", "metrics", "citations", "error")
-    return sorted((json.dumps({k: r[k] for k in keep}, sort_keys=True) for r in rows))
+    return sorted(json.dumps({k: r[k] for k in keep}, sort_keys=True) for r in rows)
 
 
 def test_scores_and_lines(bm25_index_dir, data, tmp_path):
@@ -102,8 +122,9 @@ def test_failures_are_recorded_not_raised(bm25_index_dir, data, tmp_path):
     def down(messages, params):
         raise ModelError("server went away")
 
-    rows = run_eval(plan_for(data), RunDir(tmp_path / "r"), FakeModel(down),
-                    load_index(bm25_index_dir))
+    rows = run_eval(
+        plan_for(data), RunDir(tmp_path / "r"), FakeModel(down), load_index(bm25_index_dir)
+    )
     assert all("server went away" in r["error"] and r["metrics"]["f1"] == 0.0 for r in rows)
 
 
@@ -137,14 +158,36 @@ def test_report_tables_pairs_and_plot(bm25_index_dir, data, tmp_path):
 def test_eval_and_report_commands(bm25_index_dir, data, tmp_path, monkeypatch):
     monkeypatch.setattr("ragteam.llm.load_model", lambda spec, opts=None: FakeModel(oracle))
     runner = CliRunner()
-    args = ["eval", "--data", str(data), "--index", str(bm25_index_dir), "-s", "oner,nor",
-            "--out", str(tmp_path / "run"), "--opt", "oner.k=2", "--limit", "3"]
+    args = [
+        "eval",
+        "--data",
+        str(data),
+        "--index",
+        str(bm25_index_dir),
+        "-s",
+        "oner,nor",
+        "--out",
+        str(tmp_path / "run"),
+        "--opt",
+        "oner.k=2",
+        "--limit",
+        "3",
+    ]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "6 new results" in result.output
     assert runner.invoke(app, args).output.count("0 new results") == 1
-    report = runner.invoke(app, ["report", str(tmp_path / "run"), "--plot",
-                                 str(tmp_path / "p.png"), "--markdown", str(tmp_path / "r.md")])
+    report = runner.invoke(
+        app,
+        [
+            "report",
+            str(tmp_path / "run"),
+            "--plot",
+            str(tmp_path / "p.png"),
+            "--markdown",
+            str(tmp_path / "r.md"),
+        ],
+    )
     assert report.exit_code == 0, report.output
     assert "| oner | 3 |" in (tmp_path / "r.md").read_text()
     bad = runner.invoke(app, [*args[:-4], "--opt", "ircot.k=2"])

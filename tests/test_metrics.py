@@ -13,8 +13,13 @@ AQA = Path(__file__).resolve().parents[2] / "shared" / "data" / "aqa"
 
 @pytest.mark.parametrize(
     ("text", "norm"),
-    [("The  Eiffel Tower!", "eiffel tower"), ("an apple, a pear", "apple pear"),
-     ("Théâtre du Châtelet", "théâtre du châtelet"), ("anthem", "anthem"), ("", "")],
+    [
+        ("The  Eiffel Tower!", "eiffel tower"),
+        ("an apple, a pear", "apple pear"),
+        ("Théâtre du Châtelet", "théâtre du châtelet"),
+        ("anthem", "anthem"),
+        ("", ""),
+    ],
 )
 def test_normalize(text, norm):
     assert m.normalize_answer(text) == norm
@@ -58,12 +63,18 @@ def test_rouge_l():
 
 def test_citation_and_retrieval_scores():
     assert m.citation_scores(["a", "b"], ["b", "c"]) == {
-        "citation_precision": 0.5, "citation_recall": 0.5}
+        "citation_precision": 0.5,
+        "citation_recall": 0.5,
+    }
     assert m.citation_scores([], ["a"])["citation_precision"] == 0.0
     assert m.retrieval_recall(["a", "b", "c"], ["a", "c"]) == {
-        "retrieval_all": 1.0, "retrieval_fraction": 1.0}
+        "retrieval_all": 1.0,
+        "retrieval_fraction": 1.0,
+    }
     assert m.retrieval_recall(["a"], ["a", "c"]) == {
-        "retrieval_all": 0.0, "retrieval_fraction": 0.5}
+        "retrieval_all": 0.0,
+        "retrieval_fraction": 0.5,
+    }
 
 
 def test_metrics_give_back_every_logged_aqa_score():
@@ -79,6 +90,8 @@ def test_metrics_give_back_every_logged_aqa_score():
 def test_aqa_table1_means_on_the_training_questions():
     train = read_aqa_log(AQA / "train_aware_210_51_complete.jsonl")
     assert len(train) == 210
-    means = {a: statistics.mean(m.f1_score(r.agents[a].prediction, r.answers) for r in train)
-             for a in ("nor", "oner", "ircot")}
+    means = {
+        a: statistics.mean(m.f1_score(r.agents[a].prediction, r.answers) for r in train)
+        for a in ("nor", "oner", "ircot")
+    }
     assert means == pytest.approx({"nor": 0.347, "oner": 0.447, "ircot": 0.589}, abs=5e-4)

@@ -92,7 +92,7 @@ def register(app: typer.Typer, friendly_errors, model_options_from) -> None:  # 
         with friendly_errors():
             table = load_runs(runs)
             text = render_markdown(table, baseline)
-            out.print(text, markup=False, highlight=False)
+            out.print(text, markup=False, highlight=False, soft_wrap=True)
             if markdown:
                 markdown.write_text(text + "\n", encoding="utf-8")
             if plot_path:

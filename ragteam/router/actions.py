@@ -21,8 +21,11 @@ def actions(agents: Sequence[str]) -> list[Action]:
     """Non-empty subsets of `agents`, smallest first, each in agent order: 2^n - 1 actions."""
     if len(set(agents)) != len(agents) or FINAL in agents:
         raise ValueError(f"agent names must be unique and not {FINAL!r}: {list(agents)}")
-    return [combo for size in range(1, len(agents) + 1)
-            for combo in itertools.combinations(agents, size)]
+    return [
+        combo
+        for size in range(1, len(agents) + 1)
+        for combo in itertools.combinations(agents, size)
+    ]
 
 
 def _is_dag(nodes: Sequence[str], edges: set[tuple[str, str]]) -> bool:

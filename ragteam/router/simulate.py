@@ -51,10 +51,13 @@ class Evaluation:
     choices: dict[str, dict[str, int]] = field(default_factory=dict)  # label -> action -> count
 
 
-def outcomes(questions: Sequence[Question], acts: Sequence[Action], setup: Setup
-             ) -> list[list[ActionResult]]:
-    return [[play(q, a, setup.reward.cost, setup.tie_break, setup.normalize_votes) for a in acts]
-            for q in questions]
+def outcomes(
+    questions: Sequence[Question], acts: Sequence[Action], setup: Setup
+) -> list[list[ActionResult]]:
+    return [
+        [play(q, a, setup.reward.cost, setup.tie_break, setup.normalize_votes) for a in acts]
+        for q in questions
+    ]
 
 
 def train(questions: Sequence[Question], features: Features, setup: Setup = Setup()) -> Router:
@@ -73,8 +76,9 @@ def train(questions: Sequence[Question], features: Features, setup: Setup = Setu
     return Router(setup, acts, model, features)
 
 
-def evaluate(router: Router, questions: Sequence[Question],
-             pick: Callable[[Question], int] | None = None) -> Evaluation:
+def evaluate(
+    router: Router, questions: Sequence[Question], pick: Callable[[Question], int] | None = None
+) -> Evaluation:
     """Mean F1 and cost of the chosen actions, overall and per label."""
     choose = pick or router.choose
     acts = router.actions
@@ -83,8 +87,13 @@ def evaluate(router: Router, questions: Sequence[Question],
     every = []
     for q in questions:
         a = choose(q)
-        result = play(q, acts[a], router.setup.reward.cost, router.setup.tie_break,
-                      router.setup.normalize_votes)
+        result = play(
+            q,
+            acts[a],
+            router.setup.reward.cost,
+            router.setup.tie_break,
+            router.setup.normalize_votes,
+        )
         label = q.label or "all"
         per_label.setdefault(label, []).append(result)
         name = "+".join(acts[a])
@@ -94,12 +103,19 @@ def evaluate(router: Router, questions: Sequence[Question],
         label: (len(rs), float(np.mean([r.f1 for r in rs])), float(np.mean([r.cost for r in rs])))
         for label, rs in sorted(per_label.items())
     }
-    return Evaluation(len(every), float(np.mean([r.f1 for r in every])),
-                      float(np.mean([r.cost for r in every])), by_label, choices)
+    return Evaluation(
+        len(every),
+        float(np.mean([r.f1 for r in every])),
+        float(np.mean([r.cost for r in every])),
+        by_label,
+        choices,
+    )
 
 
 def onehot(labels: Sequence[str] = ("A", "B", "C")) -> Features:
     """The paper's context: a one-hot complexity label, no bias term."""
+
     def features(q: Question) -> list[float]:
         return [float(q.label == label) for label in labels]
+
     return features

@@ -34,8 +34,12 @@ class Question:
 
     def cost(self, agent: str, kind: CostKind) -> float:
         o = self.agents[agent]
-        return {"log_ms": log_ms(o.seconds), "seconds": o.seconds, "tokens": o.tokens,
-                "calls": o.calls}[kind]
+        return {
+            "log_ms": log_ms(o.seconds),
+            "seconds": o.seconds,
+            "tokens": o.tokens,
+            "calls": o.calls,
+        }[kind]
 
 
 @dataclass(frozen=True)
@@ -45,28 +49,40 @@ class ActionResult:
     cost: float
 
 
-def play(q: Question, action: Action, cost: CostKind = "log_ms",
-         tie_break: TieBreak = "lexicographic", normalize: bool = False) -> ActionResult:
+def play(
+    q: Question,
+    action: Action,
+    cost: CostKind = "log_ms",
+    tie_break: TieBreak = "lexicographic",
+    normalize: bool = False,
+) -> ActionResult:
     """What an action would have answered on a logged question: the vote of its agents' logged
     answers, scored against the gold answers; its cost is the sum of its agents' costs."""
-    ballots = [Ballot(a, q.agents[a].prediction, q.cost(a, cost), q.agents[a].confidence)
-               for a in action]
+    ballots = [
+        Ballot(a, q.agents[a].prediction, q.cost(a, cost), q.agents[a].confidence) for a in action
+    ]
     winner = majority_vote(ballots, tie_break, normalize)
-    return ActionResult(winner.answer, f1_score(winner.answer, q.answers),
-                        sum(b.cost for b in ballots))
+    return ActionResult(
+        winner.answer, f1_score(winner.answer, q.answers), sum(b.cost for b in ballots)
+    )
 
 
 def from_aqa_log(path: str | Path) -> list[Question]:
     return [
-        Question(r.id, r.question, r.answers, r.complexity,
-                 {n: AgentOutcome(a.prediction, a.seconds, calls=a.steps)
-                  for n, a in r.agents.items()})
+        Question(
+            r.id,
+            r.question,
+            r.answers,
+            r.complexity,
+            {n: AgentOutcome(a.prediction, a.seconds, calls=a.steps) for n, a in r.agents.items()},
+        )
         for r in read_aqa_log(path)
     ]
 
 
-def from_runs(paths: Sequence[str | Path], strategies: Sequence[str] | None = None
-              ) -> list[Question]:
+def from_runs(
+    paths: Sequence[str | Path], strategies: Sequence[str] | None = None
+) -> list[Question]:
     """Questions answered by every chosen strategy in the given eval run directories."""
     rows: dict[str, dict[str, dict]] = {}
     for path in paths:
@@ -78,12 +94,23 @@ def from_runs(paths: Sequence[str | Path], strategies: Sequence[str] | None = No
         if not all(n in per for n in names):
             continue
         first = per[names[0]]
-        table.append(Question(
-            qid, first["question"], tuple(first["answers"]), first.get("type"),
-            {n: AgentOutcome(per[n]["prediction"], per[n]["wall_seconds"],
-                             per[n]["cost"]["prompt_tokens"] + per[n]["cost"]["completion_tokens"],
-                             per[n]["cost"]["llm_calls"]) for n in names},
-        ))
+        table.append(
+            Question(
+                qid,
+                first["question"],
+                tuple(first["answers"]),
+                first.get("type"),
+                {
+                    n: AgentOutcome(
+                        per[n]["prediction"],
+                        per[n]["wall_seconds"],
+                        per[n]["cost"]["prompt_tokens"] + per[n]["cost"]["completion_tokens"],
+                        per[n]["cost"]["llm_calls"],
+                    )
+                    for n in names
+                },
+            )
+        )
     if not table:
         raise InputError(f"no question was answered by all of {', '.join(names)} in {list(paths)}")
     return table

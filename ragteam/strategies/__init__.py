@@ -10,12 +10,13 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from ragteam.errors import InputError, UnknownName
+from ragteam.strategies.adaptive import Adaptive
 from ragteam.strategies.base import Context, Strategy
 from ragteam.strategies.baselines import NoR, OneR
 
 __all__ = ["Context", "Strategy", "available", "make_strategy"]
 
-BUILTIN: dict[str, type] = {cls.name: cls for cls in (NoR, OneR)}
+BUILTIN: dict[str, type] = {cls.name: cls for cls in (NoR, OneR, Adaptive)}
 
 
 def _registry() -> dict[str, type]:

@@ -1,0 +1,100 @@
+"""`adaptive`: a trained router picks which strategies answer a question; they vote."""
+
+from __future__ import annotations
+
+import hashlib
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ragteam.errors import InputError
+from ragteam.router.table import Question
+from ragteam.router.vote import Ballot, majority_vote
+from ragteam.trace import Trace
+from ragteam.types import Answer
+
+
+def feedback_id(question: str) -> str:
+    return hashlib.sha256(question.encode("utf-8")).hexdigest()[:12]
+
+
+@dataclass
+class Adaptive:
+    """Loads the router state (`state`, default: the user data dir), picks an action by upper
+    confidence bound (`explore`) or by estimated reward, runs the action's strategies (in
+    parallel where the model allows), votes, and remembers the choice for `ragteam feedback`."""
+
+    name: ClassVar[str] = "adaptive"
+    needs_index: ClassVar[bool] = True
+    state: str = ""
+    explore: bool = True
+
+    def run(self, question: str, ctx) -> Answer:  # noqa: ANN001 - Context (import cycle)
+        from ragteam.router.cli import default_state_path
+        from ragteam.router.online import remember
+        from ragteam.router.state import load_state
+
+        path = self.state or str(default_state_path())
+        router = load_state(path).router()
+        if router.features.to_dict()["name"] != "question":
+            raise InputError(
+                f"the router in {path} routes on oracle labels, which live questions lack; "
+                "train it with `ragteam router train --features question`"
+            )
+        x = router.features(Question("live", question, (), None))
+        action = (
+            router.model.select(x)
+            if self.explore
+            else router.choose(Question("live", question, (), None))
+        )
+        agents = router.actions[action]
+        answers = self._run_agents(question, agents, ctx)
+        ballots = [
+            Ballot(a, ans.text, _cost(ans.trace, router.setup.reward.cost))
+            for a, ans in zip(agents, answers, strict=True)
+        ]
+        winner = majority_vote(ballots, router.setup.tie_break, router.setup.normalize_votes)
+        cost = sum(b.cost for b in ballots)
+        fid = feedback_id(question)
+        ctx.trace.note(
+            "router",
+            f"chose {'+'.join(agents)}; vote -> {winner.answer!r}",
+            action=list(agents),
+            feedback_id=fid,
+            cost=cost,
+            ballots=[(b.agent, b.answer) for b in ballots],
+        )
+        remember(path, fid, {"action": action, "x": list(x), "cost": cost, "answer": winner.answer})
+        chosen = answers[agents.index(winner.agent)]
+        return Answer(question, winner.answer, self.name, chosen.citations, ctx.trace)
+
+    def _run_agents(self, question: str, agents: tuple[str, ...], ctx) -> list[Answer]:  # noqa: ANN001
+        from ragteam.strategies import Context, make_strategy
+
+        def one(agent: str) -> Answer:
+            if agent == self.name:
+                raise InputError("the adaptive strategy cannot be one of its own agents")
+            sub = Trace()
+            result = make_strategy(agent).run(question, Context(ctx.model, ctx.index, sub))
+            for step in sub.steps:
+                step.role = f"{agent}/{step.role}"
+                ctx.trace.add(step)
+            return result
+
+        if ctx.model.parallel and len(agents) > 1:
+            with ThreadPoolExecutor(max_workers=len(agents)) as pool:
+                return list(pool.map(one, agents))
+        return [one(a) for a in agents]
+
+
+def _cost(trace: Trace | None, kind: str) -> float:
+    from ragteam.router.rewards import log_ms
+
+    totals = trace.totals() if trace else {}
+    if kind == "log_ms":
+        return log_ms(totals.get("seconds", 0.0))
+    if kind == "tokens":
+        return float(totals.get("prompt_tokens", 0) + totals.get("completion_tokens", 0))
+    if kind == "calls":
+        return float(totals.get("llm_calls", 0))
+    return float(totals.get("seconds", 0.0))

@@ -1,0 +1,127 @@
+"""The `adaptive` strategy and `ragteam feedback`, on a scripted model and a real BM25 index."""
+
+import pytest
+from typer.testing import CliRunner
+
+from ragteam.api import answer
+from ragteam.cli import app
+from ragteam.errors import InputError
+from ragteam.llm import FakeModel
+from ragteam.router.features import OneHot, QuestionFeatures
+from ragteam.router.simulate import Setup, train
+from ragteam.router.state import RouterState, load_state, save_state
+from ragteam.router.table import AgentOutcome, Question
+
+
+def _state(tmp_path, features):
+    questions = [
+        Question(
+            f"q{i}",
+            f"Who built thing {i}?",
+            ("x",),
+            "AB"[i % 2],
+            {"nor": AgentOutcome("x" if i % 2 else "y", 0.5), "oner": AgentOutcome("x", 3.0)},
+        )
+        for i in range(8)
+    ]
+    router = train(questions, features.fit(questions), Setup(agents=("nor", "oner"), epochs=5))
+    path = tmp_path / "router.json"
+    save_state(path, RouterState.from_router(router))
+    return path
+
+
+def test_adaptive_runs_the_chosen_strategies_votes_and_learns(bm25_index_dir, tmp_path):
+    path = _state(tmp_path, QuestionFeatures(dims=0))
+    model = FakeModel(lambda messages, params: "Tomas Reddick")
+    result = answer(
+        "Who built the Greyfin Lighthouse?",
+        index=bm25_index_dir,
+        strategy="adaptive",
+        model=model,
+        options={"state": str(path)},
+    )
+    assert result.text == "Tomas Reddick" and result.strategy == "adaptive"
+    [note] = [s for s in result.trace.steps if s.role == "router"]
+    agents = note.meta["action"]
+    assert set(agents) <= {"nor", "oner"} and agents
+    llm_roles = {s.role for s in result.trace.steps if s.kind == "llm"}
+    assert llm_roles == {f"{a}/answerer" for a in agents}
+    fid = note.meta["feedback_id"]
+    assert fid in load_state(path).pending
+
+    runner = CliRunner()
+    ok = runner.invoke(app, ["feedback", fid, "--correct", "--state", str(path)])
+    assert ok.exit_code == 0, ok.output
+    state = load_state(path)
+    assert state.updates == 1 and fid not in state.pending
+    again = runner.invoke(app, ["feedback", fid, "--wrong", "--state", str(path)])
+    assert again.exit_code == 2 and "no answer with feedback id" in again.output
+    both = runner.invoke(app, ["feedback", fid, "--wrong", "--correct", "--state", str(path)])
+    assert both.exit_code == 2 and "exactly one" in both.output
+
+
+def test_feedback_with_an_answer_scores_f1(bm25_index_dir, tmp_path):
+    from ragteam.router.online import give_feedback
+
+    path = _state(tmp_path, QuestionFeatures(dims=0))
+    result = answer(
+        "Who designed the Tarrin Bridge?",
+        index=bm25_index_dir,
+        strategy="adaptive",
+        model=FakeModel(lambda m, p: "Ilse Marrow"),
+        options={"state": str(path), "explore": False},
+    )
+    fid = next(s for s in result.trace.steps if s.role == "router").meta["feedback_id"]
+    before = load_state(path).model
+    reward = give_feedback(path, fid, gold="Marrow")
+    assert 0.5 < reward <= 2 / 3  # F1 2/3 less a small cost penalty
+    assert load_state(path).model != before
+
+
+def test_a_router_on_oracle_labels_is_refused_online(bm25_index_dir, tmp_path):
+    path = _state(tmp_path, OneHot(("A", "B")))
+    with pytest.raises(InputError, match="--features question"):
+        answer(
+            "Who?",
+            index=bm25_index_dir,
+            strategy="adaptive",
+            model=FakeModel(["x"]),
+            options={"state": str(path)},
+        )
+
+
+def test_router_cli_train_evaluate_reproduce(tmp_path):
+    from pathlib import Path
+
+    aqa = Path(__file__).resolve().parents[2] / "shared" / "data" / "aqa"
+    runner = CliRunner()
+    state = tmp_path / "r.json"
+    trained = runner.invoke(
+        app,
+        [
+            "router",
+            "train",
+            "--log",
+            str(aqa / "train_aware_210_51_complete.jsonl"),
+            "--features",
+            "onehot",
+            "--out",
+            str(state),
+        ],
+    )
+    assert trained.exit_code == 0, trained.output
+    assert "trained on 210 questions, 7 actions" in trained.output
+    ev = runner.invoke(
+        app,
+        [
+            "router",
+            "evaluate",
+            "--state",
+            str(state),
+            "--log",
+            str(aqa / "test_aware_210_51_complete.jsonl"),
+        ],
+    )
+    assert ev.exit_code == 0 and "F1 0.6876" in ev.output
+    rep = runner.invoke(app, ["router", "reproduce-aqa", "--data", str(aqa), "--seeds", "2"])
+    assert rep.exit_code == 0 and "| AQA (T) |" in rep.output and "Spread over seeds" in rep.output
