@@ -45,6 +45,15 @@ def main() -> None:
                 passage_words=args.passage_words,
             )
         build_times[kind] = load_index(args.out / kind).manifest["build_seconds"]
+    nostem = args.out / "bm25-nostem"
+    if args.rebuild or not (nostem / "manifest.json").exists():
+        build_index(
+            args.data / "corpus.jsonl",
+            nostem,
+            retriever="bm25",
+            passage_words=args.passage_words,
+            bm25_stemmer="none",
+        )
     index = load_index(args.out / "hybrid")
     print(
         f"{len(index.passages)} passages, {len(questions)} questions, "
@@ -58,6 +67,9 @@ def main() -> None:
         per_query = (time.perf_counter() - started) / len(questions) * 1000
         cells = " | ".join(f"{scores[k]:.3f}" for k in KS)
         print(f"| {method} | {build_times[method]:.1f} | {cells} | {per_query:.1f} |")
+    plain = load_index(nostem)
+    cells = " | ".join(f"{v:.3f}" for v in recall(plain, questions, "bm25").values())
+    print(f"| bm25, no stemming | {plain.manifest['build_seconds']:.1f} | {cells} | - |")
 
 
 if __name__ == "__main__":

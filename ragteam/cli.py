@@ -135,10 +135,11 @@ def index_build(
     out_dir: Annotated[Path, typer.Option("--out", help="index directory to write")],
     retriever: Annotated[str, typer.Option(help="|".join(RETRIEVERS))] = "hybrid",
     passage_words: Annotated[int, typer.Option(help="words per passage (0: keep whole)")] = 100,
+    bm25_stemmer: Annotated[str, typer.Option(help="Snowball language, or none")] = "english",
 ) -> None:
     """Build an index (aside, then swapped in: an existing index is never left half-written)."""
     with friendly_errors():
-        manifest = _build_with_progress(src, out_dir, retriever, passage_words)
+        manifest = _build_with_progress(src, out_dir, retriever, passage_words, bm25_stemmer)
         out.print(
             f"indexed {manifest['passage_count']} passages from {manifest['document_count']} "
             f"documents into {out_dir} ({retriever}, {manifest['build_seconds']:.1f} s)"
@@ -155,7 +156,9 @@ def index_info(directory: Annotated[Path, typer.Argument(help="index directory")
         out.print("[green]index loads and matches its manifest[/]")
 
 
-def _build_with_progress(src: Path, directory: Path, retriever: str, words: int) -> dict[str, Any]:
+def _build_with_progress(
+    src: Path, directory: Path, retriever: str, words: int, stemmer: str = "english"
+) -> dict[str, Any]:
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),

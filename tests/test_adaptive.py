@@ -125,3 +125,53 @@ def test_router_cli_train_evaluate_reproduce(tmp_path):
     assert ev.exit_code == 0 and "F1 0.6876" in ev.output
     rep = runner.invoke(app, ["router", "reproduce-aqa", "--data", str(aqa), "--seeds", "2"])
     assert rep.exit_code == 0 and "| AQA (T) |" in rep.output and "Spread over seeds" in rep.output
+
+
+def test_router_trains_on_our_own_eval_runs(bm25_index_dir, tmp_path):
+    import json
+
+    from ragteam.eval.datasets import read_examples
+    from ragteam.eval.rundir import RunDir
+    from ragteam.eval.runner import EvalPlan, run_eval
+    from ragteam.retrieval import load_index
+    from ragteam.router.table import from_runs
+
+    data = tmp_path / "q.jsonl"
+    data.write_text(
+        "".join(
+            json.dumps({"id": f"q{i}", "question": q, "answers": [a]}) + "\n"
+            for i, (q, a) in enumerate(
+                [
+                    ("Who built the Greyfin Lighthouse?", "Tomas Reddick"),
+                    ("Where was Jonas Vell born?", "Skarn"),
+                ]
+            )
+        )
+    )
+    plan = EvalPlan(read_examples(data), {"nor": {}, "oner": {}}, data)
+    run_eval(
+        plan, RunDir(tmp_path / "run"), FakeModel(lambda m, p: "Skarn"), load_index(bm25_index_dir)
+    )
+    table = from_runs([tmp_path / "run"])
+    assert [sorted(q.agents) for q in table] == [["nor", "oner"]] * 2
+    assert table[1].agents["oner"].prediction == "Skarn" and table[1].agents["oner"].calls == 1
+    state = tmp_path / "r.json"
+    result = CliRunner().invoke(
+        app,
+        [
+            "router",
+            "train",
+            "--runs",
+            str(tmp_path / "run"),
+            "--agents",
+            "nor,oner",
+            "--pca-dims",
+            "0",
+            "--out",
+            str(state),
+            "--epochs",
+            "3",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert load_state(state).actions == [["nor"], ["oner"], ["nor", "oner"]]

@@ -192,3 +192,29 @@ def test_eval_and_report_commands(bm25_index_dir, data, tmp_path, monkeypatch):
     assert "| oner | 3 |" in (tmp_path / "r.md").read_text()
     bad = runner.invoke(app, [*args[:-4], "--opt", "ircot.k=2"])
     assert bad.exit_code == 2 and "not among --strategy" in bad.output
+
+
+def test_parallel_backends_get_several_workers(bm25_index_dir, data, tmp_path):
+    import threading
+    import time
+
+    active, peak, lock = [0], [0], threading.Lock()
+
+    def slow(messages, params):
+        with lock:
+            active[0] += 1
+            peak[0] = max(peak[0], active[0])
+        time.sleep(0.05)
+        with lock:
+            active[0] -= 1
+        return oracle(messages, params)
+
+    model = FakeModel(slow)
+    model.parallel = True
+    rows = run_eval(plan_for(data, workers=4), RunDir(tmp_path / "p"), model,
+                    load_index(bm25_index_dir))
+    assert len(rows) == 8 and peak[0] > 1
+    serial = FakeModel(slow)  # parallel = False: one worker whatever is asked
+    peak[0] = 0
+    run_eval(plan_for(data, workers=4), RunDir(tmp_path / "s"), serial, load_index(bm25_index_dir))
+    assert peak[0] == 1

@@ -112,3 +112,19 @@ def test_index_built_with_another_embedding_model(hybrid_index_dir, tmp_path):
     (copy / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(IndexUnusable, match="e5-small.*rebuild it with"):
         load_index(copy)
+
+
+def test_bm25_stemmer_is_an_index_setting(tmp_path):
+    src = tmp_path / "c.jsonl"
+    src.write_text(
+        '{"id": "a", "title": "", "text": "the keepers of lighthouses"}\n'
+        '{"id": "b", "title": "", "text": "a keeper of a lighthouse"}\n'
+    )
+    build_index(src, tmp_path / "stem", retriever="bm25")
+    build_index(src, tmp_path / "plain", retriever="bm25", bm25_stemmer="none")
+    plain = load_index(tmp_path / "plain")
+    assert plain.manifest["params"]["bm25"]["stemmer"] == "none"
+    assert [p.id for p in plain.retrieve("lighthouses", 2)] == ["a"]
+    assert {p.id for p in load_index(tmp_path / "stem").retrieve("lighthouses", 2)} == {"a", "b"}
+    with pytest.raises(InputError, match="unknown stemmer 'klingon'"):
+        build_index(src, tmp_path / "x", retriever="bm25", bm25_stemmer="klingon")

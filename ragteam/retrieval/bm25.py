@@ -1,4 +1,4 @@
-"""Sparse retrieval with bm25s (English stop words, Snowball stemming)."""
+"""Sparse retrieval with bm25s (English stop words, Snowball stemming by default)."""
 
 from __future__ import annotations
 
@@ -8,16 +8,20 @@ import numpy as np
 
 from ragteam.types import Passage
 
-PARAMS = {"k1": 1.5, "b": 0.75, "method": "lucene", "stopwords": "en", "stemmer": "english"}
+PARAMS = {"k1": 1.5, "b": 0.75, "method": "lucene", "stopwords": "en"}
+STEMMER = "english"  # a Snowball language, or "none"
 
 
-def _tokenizer():  # noqa: ANN202 - bm25s has no public type for this
+def _tokenizer(stemmer: str):  # noqa: ANN202 - bm25s has no public type for this
     import bm25s
     import Stemmer
 
-    return bm25s.tokenization.Tokenizer(
-        stemmer=Stemmer.Stemmer(PARAMS["stemmer"]).stemWord, stopwords=PARAMS["stopwords"]
-    )
+    if stemmer != "none" and stemmer not in Stemmer.algorithms():
+        from ragteam.errors import InputError
+
+        raise InputError(f"unknown stemmer '{stemmer}'; use none or one of {Stemmer.algorithms()}")
+    stem = None if stemmer == "none" else Stemmer.Stemmer(stemmer).stemWord
+    return bm25s.tokenization.Tokenizer(stemmer=stem, stopwords=PARAMS["stopwords"])
 
 
 def _text(p: Passage) -> str:
@@ -33,10 +37,10 @@ class BM25Retriever:
         self._tokenizer = tokenizer
 
     @classmethod
-    def build(cls, passages: list[Passage]) -> BM25Retriever:
+    def build(cls, passages: list[Passage], stemmer: str = STEMMER) -> BM25Retriever:
         import bm25s
 
-        tokenizer = _tokenizer()
+        tokenizer = _tokenizer(stemmer)
         tokens = tokenizer.tokenize(
             [_text(p) for p in passages], return_as="tuple", show_progress=False
         )
@@ -50,11 +54,13 @@ class BM25Retriever:
         self._tokenizer.save_stopwords(str(directory / "bm25"))
 
     @classmethod
-    def load(cls, directory: Path, passages: list[Passage]) -> BM25Retriever:
+    def load(
+        cls, directory: Path, passages: list[Passage], stemmer: str = STEMMER
+    ) -> BM25Retriever:
         import bm25s
 
         model = bm25s.BM25.load(str(directory / "bm25"))
-        tokenizer = _tokenizer()
+        tokenizer = _tokenizer(stemmer)
         tokenizer.load_vocab(str(directory / "bm25"))
         tokenizer.load_stopwords(str(directory / "bm25"))
         return cls(passages, model, tokenizer)

@@ -101,6 +101,7 @@ def build_index(
     *,
     retriever: str = "hybrid",
     passage_words: int = 100,
+    bm25_stemmer: str = "english",
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Build an index of `src` into `out`, aside first, then swapped in by rename."""
@@ -113,7 +114,12 @@ def build_index(
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     try:
-        manifest = _write_index(staging, passages, src, retriever, passage_words, progress)
+        settings = {
+            "retriever": retriever,
+            "passage_words": passage_words,
+            "bm25_stemmer": bm25_stemmer,
+        }
+        manifest = _write_index(staging, passages, src, settings, progress)
         manifest["build_seconds"] = round(time.perf_counter() - started, 3)
         _write_json_atomic(staging / "manifest.json", manifest)
         _swap_in(staging, out)
@@ -126,8 +132,7 @@ def _write_index(
     directory: Path,
     passages: list[Passage],
     src: str | Path,
-    retriever: str,
-    passage_words: int,
+    settings: dict[str, Any],
     progress: Progress | None,
 ) -> dict[str, Any]:
     from ragteam.retrieval.bm25 import PARAMS as BM25_PARAMS
@@ -137,12 +142,13 @@ def _write_index(
         for p in passages:
             row = {"id": p.id, "title": p.title, "text": p.text, "doc_id": p.doc_id}
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    retriever = settings["retriever"]
     methods = ["bm25", "dense"] if retriever == "hybrid" else [retriever]
     embedding = None
     if "bm25" in methods:
         if progress:
             progress("bm25", 0, 1)
-        BM25Retriever.build(passages).save(directory)
+        BM25Retriever.build(passages, settings["bm25_stemmer"]).save(directory)
         if progress:
             progress("bm25", 1, 1)
     if "dense" in methods:
@@ -162,7 +168,11 @@ def _write_index(
         "document_count": len({p.doc_id for p in passages}),
         "corpus_checksum": passages_checksum(passages),
         "source": {"path": str(src_path), "checksum": source_checksum(src_path)},
-        "params": {"passage_words": passage_words, "bm25": BM25_PARAMS, "rrf_k": RRF_K},
+        "params": {
+            "passage_words": settings["passage_words"],
+            "bm25": {**BM25_PARAMS, "stemmer": settings["bm25_stemmer"]},
+            "rrf_k": RRF_K,
+        },
         "files": _file_sizes(directory),
         "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
@@ -229,7 +239,8 @@ def _load_searchers(
         if "bm25" in manifest["searchers"]:
             from ragteam.retrieval.bm25 import BM25Retriever
 
-            searchers["bm25"] = BM25Retriever.load(directory, passages)
+            stemmer = manifest.get("params", {}).get("bm25", {}).get("stemmer", "english")
+            searchers["bm25"] = BM25Retriever.load(directory, passages, stemmer)
         if "dense" in manifest["searchers"]:
             from ragteam.retrieval.dense import DenseRetriever, embedding_fingerprint
 

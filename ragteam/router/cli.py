@@ -46,6 +46,7 @@ def register(app: typer.Typer, friendly_errors) -> None:  # noqa: ANN001
         features: Annotated[str, typer.Option(help="onehot (oracle label) | question")] = (
             "question"
         ),
+        pca_dims: Annotated[int, typer.Option(help="MiniLM dims for question features")] = 4,
         reward: Annotated[str, typer.Option(help="f1 | paper | authors")] = "authors",
         cost: Annotated[str, typer.Option(help="log_ms | seconds | tokens | calls")] = "log_ms",
         beta: float = 0.5,
@@ -67,7 +68,7 @@ def register(app: typer.Typer, friendly_errors) -> None:  # noqa: ANN001
             questions = _questions(log, runs, names)
             if features not in ("onehot", "question"):
                 raise InputError(f"unknown --features {features}; use onehot or question")
-            feats = OneHot() if features == "onehot" else QuestionFeatures().fit(questions)
+            feats = OneHot() if features == "onehot" else QuestionFeatures(pca_dims).fit(questions)
             setup = Setup(tuple(names), Reward(reward, beta, cost), epochs, alpha, seed, tie_break)  # type: ignore[arg-type]
             router = train(questions, feats, setup)
             out_path = out_path or default_state_path()
