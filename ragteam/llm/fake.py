@@ -53,12 +53,10 @@ class FakeModel:
         }
         with self._lock:
             self.calls.append({"messages": messages, **params})
-            if self._fn is not None:
-                reply = self._fn(messages, params)
-            elif self._queue:
-                reply = self._queue.pop(0)
-            else:
+            if self._fn is None and not self._queue:
                 raise ModelError("FakeModel ran out of scripted replies; script one more.")
+            queued = self._queue.pop(0) if self._fn is None else None
+        reply = self._fn(messages, params) if self._fn is not None else queued
         text = reply if isinstance(reply, str) else json.dumps(reply)
         prompt = sum(self.count_tokens(m["content"]) for m in messages)
         return Completion(text, prompt, self.count_tokens(text), 0.0)
