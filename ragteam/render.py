@@ -29,6 +29,9 @@ def answer_view(answer: Answer) -> Group:
         parts.append(cites)
     if answer.trace is not None:
         parts.append(Text(cost_line(answer.trace), style="dim"))
+        for step in answer.trace.steps:
+            if fid := step.meta.get("feedback_id"):
+                parts.append(Text(f"feedback: ragteam feedback {fid} --correct | --wrong"))
     return Group(*parts)
 
 

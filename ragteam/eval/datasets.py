@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ragteam.errors import InputError
+from ragteam.jsonl import read_objects
 
 AQA_AGENTS = ("nor", "oner", "ircot")
 
@@ -50,22 +49,6 @@ class AqaRecord:
         return Example(self.id, self.question, self.answers, type=self.complexity)
 
 
-def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    if not path.is_file():
-        raise InputError(f"no data file at {path}")
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
-            if not isinstance(row, dict):
-                raise InputError(f"{path}:{number}: expected a JSON object")
-            yield number, row
-
-
 def _strings(path: Path, number: int, row: dict[str, Any], key: str, required: bool) -> tuple:
     value = row.get(key)
     if value is None and not required:
@@ -86,7 +69,7 @@ def read_examples(path: str | Path) -> list[Example]:
     path = Path(path)
     examples: list[Example] = []
     seen: set[str] = set()
-    for number, row in _rows(path):
+    for number, row in read_objects(path):
         question = row.get("question")
         if not isinstance(question, str) or not question.strip():
             raise InputError(f"{path}:{number}: 'question' must be a non-empty string")
@@ -118,7 +101,7 @@ def read_aqa_log(path: str | Path) -> list[AqaRecord]:
     agent's predicted answer, seconds, steps and {em, f1, accuracy})."""
     path = Path(path)
     records = []
-    for number, row in _rows(path):
+    for number, row in read_objects(path):
         try:
             agents = {
                 name: AgentLog(

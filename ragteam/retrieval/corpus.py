@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ragteam.errors import InputError
+from ragteam.jsonl import read_objects
 from ragteam.types import Passage
 
 TEXT_SUFFIXES = (".txt", ".md")
@@ -34,18 +35,11 @@ def read_documents(src: str | Path) -> Iterator[Document]:
 
 
 def read_jsonl_documents(path: Path) -> Iterator[Document]:
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
-            if not isinstance(row, dict) or not isinstance(row.get("text"), str):
-                raise InputError(f"{path}:{number}: expected an object with a string 'text'")
-            doc_id = str(row.get("id", f"{path.stem}-{number}"))
-            yield Document(doc_id, str(row.get("title") or ""), row["text"])
+    for number, row in read_objects(path):
+        if not isinstance(row.get("text"), str):
+            raise InputError(f"{path}:{number}: expected an object with a string 'text'")
+        doc_id = str(row.get("id", f"{path.stem}-{number}"))
+        yield Document(doc_id, str(row.get("title") or ""), row["text"])
 
 
 def _read_folder(root: Path) -> Iterator[Document]:
