@@ -95,3 +95,11 @@ def test_aqa_table1_means_on_the_training_questions():
         for a in ("nor", "oner", "ircot")
     }
     assert means == pytest.approx({"nor": 0.347, "oner": 0.447, "ircot": 0.589}, abs=5e-4)
+
+
+def test_aqa_logs_load_as_examples_typed_by_complexity():
+    from ragteam.eval.datasets import load_dataset
+
+    examples = load_dataset(AQA / "test_aware_210_51_complete.jsonl")
+    assert len(examples) == 51 and {e.type for e in examples} == {"A", "B", "C"}
+    assert examples[0].answers and examples[0].question

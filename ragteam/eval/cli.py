@@ -37,7 +37,7 @@ def register(app: typer.Typer, friendly_errors, model_options_from) -> None:  # 
         no_cache: Annotated[bool, typer.Option("--no-cache")] = False,
     ) -> None:
         """Run strategies over a dataset; rerunning the same command resumes."""
-        from ragteam.eval.datasets import read_examples
+        from ragteam.eval.datasets import load_dataset
         from ragteam.eval.rundir import RunDir
         from ragteam.eval.runner import EvalPlan, run_eval
         from ragteam.llm import load_model
@@ -46,7 +46,7 @@ def register(app: typer.Typer, friendly_errors, model_options_from) -> None:  # 
         with friendly_errors():
             names = [s.strip() for s in strategy.split(",") if s.strip()]
             plan = EvalPlan(
-                examples=read_examples(data)[:limit],
+                examples=load_dataset(data)[:limit],
                 strategies=strategy_options(names, opt),
                 data_path=data,
                 workers=workers,

@@ -127,3 +127,13 @@ def read_aqa_log(path: str | Path) -> list[AqaRecord]:
             problem = f"{path}:{number}: not an AQA log record ({exc!r} missing or bad)"
             raise InputError(problem) from exc
     return records
+
+
+def load_dataset(path: str | Path) -> list[Example]:
+    """Examples from our normalized JSONL, or from an AQA log (recognized by its keys; the
+    complexity label becomes the question `type`)."""
+    path = Path(path)
+    first = next(read_objects(path), (0, {}))[1]
+    if "question_text" in first and "gold_answers" in first:
+        return [record.example() for record in read_aqa_log(path)]
+    return read_examples(path)
