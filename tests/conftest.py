@@ -99,3 +99,24 @@ def llama_server():
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
+
+
+@pytest.fixture(scope="session")
+def hotpot_bm25_dir(tmp_path_factory) -> Path:
+    """BM25 over the shared HotpotQA corpus (4,858 paragraphs; builds in seconds)."""
+    from ragteam.retrieval import build_index
+
+    corpus = SHARED / "data" / "hotpotqa" / "corpus.jsonl"
+    if not corpus.is_file():
+        pytest.skip(f"shared data not found at {corpus}")
+    out = tmp_path_factory.mktemp("idx") / "hotpot-bm25"
+    build_index(corpus, out, retriever="bm25", passage_words=0)
+    return out
+
+
+@pytest.fixture(scope="session")
+def dev3() -> list[dict]:
+    import json
+
+    path = SHARED / "data" / "hotpotqa" / "dev300.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()[:3]]

@@ -211,8 +211,9 @@ def test_parallel_backends_get_several_workers(bm25_index_dir, data, tmp_path):
 
     model = FakeModel(slow)
     model.parallel = True
-    rows = run_eval(plan_for(data, workers=4), RunDir(tmp_path / "p"), model,
-                    load_index(bm25_index_dir))
+    rows = run_eval(
+        plan_for(data, workers=4), RunDir(tmp_path / "p"), model, load_index(bm25_index_dir)
+    )
     assert len(rows) == 8 and peak[0] > 1
     serial = FakeModel(slow)  # parallel = False: one worker whatever is asked
     peak[0] = 0

@@ -13,10 +13,11 @@ from ragteam.errors import InputError, UnknownName
 from ragteam.strategies.adaptive import Adaptive
 from ragteam.strategies.base import Context, Strategy
 from ragteam.strategies.baselines import NoR, OneR
+from ragteam.strategies.ircot import IRCoT
 
 __all__ = ["Context", "Strategy", "available", "make_strategy"]
 
-BUILTIN: dict[str, type] = {cls.name: cls for cls in (NoR, OneR, Adaptive)}
+BUILTIN: dict[str, type] = {cls.name: cls for cls in (NoR, OneR, IRCoT, Adaptive)}
 
 
 def _registry() -> dict[str, type]:

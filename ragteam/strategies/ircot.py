@@ -1,0 +1,105 @@
+"""IRCoT: interleave retrieval with chain-of-thought (Trivedi et al.), as SPEC describes.
+
+Retrieve for the question; write one reasoning sentence; retrieve with that sentence and add the
+new passages; repeat until a sentence says "So the answer is: ..." or `max_steps` is reached, then
+read the answer off the reasoning (or ask for it once, OneR-style, over everything retrieved).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ragteam.llm.calls import complete_traced
+from ragteam.prompts import render
+from ragteam.retrieval import retrieve_traced
+from ragteam.strategies.base import (
+    Context,
+    cite,
+    clean_answer,
+    fit_passages,
+    fit_question,
+    format_passages,
+)
+from ragteam.strategies.baselines import STOP
+from ragteam.types import Answer, Passage
+
+ANSWER = re.compile(r"so the answer is\s*:?\s*(.+)", re.IGNORECASE | re.DOTALL)
+
+
+@dataclass
+class IRCoT:
+    name: ClassVar[str] = "ircot"
+    needs_index: ClassVar[bool] = True
+    k: int = 3
+    max_steps: int = 5
+    max_sentence_tokens: int = 48
+    max_answer_tokens: int = 48
+
+    def run(self, question: str, ctx: Context) -> Answer:
+        index = ctx.require_index(self.name)
+        asked = fit_question(ctx, question)
+        rounds: list[list[Passage]] = [
+            retrieve_traced(index, ctx.trace, "retriever", asked, self.k)
+        ]
+        seen = {p.id for p in rounds[0]}
+        sentences: list[str] = []
+        answer = ""
+        for _step in range(self.max_steps):
+            shown = self._shown(ctx, asked, rounds, sentences)
+            messages = render(
+                "ircot",
+                passages=format_passages(shown),
+                question=asked,
+                reasoning=" ".join(sentences) or "(none yet)",
+            )
+            reply = complete_traced(
+                ctx.model,
+                ctx.trace,
+                "reasoner",
+                messages,
+                max_tokens=self.max_sentence_tokens,
+                stop=STOP,
+            )
+            sentence = " ".join(reply.text.split())
+            if match := ANSWER.search(sentence):
+                answer = clean_answer(match.group(1))
+                sentences.append(sentence)
+                break
+            if not sentence or sentence in sentences:
+                ctx.trace.note("ircot", "the reasoner repeated itself or wrote nothing; stopping")
+                break
+            sentences.append(sentence)
+            found = retrieve_traced(index, ctx.trace, "retriever", sentence, self.k)
+            rounds.append([p for p in found if p.id not in seen])
+            seen |= {p.id for p in found}
+        everything = [p for group in rounds for p in group]
+        if not answer:
+            answer = self._read_answer(ctx, asked, rounds, sentences)
+        return Answer(question, answer, self.name, cite(everything, answer), ctx.trace)
+
+    def _shown(
+        self, ctx: Context, question: str, rounds: list[list[Passage]], sentences: list[str]
+    ) -> list[Passage]:
+        """Newest passages first, then older ones, trimmed to what the window holds."""
+        newest_first = [p for group in reversed(rounds) for p in group]
+        fixed = sum(
+            ctx.model.count_tokens(m["content"]) + 8
+            for m in render("ircot", passages="", question=question, reasoning=" ".join(sentences))
+        )
+        budget = ctx.model.context_length - self.max_sentence_tokens - fixed - 16
+        return fit_passages(ctx, newest_first, budget)
+
+    def _read_answer(
+        self, ctx: Context, question: str, rounds: list[list[Passage]], sentences: list[str]
+    ) -> str:
+        shown = self._shown(ctx, question, rounds, sentences)
+        context = format_passages(shown)
+        if sentences:
+            context += "\n\nReasoning: " + " ".join(sentences)
+        messages = render("oner", passages=context, question=question)
+        reply = complete_traced(
+            ctx.model, ctx.trace, "answerer", messages, max_tokens=self.max_answer_tokens, stop=STOP
+        )
+        return clean_answer(reply.text)

@@ -1,0 +1,68 @@
+"""IRCoT control flow on a scripted model and a real BM25 index."""
+
+from ragteam.api import answer
+from ragteam.llm import FakeModel
+from ragteam.retrieval import load_index
+
+QUESTION = "In which village was the engineer who built the Greyfin Lighthouse born?"
+
+
+def test_retrieves_again_with_each_sentence_until_the_answer(bm25_index_dir):
+    model = FakeModel(
+        [
+            "The Greyfin Lighthouse was built by the engineer Tomas Reddick.",
+            "Tomas Reddick was born in Skarn. So the answer is: Skarn.",
+        ]
+    )
+    result = answer(QUESTION, index=bm25_index_dir, strategy="ircot", model=model)
+    assert result.text == "Skarn"
+    steps = [(s.kind, s.role) for s in result.trace.steps]
+    assert steps == [
+        ("retrieve", "retriever"),
+        ("llm", "reasoner"),
+        ("retrieve", "retriever"),
+        ("llm", "reasoner"),
+    ]
+    assert result.trace.steps[2].input["query"].startswith("The Greyfin Lighthouse was built")
+    second_prompt = model.calls[1]["messages"][-1]["content"]
+    assert "Reasoning so far: The Greyfin Lighthouse was built" in second_prompt
+    index = load_index(bm25_index_dir)
+    seen = {h["id"] for s in result.trace.steps if s.kind == "retrieve" for h in s.output}
+    assert result.citations and all(c.passage_id in seen for c in result.citations)
+    assert all("Skarn" in index.passage(c.passage_id).text for c in result.citations)
+
+
+def test_step_limit_then_the_answer_is_read_off(bm25_index_dir):
+    replies = [f"Fact number {i} about lighthouses." for i in range(3)] + ["Skarn"]
+    model = FakeModel(replies)
+    result = answer(
+        QUESTION, index=bm25_index_dir, strategy="ircot", model=model, options={"max_steps": 3}
+    )
+    assert result.text == "Skarn"
+    roles = [s.role for s in result.trace.steps if s.kind == "llm"]
+    assert roles == ["reasoner"] * 3 + ["answerer"]
+    assert "Reasoning: Fact number 0" in model.calls[-1]["messages"][-1]["content"]
+
+
+def test_a_repeated_sentence_stops_the_loop(bm25_index_dir):
+    model = FakeModel(["Reddick built it.", "Reddick built it.", "Tomas Reddick"])
+    result = answer(
+        QUESTION, index=bm25_index_dir, strategy="ircot", model=model, options={"max_steps": 8}
+    )
+    assert len(model.calls) == 3 and result.text == "Tomas Reddick"
+    assert any(s.kind == "note" and "repeated" in s.output for s in result.trace.steps)
+
+
+def test_prompts_fit_the_window(bm25_index_dir):
+    long_sentence = "word " * 40
+    model = FakeModel([f"{long_sentence} {i}" for i in range(6)] + ["x"], context_length=2048)
+    answer(
+        QUESTION,
+        index=bm25_index_dir,
+        strategy="ircot",
+        model=model,
+        options={"max_steps": 6, "k": 5},
+    )
+    for call in model.calls:
+        used = sum(model.count_tokens(m["content"]) + 8 for m in call["messages"])
+        assert used + call["max_tokens"] <= 2048

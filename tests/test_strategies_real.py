@@ -1,0 +1,26 @@
+"""Multi-step strategies on the real embedded model over HotpotQA (dev300, first 3 questions)."""
+
+import pytest
+
+from ragteam.api import answer
+from ragteam.retrieval import load_index
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.mark.parametrize("strategy", ["ircot"])
+def test_answers_with_a_well_formed_trace(strategy, hotpot_bm25_dir, dev3, embedded_model):
+    index = load_index(hotpot_bm25_dir)
+    for q in dev3:
+        result = answer(q["question"], index=index, strategy=strategy, model=embedded_model)
+        steps = result.trace.steps
+        assert steps[0].kind == "retrieve"
+        llm = [s for s in steps if s.kind == "llm"]
+        assert llm and all(s.prompt_tokens > 0 and s.output is not None for s in llm)
+        assert all(s.prompt_tokens + 48 <= embedded_model.context_length for s in llm)
+        retrieved = {h["id"] for s in steps if s.kind == "retrieve" for h in s.output}
+        assert result.citations
+        assert all(
+            c.passage_id in retrieved and index.passage(c.passage_id) for c in result.citations
+        )
+        assert result.trace.totals()["llm_calls"] == len(llm) <= 6
