@@ -80,7 +80,8 @@ def test_render_canonical_text_exactly():
     assert render(t) == (
         "<|Reconstructor|>:\nSearch(a b; c)</eor>\n\n"
         "<retrieval>[1] T1\nx y\n[2] T2\nz</retrieval>\n\n"
-        "<|Locator|>:\n[Relevant]: [1] T1\nx y\n[Irrelevant]: [2] Lacking Supporting Facts</eol>\n\n"
+        "<|Locator|>:\n[Relevant]: [1] T1\nx y\n"
+        "[Irrelevant]: [2] Lacking Supporting Facts</eol>\n\n"
         "<|Generator|>:\nans\n[Cite]: [1]</eog>"
     )
     assert render_prompt("Q?") == "<|Instruction|>:\nQ?</eoi>\n\n"

@@ -2,12 +2,14 @@
 
 Self-contained on purpose: the trajectory-learning recipe builds its training data on it.
 
-Prompt: `<|Instruction|>:\\n{instruction}` (+ `\\n\\n<|Input|>:\\n{input}`), ending in `</eoi>\\n\\n`.
+Prompt: `<|Instruction|>:\\n{instruction}` (+ `\\n\\n<|Input|>:\\n{input}`), ending in
+`</eoi>\\n\\n`.
 Long trajectory (canonical form, as `render` writes it):
 
     <|Reconstructor|>:\\nSearch(intent 1; intent 2)</eor>\\n\\n
     <retrieval>[1] Title\\npassage text\\n[2] Title\\npassage text</retrieval>\\n\\n
-    <|Locator|>:\\n[Relevant]: [1] Title\\nfact\\n[Irrelevant]: [2] Lacking Supporting Facts</eol>\\n\\n
+    <|Locator|>:\\n[Relevant]: [1] Title\\nfact\\n
+    [Irrelevant]: [2] Lacking Supporting Facts</eol>\\n\\n
     <|Generator|>:\\nanswer\\n[Cite]: [1]</eog>
 
 The parser also accepts the variants in the released examples: `<|Locator|>` without the colon,
