@@ -1,12 +1,13 @@
 """Prompt templates shipped as package data.
 
 A template file holds chat turns, each opened by a line `### system`, `### user` or
-`### assistant`; `{name}` placeholders are filled by `render`.
+`### assistant`; `{name}` slots are filled by `render`.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 from importlib import resources
 
 from ragteam.errors import RagteamError
@@ -32,5 +33,13 @@ def load_prompt(name: str) -> tuple[tuple[str, str], ...]:
     return tuple((role, "\n".join(lines).strip()) for role, lines in turns)
 
 
+_SLOT = re.compile(r"\{([a-z_]+)\}")
+
+
 def render(name: str, **values: str) -> list[Message]:
-    return [{"role": role, "content": body.format(**values)} for role, body in load_prompt(name)]
+    """Fill `{slot}`s named in `values` in one pass; other braces (JSON examples) stay as they
+    are, and text inside the values is never treated as a slot."""
+    return [
+        {"role": role, "content": _SLOT.sub(lambda m: values.get(m.group(1), m.group(0)), body)}
+        for role, body in load_prompt(name)
+    ]

@@ -14,10 +14,11 @@ from ragteam.strategies.adaptive import Adaptive
 from ragteam.strategies.base import Context, Strategy
 from ragteam.strategies.baselines import NoR, OneR
 from ragteam.strategies.ircot import IRCoT
+from ragteam.strategies.smart import Smart
 
 __all__ = ["Context", "Strategy", "available", "make_strategy"]
 
-BUILTIN: dict[str, type] = {cls.name: cls for cls in (NoR, OneR, IRCoT, Adaptive)}
+BUILTIN: dict[str, type] = {cls.name: cls for cls in (NoR, OneR, IRCoT, Smart, Adaptive)}
 
 
 def _registry() -> dict[str, type]:

@@ -1,0 +1,137 @@
+"""SMART's four roles for modular inference: each is a prompt, a JSON schema and a check."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ragteam.llm.base import ChatModel
+from ragteam.llm.calls import complete_json
+from ragteam.prompts import render
+from ragteam.trace import Trace
+from ragteam.types import Passage
+
+INTENTS_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "intents": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1, "maxLength": 120},
+            "minItems": 1,
+            "maxItems": 4,
+        }
+    },
+    "required": ["intents"],
+}
+LOCATOR_SCHEMA = {
+    "type": "object",
+    "properties": {"relevant": {"type": "boolean"}, "fact": {"type": "string", "maxLength": 400}},
+    "required": ["relevant", "fact"],
+}
+GENERATOR_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "answer": {"type": "string", "maxLength": 100},
+        "citations": {"type": "array", "items": {"type": "integer"}, "maxItems": 8},
+    },
+    "required": ["answer", "citations"],
+}
+
+
+def squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+def fact_in_passage(fact: str, passage_text: str) -> bool:
+    """A located fact must be copied from its passage (whitespace and a final period aside)."""
+    needle = squash(fact).rstrip(".")
+    return bool(needle) and needle in squash(passage_text)
+
+
+def reconstruct(model: ChatModel, trace: Trace, question: str, max_intents: int) -> list[str]:
+    """Search intents for the request (deduplicated, at most `max_intents`)."""
+    value = complete_json(
+        model,
+        trace,
+        "reconstructor",
+        render("smart_reconstructor", question=question),
+        INTENTS_SCHEMA,
+        max_tokens=96,
+    )
+    intents = list(dict.fromkeys(i.strip() for i in value["intents"] if i.strip()))
+    return intents[:max_intents]
+
+
+@dataclass
+class Located:
+    number: int  # [n] as shown to the generator
+    passage: Passage
+    relevant: bool
+    fact: str
+
+
+def locate(model: ChatModel, trace: Trace, question: str, number: int, passage: Passage) -> Located:
+    """Judge one passage; an invented fact (not a substring of the passage) is a parse failure
+    that the model is shown and may correct once."""
+
+    def check(value: dict[str, Any]) -> str | None:
+        if value["relevant"] and not fact_in_passage(value["fact"], passage.text):
+            return "the fact must be copied word for word from the passage"
+        return None
+
+    value = complete_json(
+        model,
+        trace,
+        "locator",
+        render(
+            "smart_locator",
+            question=question,
+            number=str(number),
+            title=passage.title,
+            text=passage.text,
+        ),
+        LOCATOR_SCHEMA,
+        max_tokens=96,
+        check=check,
+    )
+    fact = squash(value["fact"]) if value["relevant"] else ""
+    return Located(number, passage, bool(value["relevant"]), fact)
+
+
+def generate(
+    model: ChatModel,
+    trace: Trace,
+    question: str,
+    facts: list[tuple[int, str, str]],
+    max_tokens: int = 64,
+) -> tuple[str, list[int]]:
+    """Answer from (number, title, fact-or-text) triples; with none, from the request alone."""
+    if not facts:
+        value = complete_json(
+            model,
+            trace,
+            "generator",
+            render("smart_direct", question=question),
+            GENERATOR_SCHEMA,
+            max_tokens=max_tokens,
+        )
+        return value["answer"].strip(), []
+    shown = "\n".join(f"[{n}] {title}: {text}" for n, title, text in facts)
+    allowed = {n for n, _, _ in facts}
+
+    def check(value: dict[str, Any]) -> str | None:
+        wrong = [c for c in value["citations"] if c not in allowed]
+        return (
+            f"citations {wrong} are not among the fact numbers {sorted(allowed)}" if wrong else None
+        )
+
+    value = complete_json(
+        model,
+        trace,
+        "generator",
+        render("smart_generator", facts=shown, question=question),
+        GENERATOR_SCHEMA,
+        max_tokens=max_tokens,
+        check=check,
+    )
+    return value["answer"].strip(), list(dict.fromkeys(value["citations"]))

@@ -1,0 +1,106 @@
+"""SMART, modular inference: intent reconstructor -> retriever -> fact locator -> generator.
+
+Ablations as options: `reconstructor=False` retrieves with the question itself, `locator=False`
+gives the generator the raw passages, `retrieve=False` is the generator alone. A role that fails
+(invalid JSON after the retry) is recorded in the trace and the pipeline degrades: no intents ->
+retrieve with the question; a passage the locator cannot judge -> the generator sees it raw; no
+generator answer -> an empty answer with the failure in the trace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ragteam.agents import smart as roles
+from ragteam.agents.smart_format import Judgement, Trajectory, render
+from ragteam.errors import ParseError
+from ragteam.retrieval import retrieve_traced
+from ragteam.strategies.base import Context, fit_passages, fit_question, fit_text
+from ragteam.types import Answer, Citation, Passage
+
+
+@dataclass
+class Smart:
+    name: ClassVar[str] = "smart"
+    needs_index: ClassVar[bool] = True
+    k: int = 3
+    max_intents: int = 3
+    reconstructor: bool = True
+    locator: bool = True
+    retrieve: bool = True
+    max_answer_tokens: int = 80
+
+    def run(self, question: str, ctx: Context) -> Answer:
+        asked = fit_question(ctx, question)
+        trajectory = Trajectory()
+        passages: list[Passage] = []
+        facts: list[tuple[int, str, str]] = []
+        if self.retrieve:
+            trajectory.intents = self._intents(ctx, asked)
+            passages = self._passages(ctx, trajectory.intents)
+            trajectory.passages = [(p.title, p.text) for p in passages]
+            facts = self._facts(ctx, asked, passages, trajectory)
+        try:
+            text, numbers = roles.generate(
+                ctx.model, ctx.trace, asked, facts, self.max_answer_tokens
+            )
+        except ParseError as exc:
+            ctx.trace.note("smart", f"generator failed: {exc.reason}; no answer")
+            text, numbers = "", []
+        trajectory.answer, trajectory.citations = text, numbers
+        ctx.trace.note("smart", "trajectory in SMART's format", trajectory=render(trajectory))
+        cited = [passages[n - 1] for n in numbers if 0 < n <= len(passages)]
+        return Answer(
+            question, text, self.name, [Citation(p.id, p.title, p.doc_id) for p in cited], ctx.trace
+        )
+
+    def _intents(self, ctx: Context, question: str) -> list[str]:
+        if not self.reconstructor:
+            return [question]
+        try:
+            intents = roles.reconstruct(ctx.model, ctx.trace, question, self.max_intents)
+        except ParseError as exc:
+            ctx.trace.note("smart", f"reconstructor failed ({exc.reason}); using the question")
+            return [question]
+        return intents or [question]
+
+    def _passages(self, ctx: Context, intents: list[str]) -> list[Passage]:
+        index = ctx.require_index(self.name)
+        found: dict[str, Passage] = {}
+        for intent in intents:
+            for p in retrieve_traced(index, ctx.trace, "retriever", intent, self.k):
+                found.setdefault(p.id, p)
+        room = ctx.model.context_length // 2  # one passage must fit a locator prompt easily
+        return [
+            Passage(p.id, p.title, fit_text(ctx.model, p.text, room)[0], p.doc_id, p.score)
+            for p in found.values()
+        ]
+
+    def _facts(
+        self, ctx: Context, question: str, passages: list[Passage], trajectory: Trajectory
+    ) -> list[tuple[int, str, str]]:
+        """(number, title, text) for the generator: located facts, plus raw passages the
+        locator could not judge (or all raw passages without a locator)."""
+        numbered = list(enumerate(passages, start=1))
+        if not self.locator:
+            return self._fit(ctx, [(n, p.title, p.text) for n, p in numbered])
+        facts: list[tuple[int, str, str]] = []
+        for n, p in numbered:
+            try:
+                located = roles.locate(ctx.model, ctx.trace, question, n, p)
+            except ParseError as exc:
+                ctx.trace.note("smart", f"locator failed on [{n}] ({exc.reason}); passing it raw")
+                facts.append((n, p.title, p.text))
+                continue
+            trajectory.judgements.append(
+                Judgement(n, p.title if located.relevant else "", located.relevant, located.fact)
+            )
+            if located.relevant:
+                facts.append((n, p.title, located.fact))
+        return self._fit(ctx, facts)
+
+    def _fit(self, ctx: Context, facts: list[tuple[int, str, str]]) -> list[tuple[int, str, str]]:
+        budget = ctx.model.context_length - self.max_answer_tokens - 400
+        as_passages = [Passage(str(n), title, text) for n, title, text in facts]
+        return [(int(p.id), p.title, p.text) for p in fit_passages(ctx, as_passages, budget)]

@@ -1,0 +1,175 @@
+"""SMART's pipeline on a scripted model and a real BM25 index: every branch."""
+
+import json
+
+from ragteam.agents.smart_format import parse
+from ragteam.api import answer
+from ragteam.llm import FakeModel
+from ragteam.retrieval import load_index
+
+QUESTION = "In which village was the engineer who built the Greyfin Lighthouse born?"
+
+
+def role_of(messages):
+    system = messages[0]["content"]
+    for key, role in [
+        ("search queries", "reconstructor"),
+        ("judge whether", "locator"),
+        ("from the numbered facts", "generator"),
+        ("own knowledge", "direct"),
+    ]:
+        if key in system:
+            return role
+    raise AssertionError(system)
+
+
+def scripted(reconstructor=None, locator=None, generator=None, direct=None):
+    def reply(messages, params):
+        role = role_of(messages)
+        handler = {
+            "reconstructor": reconstructor,
+            "locator": locator,
+            "generator": generator,
+            "direct": direct,
+        }[role]
+        return handler(messages) if callable(handler) else handler
+
+    return FakeModel(reply)
+
+
+def passage_of(messages):
+    line = [ln for ln in messages[-1]["content"].splitlines() if ln.startswith("Passage:")][0]
+    return line
+
+
+def truthful_locator(messages):
+    line = passage_of(messages)
+    for fact in (
+        "It was built in 1784 by the engineer Tomas Reddick.",
+        "Tomas Reddick was an engineer born in 1742 in the village of Skarn on the island of Loth.",
+    ):
+        if fact in line:
+            return {"relevant": True, "fact": fact}
+    return {"relevant": False, "fact": ""}
+
+
+def test_full_pipeline_locates_facts_and_cites(bm25_index_dir):
+    model = scripted(
+        reconstructor={
+            "intents": [
+                "builder of the Greyfin Lighthouse",
+                "birthplace of Tomas Reddick",
+                "builder of the Greyfin Lighthouse",
+            ]
+        },
+        locator=truthful_locator,
+        generator=lambda m: {
+            "answer": "Skarn",
+            "citations": [int(ln[1]) for ln in m[-1]["content"].splitlines() if ln.startswith("[")],
+        },
+    )
+    result = answer(QUESTION, index=bm25_index_dir, strategy="smart", model=model)
+    assert result.text == "Skarn"
+    retrieves = [s for s in result.trace.steps if s.kind == "retrieve"]
+    assert [s.input["query"] for s in retrieves] == [
+        "builder of the Greyfin Lighthouse",
+        "birthplace of Tomas Reddick",
+    ]
+    shown = {h["id"] for s in retrieves for h in s.output}
+    locator_calls = [s for s in result.trace.steps if s.role == "locator"]
+    assert len(locator_calls) == len(shown)  # deduplicated across intents
+    titles = {c.title for c in result.citations}
+    assert titles == {"Greyfin Lighthouse", "Tomas Reddick"}
+    index = load_index(bm25_index_dir)
+    assert all(c.passage_id in shown and index.passage(c.passage_id) for c in result.citations)
+    generator_prompt = model.calls[-1]["messages"][-1]["content"]
+    assert "It was built in 1784 by the engineer Tomas Reddick." in generator_prompt
+    note = [s for s in result.trace.steps if s.role == "smart" and "trajectory" in s.meta][0]
+    trajectory = parse(note.meta["trajectory"])
+    assert trajectory.answer == "Skarn" and len(trajectory.intents) == 2
+    assert sum(j.relevant for j in trajectory.judgements) == 2
+
+
+def test_invented_fact_is_rejected_and_the_passage_goes_raw(bm25_index_dir):
+    model = scripted(
+        reconstructor={"intents": ["Greyfin Lighthouse builder"]},
+        locator={"relevant": True, "fact": "The lighthouse was made of cheese."},
+        generator={"answer": "Tomas Reddick", "citations": [1]},
+    )
+    result = answer(
+        "Who built the Greyfin Lighthouse?",
+        index=bm25_index_dir,
+        strategy="smart",
+        model=model,
+        options={"k": 2},
+    )
+    failures = result.trace.parse_failures_by_role()
+    assert failures == {"locator": 4}  # 2 passages x (first try + retry)
+    assert "word for word" in model.calls[2]["messages"][-1]["content"]
+    notes = [s.output for s in result.trace.steps if s.kind == "note"]
+    assert sum("passing it raw" in n for n in notes) == 2
+    generator_prompt = model.calls[-1]["messages"][-1]["content"]
+    assert "stands on the northern cape" in generator_prompt  # raw passage text
+    assert result.text == "Tomas Reddick" and len(result.citations) == 1
+
+
+def test_nothing_relevant_means_answering_from_the_question(bm25_index_dir):
+    model = scripted(
+        reconstructor={"intents": ["x"]},
+        locator={"relevant": False, "fact": ""},
+        direct={"answer": "no idea", "citations": []},
+    )
+    result = answer(QUESTION, index=bm25_index_dir, strategy="smart", model=model)
+    assert result.text == "no idea" and result.citations == []
+    assert role_of(model.calls[-1]["messages"]) == "direct"
+
+
+def test_ablations(bm25_index_dir):
+    model = scripted(
+        generator={"answer": "Skarn", "citations": [2]}, direct={"answer": "Skarn", "citations": []}
+    )
+    result = answer(
+        QUESTION,
+        index=bm25_index_dir,
+        strategy="smart",
+        model=model,
+        options={"reconstructor": False, "locator": False},
+    )
+    roles = [role_of(c["messages"]) for c in model.calls]
+    assert roles == ["generator"]
+    assert result.trace.steps[0].input["query"] == QUESTION
+    assert len(result.citations) == 1
+    only = scripted(direct={"answer": "Skarn", "citations": []})
+    result = answer(
+        QUESTION, index=bm25_index_dir, strategy="smart", model=only, options={"retrieve": False}
+    )
+    assert [s.kind for s in result.trace.steps if s.kind != "note"] == ["llm"]
+
+
+def test_failing_reconstructor_and_generator_degrade_visibly(bm25_index_dir):
+    model = scripted(
+        reconstructor="not json", locator={"relevant": False, "fact": ""}, direct="still not json"
+    )
+    result = answer(QUESTION, index=bm25_index_dir, strategy="smart", model=model)
+    assert result.text == "" and result.citations == []
+    assert result.trace.parse_failures_by_role() == {"reconstructor": 2, "generator": 2}
+    notes = " ".join(s.output for s in result.trace.steps if s.kind == "note")
+    assert "reconstructor failed" in notes and "generator failed" in notes
+    assert [s for s in result.trace.steps if s.kind == "retrieve"][0].input["query"] == QUESTION
+
+
+def test_citations_outside_the_facts_are_repaired_or_refused(bm25_index_dir):
+    def generator(messages):
+        if len(messages) == 4:  # first try: cite a fact that does not exist
+            return {"answer": "Skarn", "citations": [42]}
+        facts = messages[3]["content"]  # the real request, before the bad reply and the repair
+        return {"answer": "Skarn", "citations": [int(facts.split("Facts:\n[")[1].split("]")[0])]}
+
+    model = scripted(
+        reconstructor={"intents": ["Greyfin"]}, locator=truthful_locator, generator=generator
+    )
+    result = answer(
+        "Who built the Greyfin Lighthouse?", index=bm25_index_dir, strategy="smart", model=model
+    )
+    assert result.trace.parse_failures_by_role() == {"generator": 1}
+    assert "not among the fact numbers" in json.dumps(model.calls[-1]["messages"])
