@@ -8,7 +8,11 @@ from ragteam.retrieval import load_index
 pytestmark = pytest.mark.integration
 
 
-OPTIONS = {"ircot": {"max_steps": 3}, "smart": {"k": 2, "max_intents": 2}}
+OPTIONS = {
+    "ircot": {"max_steps": 3},
+    "smart": {"k": 2, "max_intents": 2},
+    "marag": {"k": 2, "max_steps": 2},
+}
 
 
 @pytest.mark.parametrize("strategy", sorted(OPTIONS))

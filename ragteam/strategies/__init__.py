@@ -14,11 +14,12 @@ from ragteam.strategies.adaptive import Adaptive
 from ragteam.strategies.base import Context, Strategy
 from ragteam.strategies.baselines import NoR, OneR
 from ragteam.strategies.ircot import IRCoT
+from ragteam.strategies.marag import MARAG
 from ragteam.strategies.smart import Smart
 
 __all__ = ["Context", "Strategy", "available", "make_strategy"]
 
-BUILTIN: dict[str, type] = {cls.name: cls for cls in (NoR, OneR, IRCoT, Smart, Adaptive)}
+BUILTIN: dict[str, type] = {cls.name: cls for cls in (NoR, OneR, IRCoT, Smart, MARAG, Adaptive)}
 
 
 def _registry() -> dict[str, type]:

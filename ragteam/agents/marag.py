@@ -1,0 +1,171 @@
+"""MA-RAG's roles (planner, step definer, extractor, QA agent, summary) and the authors' state
+objects. Each role is a prompt, a JSON schema and a typed result."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ragteam.llm.base import ChatModel
+from ragteam.llm.calls import complete_json
+from ragteam.prompts import render
+from ragteam.trace import Trace
+
+TEXT = {"type": "string", "maxLength": 300}
+SHORT = {"type": "string", "maxLength": 100}
+PLAN_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "analysis": TEXT,
+        "steps": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1, "maxLength": 200},
+            "maxItems": 8,
+        },
+    },
+    "required": ["analysis", "steps"],
+}
+STEP_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "type": {"enum": ["question-answering", "aggregate"]},
+        "task": {"type": "string", "minLength": 1, "maxLength": 200},
+    },
+    "required": ["type", "task"],
+}
+NOTE_SCHEMA = {"type": "object", "properties": {"note": TEXT}, "required": ["note"]}
+QA_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "analysis": TEXT,
+        "answer": SHORT,
+        "success": {"enum": ["yes", "no"]},
+        "rating": {"type": "integer", "minimum": 0, "maximum": 10},
+    },
+    "required": ["analysis", "answer", "success", "rating"],
+}
+SUMMARY_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "output": TEXT,
+        "answer": SHORT,
+        "score": {"type": "integer", "minimum": 0, "maximum": 10},
+    },
+    "required": ["output", "answer", "score"],
+}
+
+
+@dataclass
+class PlanState:
+    analysis: str
+    step: list[str]
+
+
+@dataclass
+class StepTaskState:
+    type: Literal["question-answering", "aggregate"]
+    task: str
+
+
+@dataclass
+class QAAnswerState:
+    analysis: str
+    answer: str
+    success: Literal["yes", "no"]
+    rating: int
+
+
+@dataclass
+class RagState:
+    question: str
+    documents: list[str] = field(default_factory=list)
+    doc_ids: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    final_raw_answer: QAAnswerState | None = None
+
+
+@dataclass
+class PlanExecState:
+    original_question: str
+    plan: list[str] = field(default_factory=list)
+    step_question: list[StepTaskState] = field(default_factory=list)
+    step_output: list[QAAnswerState] = field(default_factory=list)
+    step_docs_ids: list[list[str]] = field(default_factory=list)
+    step_notes: list[list[str]] = field(default_factory=list)
+    plan_summary: str = ""
+    stop: bool = False
+
+    def history(self) -> list[tuple[str, str]]:
+        """(step query, step answer) pairs: all that passes forward between steps."""
+        return [
+            (q.task, a.answer) for q, a in zip(self.step_question, self.step_output, strict=False)
+        ]
+
+
+def plan(model: ChatModel, trace: Trace, question: str) -> PlanState:
+    value = complete_json(
+        model,
+        trace,
+        "planner",
+        render("marag_planner", question=question),
+        PLAN_SCHEMA,
+        max_tokens=200,
+    )
+    steps = [s.strip() for s in value["steps"] if s.strip()]
+    return PlanState(value["analysis"], steps)
+
+
+def define_step(model: ChatModel, trace: Trace, state: PlanExecState, step: str) -> StepTaskState:
+    plan_text = " ".join(f"{i}. {s}" for i, s in enumerate(state.plan, start=1))
+    history = "; ".join(f"{q} -> {a}" for q, a in state.history()) or "none"
+    value = complete_json(
+        model,
+        trace,
+        "step_definer",
+        render(
+            "marag_step",
+            question=state.original_question,
+            plan=plan_text,
+            history=history,
+            step=step,
+        ),
+        STEP_SCHEMA,
+        max_tokens=120,
+    )
+    return StepTaskState(value["type"], value["task"].strip())
+
+
+def extract(model: ChatModel, trace: Trace, task: str, document: str) -> str:
+    value = complete_json(
+        model,
+        trace,
+        "extractor",
+        render("marag_extractor", task=task, document=document),
+        NOTE_SCHEMA,
+        max_tokens=120,
+    )
+    return value["note"].strip()
+
+
+def answer_step(model: ChatModel, trace: Trace, task: str, notes: list[str]) -> QAAnswerState:
+    shown = "\n".join(f"- {n}" for n in notes) or "- (no notes)"
+    value = complete_json(
+        model, trace, "qa", render("marag_qa", task=task, notes=shown), QA_SCHEMA, max_tokens=160
+    )
+    return QAAnswerState(
+        value["analysis"], value["answer"].strip(), value["success"], int(value["rating"])
+    )
+
+
+def summarize(model: ChatModel, trace: Trace, state: PlanExecState) -> str:
+    steps = "\n".join(f"- {q} -> {a}" for q, a in state.history()) or "- (no steps)"
+    value = complete_json(
+        model,
+        trace,
+        "summary",
+        render("marag_summary", question=state.original_question, steps=steps),
+        SUMMARY_SCHEMA,
+        max_tokens=160,
+    )
+    state.plan_summary = value["output"]
+    return value["answer"].strip()

@@ -1,0 +1,142 @@
+"""MA-RAG: planner -> per step (step definer -> retrieval -> extractor notes -> QA agent) ->
+summary. Aggregate steps answer from earlier step answers without retrieval. Stops when every step
+is done or a step reports no success; bounded by `max_steps` and `max_calls`.
+
+Failures degrade, never crash: no plan -> one step, the question itself; no step definition ->
+the plan's step text as a question; an unreadable note -> that document is skipped; a failed QA
+step -> stop with what is known; a failed summary -> the last step's answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ragteam.agents import marag as roles
+from ragteam.errors import ParseError
+from ragteam.retrieval import retrieve_traced
+from ragteam.strategies.base import Context, fit_question, fit_text
+from ragteam.types import Answer, Citation, Passage
+
+
+class _Budget(Exception):
+    """Raised when the next call would pass `max_calls`."""
+
+
+@dataclass
+class MARAG:
+    name: ClassVar[str] = "marag"
+    needs_index: ClassVar[bool] = True
+    k: int = 5
+    max_steps: int = 4
+    max_calls: int = 40
+    document_tokens: int = 400
+    define_first: bool = False  # the first step has no earlier answers to fold in: skip a call
+
+    def run(self, question: str, ctx: Context) -> Answer:
+        asked = fit_question(ctx, question)
+        state = roles.PlanExecState(asked, plan=self._plan(ctx, asked))
+        cited: dict[str, Passage] = {}
+        try:
+            for step in state.plan:
+                self._spend(ctx, 1)
+                task = self._define(ctx, state, step)
+                output, docs, notes = self._execute(ctx, state, task)
+                state.step_question.append(task)
+                state.step_output.append(output)
+                state.step_docs_ids.append([p.id for p in docs])
+                state.step_notes.append(notes)
+                cited.update({p.id: p for p, n in zip(docs, notes, strict=True) if n})
+                if output.success == "no":
+                    state.stop = True
+                    ctx.trace.note("marag", f"step '{task.task}' reported no success; stopping")
+                    break
+            self._spend(ctx, 1)
+            final = self._summarize(ctx, state)
+        except _Budget:
+            ctx.trace.note("marag", f"stopped at the call limit ({self.max_calls})")
+            final = state.step_output[-1].answer if state.step_output else ""
+        ctx.trace.note(
+            "marag",
+            "final state",
+            steps=[
+                {
+                    "task": q.task,
+                    "type": q.type,
+                    "answer": a.answer,
+                    "success": a.success,
+                    "rating": a.rating,
+                    "docs": d,
+                }
+                for q, a, d in zip(
+                    state.step_question, state.step_output, state.step_docs_ids, strict=False
+                )
+            ],
+        )
+        citations = [Citation(p.id, p.title, p.doc_id) for p in cited.values()]
+        return Answer(question, final, self.name, citations, ctx.trace)
+
+    def _spend(self, ctx: Context, calls: int) -> None:
+        if ctx.trace.totals()["llm_calls"] + calls > self.max_calls:
+            raise _Budget
+
+    def _plan(self, ctx: Context, question: str) -> list[str]:
+        try:
+            steps = roles.plan(ctx.model, ctx.trace, question).step
+        except ParseError as exc:
+            ctx.trace.note("marag", f"planner failed ({exc.reason}); one step: the question")
+            return [question]
+        if not steps:
+            ctx.trace.note("marag", "the plan has no steps; one step: the question")
+            return [question]
+        if len(steps) > self.max_steps:
+            ctx.trace.note("marag", f"the plan has {len(steps)} steps; keeping {self.max_steps}")
+        return steps[: self.max_steps]
+
+    def _define(self, ctx: Context, state: roles.PlanExecState, step: str) -> roles.StepTaskState:
+        if not state.step_output and not self.define_first:
+            return roles.StepTaskState("question-answering", step)
+        try:
+            return roles.define_step(ctx.model, ctx.trace, state, step)
+        except ParseError as exc:
+            ctx.trace.note("marag", f"step definer failed ({exc.reason}); asking the step as is")
+            return roles.StepTaskState("question-answering", step)
+
+    def _execute(
+        self, ctx: Context, state: roles.PlanExecState, task: roles.StepTaskState
+    ) -> tuple[roles.QAAnswerState, list[Passage], list[str]]:
+        docs: list[Passage] = []
+        notes: list[str] = []
+        if task.type == "aggregate":
+            notes_for_qa = [f"{q} -> {a}" for q, a in state.history()]
+        else:
+            docs = retrieve_traced(
+                ctx.require_index(self.name), ctx.trace, "retriever", task.task, self.k
+            )
+            self._spend(ctx, len(docs) + 1)
+            for p in docs:
+                notes.append(self._note(ctx, task.task, p))
+            notes_for_qa = [n for n in notes if n]
+        try:
+            output = roles.answer_step(ctx.model, ctx.trace, task.task, notes_for_qa)
+        except ParseError as exc:
+            ctx.trace.note("marag", f"QA agent failed ({exc.reason}); stopping")
+            output = roles.QAAnswerState("", "", "no", 0)
+        return output, docs, notes
+
+    def _note(self, ctx: Context, task: str, passage: Passage) -> str:
+        document = f"{passage.title}: {fit_text(ctx.model, passage.text, self.document_tokens)[0]}"
+        try:
+            return roles.extract(ctx.model, ctx.trace, task, document)
+        except ParseError as exc:
+            ctx.trace.note("marag", f"extractor failed on {passage.id} ({exc.reason}); skipped")
+            return ""
+
+    def _summarize(self, ctx: Context, state: roles.PlanExecState) -> str:
+        if not state.step_output:
+            return ""
+        try:
+            return roles.summarize(ctx.model, ctx.trace, state)
+        except ParseError as exc:
+            ctx.trace.note("marag", f"summary failed ({exc.reason}); using the last step answer")
+            return state.step_output[-1].answer
