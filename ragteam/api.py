@@ -34,10 +34,12 @@ def answer(
     model: str | ChatModel | None = None,
     options: dict[str, Any] | None = None,
     model_options: ModelOptions | None = None,
+    role_models: dict[str, str | ChatModel] | None = None,
 ) -> Answer:
     """Answer one question. `index` is a directory built by `ragteam index build` (or a loaded
     `Index`); `model` a spec such as "embedded", "path/to/model.gguf", "openai:NAME" or a model
-    object; `options` the strategy's own options (e.g. {"k": 5})."""
+    object; `options` the strategy's own options (e.g. {"k": 5}); `role_models` overrides the
+    model of single agent roles, e.g. {"planner": "openai:qwen2.5-7b"}."""
     question = check_question(question)
     runner = make_strategy(strategy, options)
     loaded = index if isinstance(index, Index) or index is None else load_index(index)
@@ -48,4 +50,8 @@ def answer(
         if model is not None and not isinstance(model, str)
         else load_model(model, model_options)
     )
-    return runner.run(question, Context(chat, loaded, Trace()))
+    overrides = {
+        role: spec if not isinstance(spec, str) else load_model(spec, model_options)
+        for role, spec in (role_models or {}).items()
+    }
+    return runner.run(question, Context(chat, loaded, Trace(), overrides))

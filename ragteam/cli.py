@@ -67,6 +67,9 @@ def ask(
     n_ctx: CtxOpt = 2048,
     threads: ThreadsOpt = 0,
     opt: OptOpt = [],  # noqa: B006 - typer reads the default
+    role_model: Annotated[
+        list[str], typer.Option("--role-model", help="ROLE=MODEL_SPEC, e.g. planner=openai:NAME")
+    ] = [],  # noqa: B006
     as_json: Annotated[bool, typer.Option("--json", help="print the answer as JSON")] = False,
     show_trace: Annotated[bool, typer.Option("--trace", help="show every agent step")] = False,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="do not use the LLM cache")] = False,
@@ -87,6 +90,7 @@ def ask(
             model=model,
             options=parse_options(opt),
             model_options=model_options,
+            role_models={k: str(v) for k, v in parse_options(role_model).items()},
         )
         if as_json:
             payload = result.to_dict()

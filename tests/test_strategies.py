@@ -99,3 +99,34 @@ def test_strategy_runs_directly_with_a_context(bm25_index_dir):
     ctx = Context(FakeModel(["Skarn"]), index, Trace())
     result = make_strategy("oner", {"k": 2}).run(QUESTION, ctx)
     assert len(result.trace.steps[0].output) == 2
+
+
+def test_a_role_can_run_on_another_model(bm25_index_dir):
+    default = FakeModel(
+        lambda m, p: (
+            {"analysis": "", "steps": ["Who built the Greyfin Lighthouse?"]}
+            if "plan how" in m[0]["content"]
+            else {"note": ""}
+        )
+    )
+    planner = FakeModel(
+        [{"analysis": "", "steps": ["Who built the Greyfin Lighthouse?"]}], identity="big"
+    )
+    qa = FakeModel(
+        [
+            {"analysis": "", "answer": "Tomas Reddick", "success": "yes", "rating": 7},
+            {"output": "", "answer": "Tomas Reddick", "score": 7},
+        ],
+        identity="qa",
+    )
+    result = answer(
+        QUESTION,
+        index=bm25_index_dir,
+        strategy="marag",
+        model=default,
+        options={"k": 2},
+        role_models={"planner": planner, "qa": qa, "summary": qa},
+    )
+    assert result.text == "Tomas Reddick"
+    assert len(planner.calls) == 1 and len(qa.calls) == 2
+    assert all("read one document" in c["messages"][0]["content"] for c in default.calls)

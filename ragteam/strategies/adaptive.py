@@ -75,7 +75,9 @@ class Adaptive:
             if agent == self.name:
                 raise InputError("the adaptive strategy cannot be one of its own agents")
             sub = Trace()
-            result = make_strategy(agent).run(question, Context(ctx.model, ctx.index, sub))
+            result = make_strategy(agent).run(
+                question, Context(ctx.model, ctx.index, sub, ctx.role_models)
+            )
             for step in sub.steps:
                 step.role = f"{agent}/{step.role}"
                 ctx.trace.add(step)

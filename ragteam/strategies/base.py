@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar, Protocol
 
 from ragteam.errors import InputError
@@ -20,6 +20,11 @@ class Context:
     model: ChatModel
     index: Index | None
     trace: Trace
+    role_models: dict[str, ChatModel] = field(default_factory=dict)
+
+    def model_for(self, role: str) -> ChatModel:
+        """The model that plays `role` (a per-role override, else the default model)."""
+        return self.role_models.get(role, self.model)
 
     def require_index(self, strategy: str) -> Index:
         if self.index is None:

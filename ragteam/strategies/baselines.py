@@ -32,7 +32,7 @@ class NoR:
     def run(self, question: str, ctx: Context) -> Answer:
         asked = fit_question(ctx, question)
         reply = complete_traced(
-            ctx.model,
+            ctx.model_for("answerer"),
             ctx.trace,
             "answerer",
             render("nor", question=asked),
@@ -59,7 +59,7 @@ class OneR:
         shown = fit_passages(ctx, found, budget)
         messages = render("oner", passages=format_passages(shown), question=asked)
         reply = complete_traced(
-            ctx.model,
+            ctx.model_for("answerer"),
             ctx.trace,
             "answerer",
             messages,

@@ -55,7 +55,7 @@ class IRCoT:
                 reasoning=" ".join(sentences) or "(none yet)",
             )
             reply = complete_traced(
-                ctx.model,
+                ctx.model_for("reasoner"),
                 ctx.trace,
                 "reasoner",
                 messages,
@@ -100,6 +100,11 @@ class IRCoT:
             context += "\n\nReasoning: " + " ".join(sentences)
         messages = render("oner", passages=context, question=question)
         reply = complete_traced(
-            ctx.model, ctx.trace, "answerer", messages, max_tokens=self.max_answer_tokens, stop=STOP
+            ctx.model_for("answerer"),
+            ctx.trace,
+            "answerer",
+            messages,
+            max_tokens=self.max_answer_tokens,
+            stop=STOP,
         )
         return clean_answer(reply.text)

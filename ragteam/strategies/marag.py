@@ -82,7 +82,7 @@ class MARAG:
 
     def _plan(self, ctx: Context, question: str) -> list[str]:
         try:
-            steps = roles.plan(ctx.model, ctx.trace, question).step
+            steps = roles.plan(ctx.model_for("planner"), ctx.trace, question).step
         except ParseError as exc:
             ctx.trace.note("marag", f"planner failed ({exc.reason}); one step: the question")
             return [question]
@@ -97,7 +97,7 @@ class MARAG:
         if not state.step_output and not self.define_first:
             return roles.StepTaskState("question-answering", step)
         try:
-            return roles.define_step(ctx.model, ctx.trace, state, step)
+            return roles.define_step(ctx.model_for("step_definer"), ctx.trace, state, step)
         except ParseError as exc:
             ctx.trace.note("marag", f"step definer failed ({exc.reason}); asking the step as is")
             return roles.StepTaskState("question-answering", step)
@@ -118,16 +118,17 @@ class MARAG:
                 notes.append(self._note(ctx, task.task, p))
             notes_for_qa = [n for n in notes if n]
         try:
-            output = roles.answer_step(ctx.model, ctx.trace, task.task, notes_for_qa)
+            output = roles.answer_step(ctx.model_for("qa"), ctx.trace, task.task, notes_for_qa)
         except ParseError as exc:
             ctx.trace.note("marag", f"QA agent failed ({exc.reason}); stopping")
             output = roles.QAAnswerState("", "", "no", 0)
         return output, docs, notes
 
     def _note(self, ctx: Context, task: str, passage: Passage) -> str:
-        document = f"{passage.title}: {fit_text(ctx.model, passage.text, self.document_tokens)[0]}"
+        model = ctx.model_for("extractor")
+        document = f"{passage.title}: {fit_text(model, passage.text, self.document_tokens)[0]}"
         try:
-            return roles.extract(ctx.model, ctx.trace, task, document)
+            return roles.extract(model, ctx.trace, task, document)
         except ParseError as exc:
             ctx.trace.note("marag", f"extractor failed on {passage.id} ({exc.reason}); skipped")
             return ""
@@ -136,7 +137,7 @@ class MARAG:
         if not state.step_output:
             return ""
         try:
-            return roles.summarize(ctx.model, ctx.trace, state)
+            return roles.summarize(ctx.model_for("summary"), ctx.trace, state)
         except ParseError as exc:
             ctx.trace.note("marag", f"summary failed ({exc.reason}); using the last step answer")
             return state.step_output[-1].answer

@@ -43,7 +43,7 @@ class Smart:
             facts = self._facts(ctx, asked, passages, trajectory)
         try:
             text, numbers = roles.generate(
-                ctx.model, ctx.trace, asked, facts, self.max_answer_tokens
+                ctx.model_for("generator"), ctx.trace, asked, facts, self.max_answer_tokens
             )
         except ParseError as exc:
             ctx.trace.note("smart", f"generator failed: {exc.reason}; no answer")
@@ -59,7 +59,9 @@ class Smart:
         if not self.reconstructor:
             return [question]
         try:
-            intents = roles.reconstruct(ctx.model, ctx.trace, question, self.max_intents)
+            intents = roles.reconstruct(
+                ctx.model_for("reconstructor"), ctx.trace, question, self.max_intents
+            )
         except ParseError as exc:
             ctx.trace.note("smart", f"reconstructor failed ({exc.reason}); using the question")
             return [question]
@@ -71,9 +73,17 @@ class Smart:
         for intent in intents:
             for p in retrieve_traced(index, ctx.trace, "retriever", intent, self.k):
                 found.setdefault(p.id, p)
-        room = ctx.model.context_length // 2  # one passage must fit a locator prompt easily
+        room = (
+            ctx.model_for("locator").context_length // 2
+        )  # one passage must fit a locator prompt easily
         return [
-            Passage(p.id, p.title, fit_text(ctx.model, p.text, room)[0], p.doc_id, p.score)
+            Passage(
+                p.id,
+                p.title,
+                fit_text(ctx.model_for("locator"), p.text, room)[0],
+                p.doc_id,
+                p.score,
+            )
             for p in found.values()
         ]
 
@@ -88,7 +98,7 @@ class Smart:
         facts: list[tuple[int, str, str]] = []
         for n, p in numbered:
             try:
-                located = roles.locate(ctx.model, ctx.trace, question, n, p)
+                located = roles.locate(ctx.model_for("locator"), ctx.trace, question, n, p)
             except ParseError as exc:
                 ctx.trace.note("smart", f"locator failed on [{n}] ({exc.reason}); passing it raw")
                 facts.append((n, p.title, p.text))
@@ -101,6 +111,6 @@ class Smart:
         return self._fit(ctx, facts)
 
     def _fit(self, ctx: Context, facts: list[tuple[int, str, str]]) -> list[tuple[int, str, str]]:
-        budget = ctx.model.context_length - self.max_answer_tokens - 400
+        budget = ctx.model_for("generator").context_length - self.max_answer_tokens - 400
         as_passages = [Passage(str(n), title, text) for n, title, text in facts]
         return [(int(p.id), p.title, p.text) for p in fit_passages(ctx, as_passages, budget)]
