@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from ragteam.errors import InputError
+from ragteam.formats import choice_label, pose, truth_label
 from ragteam.llm import ChatModel, ModelOptions, load_model
 from ragteam.retrieval.index import Index, load_index
 from ragteam.strategies import Context, make_strategy
@@ -35,11 +36,15 @@ def answer(
     options: dict[str, Any] | None = None,
     model_options: ModelOptions | None = None,
     role_models: dict[str, str | ChatModel] | None = None,
+    choices: dict[str, str] | None = None,
+    claim: bool = False,
 ) -> Answer:
     """Answer one question. `index` is a directory built by `ragteam index build` (or a loaded
     `Index`); `model` a spec such as "embedded", "path/to/model.gguf", "openai:NAME" or a model
     object; `options` the strategy's own options (e.g. {"k": 5}); `role_models` overrides the
-    model of single agent roles, e.g. {"planner": "openai:qwen2.5-7b"}."""
+    model of single agent roles, e.g. {"planner": "openai:qwen2.5-7b"}. With `choices` the
+    question is multiple choice and the answer is an option label; with `claim` it is a
+    statement to judge true or false."""
     question = check_question(question)
     runner = make_strategy(strategy, options)
     loaded = index if isinstance(index, Index) or index is None else load_index(index)
@@ -54,4 +59,10 @@ def answer(
         role: spec if not isinstance(spec, str) else load_model(spec, model_options)
         for role, spec in (role_models or {}).items()
     }
-    return runner.run(question, Context(chat, loaded, Trace(), overrides))
+    result = runner.run(pose(question, choices, claim), Context(chat, loaded, Trace(), overrides))
+    result.question = question
+    if choices:
+        result.text = choice_label(result.text, choices)
+    elif claim:
+        result.text = truth_label(result.text)
+    return result

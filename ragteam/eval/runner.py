@@ -16,6 +16,7 @@ from ragteam.errors import RagteamError
 from ragteam.eval import metrics
 from ragteam.eval.datasets import Example
 from ragteam.eval.rundir import RunDir
+from ragteam.formats import choice_label, pose, truth_label
 from ragteam.llm.base import ChatModel
 from ragteam.retrieval.index import Index
 from ragteam.strategies import Context, make_strategy
@@ -97,10 +98,15 @@ def evaluate_one(
     trace = Trace()
     started = time.perf_counter()
     error = None
+    claim = example.choices is None and (example.label or "").lower() in ("true", "false")
     try:
         result = make_strategy(strategy, options).run(
-            example.question, Context(model, index, trace)
+            pose(example.question, example.choices, claim), Context(model, index, trace)
         )
+        if example.choices:
+            result.text = choice_label(result.text, example.choices)
+        elif claim:
+            result.text = truth_label(result.text)
     except RagteamError as exc:
         error = f"{type(exc).__name__}: {exc}"
         result = Answer(example.question, "", strategy, [], trace)

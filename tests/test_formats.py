@@ -1,0 +1,45 @@
+"""Multiple-choice and true/false questions: posed with SMART's instructions, answered by label."""
+
+import json
+
+from ragteam.api import answer
+from ragteam.eval.datasets import read_examples
+from ragteam.eval.rundir import RunDir
+from ragteam.eval.runner import EvalPlan, run_eval
+from ragteam.formats import MULTIPLE_CHOICE, TRUE_FALSE, choice_label, pose, truth_label
+from ragteam.llm import FakeModel
+from ragteam.retrieval import load_index
+
+CHOICES = {"A": "9am", "B": "12pm", "C": "12am", "D": "2pm"}
+
+
+def test_pose_uses_the_zero_shot_instructions():
+    text = pose("What time is it?", CHOICES)
+    assert text.startswith(MULTIPLE_CHOICE) and "B: 12pm" in text
+    assert pose("Pick.", {"A": "x", "B": "y"}).startswith("Given two answer candidates")
+    assert pose("The sky is green.", claim=True) == f"{TRUE_FALSE}\nThe sky is green."
+    assert pose("Who?") == "Who?"
+
+
+def test_labels_are_read_off_replies():
+    assert choice_label("B: 12pm", CHOICES) == "B"
+    assert choice_label("(c) midnight", CHOICES) == "C"
+    assert choice_label("12pm.", CHOICES) == "B"
+    assert choice_label("no idea", CHOICES) == "no idea"
+    assert truth_label("False, it is not.") == "false" and truth_label("yes") == "true"
+
+
+def test_api_and_eval_answer_by_label(bm25_index_dir, tmp_path):
+    model = FakeModel(lambda m, p: "B: 12pm" if "candidates" in m[-1]["content"] else "False.")
+    result = answer("What time is it when shadows are shortest?", strategy="nor", model=model,
+                    choices=CHOICES)
+    assert result.text == "B" and "candidates" in model.calls[0]["messages"][-1]["content"]
+    data = tmp_path / "mc.jsonl"
+    data.write_text(
+        json.dumps({"id": "m", "question": "Shadow shortest?", "choices": CHOICES, "label": "B"})
+        + "\n" + json.dumps({"id": "t", "question": "Skarn is on Vesk.", "label": "false"}) + "\n")
+    rows = run_eval(EvalPlan(read_examples(data), {"nor": {}}, data), RunDir(tmp_path / "r"),
+                    model, load_index(bm25_index_dir))
+    by = {r["id"]: r for r in rows}
+    assert by["m"]["prediction"] == "B" and by["m"]["metrics"]["choice_accuracy"] == 1.0
+    assert by["t"]["prediction"] == "false" and by["t"]["metrics"]["choice_accuracy"] == 1.0
