@@ -2,28 +2,26 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from ragteam.api import answer
-from ragteam.errors import InputError, RagteamError
+from ragteam.cli_common import err, friendly_errors, out, parse_options
+from ragteam.errors import RagteamError
+from ragteam.eval.cli import eval_command, report_command
 from ragteam.llm import ModelOptions
 from ragteam.render import answer_view, trace_view
 from ragteam.retrieval.index import RETRIEVERS, build_index, load_index, read_manifest
+from ragteam.router.cli import feedback_command, router_app
 from ragteam.strategies import available
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 index_app = typer.Typer(no_args_is_help=True, help="Build and inspect indexes.")
 app.add_typer(index_app, name="index")
-out = Console()
-err = Console(stderr=True)
 
 ModelOpt = Annotated[str, typer.Option(help="embedded | gemma-3-270m | PATH.gguf | openai:NAME")]
 BaseUrlOpt = Annotated[str, typer.Option(help="OpenAI-compatible server URL (for openai:NAME)")]
@@ -32,28 +30,6 @@ CtxOpt = Annotated[int, typer.Option(help="context window for in-process GGUF mo
 ThreadsOpt = Annotated[int, typer.Option(help="CPU threads for in-process models (0 = all)")]
 StrategyOpt = Annotated[str, typer.Option("--strategy", "-s", help="strategy name")]
 OptOpt = Annotated[list[str], typer.Option("--opt", help="strategy option KEY=VALUE, repeatable")]
-
-
-@contextlib.contextmanager
-def friendly_errors() -> Iterator[None]:
-    try:
-        yield
-    except RagteamError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False)
-        raise typer.Exit(2) from exc
-
-
-def parse_options(pairs: list[str]) -> dict[str, Any]:
-    options: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise InputError(f"--opt expects KEY=VALUE, got '{pair}'")
-        try:
-            options[key.replace("-", "_")] = json.loads(value)
-        except json.JSONDecodeError:
-            options[key.replace("-", "_")] = value
-    return options
 
 
 @app.command()
@@ -191,11 +167,10 @@ def _loads(directory: Path) -> bool:
     return True
 
 
-from ragteam.eval.cli import register as _register_eval  # noqa: E402 - needs the helpers above
-from ragteam.router.cli import register as _register_router  # noqa: E402
-
-_register_eval(app, friendly_errors, ModelOptions)
-_register_router(app, friendly_errors)
+app.command("eval")(eval_command)
+app.command("report")(report_command)
+app.command("feedback")(feedback_command)
+app.add_typer(router_app, name="router")
 
 if __name__ == "__main__":  # pragma: no cover
     app()

@@ -6,103 +6,93 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from ragteam.cli_common import err, friendly_errors, out, parse_options
 from ragteam.errors import InputError
-
-out = Console()
-err = Console(stderr=True)
+from ragteam.llm import ModelOptions
 
 
-def register(app: typer.Typer, friendly_errors, model_options_from) -> None:  # noqa: ANN001
-    """Add the evaluation commands to the main app (shares its error handling and options)."""
+def eval_command(
+    data: Annotated[Path, typer.Option(help="JSONL of {id, question, answers, ...}")],
+    out_dir: Annotated[Path, typer.Option("--out", help="run directory (resumable)")],
+    strategy: Annotated[str, typer.Option("--strategy", "-s", help="comma-separated")] = "oner",
+    index: Annotated[Path | None, typer.Option(help="index directory")] = None,
+    limit: Annotated[int | None, typer.Option(help="first N questions only")] = None,
+    model: Annotated[str, typer.Option(help="model spec (see `ragteam ask --help`)")] = "embedded",
+    base_url: Annotated[str, typer.Option(help="OpenAI-compatible server URL")] = (
+        "http://127.0.0.1:8000/v1"
+    ),
+    workers: Annotated[int, typer.Option(help="parallel questions (HTTP backends)")] = 4,
+    n_ctx: Annotated[int, typer.Option(help="context window for GGUF models")] = 2048,
+    opt: Annotated[list[str], typer.Option("--opt", help="STRATEGY.KEY=VALUE")] = [],  # noqa: B006
+    no_cache: Annotated[bool, typer.Option("--no-cache")] = False,
+) -> None:
+    """Run strategies over a dataset; rerunning the same command resumes."""
+    from ragteam.eval.datasets import load_dataset
+    from ragteam.eval.rundir import RunDir
+    from ragteam.eval.runner import EvalPlan, run_eval
+    from ragteam.llm import load_model
+    from ragteam.retrieval import load_index
 
-    @app.command("eval")
-    def eval_command(
-        data: Annotated[Path, typer.Option(help="JSONL of {id, question, answers, ...}")],
-        out_dir: Annotated[Path, typer.Option("--out", help="run directory (resumable)")],
-        strategy: Annotated[str, typer.Option("--strategy", "-s", help="comma-separated")] = "oner",
-        index: Annotated[Path | None, typer.Option(help="index directory")] = None,
-        limit: Annotated[int | None, typer.Option(help="first N questions only")] = None,
-        model: Annotated[
-            str, typer.Option(help="model spec (see `ragteam ask --help`)")
-        ] = "embedded",
-        base_url: Annotated[str, typer.Option(help="OpenAI-compatible server URL")] = (
-            "http://127.0.0.1:8000/v1"
-        ),
-        workers: Annotated[int, typer.Option(help="parallel questions (HTTP backends)")] = 4,
-        n_ctx: Annotated[int, typer.Option(help="context window for GGUF models")] = 2048,
-        opt: Annotated[list[str], typer.Option("--opt", help="STRATEGY.KEY=VALUE")] = [],  # noqa: B006
-        no_cache: Annotated[bool, typer.Option("--no-cache")] = False,
-    ) -> None:
-        """Run strategies over a dataset; rerunning the same command resumes."""
-        from ragteam.eval.datasets import load_dataset
-        from ragteam.eval.rundir import RunDir
-        from ragteam.eval.runner import EvalPlan, run_eval
-        from ragteam.llm import load_model
-        from ragteam.retrieval import load_index
+    with friendly_errors():
+        names = [s.strip() for s in strategy.split(",") if s.strip()]
+        plan = EvalPlan(
+            examples=load_dataset(data)[:limit],
+            strategies=strategy_options(names, opt),
+            data_path=data,
+            workers=workers,
+            model_settings={"n_ctx": n_ctx},
+        )
+        options = ModelOptions(n_ctx=n_ctx, base_url=base_url, cache=not no_cache)
+        loaded = load_index(index) if index else None
+        chat = load_model(model, options)
+        with Progress(
+            TextColumn("eval"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("F1 {task.fields[f1]:.3f}  {task.fields[spq]:.2f} s/q"),
+            TimeElapsedColumn(),
+            console=err,
+        ) as bar:
+            task = bar.add_task("eval", total=None, f1=0.0, spq=0.0)
 
-        with friendly_errors():
-            names = [s.strip() for s in strategy.split(",") if s.strip()]
-            plan = EvalPlan(
-                examples=load_dataset(data)[:limit],
-                strategies=strategy_options(names, opt),
-                data_path=data,
-                workers=workers,
-                model_settings={"n_ctx": n_ctx},
-            )
-            options = model_options_from(n_ctx=n_ctx, base_url=base_url, cache=not no_cache)
-            loaded = load_index(index) if index else None
-            chat = load_model(model, options)
-            with Progress(
-                TextColumn("eval"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("F1 {task.fields[f1]:.3f}  {task.fields[spq]:.2f} s/q"),
-                TimeElapsedColumn(),
-                console=err,
-            ) as bar:
-                task = bar.add_task("eval", total=None, f1=0.0, spq=0.0)
+            def report(done: int, total: int, f1: float, spq: float) -> None:
+                bar.update(task, completed=done, total=total, f1=f1, spq=spq)
 
-                def report(done: int, total: int, f1: float, spq: float) -> None:
-                    bar.update(task, completed=done, total=total, f1=f1, spq=spq)
+            run = RunDir(out_dir)
+            try:
+                rows = run_eval(plan, run, chat, loaded, report)
+            except KeyboardInterrupt:
+                err.print(
+                    f"interrupted: {len(run.results())} results kept in {run.results_path}; "
+                    "run the same command again to resume"
+                )
+                raise typer.Exit(130) from None
+        out.print(f"{len(rows)} new results in {run.results_path}")
 
-                run = RunDir(out_dir)
-                try:
-                    rows = run_eval(plan, run, chat, loaded, report)
-                except KeyboardInterrupt:
-                    err.print(
-                        f"interrupted: {len(run.results())} results kept in {run.results_path}; "
-                        "run the same command again to resume"
-                    )
-                    raise typer.Exit(130) from None
-            out.print(f"{len(rows)} new results in {run.results_path}")
 
-    @app.command("report")
-    def report_command(
-        runs: Annotated[list[Path], typer.Argument(help="run directories")],
-        baseline: Annotated[str | None, typer.Option(help="strategy to compare against")] = None,
-        plot_path: Annotated[Path | None, typer.Option("--plot", help="PNG to write")] = None,
-        markdown: Annotated[Path | None, typer.Option("--markdown", help="also write here")] = None,
-    ) -> None:
-        """Tables with bootstrap CIs, a breakdown by question type, paired comparisons, a plot."""
-        from ragteam.eval.report import load_runs, plot, render_markdown
+def report_command(
+    runs: Annotated[list[Path], typer.Argument(help="run directories")],
+    baseline: Annotated[str | None, typer.Option(help="strategy to compare against")] = None,
+    plot_path: Annotated[Path | None, typer.Option("--plot", help="PNG to write")] = None,
+    markdown: Annotated[Path | None, typer.Option("--markdown", help="also write here")] = None,
+) -> None:
+    """Tables with bootstrap CIs, a breakdown by question type, paired comparisons, a plot."""
+    from ragteam.eval.report import load_runs, plot, render_markdown
 
-        with friendly_errors():
-            table = load_runs(runs)
-            text = render_markdown(table, baseline)
-            out.print(text, markup=False, highlight=False, soft_wrap=True)
-            if markdown:
-                markdown.write_text(text + "\n", encoding="utf-8")
-            if plot_path:
-                out.print(f"plot written to {plot(table, plot_path)}")
+    with friendly_errors():
+        table = load_runs(runs)
+        text = render_markdown(table, baseline)
+        out.print(text, markup=False, highlight=False, soft_wrap=True)
+        if markdown:
+            markdown.write_text(text + "\n", encoding="utf-8")
+        if plot_path:
+            out.print(f"plot written to {plot(table, plot_path)}")
 
 
 def strategy_options(names: list[str], pairs: list[str]) -> dict[str, dict]:
     """`--opt oner.k=5` sets k for oner; `--opt k=5` sets it for every strategy."""
-    from ragteam.cli import parse_options
-
     options: dict[str, dict] = {name: {} for name in names}
     if not names:
         raise InputError("name at least one strategy with --strategy")
