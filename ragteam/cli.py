@@ -1,4 +1,6 @@
-"""The `ragteam` command: a thin layer over the Python API."""
+"""ragteam: answer questions over your own documents with teams of LLM agents.
+
+A thin layer over the Python API (`ragteam.answer`, `ragteam.retrieval`, `ragteam.eval`)."""
 
 from __future__ import annotations
 
