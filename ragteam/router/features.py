@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -97,17 +98,16 @@ class QuestionFeatures:
         }
 
 
-_CACHE: dict[str, np.ndarray] = {}
+@functools.lru_cache(maxsize=8192)
+def _embed_one(text: str) -> tuple[float, ...]:
+    from ragteam.retrieval.dense import encode
+
+    return tuple(float(v) for v in encode([text])[0])
 
 
 def _embed(texts: list[str]) -> np.ndarray:
-    from ragteam.retrieval.dense import encode
-
-    missing = [t for t in dict.fromkeys(texts) if t not in _CACHE]
-    if missing:
-        for text, vector in zip(missing, encode(missing), strict=True):
-            _CACHE[text] = vector
-    return np.stack([_CACHE[t] for t in texts])
+    """MiniLM embeddings, remembered per text (training re-reads the same questions)."""
+    return np.asarray([_embed_one(t) for t in texts])
 
 
 def features_from_dict(data: dict[str, Any]) -> OneHot | QuestionFeatures:
