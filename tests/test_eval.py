@@ -219,3 +219,17 @@ def test_parallel_backends_get_several_workers(bm25_index_dir, data, tmp_path):
     peak[0] = 0
     run_eval(plan_for(data, workers=4), RunDir(tmp_path / "s"), serial, load_index(bm25_index_dir))
     assert peak[0] == 1
+
+
+def test_role_models_reach_the_strategies_and_the_config(bm25_index_dir, data, tmp_path):
+    answerer = FakeModel(oracle, identity="answerer-model")
+    plan = EvalPlan(read_examples(data), {"nor": {}}, data, role_models={"answerer": answerer})
+    default = FakeModel([])
+    run = RunDir(tmp_path / "r")
+    rows = run_eval(plan, run, default, load_index(bm25_index_dir))
+    assert len(rows) == 4 and len(answerer.calls) == 4 and default.calls == []
+    assert run.config()["role_models"] == {"answerer": "answerer-model"}
+    plain = RunDir(tmp_path / "plain")
+    run_eval(EvalPlan(read_examples(data), {"nor": {}}, data), plain, answerer,
+             load_index(bm25_index_dir))
+    assert "role_models" not in plain.config()

@@ -26,6 +26,9 @@ def eval_command(
     workers: Annotated[int, typer.Option(help="parallel questions (HTTP backends)")] = 4,
     n_ctx: Annotated[int, typer.Option(help="context window for GGUF models")] = 2048,
     opt: Annotated[list[str], typer.Option("--opt", help="STRATEGY.KEY=VALUE")] = [],  # noqa: B006
+    role_model: Annotated[
+        list[str], typer.Option("--role-model", help="ROLE=MODEL_SPEC, repeatable")
+    ] = [],  # noqa: B006
     no_cache: Annotated[bool, typer.Option("--no-cache")] = False,
 ) -> None:
     """Run strategies over a dataset; rerunning the same command resumes."""
@@ -37,14 +40,18 @@ def eval_command(
 
     with friendly_errors():
         names = [s.strip() for s in strategy.split(",") if s.strip()]
+        options = ModelOptions(n_ctx=n_ctx, base_url=base_url, cache=not no_cache)
         plan = EvalPlan(
             examples=load_dataset(data)[:limit],
             strategies=strategy_options(names, opt),
             data_path=data,
             workers=workers,
             model_settings={"n_ctx": n_ctx},
+            role_models={
+                role: load_model(str(spec), options)
+                for role, spec in parse_options(role_model).items()
+            },
         )
-        options = ModelOptions(n_ctx=n_ctx, base_url=base_url, cache=not no_cache)
         loaded = load_index(index) if index else None
         chat = load_model(model, options)
         with Progress(

@@ -34,6 +34,7 @@ class EvalPlan:
     data_path: Path
     workers: int = 1
     model_settings: dict[str, Any] = field(default_factory=dict)
+    role_models: dict[str, ChatModel] = field(default_factory=dict)
 
 
 def file_sha256(path: Path) -> str:
@@ -55,6 +56,12 @@ def run_config(plan: EvalPlan, model: ChatModel, index: Index | None) -> dict[st
         },
         "model": {"identity": model.identity, **plan.model_settings},
         "strategies": plan.strategies,
+        # only when used, so that runs made before role overrides existed still resume
+        **(
+            {"role_models": {r: m.identity for r, m in sorted(plan.role_models.items())}}
+            if plan.role_models
+            else {}
+        ),
     }
 
 
@@ -93,6 +100,7 @@ def evaluate_one(
     options: dict[str, Any],
     model: ChatModel,
     index: Index | None,
+    role_models: dict[str, ChatModel] | None = None,
 ) -> dict[str, Any]:
     """Answer and score one question; a failure is recorded in the row, not raised."""
     trace = Trace()
@@ -101,7 +109,8 @@ def evaluate_one(
     claim = example.choices is None and (example.label or "").lower() in ("true", "false")
     try:
         result = make_strategy(strategy, options).run(
-            pose(example.question, example.choices, claim), Context(model, index, trace)
+            pose(example.question, example.choices, claim),
+            Context(model, index, trace, role_models or {}),
         )
         if example.choices:
             result.text = choice_label(result.text, example.choices)
@@ -154,7 +163,15 @@ def run_eval(
                 while len(pending) < workers and (item := next(queue, None)) is not None:
                     ex, name = item
                     pending.add(
-                        pool.submit(evaluate_one, ex, name, plan.strategies[name], model, index)
+                        pool.submit(
+                            evaluate_one,
+                            ex,
+                            name,
+                            plan.strategies[name],
+                            model,
+                            index,
+                            plan.role_models,
+                        )
                     )
                 if not pending:
                     break
