@@ -233,3 +233,16 @@ def test_role_models_reach_the_strategies_and_the_config(bm25_index_dir, data, t
     run_eval(EvalPlan(read_examples(data), {"nor": {}}, data), plain, answerer,
              load_index(bm25_index_dir))
     assert "role_models" not in plain.config()
+
+
+def test_report_can_keep_only_shared_questions(bm25_index_dir, data, tmp_path):
+    from ragteam.eval.report import common_questions
+
+    index = load_index(bm25_index_dir)
+    run_eval(plan_for(data), RunDir(tmp_path / "a"), FakeModel(oracle), index)
+    few = EvalPlan(read_examples(data)[:2], {"ircot": {"max_steps": 1}}, data)
+    run_eval(few, RunDir(tmp_path / "b"), FakeModel(oracle), index)
+    table = load_runs([tmp_path / "a", tmp_path / "b"])
+    assert {label: len(rows) for label, rows in table.items()} == {"oner": 4, "nor": 4, "ircot": 2}
+    shared = common_questions(table)
+    assert {len(rows) for rows in shared.values()} == {2}

@@ -84,12 +84,15 @@ def report_command(
     baseline: Annotated[str | None, typer.Option(help="strategy to compare against")] = None,
     plot_path: Annotated[Path | None, typer.Option("--plot", help="PNG to write")] = None,
     markdown: Annotated[Path | None, typer.Option("--markdown", help="also write here")] = None,
+    common: Annotated[bool, typer.Option(help="only questions every strategy answered")] = False,
 ) -> None:
     """Tables with bootstrap CIs, a breakdown by question type, paired comparisons, a plot."""
-    from ragteam.eval.report import load_runs, plot, render_markdown
+    from ragteam.eval.report import common_questions, load_runs, plot, render_markdown
 
     with friendly_errors():
         table = load_runs(runs)
+        if common:
+            table = common_questions(table)
         text = render_markdown(table, baseline)
         out.print(text, markup=False, highlight=False, soft_wrap=True)
         if markdown:

@@ -54,6 +54,14 @@ def load_runs(paths: list[Path]) -> dict[str, dict[str, dict[str, Any]]]:
     return dict(table)
 
 
+def common_questions(table: dict[str, dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """The same table restricted to the questions every strategy answered."""
+    shared = set.intersection(*(set(rows) for rows in table.values())) if table else set()
+    if not shared:
+        raise InputError("the runs share no question; drop --common or pick overlapping runs")
+    return {label: {q: r for q, r in rows.items() if q in shared} for label, rows in table.items()}
+
+
 def summarize(label: str, rows: list[dict[str, Any]]) -> Summary:
     means = {}
     for metric in QUALITY:
