@@ -230,8 +230,12 @@ def test_role_models_reach_the_strategies_and_the_config(bm25_index_dir, data, t
     assert len(rows) == 4 and len(answerer.calls) == 4 and default.calls == []
     assert run.config()["role_models"] == {"answerer": "answerer-model"}
     plain = RunDir(tmp_path / "plain")
-    run_eval(EvalPlan(read_examples(data), {"nor": {}}, data), plain, answerer,
-             load_index(bm25_index_dir))
+    run_eval(
+        EvalPlan(read_examples(data), {"nor": {}}, data),
+        plain,
+        answerer,
+        load_index(bm25_index_dir),
+    )
     assert "role_models" not in plain.config()
 
 

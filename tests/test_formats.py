@@ -31,15 +31,23 @@ def test_labels_are_read_off_replies():
 
 def test_api_and_eval_answer_by_label(bm25_index_dir, tmp_path):
     model = FakeModel(lambda m, p: "B: 12pm" if "candidates" in m[-1]["content"] else "False.")
-    result = answer("What time is it when shadows are shortest?", strategy="nor", model=model,
-                    choices=CHOICES)
+    result = answer(
+        "What time is it when shadows are shortest?", strategy="nor", model=model, choices=CHOICES
+    )
     assert result.text == "B" and "candidates" in model.calls[0]["messages"][-1]["content"]
     data = tmp_path / "mc.jsonl"
     data.write_text(
         json.dumps({"id": "m", "question": "Shadow shortest?", "choices": CHOICES, "label": "B"})
-        + "\n" + json.dumps({"id": "t", "question": "Skarn is on Vesk.", "label": "false"}) + "\n")
-    rows = run_eval(EvalPlan(read_examples(data), {"nor": {}}, data), RunDir(tmp_path / "r"),
-                    model, load_index(bm25_index_dir))
+        + "\n"
+        + json.dumps({"id": "t", "question": "Skarn is on Vesk.", "label": "false"})
+        + "\n"
+    )
+    rows = run_eval(
+        EvalPlan(read_examples(data), {"nor": {}}, data),
+        RunDir(tmp_path / "r"),
+        model,
+        load_index(bm25_index_dir),
+    )
     by = {r["id"]: r for r in rows}
     assert by["m"]["prediction"] == "B" and by["m"]["metrics"]["choice_accuracy"] == 1.0
     assert by["t"]["prediction"] == "false" and by["t"]["metrics"]["choice_accuracy"] == 1.0
