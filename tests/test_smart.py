@@ -38,8 +38,8 @@ def scripted(reconstructor=None, locator=None, generator=None, direct=None):
 
 
 def passage_of(messages):
-    line = [ln for ln in messages[-1]["content"].splitlines() if ln.startswith("Passage:")][0]
-    return line
+    request = messages[3]["content"]  # the real request (later turns are a retry's repair)
+    return [ln for ln in request.splitlines() if ln.startswith("Passage:")][0]
 
 
 def truthful_locator(messages):
@@ -173,3 +173,51 @@ def test_citations_outside_the_facts_are_repaired_or_refused(bm25_index_dir):
     )
     assert result.trace.parse_failures_by_role() == {"generator": 1}
     assert "not among the fact numbers" in json.dumps(model.calls[-1]["messages"])
+
+
+def test_snap_facts_replaces_a_close_paraphrase_with_the_passage_sentence(bm25_index_dir):
+    from ragteam.agents.smart import nearest_sentence
+
+    text = "The lighthouse stands on the cape. It was built in 1784 by Tomas Reddick."
+    assert nearest_sentence("It was built by Tomas Reddick in 1784", text) == (
+        "It was built in 1784 by Tomas Reddick.",
+        1.0,
+    )
+    paraphrase = {
+        "relevant": True,
+        "fact": "The Greyfin Lighthouse was built by the engineer Tomas Reddick in 1784.",
+    }
+    model = scripted(
+        reconstructor={"intents": ["Greyfin Lighthouse"]},
+        locator=lambda m: (
+            paraphrase
+            if "Greyfin Lighthouse:" in passage_of(m)
+            else {"relevant": False, "fact": ""}
+        ),
+        generator=lambda m: {
+            "answer": "Tomas Reddick",
+            "citations": [int(m[-1]["content"].split("Facts:\n[")[1].split("]")[0])],
+        },
+    )
+    strict = answer(
+        "Who built the Greyfin Lighthouse?",
+        index=bm25_index_dir,
+        strategy="smart",
+        model=model,
+        options={"k": 2},
+    )
+    assert strict.trace.parse_failures_by_role() == {"locator": 2}
+    snapped = answer(
+        "Who built the Greyfin Lighthouse?",
+        index=bm25_index_dir,
+        strategy="smart",
+        model=model,
+        options={"k": 2, "snap_facts": True},
+    )
+    assert snapped.trace.parse_failures_by_role() == {}
+    [note] = [s for s in snapped.trace.steps if s.role == "locator" and s.kind == "note"]
+    assert note.meta["snapped"] == "It was built in 1784 by the engineer Tomas Reddick."
+    assert (
+        "It was built in 1784 by the engineer Tomas Reddick."
+        in model.calls[-1]["messages"][-1]["content"]
+    )

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
+from ragteam.eval.metrics import f1_score
 from ragteam.llm.base import ChatModel
 from ragteam.llm.calls import complete_json
 from ragteam.prompts import render
@@ -48,6 +50,20 @@ def fact_in_passage(fact: str, passage_text: str) -> bool:
     return bool(needle) and needle in squash(passage_text)
 
 
+SNAP_MIN = 0.5
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def nearest_sentence(fact: str, passage_text: str) -> tuple[str, float]:
+    """The passage sentence sharing the most words with `fact`, and its token F1 with it."""
+    best, best_score = "", 0.0
+    for sentence in _SENTENCE_END.split(squash(passage_text)):
+        score = f1_score(fact, [sentence])
+        if score > best_score:
+            best, best_score = sentence, score
+    return best, best_score
+
+
 def reconstruct(model: ChatModel, trace: Trace, question: str, max_intents: int) -> list[str]:
     """Search intents for the request (deduplicated, at most `max_intents`)."""
     value = complete_json(
@@ -70,12 +86,22 @@ class Located:
     fact: str
 
 
-def locate(model: ChatModel, trace: Trace, question: str, number: int, passage: Passage) -> Located:
+def locate(
+    model: ChatModel,
+    trace: Trace,
+    question: str,
+    number: int,
+    passage: Passage,
+    snap: bool = False,
+) -> Located:
     """Judge one passage; an invented fact (not a substring of the passage) is a parse failure
-    that the model is shown and may correct once."""
+    that the model is shown and may correct once. With `snap`, a paraphrase close enough to a
+    passage sentence (token F1 >= SNAP_MIN) is replaced by that sentence instead."""
 
     def check(value: dict[str, Any]) -> str | None:
         if value["relevant"] and not fact_in_passage(value["fact"], passage.text):
+            if snap and nearest_sentence(value["fact"], passage.text)[1] >= SNAP_MIN:
+                return None
             return "the fact must be copied word for word from the passage"
         return None
 
@@ -95,6 +121,15 @@ def locate(model: ChatModel, trace: Trace, question: str, number: int, passage: 
         check=check,
     )
     fact = squash(value["fact"]) if value["relevant"] else ""
+    if fact and not fact_in_passage(fact, passage.text):
+        snapped, score = nearest_sentence(fact, passage.text)
+        trace.note(
+            "locator",
+            f"fact snapped to a passage sentence (token F1 {score:.2f})",
+            said=fact,
+            snapped=snapped,
+        )
+        fact = snapped
     return Located(number, passage, bool(value["relevant"]), fact)
 
 

@@ -30,6 +30,7 @@ class Smart:
     locator: bool = True
     retrieve: bool = True
     max_answer_tokens: int = 80
+    snap_facts: bool = False  # accept a close paraphrase, replaced by the passage sentence
 
     def run(self, question: str, ctx: Context) -> Answer:
         asked = fit_question(ctx, question)
@@ -98,7 +99,9 @@ class Smart:
         facts: list[tuple[int, str, str]] = []
         for n, p in numbered:
             try:
-                located = roles.locate(ctx.model_for("locator"), ctx.trace, question, n, p)
+                located = roles.locate(
+                    ctx.model_for("locator"), ctx.trace, question, n, p, self.snap_facts
+                )
             except ParseError as exc:
                 ctx.trace.note("smart", f"locator failed on [{n}] ({exc.reason}); passing it raw")
                 facts.append((n, p.title, p.text))
