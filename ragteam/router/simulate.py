@@ -110,12 +110,3 @@ def evaluate(
         by_label,
         choices,
     )
-
-
-def onehot(labels: Sequence[str] = ("A", "B", "C")) -> Features:
-    """The paper's context: a one-hot complexity label, no bias term."""
-
-    def features(q: Question) -> list[float]:
-        return [float(q.label == label) for label in labels]
-
-    return features
