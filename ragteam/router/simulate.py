@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -13,7 +14,13 @@ from ragteam.router.rewards import Reward
 from ragteam.router.table import ActionResult, Question, play
 from ragteam.router.vote import TieBreak
 
-Features = Callable[[Question], Sequence[float]]
+class Features(Protocol):
+    """A context feature set: maps a question to a vector and describes itself for the state
+    file (see `ragteam.router.features`)."""
+
+    def __call__(self, q: Question) -> Sequence[float]: ...
+
+    def to_dict(self) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True)

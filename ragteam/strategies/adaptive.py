@@ -36,7 +36,7 @@ class Adaptive:
 
         path = self.state or str(default_state_path())
         router = load_state(path).router()
-        if router.features.to_dict()["name"] != "question":
+        if router.features.to_dict()["name"] != "question":  # oracle labels are not live
             raise InputError(
                 f"the router in {path} routes on oracle labels, which live questions lack; "
                 "train it with `ragteam router train --features question`"
