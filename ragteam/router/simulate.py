@@ -14,6 +14,7 @@ from ragteam.router.rewards import Reward
 from ragteam.router.table import ActionResult, Question, play
 from ragteam.router.vote import TieBreak
 
+
 class Features(Protocol):
     """A context feature set: maps a question to a vector and describes itself for the state
     file (see `ragteam.router.features`)."""
