@@ -23,6 +23,14 @@ class AgentOutcome:
     calls: float = 0.0
     confidence: float = 0.0
 
+    def cost(self, kind: CostKind) -> float:
+        return {
+            "log_ms": log_ms(self.seconds),
+            "seconds": self.seconds,
+            "tokens": self.tokens,
+            "calls": self.calls,
+        }[kind]
+
 
 @dataclass(frozen=True)
 class Question:
@@ -33,13 +41,7 @@ class Question:
     agents: dict[str, AgentOutcome] = field(default_factory=dict)
 
     def cost(self, agent: str, kind: CostKind) -> float:
-        o = self.agents[agent]
-        return {
-            "log_ms": log_ms(o.seconds),
-            "seconds": o.seconds,
-            "tokens": o.tokens,
-            "calls": o.calls,
-        }[kind]
+        return self.agents[agent].cost(kind)
 
 
 @dataclass(frozen=True)

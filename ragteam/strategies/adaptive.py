@@ -90,13 +90,10 @@ class Adaptive:
 
 
 def _cost(trace: Trace | None, kind: str) -> float:
-    from ragteam.router.rewards import log_ms
+    """An agent's cost measured from its trace, in the router's unit."""
+    from ragteam.router.table import AgentOutcome
 
-    totals = trace.totals() if trace else {}
-    if kind == "log_ms":
-        return log_ms(totals.get("seconds", 0.0))
-    if kind == "tokens":
-        return float(totals.get("prompt_tokens", 0) + totals.get("completion_tokens", 0))
-    if kind == "calls":
-        return float(totals.get("llm_calls", 0))
-    return float(totals.get("seconds", 0.0))
+    t = trace.totals() if trace else {}
+    tokens = t.get("prompt_tokens", 0) + t.get("completion_tokens", 0)
+    outcome = AgentOutcome("", t.get("seconds", 0.0), tokens, t.get("llm_calls", 0))
+    return outcome.cost(kind)  # type: ignore[arg-type]

@@ -57,17 +57,21 @@ class OneR:
         found = retrieve_traced(index, ctx.trace, "retriever", asked, self.k)
         budget = ctx.model.context_length - self.max_answer_tokens - _fixed_cost(ctx, asked)
         shown = fit_passages(ctx, found, budget)
-        messages = render("oner", passages=format_passages(shown), question=asked)
-        reply = complete_traced(
-            ctx.model_for("answerer"),
-            ctx.trace,
-            "answerer",
-            messages,
-            max_tokens=self.max_answer_tokens,
-            stop=STOP,
-        )
-        text = clean_answer(reply.text)
+        text = read_answer(ctx, asked, format_passages(shown), self.max_answer_tokens)
         return Answer(question, text, self.name, cite(shown, text), ctx.trace)
+
+
+def read_answer(ctx: Context, question: str, context: str, max_tokens: int) -> str:
+    """The short answer to `question` from `context` (numbered passages, maybe reasoning)."""
+    reply = complete_traced(
+        ctx.model_for("answerer"),
+        ctx.trace,
+        "answerer",
+        render("oner", passages=context, question=question),
+        max_tokens=max_tokens,
+        stop=STOP,
+    )
+    return clean_answer(reply.text)
 
 
 def _fixed_cost(ctx: Context, question: str) -> int:

@@ -22,7 +22,7 @@ from ragteam.strategies.base import (
     fit_question,
     format_passages,
 )
-from ragteam.strategies.baselines import STOP
+from ragteam.strategies.baselines import STOP, read_answer
 from ragteam.types import Answer, Passage
 
 ANSWER = re.compile(r"so the answer is\s*:?\s*(.+)", re.IGNORECASE | re.DOTALL)
@@ -98,13 +98,4 @@ class IRCoT:
         context = format_passages(shown)
         if sentences:
             context += "\n\nReasoning: " + " ".join(sentences)
-        messages = render("oner", passages=context, question=question)
-        reply = complete_traced(
-            ctx.model_for("answerer"),
-            ctx.trace,
-            "answerer",
-            messages,
-            max_tokens=self.max_answer_tokens,
-            stop=STOP,
-        )
-        return clean_answer(reply.text)
+        return read_answer(ctx, question, context, self.max_answer_tokens)
