@@ -221,3 +221,23 @@ def test_snap_facts_replaces_a_close_paraphrase_with_the_passage_sentence(bm25_i
         "It was built in 1784 by the engineer Tomas Reddick."
         in model.calls[-1]["messages"][-1]["content"]
     )
+
+
+def test_with_question_retrieves_with_the_question_first_and_once(bm25_index_dir):
+    model = scripted(
+        reconstructor={"intents": [QUESTION.upper(), "Tomas Reddick birthplace"]},
+        locator={"relevant": False, "fact": ""},
+        direct={"answer": "Skarn", "citations": []},
+    )
+    result = answer(
+        QUESTION,
+        index=bm25_index_dir,
+        strategy="smart",
+        model=model,
+        options={"k": 1, "with_question": True},
+    )
+    queries = [s.input["query"] for s in result.trace.steps if s.kind == "retrieve"]
+    assert queries == [QUESTION, "Tomas Reddick birthplace"]
+    default = answer(QUESTION, index=bm25_index_dir, strategy="smart", model=model, options={"k": 1})
+    queries = [s.input["query"] for s in default.trace.steps if s.kind == "retrieve"]
+    assert queries == [QUESTION.upper(), "Tomas Reddick birthplace"]

@@ -31,6 +31,7 @@ class Smart:
     retrieve: bool = True
     max_answer_tokens: int = 80
     snap_facts: bool = False  # accept a close paraphrase, replaced by the passage sentence
+    with_question: bool = False  # also retrieve with the question itself, as a first intent
 
     def run(self, question: str, ctx: Context) -> Answer:
         asked = fit_question(ctx, question)
@@ -66,6 +67,8 @@ class Smart:
         except ParseError as exc:
             ctx.trace.note("smart", f"reconstructor failed ({exc.reason}); using the question")
             return [question]
+        if self.with_question:
+            intents = [question, *(i for i in intents if i.strip().lower() != question.lower())]
         return intents or [question]
 
     def _passages(self, ctx: Context, intents: list[str]) -> list[Passage]:
