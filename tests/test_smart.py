@@ -238,6 +238,8 @@ def test_with_question_retrieves_with_the_question_first_and_once(bm25_index_dir
     )
     queries = [s.input["query"] for s in result.trace.steps if s.kind == "retrieve"]
     assert queries == [QUESTION, "Tomas Reddick birthplace"]
-    default = answer(QUESTION, index=bm25_index_dir, strategy="smart", model=model, options={"k": 1})
+    default = answer(
+        QUESTION, index=bm25_index_dir, strategy="smart", model=model, options={"k": 1}
+    )
     queries = [s.input["query"] for s in default.trace.steps if s.kind == "retrieve"]
     assert queries == [QUESTION.upper(), "Tomas Reddick birthplace"]
