@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 from ragteam.cli import app
 from ragteam.errors import InputError
 from ragteam.eval.datasets import read_examples
-from ragteam.eval.report import load_runs, paired, plot, render_markdown
+from ragteam.eval.report import load_runs, paired, plot, render_markdown, role_failures
 from ragteam.eval.rundir import RunDir
 from ragteam.eval.runner import EvalPlan, run_eval
 from ragteam.llm import FakeModel
@@ -148,7 +148,8 @@ def test_report_tables_pairs_and_plot(bm25_index_dir, data, tmp_path):
     text = render_markdown(table)
     assert "| oner | 4 |" in text and "| nor | 4 |" in text
     assert "F1 bridge (n)" in text and "F1 comparison (n)" in text
-    assert "Paired F1 against `oner`" in text
+    assert "Paired differences against `oner`" in text
+    assert "| nor | retrieval recall | 4 |" in text
     p = paired(table["nor"], table["oner"])
     assert p["n"] == 4 and p["wins_a"] + p["wins_b"] + p["ties"] == 4 and p["mean_diff"] == 0.0
     png = plot(table, tmp_path / "plot.png")
@@ -250,3 +251,26 @@ def test_report_can_keep_only_shared_questions(bm25_index_dir, data, tmp_path):
     assert {label: len(rows) for label, rows in table.items()} == {"oner": 4, "nor": 4, "ircot": 2}
     shared = common_questions(table)
     assert {len(rows) for rows in shared.values()} == {2}
+
+
+def test_parse_failures_are_counted_per_role_from_the_traces():
+    def row(qid, steps):
+        metrics = {"em": 0.0, "f1": 0.0, "match": 0.0, "retrieval_all": 0.0}
+        cost = {"llm_calls": len(steps), "prompt_tokens": 1, "completion_tokens": 1}
+        return {
+            "id": qid,
+            "strategy": "smart",
+            "metrics": metrics,
+            "cost": {**cost, "parse_failures": sum(f for _, f in steps)},
+            "wall_seconds": 1.0,
+            "trace": {"steps": [{"kind": "llm", "role": r, "parse_failures": f} for r, f in steps]},
+        }
+
+    rows = [
+        row("a", [("locator", 1), ("locator", 0)]),
+        row("b", [("generator", 0), ("locator", 1)]),
+    ]
+    assert role_failures(rows) == {"locator": (2, 3), "generator": (0, 1)}
+    baseline = dict(rows[0], strategy="oner", trace={"steps": []})
+    text = render_markdown({"smart": {r["id"]: r for r in rows}, "oner": {"a": baseline}})
+    assert "| smart | locator | 2 | 3 | 0.67 |" in text

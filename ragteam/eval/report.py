@@ -146,18 +146,47 @@ def _paired_lines(table: dict[str, dict[str, dict]], baseline: str | None) -> li
         return []
     base = baseline if baseline in table else ("oner" if "oner" in table else labels[0])
     lines = [
-        f"Paired F1 against `{base}` (same questions):\n",
-        "| strategy | n | mean F1 diff (95% CI) | wins | losses | ties |",
-        "|---|---|---|---|---|---|",
+        f"Paired differences against `{base}` (same questions):\n",
+        "| strategy | metric | n | mean diff (95% CI) | wins | losses | ties |",
+        "|---|---|---|---|---|---|---|",
     ]
-    for label in labels:
-        if label == base:
-            continue
-        p = paired(table[label], table[base])
-        lines.append(
-            f"| {label} | {p['n']} | {p['mean_diff']:+.3f} ({p['ci'][0]:+.3f} to {p['ci'][1]:+.3f})"
-            f" | {p['wins_a']} | {p['wins_b']} | {p['ties']} |"
-        )
+    for metric, name in (("f1", "F1"), ("retrieval_all", "retrieval recall")):
+        for label in labels:
+            if label == base:
+                continue
+            p = paired(table[label], table[base], metric)
+            lines.append(
+                f"| {label} | {name} | {p['n']} | {p['mean_diff']:+.3f} "
+                f"({p['ci'][0]:+.3f} to {p['ci'][1]:+.3f}) | {p['wins_a']} | {p['wins_b']} "
+                f"| {p['ties']} |"
+            )
+    return lines + ["", *_role_lines(table)]
+
+
+def role_failures(rows: list[dict[str, Any]]) -> dict[str, tuple[int, int]]:
+    """role -> (model calls that failed to parse, model calls), summed over the rows' traces."""
+    calls: dict[str, int] = defaultdict(int)
+    failed: dict[str, int] = defaultdict(int)
+    for row in rows:
+        for step in (row.get("trace") or {}).get("steps", []):
+            if step.get("kind") == "llm":
+                calls[step.get("role") or "?"] += 1
+                failed[step.get("role") or "?"] += 1 if step.get("parse_failures") else 0
+    return {role: (failed[role], calls[role]) for role in calls}
+
+
+def _role_lines(table: dict[str, dict[str, dict]]) -> list[str]:
+    per = {label: role_failures(list(rows.values())) for label, rows in table.items()}
+    if not any(failed for roles in per.values() for failed, _ in roles.values()):
+        return []
+    lines = [
+        "Model calls whose reply failed to parse, by role (failed / calls):\n",
+        "| strategy | role | failed | calls | rate |",
+        "|---|---|---|---|---|",
+    ]
+    for label, roles in per.items():
+        for role, (failed, calls) in roles.items():
+            lines.append(f"| {label} | {role} | {failed} | {calls} | {failed / calls:.2f} |")
     return lines
 
 
