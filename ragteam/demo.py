@@ -10,7 +10,7 @@ from platformdirs import user_cache_dir
 
 from ragteam import __version__
 
-DEMO_QUESTION = "In which village was the engineer who built the Greyfin Lighthouse born?"
+DEMO_QUESTION = "In which village was the engineer who built the Wrenhold Lighthouse born?"
 
 
 def demo_corpus_path() -> Path:

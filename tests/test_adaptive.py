@@ -32,15 +32,15 @@ def _state(tmp_path, features):
 
 def test_adaptive_runs_the_chosen_strategies_votes_and_learns(bm25_index_dir, tmp_path):
     path = _state(tmp_path, QuestionFeatures(dims=0))
-    model = FakeModel(lambda messages, params: "Tomas Reddick")
+    model = FakeModel(lambda messages, params: "Emrik Tollan")
     result = answer(
-        "Who built the Greyfin Lighthouse?",
+        "Who built the Wrenhold Lighthouse?",
         index=bm25_index_dir,
         strategy="adaptive",
         model=model,
         options={"state": str(path)},
     )
-    assert result.text == "Tomas Reddick" and result.strategy == "adaptive"
+    assert result.text == "Emrik Tollan" and result.strategy == "adaptive"
     [note] = [s for s in result.trace.steps if s.role == "router"]
     agents = note.meta["action"]
     assert set(agents) <= {"nor", "oner"} and agents
@@ -142,19 +142,19 @@ def test_router_trains_on_our_own_eval_runs(bm25_index_dir, tmp_path):
             json.dumps({"id": f"q{i}", "question": q, "answers": [a]}) + "\n"
             for i, (q, a) in enumerate(
                 [
-                    ("Who built the Greyfin Lighthouse?", "Tomas Reddick"),
-                    ("Where was Jonas Vell born?", "Skarn"),
+                    ("Who built the Wrenhold Lighthouse?", "Emrik Tollan"),
+                    ("Where was Jonas Vell born?", "Hevik"),
                 ]
             )
         )
     )
     plan = EvalPlan(read_examples(data), {"nor": {}, "oner": {}}, data)
     run_eval(
-        plan, RunDir(tmp_path / "run"), FakeModel(lambda m, p: "Skarn"), load_index(bm25_index_dir)
+        plan, RunDir(tmp_path / "run"), FakeModel(lambda m, p: "Hevik"), load_index(bm25_index_dir)
     )
     table = from_runs([tmp_path / "run"])
     assert [sorted(q.agents) for q in table] == [["nor", "oner"]] * 2
-    assert table[1].agents["oner"].prediction == "Skarn" and table[1].agents["oner"].calls == 1
+    assert table[1].agents["oner"].prediction == "Hevik" and table[1].agents["oner"].calls == 1
     state = tmp_path / "r.json"
     result = CliRunner().invoke(
         app,

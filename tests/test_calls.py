@@ -71,3 +71,36 @@ def test_schema_is_passed_to_the_backend():
     model = FakeModel([{"answer": "a", "rating": 2}])
     complete_json(model, Trace(), "qa", ASK, SCHEMA)
     assert model.calls[0]["json_schema"] == SCHEMA
+
+
+FEW_SHOT = [
+    {"role": "system", "content": "Answer from the notes."},
+    {"role": "user", "content": "Notes: Wrenhold Lighthouse was built in 1786 by Emrik Tollan."},
+    {"role": "assistant", "content": '{"answer": "Emrik Tollan", "rating": 9}'},
+    {"role": "user", "content": "Notes: Korr Beacon was lit in 1902 by Ada Vell."},
+]
+
+
+def test_copying_the_worked_example_is_a_failure_shown_to_the_model():
+    model = FakeModel(
+        [{"answer": "Emrik Tollan", "rating": 9}, {"answer": "Ada Vell", "rating": 8}]
+    )
+    trace = Trace()
+    value = complete_json(model, trace, "qa", FEW_SHOT, SCHEMA)
+    assert value["answer"] == "Ada Vell"
+    repair = model.calls[1]["messages"][-1]["content"]
+    assert "copies Emrik, Tollan from the example" in repair
+    assert trace.parse_failures_by_role() == {"qa": 1}
+
+
+def test_names_that_the_request_itself_contains_are_not_copies():
+    from ragteam.llm.calls import copied_from_examples
+
+    reply = '{"answer": "The Lighthouse of 1786, then Korr Beacon", "rating": 3}'
+    assert copied_from_examples(reply, FEW_SHOT) == ["Lighthouse", "1786"]
+    real = [*FEW_SHOT[:3], {"role": "user", "content": "Notes: the lighthouse of 1786."}]
+    assert copied_from_examples(reply, real) == []
+    assert copied_from_examples(reply, [FEW_SHOT[0], FEW_SHOT[3]]) == []  # no examples
+    model = FakeModel([{"answer": "Emrik Tollan", "rating": 9}])
+    value = complete_json(model, Trace(), "direct", FEW_SHOT, SCHEMA, grounded=False)
+    assert value["answer"] == "Emrik Tollan"

@@ -57,7 +57,7 @@ def test_ask_json_with_the_embedded_model(hybrid_index_dir):
         app,
         [
             "ask",
-            "Who founded the company that runs the MV Greyfin?",
+            "Who founded the company that runs the MV Wrenhold?",
             "--index",
             str(hybrid_index_dir),
             "--json",
@@ -76,7 +76,7 @@ def test_ask_json_with_the_embedded_model(hybrid_index_dir):
 def test_demo_builds_its_index_and_answers():
     result = runner.invoke(app, ["demo"])
     assert result.exit_code == 0, result.output
-    assert "Greyfin Lighthouse" in result.output and "citations" in result.output
+    assert "Wrenhold Lighthouse" in result.output and "citations" in result.output
     assert "LLM calls" in result.output
     again = runner.invoke(app, ["demo"])  # reuses the index and the LLM cache
     assert again.exit_code == 0 and "building the demo index" not in again.output

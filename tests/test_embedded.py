@@ -57,7 +57,7 @@ def test_cache_serves_the_second_identical_call(embedded_model, tmp_path):
 
 @pytest.mark.parametrize("strategy", ["nor", "oner"])
 def test_strategies_answer_on_the_real_model(strategy, hybrid_index_dir, embedded_model):
-    question = "In which village was the engineer who built the Greyfin Lighthouse born?"
+    question = "In which village was the engineer who built the Wrenhold Lighthouse born?"
     result = answer(question, index=hybrid_index_dir, strategy=strategy, model=embedded_model)
     assert result.text.strip()
     totals = result.trace.totals()
@@ -67,7 +67,7 @@ def test_strategies_answer_on_the_real_model(strategy, hybrid_index_dir, embedde
     if strategy == "oner":
         index = load_index(hybrid_index_dir)
         retrieved = {h["id"] for h in result.trace.steps[0].output}
-        assert "Greyfin Lighthouse" in {h["title"] for h in result.trace.steps[0].output}
+        assert "Wrenhold Lighthouse" in {h["title"] for h in result.trace.steps[0].output}
         assert result.citations
         for c in result.citations:
             assert c.passage_id in retrieved and index.passage(c.passage_id) is not None

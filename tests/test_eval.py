@@ -17,8 +17,8 @@ from ragteam.retrieval import load_index
 QUESTIONS = [
     {
         "id": "q1",
-        "question": "Who built the Greyfin Lighthouse?",
-        "answers": ["Tomas Reddick"],
+        "question": "Who built the Wrenhold Lighthouse?",
+        "answers": ["Emrik Tollan"],
         "supporting_ids": ["halvard-04"],
         "type": "bridge",
     },
@@ -39,12 +39,12 @@ QUESTIONS = [
     {
         "id": "q4",
         "question": "Where was Jonas Vell born?",
-        "answers": ["Skarn"],
+        "answers": ["Hevik"],
         "supporting_ids": ["halvard-33"],
         "type": "comparison",
     },
 ]
-ANSWERS = {"Greyfin": "Tomas Reddick", "Tarrin": "Ilse", "Korr": "nobody", "Vell": "Skarn"}
+ANSWERS = {"Wrenhold": "Emrik Tollan", "Tarrin": "Ilse", "Korr": "nobody", "Vell": "Hevik"}
 
 
 def oracle(messages, params):

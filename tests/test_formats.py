@@ -39,7 +39,7 @@ def test_api_and_eval_answer_by_label(bm25_index_dir, tmp_path):
     data.write_text(
         json.dumps({"id": "m", "question": "Shadow shortest?", "choices": CHOICES, "label": "B"})
         + "\n"
-        + json.dumps({"id": "t", "question": "Skarn is on Vesk.", "label": "false"})
+        + json.dumps({"id": "t", "question": "Hevik is on Quillan.", "label": "false"})
         + "\n"
     )
     rows = run_eval(

@@ -16,10 +16,10 @@ def test_bm25_index_finds_the_right_passage(bm25_index_dir):
     assert manifest["format_version"] == FORMAT_VERSION
     assert manifest["passage_count"] == len(index.passages) == 48
     assert manifest["retriever"] == "bm25" and manifest["embedding_model"] is None
-    top = index.retrieve("Who built the Greyfin Lighthouse?", k=3)
-    assert top[0].title == "Greyfin Lighthouse"
+    top = index.retrieve("Who built the Wrenhold Lighthouse?", k=3)
+    assert top[0].title == "Wrenhold Lighthouse"
     assert top[0].score >= top[1].score >= top[2].score
-    assert index.retrieve("Who built the Greyfin Lighthouse?", k=3) is top  # cached
+    assert index.retrieve("Who built the Wrenhold Lighthouse?", k=3) is top  # cached
 
 
 def test_missing_index_directory(tmp_path):
@@ -97,7 +97,7 @@ def test_hybrid_index_with_real_embeddings(hybrid_index_dir):
     index = load_index(hybrid_index_dir)
     assert index.manifest["embedding_model"].startswith("sentence-transformers/all-MiniLM-L6-v2")
     assert (hybrid_index_dir / "dense.faiss").is_file()
-    question = "Which engineer designed the bridge between Vesk and Tarrin?"
+    question = "Which engineer designed the bridge between Quillan and Tarrin?"
     for method in ("bm25", "dense", "hybrid"):
         titles = [p.title for p in index.retrieve(question, k=5, method=method)]
         assert "Tarrin Bridge" in titles, (method, titles)

@@ -4,18 +4,18 @@ from ragteam.api import answer
 from ragteam.llm import FakeModel
 from ragteam.retrieval import load_index
 
-QUESTION = "In which village was the engineer who built the Greyfin Lighthouse born?"
+QUESTION = "In which village was the engineer who built the Wrenhold Lighthouse born?"
 
 
 def test_retrieves_again_with_each_sentence_until_the_answer(bm25_index_dir):
     model = FakeModel(
         [
-            "The Greyfin Lighthouse was built by the engineer Tomas Reddick.",
-            "Tomas Reddick was born in Skarn. So the answer is: Skarn.",
+            "The Wrenhold Lighthouse was built by the engineer Emrik Tollan.",
+            "Emrik Tollan was born in Hevik. So the answer is: Hevik.",
         ]
     )
     result = answer(QUESTION, index=bm25_index_dir, strategy="ircot", model=model)
-    assert result.text == "Skarn"
+    assert result.text == "Hevik"
     steps = [(s.kind, s.role) for s in result.trace.steps]
     assert steps == [
         ("retrieve", "retriever"),
@@ -23,33 +23,33 @@ def test_retrieves_again_with_each_sentence_until_the_answer(bm25_index_dir):
         ("retrieve", "retriever"),
         ("llm", "reasoner"),
     ]
-    assert result.trace.steps[2].input["query"].startswith("The Greyfin Lighthouse was built")
+    assert result.trace.steps[2].input["query"].startswith("The Wrenhold Lighthouse was built")
     second_prompt = model.calls[1]["messages"][-1]["content"]
-    assert "Reasoning so far: The Greyfin Lighthouse was built" in second_prompt
+    assert "Reasoning so far: The Wrenhold Lighthouse was built" in second_prompt
     index = load_index(bm25_index_dir)
     seen = {h["id"] for s in result.trace.steps if s.kind == "retrieve" for h in s.output}
     assert result.citations and all(c.passage_id in seen for c in result.citations)
-    assert all("Skarn" in index.passage(c.passage_id).text for c in result.citations)
+    assert all("Hevik" in index.passage(c.passage_id).text for c in result.citations)
 
 
 def test_step_limit_then_the_answer_is_read_off(bm25_index_dir):
-    replies = [f"Fact number {i} about lighthouses." for i in range(3)] + ["Skarn"]
+    replies = [f"Fact number {i} about lighthouses." for i in range(3)] + ["Hevik"]
     model = FakeModel(replies)
     result = answer(
         QUESTION, index=bm25_index_dir, strategy="ircot", model=model, options={"max_steps": 3}
     )
-    assert result.text == "Skarn"
+    assert result.text == "Hevik"
     roles = [s.role for s in result.trace.steps if s.kind == "llm"]
     assert roles == ["reasoner"] * 3 + ["answerer"]
     assert "Reasoning: Fact number 0" in model.calls[-1]["messages"][-1]["content"]
 
 
 def test_a_repeated_sentence_stops_the_loop(bm25_index_dir):
-    model = FakeModel(["Reddick built it.", "Reddick built it.", "Tomas Reddick"])
+    model = FakeModel(["Tollan built it.", "Tollan built it.", "Emrik Tollan"])
     result = answer(
         QUESTION, index=bm25_index_dir, strategy="ircot", model=model, options={"max_steps": 8}
     )
-    assert len(model.calls) == 3 and result.text == "Tomas Reddick"
+    assert len(model.calls) == 3 and result.text == "Emrik Tollan"
     assert any(s.kind == "note" and "repeated" in s.output for s in result.trace.steps)
 
 

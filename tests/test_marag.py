@@ -3,7 +3,7 @@
 from ragteam.api import answer
 from ragteam.llm import FakeModel
 
-QUESTION = "In which village was the engineer who built the Greyfin Lighthouse born?"
+QUESTION = "In which village was the engineer who built the Wrenhold Lighthouse born?"
 ROLES = [
     ("plan how to answer", "planner"),
     ("self-contained task", "step_definer"),
@@ -28,14 +28,14 @@ def scripted(**handlers):
 def note_if(word):
     def extractor(messages):
         document = messages[-1]["content"].split("Document:", 1)[1]
-        return {"note": document.strip()[:120] if word in document else ""}
+        return {"note": document.strip()[:300] if word in document else ""}
 
     return extractor
 
 
 def qa_answer(messages):
     task = messages[-1]["content"].split("\n")[0]
-    answer = "Tomas Reddick" if "built" in task else "Skarn"
+    answer = "Emrik Tollan" if "built" in task else "Hevik"
     return {"analysis": "a", "answer": answer, "success": "yes", "rating": 8}
 
 
@@ -43,15 +43,15 @@ def test_two_hop_plan_runs_each_step_and_summarizes(bm25_index_dir):
     model = scripted(
         planner={
             "analysis": "two hops",
-            "steps": ["Who built the Greyfin Lighthouse?", "Where was that engineer born?"],
+            "steps": ["Who built the Wrenhold Lighthouse?", "Where was that engineer born?"],
         },
-        step_definer={"type": "question-answering", "task": "Where was Tomas Reddick born?"},
-        extractor=note_if("Reddick"),
+        step_definer={"type": "question-answering", "task": "Where was Emrik Tollan born?"},
+        extractor=note_if("Tollan"),
         qa=qa_answer,
-        summary={"output": "It was Skarn.", "answer": "Skarn", "score": 9},
+        summary={"output": "It was Hevik.", "answer": "Hevik", "score": 9},
     )
     result = answer(QUESTION, index=bm25_index_dir, strategy="marag", model=model, options={"k": 3})
-    assert result.text == "Skarn"
+    assert result.text == "Hevik"
     roles = [s.role for s in result.trace.steps if s.kind == "llm"]
     assert roles == [
         "planner",
@@ -67,15 +67,15 @@ def test_two_hop_plan_runs_each_step_and_summarizes(bm25_index_dir):
         "summary",
     ]
     queries = [s.input["query"] for s in result.trace.steps if s.kind == "retrieve"]
-    assert queries == ["Who built the Greyfin Lighthouse?", "Where was Tomas Reddick born?"]
+    assert queries == ["Who built the Wrenhold Lighthouse?", "Where was Emrik Tollan born?"]
     definer_prompt = [c for c in model.calls if role_of(c["messages"]) == "step_definer"][0]
     assert (
-        "Who built the Greyfin Lighthouse? -> Tomas Reddick"
+        "Who built the Wrenhold Lighthouse? -> Emrik Tollan"
         in definer_prompt["messages"][-1]["content"]
     )
     summary_prompt = model.calls[-1]["messages"][-1]["content"]
-    assert "Where was Tomas Reddick born? -> Skarn" in summary_prompt
-    assert result.citations and all("Reddick" in c.title or c.title for c in result.citations)
+    assert "Where was Emrik Tollan born? -> Hevik" in summary_prompt
+    assert result.citations and all("Tollan" in c.title or c.title for c in result.citations)
     retrieved = {h["id"] for s in result.trace.steps if s.kind == "retrieve" for h in s.output}
     assert {c.passage_id for c in result.citations} <= retrieved
 
@@ -83,18 +83,18 @@ def test_two_hop_plan_runs_each_step_and_summarizes(bm25_index_dir):
 def test_aggregate_steps_do_not_retrieve(bm25_index_dir):
     steps = iter([{"type": "aggregate", "task": "Combine the two answers."}])
     model = scripted(
-        planner={"analysis": "", "steps": ["Who built the Greyfin Lighthouse?", "Combine."]},
+        planner={"analysis": "", "steps": ["Who built the Wrenhold Lighthouse?", "Combine."]},
         step_definer=lambda m: next(steps),
-        extractor={"note": ""},
+        extractor={"note": "Emrik Tollan built it."},
         qa=qa_answer,
-        summary={"output": "", "answer": "Tomas Reddick", "score": 5},
+        summary={"output": "", "answer": "Emrik Tollan", "score": 5},
     )
     result = answer(QUESTION, index=bm25_index_dir, strategy="marag", model=model, options={"k": 2})
     assert sum(s.kind == "retrieve" for s in result.trace.steps) == 1
     qa_prompts = [
         c["messages"][-1]["content"] for c in model.calls if role_of(c["messages"]) == "qa"
     ]
-    assert "Who built the Greyfin Lighthouse? -> Tomas Reddick" in qa_prompts[1]
+    assert "Who built the Wrenhold Lighthouse? -> Emrik Tollan" in qa_prompts[1]
 
 
 def test_zero_steps_and_too_many_steps(bm25_index_dir):
@@ -151,7 +151,7 @@ def test_call_limit_bounds_the_run(bm25_index_dir):
     model = scripted(
         planner={"analysis": "", "steps": steps},
         step_definer={"type": "question-answering", "task": "Who built Korr Beacon?"},
-        extractor={"note": "n"},
+        extractor={"note": "It was built by Emrik Tollan."},
         qa=qa_answer,
         summary={"output": "", "answer": "s", "score": 1},
     )
@@ -164,4 +164,4 @@ def test_call_limit_bounds_the_run(bm25_index_dir):
     )
     assert result.trace.totals()["llm_calls"] <= 10
     assert any("call limit" in str(s.output) for s in result.trace.steps if s.kind == "note")
-    assert result.text == "Tomas Reddick"  # the last finished step's answer
+    assert result.text == "Emrik Tollan"  # the last finished step's answer

@@ -7,7 +7,7 @@ from ragteam.api import answer
 from ragteam.llm import FakeModel
 from ragteam.retrieval import load_index
 
-QUESTION = "In which village was the engineer who built the Greyfin Lighthouse born?"
+QUESTION = "In which village was the engineer who built the Wrenhold Lighthouse born?"
 
 
 def role_of(messages):
@@ -45,8 +45,8 @@ def passage_of(messages):
 def truthful_locator(messages):
     line = passage_of(messages)
     for fact in (
-        "It was built in 1784 by the engineer Tomas Reddick.",
-        "Tomas Reddick was an engineer born in 1742 in the village of Skarn on the island of Loth.",
+        "It was built in 1786 by the engineer Emrik Tollan.",
+        "Emrik Tollan was an engineer born in 1744 in the village of Hevik on the island of Sarnby.",
     ):
         if fact in line:
             return {"relevant": True, "fact": fact}
@@ -57,47 +57,47 @@ def test_full_pipeline_locates_facts_and_cites(bm25_index_dir):
     model = scripted(
         reconstructor={
             "intents": [
-                "builder of the Greyfin Lighthouse",
-                "birthplace of Tomas Reddick",
-                "builder of the Greyfin Lighthouse",
+                "builder of the Wrenhold Lighthouse",
+                "birthplace of the Wrenhold Lighthouse engineer",
+                "builder of the Wrenhold Lighthouse",
             ]
         },
         locator=truthful_locator,
         generator=lambda m: {
-            "answer": "Skarn",
+            "answer": "Hevik",
             "citations": [int(ln[1]) for ln in m[-1]["content"].splitlines() if ln.startswith("[")],
         },
     )
     result = answer(QUESTION, index=bm25_index_dir, strategy="smart", model=model)
-    assert result.text == "Skarn"
+    assert result.text == "Hevik"
     retrieves = [s for s in result.trace.steps if s.kind == "retrieve"]
     assert [s.input["query"] for s in retrieves] == [
-        "builder of the Greyfin Lighthouse",
-        "birthplace of Tomas Reddick",
+        "builder of the Wrenhold Lighthouse",
+        "birthplace of the Wrenhold Lighthouse engineer",
     ]
     shown = {h["id"] for s in retrieves for h in s.output}
     locator_calls = [s for s in result.trace.steps if s.role == "locator"]
     assert len(locator_calls) == len(shown)  # deduplicated across intents
     titles = {c.title for c in result.citations}
-    assert titles == {"Greyfin Lighthouse", "Tomas Reddick"}
+    assert titles == {"Wrenhold Lighthouse", "Emrik Tollan"}
     index = load_index(bm25_index_dir)
     assert all(c.passage_id in shown and index.passage(c.passage_id) for c in result.citations)
     generator_prompt = model.calls[-1]["messages"][-1]["content"]
-    assert "It was built in 1784 by the engineer Tomas Reddick." in generator_prompt
+    assert "It was built in 1786 by the engineer Emrik Tollan." in generator_prompt
     note = [s for s in result.trace.steps if s.role == "smart" and "trajectory" in s.meta][0]
     trajectory = parse(note.meta["trajectory"])
-    assert trajectory.answer == "Skarn" and len(trajectory.intents) == 2
+    assert trajectory.answer == "Hevik" and len(trajectory.intents) == 2
     assert sum(j.relevant for j in trajectory.judgements) == 2
 
 
 def test_invented_fact_is_rejected_and_the_passage_goes_raw(bm25_index_dir):
     model = scripted(
-        reconstructor={"intents": ["Greyfin Lighthouse builder"]},
+        reconstructor={"intents": ["Wrenhold Lighthouse builder"]},
         locator={"relevant": True, "fact": "The lighthouse was made of cheese."},
-        generator={"answer": "Tomas Reddick", "citations": [1]},
+        generator={"answer": "Emrik Tollan", "citations": [1]},
     )
     result = answer(
-        "Who built the Greyfin Lighthouse?",
+        "Who built the Wrenhold Lighthouse?",
         index=bm25_index_dir,
         strategy="smart",
         model=model,
@@ -110,7 +110,7 @@ def test_invented_fact_is_rejected_and_the_passage_goes_raw(bm25_index_dir):
     assert sum("passing it raw" in n for n in notes) == 2
     generator_prompt = model.calls[-1]["messages"][-1]["content"]
     assert "stands on the northern cape" in generator_prompt  # raw passage text
-    assert result.text == "Tomas Reddick" and len(result.citations) == 1
+    assert result.text == "Emrik Tollan" and len(result.citations) == 1
 
 
 def test_nothing_relevant_means_answering_from_the_question(bm25_index_dir):
@@ -126,7 +126,7 @@ def test_nothing_relevant_means_answering_from_the_question(bm25_index_dir):
 
 def test_ablations(bm25_index_dir):
     model = scripted(
-        generator={"answer": "Skarn", "citations": [2]}, direct={"answer": "Skarn", "citations": []}
+        generator={"answer": "Hevik", "citations": [2]}, direct={"answer": "Hevik", "citations": []}
     )
     result = answer(
         QUESTION,
@@ -139,7 +139,7 @@ def test_ablations(bm25_index_dir):
     assert roles == ["generator"]
     assert result.trace.steps[0].input["query"] == QUESTION
     assert len(result.citations) == 1
-    only = scripted(direct={"answer": "Skarn", "citations": []})
+    only = scripted(direct={"answer": "Hevik", "citations": []})
     result = answer(
         QUESTION, index=bm25_index_dir, strategy="smart", model=only, options={"retrieve": False}
     )
@@ -161,15 +161,18 @@ def test_failing_reconstructor_and_generator_degrade_visibly(bm25_index_dir):
 def test_citations_outside_the_facts_are_repaired_or_refused(bm25_index_dir):
     def generator(messages):
         if len(messages) == 4:  # first try: cite a fact that does not exist
-            return {"answer": "Skarn", "citations": [42]}
+            return {"answer": "Emrik Tollan", "citations": [42]}
         facts = messages[3]["content"]  # the real request, before the bad reply and the repair
-        return {"answer": "Skarn", "citations": [int(facts.split("Facts:\n[")[1].split("]")[0])]}
+        return {
+            "answer": "Emrik Tollan",
+            "citations": [int(facts.split("Facts:\n[")[1].split("]")[0])],
+        }
 
     model = scripted(
-        reconstructor={"intents": ["Greyfin"]}, locator=truthful_locator, generator=generator
+        reconstructor={"intents": ["Wrenhold"]}, locator=truthful_locator, generator=generator
     )
     result = answer(
-        "Who built the Greyfin Lighthouse?", index=bm25_index_dir, strategy="smart", model=model
+        "Who built the Wrenhold Lighthouse?", index=bm25_index_dir, strategy="smart", model=model
     )
     assert result.trace.parse_failures_by_role() == {"generator": 1}
     assert "not among the fact numbers" in json.dumps(model.calls[-1]["messages"])
@@ -178,29 +181,29 @@ def test_citations_outside_the_facts_are_repaired_or_refused(bm25_index_dir):
 def test_snap_facts_replaces_a_close_paraphrase_with_the_passage_sentence(bm25_index_dir):
     from ragteam.agents.smart import nearest_sentence
 
-    text = "The lighthouse stands on the cape. It was built in 1784 by Tomas Reddick."
-    assert nearest_sentence("It was built by Tomas Reddick in 1784", text) == (
-        "It was built in 1784 by Tomas Reddick.",
+    text = "The lighthouse stands on the cape. It was built in 1786 by Emrik Tollan."
+    assert nearest_sentence("It was built by Emrik Tollan in 1786", text) == (
+        "It was built in 1786 by Emrik Tollan.",
         1.0,
     )
     paraphrase = {
         "relevant": True,
-        "fact": "The Greyfin Lighthouse was built by the engineer Tomas Reddick in 1784.",
+        "fact": "The Wrenhold Lighthouse was built by the engineer Emrik Tollan in 1786.",
     }
     model = scripted(
-        reconstructor={"intents": ["Greyfin Lighthouse"]},
+        reconstructor={"intents": ["Wrenhold Lighthouse"]},
         locator=lambda m: (
             paraphrase
-            if "Greyfin Lighthouse:" in passage_of(m)
+            if "Wrenhold Lighthouse:" in passage_of(m)
             else {"relevant": False, "fact": ""}
         ),
         generator=lambda m: {
-            "answer": "Tomas Reddick",
+            "answer": "Emrik Tollan",
             "citations": [int(m[-1]["content"].split("Facts:\n[")[1].split("]")[0])],
         },
     )
     strict = answer(
-        "Who built the Greyfin Lighthouse?",
+        "Who built the Wrenhold Lighthouse?",
         index=bm25_index_dir,
         strategy="smart",
         model=model,
@@ -208,7 +211,7 @@ def test_snap_facts_replaces_a_close_paraphrase_with_the_passage_sentence(bm25_i
     )
     assert strict.trace.parse_failures_by_role() == {"locator": 2}
     snapped = answer(
-        "Who built the Greyfin Lighthouse?",
+        "Who built the Wrenhold Lighthouse?",
         index=bm25_index_dir,
         strategy="smart",
         model=model,
@@ -216,18 +219,18 @@ def test_snap_facts_replaces_a_close_paraphrase_with_the_passage_sentence(bm25_i
     )
     assert snapped.trace.parse_failures_by_role() == {}
     [note] = [s for s in snapped.trace.steps if s.role == "locator" and s.kind == "note"]
-    assert note.meta["snapped"] == "It was built in 1784 by the engineer Tomas Reddick."
+    assert note.meta["snapped"] == "It was built in 1786 by the engineer Emrik Tollan."
     assert (
-        "It was built in 1784 by the engineer Tomas Reddick."
+        "It was built in 1786 by the engineer Emrik Tollan."
         in model.calls[-1]["messages"][-1]["content"]
     )
 
 
 def test_with_question_retrieves_with_the_question_first_and_once(bm25_index_dir):
     model = scripted(
-        reconstructor={"intents": [QUESTION.upper(), "Tomas Reddick birthplace"]},
+        reconstructor={"intents": [QUESTION.upper(), "Wrenhold Lighthouse engineer birthplace"]},
         locator={"relevant": False, "fact": ""},
-        direct={"answer": "Skarn", "citations": []},
+        direct={"answer": "Hevik", "citations": []},
     )
     result = answer(
         QUESTION,
@@ -237,9 +240,9 @@ def test_with_question_retrieves_with_the_question_first_and_once(bm25_index_dir
         options={"k": 1, "with_question": True},
     )
     queries = [s.input["query"] for s in result.trace.steps if s.kind == "retrieve"]
-    assert queries == [QUESTION, "Tomas Reddick birthplace"]
+    assert queries == [QUESTION, "Wrenhold Lighthouse engineer birthplace"]
     default = answer(
         QUESTION, index=bm25_index_dir, strategy="smart", model=model, options={"k": 1}
     )
     queries = [s.input["query"] for s in default.trace.steps if s.kind == "retrieve"]
-    assert queries == [QUESTION.upper(), "Tomas Reddick birthplace"]
+    assert queries == [QUESTION.upper(), "Wrenhold Lighthouse engineer birthplace"]

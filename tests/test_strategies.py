@@ -10,23 +10,23 @@ from ragteam.strategies import Context, available, make_strategy
 from ragteam.strategies.base import clean_answer, fit_text
 from ragteam.trace import Trace
 
-QUESTION = "Who built the Greyfin Lighthouse?"
+QUESTION = "Who built the Wrenhold Lighthouse?"
 
 
 def test_oner_retrieves_prompts_with_passages_and_cites(bm25_index_dir):
-    model = FakeModel(["Answer: Tomas Reddick.\nextra"])
+    model = FakeModel(["Answer: Emrik Tollan.\nextra"])
     result = answer(QUESTION, index=bm25_index_dir, strategy="oner", model=model, options={"k": 3})
-    assert result.text == "Tomas Reddick"
+    assert result.text == "Emrik Tollan"
     kinds = [(s.kind, s.role) for s in result.trace.steps]
     assert kinds == [("retrieve", "retriever"), ("llm", "answerer")]
     retrieved = [h["id"] for h in result.trace.steps[0].output]
     assert len(retrieved) == 3
     prompt = model.calls[0]["messages"][-1]["content"]
-    assert "Greyfin Lighthouse" in prompt and QUESTION in prompt
+    assert "Wrenhold Lighthouse" in prompt and QUESTION in prompt
     index = load_index(bm25_index_dir)
     assert result.citations and all(c.passage_id in retrieved for c in result.citations)
     for c in result.citations:
-        assert "Tomas Reddick" in index.passage(c.passage_id).text
+        assert "Emrik Tollan" in index.passage(c.passage_id).text
 
 
 def test_nor_makes_one_call_and_no_retrieval():
@@ -60,15 +60,15 @@ def test_retrieving_strategy_without_index():
 
 
 def test_huge_question_is_fitted_and_the_trace_says_so(bm25_index_dir):
-    question = ("background " * 20_000) + "Who built the Greyfin Lighthouse?"
+    question = ("background " * 20_000) + "Who built the Wrenhold Lighthouse?"
     assert len(question) > 100_000
-    model = FakeModel(["Tomas Reddick"], context_length=2048)
+    model = FakeModel(["Emrik Tollan"], context_length=2048)
     result = answer(question, index=bm25_index_dir, strategy="oner", model=model)
     notes = [s for s in result.trace.steps if s.kind == "note" and s.role == "budget"]
     assert notes and "question cut" in notes[0].output
     sent = sum(model.count_tokens(m["content"]) for m in model.calls[0]["messages"])
     assert sent + 48 <= 2048
-    assert "Greyfin Lighthouse?" in model.calls[0]["messages"][-1]["content"]
+    assert "Wrenhold Lighthouse?" in model.calls[0]["messages"][-1]["content"]
 
 
 def test_fit_text_keeps_both_ends():
@@ -83,8 +83,8 @@ def test_fit_text_keeps_both_ends():
 @pytest.mark.parametrize(
     ("raw", "clean"),
     [
-        ("Answer: Skarn.", "Skarn"),
-        ('  \n"Skarn"\nmore', "Skarn"),
+        ("Answer: Hevik.", "Hevik"),
+        ('  \n"Hevik"\nmore', "Hevik"),
         ("The answer is: 1821", "1821"),
         ("U.S.A.", "U.S.A"),
         ("", ""),
@@ -96,7 +96,7 @@ def test_clean_answer(raw, clean):
 
 def test_strategy_runs_directly_with_a_context(bm25_index_dir):
     index = load_index(bm25_index_dir)
-    ctx = Context(FakeModel(["Skarn"]), index, Trace())
+    ctx = Context(FakeModel(["Hevik"]), index, Trace())
     result = make_strategy("oner", {"k": 2}).run(QUESTION, ctx)
     assert len(result.trace.steps[0].output) == 2
 
@@ -104,18 +104,18 @@ def test_strategy_runs_directly_with_a_context(bm25_index_dir):
 def test_a_role_can_run_on_another_model(bm25_index_dir):
     default = FakeModel(
         lambda m, p: (
-            {"analysis": "", "steps": ["Who built the Greyfin Lighthouse?"]}
+            {"analysis": "", "steps": ["Who built the Wrenhold Lighthouse?"]}
             if "plan how" in m[0]["content"]
             else {"note": ""}
         )
     )
     planner = FakeModel(
-        [{"analysis": "", "steps": ["Who built the Greyfin Lighthouse?"]}], identity="big"
+        [{"analysis": "", "steps": ["Who built the Wrenhold Lighthouse?"]}], identity="big"
     )
     qa = FakeModel(
         [
-            {"analysis": "", "answer": "Tomas Reddick", "success": "yes", "rating": 7},
-            {"output": "", "answer": "Tomas Reddick", "score": 7},
+            {"analysis": "", "answer": "Emrik Tollan", "success": "yes", "rating": 7},
+            {"output": "", "answer": "Emrik Tollan", "score": 7},
         ],
         identity="qa",
     )
@@ -127,6 +127,6 @@ def test_a_role_can_run_on_another_model(bm25_index_dir):
         options={"k": 2},
         role_models={"planner": planner, "qa": qa, "summary": qa},
     )
-    assert result.text == "Tomas Reddick"
+    assert result.text == "Emrik Tollan"
     assert len(planner.calls) == 1 and len(qa.calls) == 2
     assert all("read one document" in c["messages"][0]["content"] for c in default.calls)

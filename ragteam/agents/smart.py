@@ -149,6 +149,7 @@ def generate(
             render("smart_direct", question=question),
             GENERATOR_SCHEMA,
             max_tokens=max_tokens,
+            grounded=False,  # answers from the model's own knowledge, like its example
         )
         return value["answer"].strip(), []
     shown = "\n".join(f"[{n}] {title}: {text}" for n, title, text in facts)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -48,16 +49,24 @@ def complete_json(
     *,
     max_tokens: int = 256,
     check: Check | None = None,
+    grounded: bool = True,
 ) -> Any:
     """Ask for JSON matching `schema`; on a bad reply, show the model the error and retry once.
 
-    After the retry fails, the failing step is recorded (with `parse_failures`) and `ParseError`
-    names the role, so the strategy can fail just that step visibly.
+    `grounded` replies must not name what only the prompt's worked examples name (small models
+    copy the example's answer when they cannot read the input). After the retry fails, the
+    failing step is recorded (with `parse_failures`) and `ParseError` names the role, so the
+    strategy can fail just that step visibly.
     """
     attempt_messages = list(messages)
     for _attempt in range(2):
         result = model.complete(attempt_messages, max_tokens=max_tokens, json_schema=schema)
         value, error = _parse(result.text, schema, check)
+        if error is None and grounded and (copied := copied_from_examples(result.text, messages)):
+            error = (
+                f"it copies {', '.join(copied)} from the example, which is not in this request; "
+                "use only the request's own text"
+            )
         step = trace.add(_llm_step(role, attempt_messages, result))
         if error is None:
             return value
@@ -84,6 +93,24 @@ def _parse(text: str, schema: dict[str, Any], check: Check | None) -> tuple[Any,
     if check is not None and (problem := check(value)) is not None:
         return None, problem
     return value, None
+
+
+_NAME = re.compile(r"\b(?:[A-Z][\w'-]{3,}|\d{3,})")
+_WORD = re.compile(r"\w+")
+_COMMON = {"this", "that", "what", "which", "when", "where", "there", "they", "their", "these"}
+
+
+def copied_from_examples(reply: str, messages: list[Message]) -> list[str]:
+    """Names and numbers of the worked examples (the turns between the system prompt and the
+    final request) that the reply repeats although neither the system prompt nor the final
+    request contains them."""
+    if len(messages) < 3:
+        return []
+    examples = " ".join(m["content"] for m in messages[1:-1])
+    real = {w.lower() for m in (messages[0], messages[-1]) for w in _WORD.findall(m["content"])}
+    said = {w.lower() for w in _WORD.findall(reply)}
+    names = dict.fromkeys(n for n in _NAME.findall(examples) if n.lower() not in _COMMON)
+    return [n for n in names if n.lower() in said and n.lower() not in real]
 
 
 def _strip_fences(text: str) -> str:
