@@ -3,7 +3,7 @@
 import pytest
 
 from ragteam.errors import ParseError
-from ragteam.llm import FakeModel, complete_json, complete_traced
+from ragteam.llm import FakeModel, complete_grounded, complete_json, complete_traced
 from ragteam.trace import Trace
 
 SCHEMA = {
@@ -81,16 +81,25 @@ FEW_SHOT = [
 ]
 
 
-def test_copying_the_worked_example_is_a_failure_shown_to_the_model():
-    model = FakeModel(
-        [{"answer": "Emrik Tollan", "rating": 9}, {"answer": "Ada Vell", "rating": 8}]
-    )
+def test_copying_the_worked_example_is_retried_without_the_example():
+    replies = [{"answer": "Emrik Tollan", "rating": 9}, {"answer": "Ada Vell", "rating": 8}]
+    model = FakeModel(replies)
     trace = Trace()
     value = complete_json(model, trace, "qa", FEW_SHOT, SCHEMA)
     assert value["answer"] == "Ada Vell"
-    repair = model.calls[1]["messages"][-1]["content"]
-    assert "copies Emrik, Tollan from the example" in repair
+    assert model.calls[1]["messages"] == [FEW_SHOT[0], FEW_SHOT[-1]]
+    assert "copies Emrik, Tollan from the worked example" in trace.steps[0].error
     assert trace.parse_failures_by_role() == {"qa": 1}
+
+
+def test_plain_text_copies_are_retried_then_refused():
+    trace = Trace()
+    result = complete_grounded(FakeModel(["Emrik Tollan", "Ada Vell"]), trace, "answerer", FEW_SHOT)
+    assert result.text == "Ada Vell" and trace.parse_failures_by_role() == {"answerer": 1}
+    stubborn = FakeModel(["Emrik Tollan", "Tollan again"])
+    with pytest.raises(ParseError, match="answerer"):
+        complete_grounded(stubborn, Trace(), "answerer", FEW_SHOT)
+    assert stubborn.calls[1]["messages"] == [FEW_SHOT[0], FEW_SHOT[-1]]
 
 
 def test_names_that_the_request_itself_contains_are_not_copies():

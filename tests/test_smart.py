@@ -46,7 +46,8 @@ def truthful_locator(messages):
     line = passage_of(messages)
     for fact in (
         "It was built in 1786 by the engineer Emrik Tollan.",
-        "Emrik Tollan was an engineer born in 1744 in the village of Hevik on the island of Sarnby.",
+        "Emrik Tollan was an engineer born in 1744 in the village of Hevik on the island of "
+        "Sarnby.",
     ):
         if fact in line:
             return {"relevant": True, "fact": fact}

@@ -9,7 +9,7 @@ from pathlib import Path
 from ragteam.errors import ModelError, UnknownName
 from ragteam.llm.base import ChatModel, Completion, Message, estimate_tokens
 from ragteam.llm.cache import CachedModel, default_cache_path
-from ragteam.llm.calls import complete_json, complete_traced
+from ragteam.llm.calls import complete_grounded, complete_json, complete_traced
 from ragteam.llm.fake import FakeModel
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "FakeModel",
     "Message",
     "ModelOptions",
+    "complete_grounded",
     "complete_json",
     "complete_traced",
     "default_cache_path",

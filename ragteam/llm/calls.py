@@ -54,30 +54,58 @@ def complete_json(
     """Ask for JSON matching `schema`; on a bad reply, show the model the error and retry once.
 
     `grounded` replies must not name what only the prompt's worked examples name (small models
-    copy the example's answer when they cannot read the input). After the retry fails, the
-    failing step is recorded (with `parse_failures`) and `ParseError` names the role, so the
-    strategy can fail just that step visibly.
+    copy the example when they cannot read the input); such a reply is retried once without
+    the examples. After the retry fails, the failing step is recorded (with `parse_failures`)
+    and `ParseError` names the role, so the strategy can fail just that step visibly.
     """
     attempt_messages = list(messages)
     for _attempt in range(2):
         result = model.complete(attempt_messages, max_tokens=max_tokens, json_schema=schema)
         value, error = _parse(result.text, schema, check)
-        if error is None and grounded and (copied := copied_from_examples(result.text, messages)):
-            error = (
-                f"it copies {', '.join(copied)} from the example, which is not in this request; "
-                "use only the request's own text"
-            )
+        copied = copied_from_examples(result.text, messages) if grounded and not error else []
         step = trace.add(_llm_step(role, attempt_messages, result))
+        if copied:
+            error = _copy_error(copied)
         if error is None:
             return value
         step.parse_failures = 1
         step.error = error
-        attempt_messages = [
-            *messages,
-            {"role": "assistant", "content": result.text},
-            {"role": "user", "content": _repair_prompt(error, schema)},
-        ]
+        attempt_messages = (
+            without_examples(messages)
+            if copied
+            else [
+                *messages,
+                {"role": "assistant", "content": result.text},
+                {"role": "user", "content": _repair_prompt(error, schema)},
+            ]
+        )
     raise ParseError(role, error or "invalid reply", result.text)
+
+
+def complete_grounded(
+    model: ChatModel, trace: Trace, role: str, messages: list[Message], **params: Any
+) -> Completion:
+    """A plain-text call whose reply must not copy the worked examples: such a reply is
+    retried once without them, and a second copy raises `ParseError` for `role`."""
+    result = complete_traced(model, trace, role, messages, **params)
+    for attempt in range(2):
+        copied = copied_from_examples(result.text, messages)
+        if not copied:
+            return result
+        trace.steps[-1].parse_failures = 1
+        trace.steps[-1].error = _copy_error(copied)
+        if attempt == 0:
+            result = complete_traced(model, trace, role, without_examples(messages), **params)
+    raise ParseError(role, _copy_error(copied), result.text)
+
+
+def without_examples(messages: list[Message]) -> list[Message]:
+    """The system prompt and the final request, without the worked examples between them."""
+    return [messages[0], messages[-1]] if len(messages) > 2 else list(messages)
+
+
+def _copy_error(copied: list[str]) -> str:
+    return f"the reply copies {', '.join(copied)} from the worked example; asked again without it"
 
 
 def _parse(text: str, schema: dict[str, Any], check: Check | None) -> tuple[Any, str | None]:

@@ -112,7 +112,10 @@ def clean_answer(text: str) -> str:
 
 
 def cite(passages: list[Passage], answer: str) -> list[Citation]:
-    """Cite the shown passages that contain the answer; if none does, every shown passage."""
+    """Cite the shown passages that contain the answer; if none does, every shown passage;
+    no answer cites nothing."""
     needle = answer.lower().strip()
+    if not needle:
+        return []
     support = [p for p in passages if needle and needle in p.text.lower()]
     return [Citation(p.id, p.title, p.doc_id) for p in (support or passages)]

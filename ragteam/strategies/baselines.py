@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ragteam.llm.calls import complete_traced
+from ragteam.errors import ParseError
+from ragteam.llm.calls import complete_grounded, complete_traced
 from ragteam.prompts import render
 from ragteam.retrieval import retrieve_traced
 from ragteam.strategies.base import (
@@ -62,15 +63,20 @@ class OneR:
 
 
 def read_answer(ctx: Context, question: str, context: str, max_tokens: int) -> str:
-    """The short answer to `question` from `context` (numbered passages, maybe reasoning)."""
-    reply = complete_traced(
-        ctx.model_for("answerer"),
-        ctx.trace,
-        "answerer",
-        render("oner", passages=context, question=question),
-        max_tokens=max_tokens,
-        stop=STOP,
-    )
+    """The short answer to `question` from `context` (numbered passages, maybe reasoning);
+    empty, with a note in the trace, when the model can only repeat the worked example."""
+    try:
+        reply = complete_grounded(
+            ctx.model_for("answerer"),
+            ctx.trace,
+            "answerer",
+            render("oner", passages=context, question=question),
+            max_tokens=max_tokens,
+            stop=STOP,
+        )
+    except ParseError as exc:
+        ctx.trace.note("answerer", f"{exc.reason}; no answer")
+        return ""
     return clean_answer(reply.text)
 
 
