@@ -105,7 +105,7 @@ def without_examples(messages: list[Message]) -> list[Message]:
 
 
 def _copy_error(copied: list[str]) -> str:
-    return f"the reply copies {', '.join(copied)} from the worked example; asked again without it"
+    return f"the reply copies {', '.join(copied)} from the worked example, not from the request"
 
 
 def _parse(text: str, schema: dict[str, Any], check: Check | None) -> tuple[Any, str | None]:
