@@ -55,14 +55,18 @@ def smart(rows: list[dict[str, Any]]) -> Counter:
     c: Counter = Counter()
     for r in rows:
         for s in steps(r):
-            if s.get("role") == "reconstructor" and not s.get("parse_failures"):
+            if (
+                s.get("role") == "reconstructor"
+                and s["kind"] == "llm"
+                and not s.get("parse_failures")
+            ):
                 intents = json.loads(s["output"])["intents"]
                 c["intents"] += len(intents)
                 c["intents ~ the question (token F1 >= .8)"] += sum(
                     f1_score(i, [r["question"]]) >= 0.8 for i in intents
                 )
                 c["repeated intents"] += len(intents) - len({i.lower() for i in intents})
-            if s.get("role") == "locator":
+            if s.get("role") == "locator" and s["kind"] == "llm":
                 c["locator calls"] += 1
                 c["locator calls failing to parse"] += bool(s.get("parse_failures"))
                 if not s.get("parse_failures"):
