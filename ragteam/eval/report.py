@@ -136,7 +136,7 @@ def render_markdown(table: dict[str, dict[str, dict]], baseline: str | None = No
             cells = [f"{per[g][1]:.3f} ({per[g][0]})" if g in per else "-" for g in names]
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
         lines.append("")
-    lines += _paired_lines(table, baseline)
+    lines += _paired_lines(table, baseline) + _role_lines(table)
     return "\n".join(lines)
 
 
@@ -160,7 +160,7 @@ def _paired_lines(table: dict[str, dict[str, dict]], baseline: str | None) -> li
                 f"({p['ci'][0]:+.3f} to {p['ci'][1]:+.3f}) | {p['wins_a']} | {p['wins_b']} "
                 f"| {p['ties']} |"
             )
-    return lines + ["", *_role_lines(table)]
+    return lines + [""]
 
 
 def role_failures(rows: list[dict[str, Any]]) -> dict[str, tuple[int, int]]:
