@@ -87,15 +87,13 @@ def complete_grounded(
 ) -> Completion:
     """A plain-text call whose reply must not copy the worked examples: such a reply is
     retried once without them, and a second copy raises `ParseError` for `role`."""
-    result = complete_traced(model, trace, role, messages, **params)
-    for attempt in range(2):
+    for attempt in (messages, without_examples(messages)):
+        result = complete_traced(model, trace, role, attempt, **params)
         copied = copied_from_examples(result.text, messages)
         if not copied:
             return result
         trace.steps[-1].parse_failures = 1
         trace.steps[-1].error = _copy_error(copied)
-        if attempt == 0:
-            result = complete_traced(model, trace, role, without_examples(messages), **params)
     raise ParseError(role, _copy_error(copied), result.text)
 
 
