@@ -20,7 +20,7 @@ from ragteam.retrieval import load_index
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--data", type=Path, default=Path("../shared/data/hotpotqa/dev300.jsonl"))
+    parser.add_argument("--data", type=Path, default=Path("bench/data/hotpotqa/dev300.jsonl"))
     parser.add_argument("--index", type=Path, default=Path("bench/out/indexes/hybrid"))
     parser.add_argument("--limit", type=int, default=50)
     args = parser.parse_args()

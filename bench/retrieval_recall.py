@@ -1,6 +1,6 @@
 """Benchmark 2: index build time and all-gold-paragraph recall@k over HotpotQA.
 
-    python bench/retrieval_recall.py --data ../shared/data/hotpotqa --out bench/out/indexes
+    python bench/retrieval_recall.py --data bench/data/hotpotqa --out bench/out/indexes
 
 Recall@k: share of questions whose gold paragraphs (`supporting_ids`) are all in the top k.
 """
@@ -29,7 +29,7 @@ def recall(index, questions: list[dict], method: str) -> dict[int, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--data", type=Path, default=Path("../shared/data/hotpotqa"))
+    parser.add_argument("--data", type=Path, default=Path("bench/data/hotpotqa"))
     parser.add_argument("--out", type=Path, default=Path("bench/out/indexes"))
     parser.add_argument("--passage-words", type=int, default=0)
     parser.add_argument("--rebuild", action="store_true", help="rebuild existing indexes")

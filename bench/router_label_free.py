@@ -1,6 +1,6 @@
 """Issue 5, beyond the paper: route without the oracle complexity label.
 
-    python bench/router_label_free.py --data ../shared/data/aqa --seeds 5
+    python bench/router_label_free.py --data tests/data/aqa --seeds 5
 
 Compares, on the 51 AQA test questions: the paper's router on oracle labels, routers on
 label-free question features (surface cues, with and without a PCA-reduced MiniLM embedding),
@@ -21,7 +21,7 @@ from ragteam.router.simulate import Setup, evaluate, train
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--data", type=Path, default=Path("../shared/data/aqa"))
+    parser.add_argument("--data", type=Path, default=Path("tests/data/aqa"))
     parser.add_argument("--seeds", type=int, default=5)
     args = parser.parse_args()
     train_set, test_set = load(args.data)

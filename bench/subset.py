@@ -1,6 +1,6 @@
 """Write a fixed, seeded sample of a JSONL dataset (for benchmarks too slow for all of it).
 
-    python bench/subset.py ../shared/data/hotpotqa/dev300.jsonl --n 100 --seed 0 \
+    python bench/subset.py bench/data/hotpotqa/dev300.jsonl --n 100 --seed 0 \
         --out bench/out/dev300-seed0-100.jsonl
 """
 

@@ -20,6 +20,7 @@ from ragteam.render import answer_view, trace_view
 from ragteam.retrieval.index import RETRIEVERS, build_index, load_index, read_manifest
 from ragteam.router.cli import feedback_command, router_app
 from ragteam.strategies import available
+from ragteam.training.cli import train_app
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 index_app = typer.Typer(no_args_is_help=True, help="Build and inspect indexes.")
@@ -173,6 +174,7 @@ app.command("eval")(eval_command)
 app.command("report")(report_command)
 app.command("feedback")(feedback_command)
 app.add_typer(router_app, name="router")
+app.add_typer(train_app, name="train")
 
 if __name__ == "__main__":  # pragma: no cover
     app()

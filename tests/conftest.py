@@ -15,7 +15,7 @@ import pytest
 
 from ragteam.demo import demo_corpus_path
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+DATA = Path(__file__).resolve().parent / "data"  # small attributed slices: see data/README.md
 
 
 @pytest.fixture(autouse=True)
@@ -103,12 +103,11 @@ def llama_server():
 
 @pytest.fixture(scope="session")
 def hotpot_bm25_dir(tmp_path_factory) -> Path:
-    """BM25 over the shared HotpotQA corpus (4,858 paragraphs; builds in seconds)."""
+    """BM25 over a 260-paragraph slice of the HotpotQA corpus (the gold paragraphs of the
+    first 10 dev300 questions plus seeded distractors)."""
     from ragteam.retrieval import build_index
 
-    corpus = SHARED / "data" / "hotpotqa" / "corpus.jsonl"
-    if not corpus.is_file():
-        pytest.skip(f"shared data not found at {corpus}")
+    corpus = DATA / "hotpotqa" / "corpus_slice.jsonl"
     out = tmp_path_factory.mktemp("idx") / "hotpot-bm25"
     build_index(corpus, out, retriever="bm25", passage_words=0)
     return out
@@ -118,5 +117,5 @@ def hotpot_bm25_dir(tmp_path_factory) -> Path:
 def dev3() -> list[dict]:
     import json
 
-    path = SHARED / "data" / "hotpotqa" / "dev300.jsonl"
+    path = DATA / "hotpotqa" / "dev10.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines()[:3]]

@@ -93,7 +93,7 @@ def test_a_router_on_oracle_labels_is_refused_online(bm25_index_dir, tmp_path):
 def test_router_cli_train_evaluate_reproduce(tmp_path):
     from pathlib import Path
 
-    aqa = Path(__file__).resolve().parents[2] / "shared" / "data" / "aqa"
+    aqa = Path(__file__).resolve().parent / "data" / "aqa"
     runner = CliRunner()
     state = tmp_path / "r.json"
     trained = runner.invoke(

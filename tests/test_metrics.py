@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from ragteam.eval import metrics as m
+from ragteam import metrics as m
 from ragteam.eval.datasets import read_aqa_log
 
-AQA = Path(__file__).resolve().parents[2] / "shared" / "data" / "aqa"
+AQA = Path(__file__).resolve().parent / "data" / "aqa"
 
 
 @pytest.mark.parametrize(

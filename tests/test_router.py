@@ -19,7 +19,7 @@ from ragteam.router.state import RouterState, RouterStateError, load_state, save
 from ragteam.router.table import AgentOutcome, Question, play
 from ragteam.router.vote import Ballot, majority_vote
 
-AQA = Path(__file__).resolve().parents[2] / "shared" / "data" / "aqa"
+AQA = Path(__file__).resolve().parent / "data" / "aqa"
 
 
 def test_brute_force_over_graphs_gives_exactly_the_seven_subsets():

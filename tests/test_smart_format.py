@@ -13,7 +13,7 @@ from ragteam.agents.smart_format import (
     render_prompt,
 )
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "smart"
+DATA = Path(__file__).resolve().parent / "data" / "smart"
 
 
 def examples(kind):

@@ -6,10 +6,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ragteam.eval.metrics import f1_score
 from ragteam.llm.base import ChatModel
 from ragteam.llm.calls import complete_json
+from ragteam.metrics import f1_score
 from ragteam.prompts import render
+from ragteam.retrieval import Index, retrieve_traced
 from ragteam.trace import Trace
 from ragteam.types import Passage
 
@@ -62,6 +63,16 @@ def nearest_sentence(fact: str, passage_text: str) -> tuple[str, float]:
         if score > best_score:
             best, best_score = sentence, score
     return best, best_score
+
+
+def gather_passages(index: Index, trace: Trace, intents: list[str], k: int) -> list[Passage]:
+    """Top-k passages per intent, in intent order, deduplicated by id: passage [n] of SMART's
+    trajectory is item n-1. Inference and training-data construction both number passages so."""
+    found: dict[str, Passage] = {}
+    for intent in intents:
+        for p in retrieve_traced(index, trace, "retriever", intent, k):
+            found.setdefault(p.id, p)
+    return list(found.values())
 
 
 def reconstruct(model: ChatModel, trace: Trace, question: str, max_intents: int) -> list[str]:

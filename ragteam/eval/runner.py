@@ -11,9 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragteam import __version__
+from ragteam import __version__, metrics
 from ragteam.errors import RagteamError
-from ragteam.eval import metrics
 from ragteam.eval.datasets import Example
 from ragteam.eval.rundir import RunDir
 from ragteam.formats import choice_label, pose, truth_label

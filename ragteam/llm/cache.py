@@ -7,11 +7,13 @@ import json
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from platformdirs import user_cache_dir
 
+from ragteam.errors import ModelError
 from ragteam.llm.base import ChatModel, Completion, Message
 
 
@@ -68,6 +70,9 @@ class CachedModel:
         if temperature > 0:
             return self.inner.complete(messages, **params)
         key = cache_key(self.identity, messages, params)
+        return self._cached(key, lambda: self.inner.complete(messages, **params))
+
+    def _cached(self, key: str, call: Callable[[], Completion]) -> Completion:
         started = time.perf_counter()
         with self._lock:
             row = self._db.execute(
@@ -76,7 +81,7 @@ class CachedModel:
             ).fetchone()
         if row is not None:
             return Completion(row[0], row[1], row[2], time.perf_counter() - started, cached=True)
-        result = self.inner.complete(messages, **params)
+        result = call()
         with self._lock, self._db:
             self._db.execute(
                 "INSERT OR REPLACE INTO completions VALUES (?, ?, ?, ?, ?, ?)",
@@ -90,6 +95,27 @@ class CachedModel:
                 ),
             )
         return result
+
+    def complete_text(
+        self,
+        prompt: str,
+        *,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        stop: list[str] | None = None,
+    ) -> Completion:
+        """Raw-text continuation, cached like chat calls (keyed apart from them)."""
+        inner = getattr(self.inner, "complete_text", None)
+        if inner is None:
+            raise ModelError(
+                f"model {self.identity} cannot continue raw text; use an in-process GGUF "
+                "(--model PATH.gguf) for this"
+            )
+        params = {"max_tokens": max_tokens, "temperature": temperature, "stop": stop}
+        if temperature > 0:
+            return inner(prompt, **params)
+        key = cache_key(self.identity, [{"role": "raw-text", "content": prompt}], params)
+        return self._cached(key, lambda: inner(prompt, **params))
 
     def count_tokens(self, text: str) -> int:
         return self.inner.count_tokens(text)

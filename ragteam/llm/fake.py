@@ -61,5 +61,26 @@ class FakeModel:
         prompt = sum(self.count_tokens(m["content"]) for m in messages)
         return Completion(text, prompt, self.count_tokens(text), 0.0)
 
+    def complete_text(
+        self,
+        prompt: str,
+        *,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        stop: list[str] | None = None,
+    ) -> Completion:
+        """Raw-text continuation from the same script; the call is kept with role `raw`.
+        Like a server, the reply is cut before the first stop string."""
+        result = self.complete(
+            [{"role": "raw", "content": prompt}],
+            max_tokens=max_tokens,
+            temperature=temperature,
+            stop=stop,
+        )
+        text = result.text
+        for marker in stop or []:
+            text = text.split(marker, 1)[0]
+        return Completion(text, result.prompt_tokens, self.count_tokens(text), 0.0)
+
     def count_tokens(self, text: str) -> int:
         return estimate_tokens(text)

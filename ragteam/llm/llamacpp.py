@@ -107,6 +107,34 @@ class LlamaCppModel:
             text, usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0), seconds
         )
 
+    def complete_text(
+        self,
+        prompt: str,
+        *,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        stop: list[str] | None = None,
+    ) -> Completion:
+        """Continue `prompt` as raw text. llama.cpp keeps the KV state of the longest prefix
+        shared with the previous call, so a prompt that extends the last one is cheap."""
+        started = time.perf_counter()
+        with self._lock:
+            try:
+                out = self._llm.create_completion(
+                    prompt, max_tokens=max_tokens, temperature=temperature, stop=stop or []
+                )
+            except ValueError as exc:
+                raise ModelError(
+                    f"llama.cpp rejected the prompt: {exc}. Shorten the input or raise n_ctx."
+                ) from exc
+        usage = out.get("usage", {})
+        return Completion(
+            out["choices"][0].get("text") or "",
+            usage.get("prompt_tokens", 0),
+            usage.get("completion_tokens", 0),
+            time.perf_counter() - started,
+        )
+
     def count_tokens(self, text: str) -> int:
         with self._lock:
             return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ragteam.errors import InputError
-from ragteam.eval.metrics import f1_score
+from ragteam.metrics import f1_score
 from ragteam.router.linucb import LinUCB
 from ragteam.router.state import updating
 

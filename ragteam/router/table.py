@@ -8,8 +8,8 @@ from pathlib import Path
 
 from ragteam.errors import InputError
 from ragteam.eval.datasets import read_aqa_log
-from ragteam.eval.metrics import f1_score
 from ragteam.eval.rundir import RunDir
+from ragteam.metrics import f1_score
 from ragteam.router.actions import Action
 from ragteam.router.rewards import CostKind, log_ms
 from ragteam.router.vote import Ballot, TieBreak, majority_vote

@@ -14,10 +14,12 @@ from typing import ClassVar
 
 from ragteam.agents import smart as roles
 from ragteam.agents.smart_format import Judgement, Trajectory, render
-from ragteam.errors import ParseError
-from ragteam.retrieval import retrieve_traced
+from ragteam.errors import InputError, ParseError
 from ragteam.strategies.base import Context, fit_passages, fit_question, fit_text
+from ragteam.strategies.smart_trajectory import TrajectorySettings, note_trajectory, run_trajectory
 from ragteam.types import Answer, Citation, Passage
+
+MODES = ("modular", "trajectory")
 
 
 @dataclass
@@ -32,9 +34,17 @@ class Smart:
     max_answer_tokens: int = 80
     snap_facts: bool = False  # accept a close paraphrase, replaced by the passage sentence
     with_question: bool = False  # also retrieve with the question itself, as a first intent
+    mode: str = "modular"  # modular (four prompted roles) | trajectory (one trained model)
+    max_passages: int = 6  # trajectory mode: passages in the <retrieval> block
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise InputError(f"smart: mode must be one of {', '.join(MODES)}, not '{self.mode}'")
 
     def run(self, question: str, ctx: Context) -> Answer:
         asked = fit_question(ctx, question)
+        if self.mode == "trajectory":
+            return self._run_trajectory(question, asked, ctx)
         trajectory = Trajectory()
         passages: list[Passage] = []
         facts: list[tuple[int, str, str]] = []
@@ -57,6 +67,21 @@ class Smart:
             question, text, self.name, [Citation(p.id, p.title, p.doc_id) for p in cited], ctx.trace
         )
 
+    def _run_trajectory(self, question: str, asked: str, ctx: Context) -> Answer:
+        settings = TrajectorySettings(
+            self.k, self.max_intents, self.max_passages, self.max_answer_tokens
+        )
+        trajectory, passages = run_trajectory(asked, ctx, settings)
+        note_trajectory(ctx.trace, trajectory)
+        cited = [passages[n - 1] for n in trajectory.citations]
+        return Answer(
+            question,
+            trajectory.answer,
+            self.name,
+            [Citation(p.id, p.title, p.doc_id) for p in cited],
+            ctx.trace,
+        )
+
     def _intents(self, ctx: Context, question: str) -> list[str]:
         if not self.reconstructor:
             return [question]
@@ -72,11 +97,7 @@ class Smart:
         return intents or [question]
 
     def _passages(self, ctx: Context, intents: list[str]) -> list[Passage]:
-        index = ctx.require_index(self.name)
-        found: dict[str, Passage] = {}
-        for intent in intents:
-            for p in retrieve_traced(index, ctx.trace, "retriever", intent, self.k):
-                found.setdefault(p.id, p)
+        found = roles.gather_passages(ctx.require_index(self.name), ctx.trace, intents, self.k)
         room = (
             ctx.model_for("locator").context_length // 2
         )  # one passage must fit a locator prompt easily
@@ -88,7 +109,7 @@ class Smart:
                 p.doc_id,
                 p.score,
             )
-            for p in found.values()
+            for p in found
         ]
 
     def _facts(

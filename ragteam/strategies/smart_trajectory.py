@@ -1,0 +1,143 @@
+"""SMART, single-model trajectory mode: one model trained on SMART's text format plays all
+four roles in one growing text (paper, Algorithm 1):
+
+generate until `</eor>` -> parse the intents -> retrieve top-k per intent -> append the
+`<retrieval>` block -> generate until `</eol>` -> parse the judgements -> generate the answer until
+`</eog>`. Each continuation extends the previous prompt, so llama.cpp reuses its KV state.
+
+A stage whose output does not parse is a failed step in the trace (the model is trained on the
+format; asking again at temperature 0 would repeat it), and the pipeline degrades as the modular
+mode does: no intents -> retrieve with the question; an invented fact -> that judgement is
+dropped from the text the generator sees.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ragteam.agents import smart as roles
+from ragteam.agents.smart_format import (
+    EOG,
+    EOL,
+    EOR,
+    GENERATOR,
+    LOCATOR,
+    RECONSTRUCTOR,
+    Judgement,
+    Trajectory,
+    parse_generator,
+    parse_intents,
+    parse_locator,
+    render_locator,
+    render_prompt,
+    render_retrieval,
+)
+from ragteam.llm.base import Completion
+from ragteam.strategies.base import Context, fit_text
+from ragteam.trace import Step, Trace
+from ragteam.types import Passage
+
+ROLE_MODEL = "trajectory"  # --role-model trajectory=PATH.gguf picks the trained model
+
+
+@dataclass(frozen=True)
+class TrajectorySettings:
+    k: int
+    max_intents: int
+    max_passages: int
+    max_answer_tokens: int
+    passage_tokens: int = 200
+
+
+def continue_text(ctx: Context, role: str, prompt: str, stop: str, max_tokens: int) -> Step:
+    """One raw-text continuation, recorded as an llm step of `role`."""
+    model = ctx.model_for(ROLE_MODEL)
+    complete = getattr(model, "complete_text", None)
+    if complete is None:
+        from ragteam.errors import InputError
+
+        raise InputError(
+            "smart mode=trajectory needs a model that continues raw text: an in-process GGUF "
+            "trained with `ragteam train fit` (--model PATH.gguf)"
+        )
+    result: Completion = complete(prompt, max_tokens=max_tokens, temperature=0.0, stop=[stop])
+    return ctx.trace.add(
+        Step(
+            kind="llm",
+            role=role,
+            input=[{"role": "raw", "content": prompt}],
+            output=result.text,
+            prompt_tokens=result.prompt_tokens,
+            completion_tokens=result.completion_tokens,
+            seconds=result.seconds,
+            cached=result.cached,
+            meta={"mode": "trajectory"},
+        )
+    )
+
+
+def _fail(step: Step, reason: str) -> None:
+    step.parse_failures += 1
+    step.error = reason
+    step.meta["event"] = "parse_failure"
+
+
+def run_trajectory(
+    question: str, ctx: Context, s: TrajectorySettings
+) -> tuple[Trajectory, list[Passage]]:
+    """The whole trajectory of one question, and the passages its numbers refer to."""
+    t = Trajectory()
+    text = render_prompt(question) + RECONSTRUCTOR
+    step = continue_text(ctx, "reconstructor", text, EOR, 96)
+    t.intents = parse_intents(step.output)[: s.max_intents]
+    if not step.output.strip().startswith("Search(") or not t.intents:
+        _fail(step, "no Search(...) intents; retrieving with the question")
+        t.intents = [question]
+    text += step.output.strip() + EOR + "\n\n"
+    passages = roles.gather_passages(ctx.require_index("smart"), ctx.trace, t.intents, s.k)
+    passages = [
+        Passage(p.id, p.title, fit_text(ctx.model, p.text, s.passage_tokens)[0], p.doc_id, p.score)
+        for p in passages[: s.max_passages]
+    ]
+    t.passages = [(p.title, p.text) for p in passages]
+    text += render_retrieval(t.passages) + LOCATOR
+    step = continue_text(ctx, "locator", text, EOL, 48 * max(1, len(passages)) + 32)
+    t.judgements = _check_judgements(step, passages)
+    text += render_locator(t.judgements)[len(LOCATOR) :] + GENERATOR
+    step = continue_text(ctx, "generator", text, EOG, s.max_answer_tokens)
+    t.answer, cites = parse_generator(step.output)
+    if not t.answer:
+        _fail(step, "empty answer")
+    shown = {j.index for j in t.judgements if j.relevant}
+    t.citations = [n for n in dict.fromkeys(cites) if n in shown]
+    return t, passages
+
+
+def _check_judgements(step: Step, passages: list[Passage]) -> list[Judgement]:
+    """Valid judgements only: a known passage number, judged once, and every fact line
+    copied from that passage. Anything else is counted as a parse failure of the step."""
+    kept: dict[int, Judgement] = {}
+    problems: list[str] = []
+    for j in parse_locator(step.output):
+        if not 0 < j.index <= len(passages) or j.index in kept:
+            problems.append(f"passage [{j.index}] unknown or judged twice")
+            continue
+        passage = passages[j.index - 1]
+        if j.relevant:
+            lines = [ln for ln in j.fact.split("\n") if ln.strip()]
+            if not lines or not all(roles.fact_in_passage(ln, passage.text) for ln in lines):
+                problems.append(f"fact for [{j.index}] is not copied from the passage")
+                continue
+            j = Judgement(j.index, passage.title, True, "\n".join(roles.squash(x) for x in lines))
+        kept[j.index] = j
+    if passages and not kept:
+        problems.append("no judgement parsed")
+    if problems:
+        _fail(step, "; ".join(problems))
+    return [kept[n] for n in sorted(kept)]
+
+
+def note_trajectory(trace: Trace, t: Trajectory) -> None:
+    from ragteam.agents.smart_format import render
+
+    trace.note("smart", "trajectory in SMART's format", trajectory=render(t), event="trajectory")

@@ -1,0 +1,174 @@
+"""`ragteam train build|fit|export`: SMART trajectory learning from the command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from ragteam.cli_common import err, friendly_errors, out
+
+train_app = typer.Typer(
+    no_args_is_help=True,
+    help="SMART trajectory learning: build trajectories, fine-tune, export a GGUF.",
+)
+
+
+def _bar() -> Progress:
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TextColumn("{task.fields[info]}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=err,
+    )
+
+
+@train_app.command("build")
+def build_command(
+    data: Annotated[list[Path], typer.Option("--data", help="training JSONL, repeatable")],
+    index: Annotated[Path, typer.Option(help="index to retrieve from (not the test corpus)")],
+    out_dir: Annotated[Path, typer.Option("--out", help="folder to write (must be new)")],
+    exclude: Annotated[
+        list[Path], typer.Option(help="test JSONL whose questions must not be trained on")
+    ] = [],  # noqa: B006
+    teacher: Annotated[
+        str | None, typer.Option(help="model spec writing intents/judgements where no gold")
+    ] = None,
+    k: Annotated[int, typer.Option(min=1, max=20, help="passages per intent")] = 3,
+    max_intents: Annotated[int, typer.Option(min=1, max=6)] = 3,
+    max_passages: Annotated[int, typer.Option(min=1, max=20, help="passages per trajectory")] = 6,
+    skip_unsupported: Annotated[
+        bool, typer.Option(help="skip rows whose answer is in no supporting paragraph")
+    ] = False,
+    seed: int = 0,
+) -> None:
+    """Build long and short SMART trajectories (and their statistics) from training data."""
+    from ragteam.llm import load_model
+    from ragteam.retrieval.index import load_index
+    from ragteam.training.build import BuildSettings
+    from ragteam.training.dataset import build_dataset, read_all
+
+    with friendly_errors():
+        questions, skipped, compared = read_all(data, exclude, skip_unsupported)
+        settings = BuildSettings(k=k, max_intents=max_intents, max_passages=max_passages, seed=seed)
+        loaded = load_index(index)
+        teacher_model = load_model(teacher) if teacher else None
+        counter = load_model("embedded")  # the embedded tokenizer counts training tokens
+        with _bar() as bar:
+            task = bar.add_task("trajectories", total=len(questions), info="")
+            stats = build_dataset(
+                questions,
+                loaded,
+                out_dir,
+                settings,
+                teacher=teacher_model,
+                count_tokens=counter.count_tokens,
+                progress=lambda: bar.advance(task),
+                extra={
+                    "data": [str(p) for p in data],
+                    "exclude": [str(p) for p in exclude],
+                    "excluded_questions_checked": compared,
+                    "skipped_unsupported": skipped,
+                    "teacher": teacher,
+                },
+            )
+        out.print_json(json.dumps(stats))
+        out.print(
+            f"{stats['questions']} trajectories in {out_dir} "
+            f"({len(skipped)} rows skipped; checked against {compared} excluded questions)"
+        )
+
+
+@train_app.command("fit")
+def fit_command(
+    data: Annotated[Path, typer.Option("--data", help="a folder from `train build`")],
+    out_dir: Annotated[Path, typer.Option("--out", help="training folder")],
+    base: Annotated[str, typer.Option(help="embedded | PATH.gguf | HF folder")] = "embedded",
+    stage: Annotated[str, typer.Option(help="short | long | both")] = "both",
+    epochs: Annotated[float, typer.Option(min=0.01, max=20, help="short-stage epochs")] = 1.0,
+    long_epochs: Annotated[float, typer.Option(min=0.01, max=20, help="long-stage epochs")] = 1.0,
+    short_roles: Annotated[
+        str, typer.Option(help="roles of the short stage, comma-separated")
+    ] = "reconstructor,locator,generator",
+    lr: Annotated[float, typer.Option(min=1e-7, max=1e-2)] = 1e-4,
+    batch_tokens: Annotated[int, typer.Option(min=128, max=65536)] = 2048,
+    max_length: Annotated[int, typer.Option(min=64, max=32768)] = 1536,
+    max_steps: Annotated[int, typer.Option(min=0, help="stop after N steps (0: all)")] = 0,
+    threads: Annotated[int, typer.Option(min=0, help="torch threads (0: default)")] = 0,
+    seed: int = 0,
+    export: Annotated[str, typer.Option(help="GGUF type to export: q8_0 | f16 | f32 | none")] = (
+        "q8_0"
+    ),
+    resume: Annotated[bool, typer.Option(help="continue an interrupted run")] = False,
+) -> None:
+    """Fine-tune the base model on the trajectories (short, then long), then export a GGUF."""
+    from ragteam.errors import InputError
+    from ragteam.training.fit import STAGES, FitSettings, fit
+
+    with friendly_errors():
+        if stage not in (*STAGES, "both"):
+            raise InputError(f"--stage must be short, long or both, not '{stage}'")
+        settings = FitSettings(
+            base=base,
+            stages=STAGES if stage == "both" else (stage,),
+            epochs=epochs,
+            long_epochs=long_epochs,
+            short_roles=tuple(r.strip() for r in short_roles.split(",") if r.strip()),
+            lr=lr,
+            batch_tokens=batch_tokens,
+            max_length=max_length,
+            max_steps=max_steps,
+            threads=threads,
+            seed=seed,
+        )
+        with _bar() as bar:
+            task = bar.add_task("training", total=None, info="")
+
+            def show(step: object) -> None:
+                info = (
+                    f"{step.stage} loss {step.loss:.3f} "  # type: ignore[attr-defined]
+                    f"{step.tokens_per_second:.0f} tok/s"  # type: ignore[attr-defined]
+                )
+                bar.update(task, completed=step.step, total=step.steps, info=info)  # type: ignore[attr-defined]
+
+            report = fit(data, out_dir, settings, resume=resume, on_step=show)
+        out.print(
+            f"trained {report.steps} steps, {report.tokens} tokens in {report.seconds:.0f} s "
+            f"({report.tokens / max(report.seconds, 1e-9):.0f} tok/s); "
+            f"validation loss {report.validation}"
+        )
+        if export != "none":
+            _export(out_dir / "model", base, out_dir / "model.gguf", export)
+
+
+@train_app.command("export")
+def export_command(
+    model_dir: Annotated[Path, typer.Argument(help="a trained model folder (train fit's model/)")],
+    out_file: Annotated[Path, typer.Option("--out", help="GGUF file to write")],
+    base: Annotated[str, typer.Option(help="the GGUF it was trained from")] = "embedded",
+    gguf_type: Annotated[str, typer.Option("--type", help="q8_0 | f16 | f32")] = "q8_0",
+) -> None:
+    """Export a trained model folder as a GGUF for `--model PATH.gguf`."""
+    with friendly_errors():
+        _export(model_dir, base, out_file, gguf_type)
+
+
+def _export(model_dir: Path, base: str, target: Path, gguf_type: str) -> None:
+    from ragteam.errors import InputError
+    from ragteam.training.base_model import base_gguf
+    from ragteam.training.export import export_folder
+
+    source = base_gguf(base)
+    if source is None:
+        raise InputError(
+            "GGUF export needs the base GGUF (its tokenizer and layout): train from a GGUF, "
+            "or convert the HF folder with llama.cpp's convert_hf_to_gguf.py"
+        )
+    written = export_folder(model_dir, source, target, gguf_type)
+    out.print(f"wrote {written} ({written.stat().st_size / 1e6:.0f} MB); use --model {written}")

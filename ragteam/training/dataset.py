@@ -1,0 +1,123 @@
+"""`ragteam train build`: training questions + an index -> a trajectory folder on disk.
+
+The folder holds `items.jsonl` (one structured trajectory per question), `long.jsonl` and
+`short.jsonl` (rendered training texts with their prompt length), `stats.json` and
+`settings.json`. It is written aside and swapped in, so a killed build leaves no half folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from ragteam.errors import InputError
+from ragteam.llm.base import ChatModel
+from ragteam.retrieval.index import Index
+from ragteam.training.build import (
+    BuildSettings,
+    Example,
+    Statistics,
+    assign_splits,
+    build_items,
+    long_example,
+    short_examples,
+)
+from ragteam.training.data import TrainQuestion, check_disjoint, read_train_questions
+
+FILES = ("items.jsonl", "long.jsonl", "short.jsonl", "stats.json", "settings.json")
+
+
+def read_all(
+    paths: list[Path], exclude: list[Path], skip_unsupported: bool
+) -> tuple[list[TrainQuestion], list[str], int]:
+    """Questions of every file (ids unique across files), the skipped rows, and how many
+    excluded (test) questions they were checked against."""
+    questions: list[TrainQuestion] = []
+    skipped: list[str] = []
+    for path in paths:
+        questions.extend(read_train_questions(path, skip_unsupported, skipped))
+    ids = [q.id for q in questions]
+    if len(set(ids)) != len(ids):
+        dup = next(i for i in ids if ids.count(i) > 1)
+        raise InputError(f"question id '{dup}' occurs in more than one training file")
+    compared = check_disjoint(questions, exclude)
+    return questions, skipped, compared
+
+
+def build_dataset(
+    questions: list[TrainQuestion],
+    index: Index,
+    out: Path,
+    settings: BuildSettings,
+    *,
+    teacher: ChatModel | None = None,
+    count_tokens: Callable[[str], int] = lambda text: len(text) // 4,
+    progress: Callable[[], None] | None = None,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Build, render and write every trajectory; returns the statistics."""
+    if out.exists() and any(out.iterdir()):
+        raise InputError(f"{out} is not empty; pick a new --out or delete it first")
+    items = list(build_items(questions, index, settings, teacher, progress))
+    assign_splits(items, settings)
+    stats = Statistics()
+    rendered: dict[str, list[Example]] = {"long": [], "short": []}
+    for item in items:
+        long, shorts = long_example(item), short_examples(item)
+        rendered["long"].append(long)
+        rendered["short"].extend(shorts)
+        stats.add(item, [long, *shorts], count_tokens)
+    summary = stats.to_dict()
+    summary["validation_questions"] = sum(1 for i in items if i.split == "validation")
+    staging = out.parent / f".{out.name}.building-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    try:
+        _write_jsonl(staging / "items.jsonl", [i.to_dict() for i in items])
+        for kind, examples in rendered.items():
+            _write_jsonl(staging / f"{kind}.jsonl", [e.to_dict() for e in examples])
+        _write_json(staging / "stats.json", summary)
+        _write_json(
+            staging / "settings.json",
+            {"build": asdict(settings), "index": str(index.directory), **(extra or {})},
+        )
+        if out.exists():
+            out.rmdir()
+        staging.rename(out)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return summary
+
+
+def read_examples(folder: Path, kind: str) -> list[Example]:
+    """The rendered examples of one kind (`long` or `short`) of a trajectory folder."""
+    path = folder / f"{kind}.jsonl"
+    if not path.is_file():
+        raise InputError(
+            f"no {path.name} in {folder}: build trajectories first with `ragteam train build`"
+        )
+    examples: list[Example] = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            try:
+                examples.append(Example(**json.loads(line)))
+            except (json.JSONDecodeError, TypeError) as exc:
+                raise InputError(f"{path}:{number}: not a training example ({exc})") from exc
+    return examples
+
+
+def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+    with path.open("w", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -1,0 +1,312 @@
+"""`ragteam train fit`: full fine-tuning of a small causal LM on SMART trajectories, on CPU.
+
+Curriculum as in the paper: stage 1 on short trajectories (one role per example), stage 2 on
+long ones (the whole sequence). Seeded; batches of similar lengths under a token budget; one
+linear schedule with warm-up over both stages; checkpoints written atomically every
+`checkpoint_every` steps and resumed after a kill; a held-out validation loss after each stage.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragteam.errors import InputError
+from ragteam.training.build import Example
+from ragteam.training.dataset import read_examples
+from ragteam.training.tokens import IGNORE, Tokenized, tokenize_example
+
+STAGES = ("short", "long")
+
+
+@dataclass(frozen=True)
+class FitSettings:
+    base: str = "embedded"  # embedded | a GGUF path | a local HF folder
+    stages: tuple[str, ...] = STAGES
+    epochs: float = 1.0  # short stage; a fraction trains on a seeded share of the examples
+    long_epochs: float = 1.0  # long stage
+    short_roles: tuple[str, ...] = ("reconstructor", "locator", "generator")
+    lr: float = 1e-4
+    warmup: float = 0.03
+    weight_decay: float = 0.0
+    batch_tokens: int = 2048  # padded tokens per optimizer step
+    max_length: int = 1536  # longer examples are left out (counted)
+    seed: int = 0
+    threads: int = 0
+    checkpoint_every: int = 25
+    max_steps: int = 0  # 0: no limit (smoke tests set a few)
+
+
+@dataclass
+class StepInfo:
+    step: int
+    steps: int
+    stage: str
+    loss: float
+    tokens_per_second: float
+
+
+@dataclass
+class FitReport:
+    settings: dict[str, Any]
+    examples: dict[str, int] = field(default_factory=dict)
+    dropped_too_long: int = 0
+    steps: int = 0
+    tokens: int = 0
+    trained_tokens: int = 0
+    seconds: float = 0.0
+    losses: list[tuple[int, float]] = field(default_factory=list)
+    validation: dict[str, float] = field(default_factory=dict)
+
+
+def fit(
+    data: Path,
+    out: Path,
+    settings: FitSettings,
+    *,
+    resume: bool = False,
+    on_step: Callable[[StepInfo], None] | None = None,
+) -> FitReport:
+    """Train and save `out/model` (HF format) and `out/training.json`."""
+    import torch
+
+    from ragteam.training.base_model import load_base
+
+    _claim_folder(out, settings, resume)
+    torch.manual_seed(settings.seed)
+    if settings.threads:
+        torch.set_num_threads(settings.threads)
+    model, tokenizer, bos = load_base(settings.base)
+    plan, report = _plan(data, settings, tokenizer, bos)
+    total = len(plan)
+    if settings.max_steps:
+        total = min(total, settings.max_steps)
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=settings.lr, weight_decay=settings.weight_decay
+    )
+    warm = max(1, int(total * settings.warmup))
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: min((s + 1) / warm, max(0.0, (total - s) / max(1, total - warm)))
+    )
+    start = _restore(out, model, optimizer, scheduler, report) if resume else 0
+    model.train()
+    began = time.perf_counter() - report.seconds
+    for step in range(start, total):
+        stage, batch = plan[step]
+        loss, tokens, trained = _train_step(model, optimizer, scheduler, batch, tokenizer)
+        report.steps, report.tokens = step + 1, report.tokens + tokens
+        report.trained_tokens += trained
+        report.seconds = time.perf_counter() - began
+        report.losses.append((step + 1, round(loss, 4)))
+        if on_step:
+            on_step(StepInfo(step + 1, total, stage, loss, report.tokens / report.seconds))
+        last_of_stage = step + 1 == total or plan[step + 1][0] != stage
+        if last_of_stage:
+            report.validation[stage] = _validation_loss(model, data, settings, tokenizer, bos)
+            model.train()
+        if (step + 1) % settings.checkpoint_every == 0 or last_of_stage:
+            _checkpoint(out, model, optimizer, scheduler, report)
+    model.eval()
+    _save_model(out, model, tokenizer)
+    _write_json(out / "training.json", asdict(report))
+    return report
+
+
+def _claim_folder(out: Path, settings: FitSettings, resume: bool) -> None:
+    """Refuse a folder that holds another run; with `resume`, the same settings must match."""
+    recorded = out / "settings.json"
+    wanted = json.loads(json.dumps(asdict(settings)))
+    if recorded.is_file():
+        if json.loads(recorded.read_text(encoding="utf-8")) != wanted:
+            raise InputError(
+                f"{out} holds a training run with other settings; pick another --out "
+                "(or delete it) — `--resume` continues only the same run"
+            )
+        if not resume and (out / "checkpoint").exists():
+            raise InputError(f"{out} holds an unfinished run: add --resume to continue it")
+        return
+    if out.exists() and any(out.iterdir()):
+        raise InputError(f"{out} is not empty and holds no training run; pick another --out")
+    out.mkdir(parents=True, exist_ok=True)
+    _write_json(recorded, wanted)
+
+
+def _plan(
+    data: Path, settings: FitSettings, tokenizer: Any, bos: int | None
+) -> tuple[list[tuple[str, list[Tokenized]]], FitReport]:
+    """Every optimizer step's batch, stage by stage, in a seeded order."""
+    rng = random.Random(settings.seed)
+    report = FitReport(settings=json.loads(json.dumps(asdict(settings))))
+    plan: list[tuple[str, list[Tokenized]]] = []
+    for stage in settings.stages:
+        if stage not in STAGES:
+            raise InputError(f"unknown stage '{stage}'; stages: {', '.join(STAGES)}")
+        examples = _stage_examples(data, stage, settings, rng)
+        encoded = [tokenize_example(tokenizer, e.text, e.prompt_chars, bos) for e in examples]
+        kept = [t for t in encoded if len(t.input_ids) <= settings.max_length and t.trained]
+        report.dropped_too_long += len(encoded) - len(kept)
+        report.examples[stage] = len(kept)
+        plan.extend((stage, batch) for batch in _batches(kept, settings.batch_tokens, rng))
+    if not plan:
+        raise InputError(f"no training examples in {data} fit --max-length {settings.max_length}")
+    return plan, report
+
+
+def _stage_examples(
+    data: Path, stage: str, settings: FitSettings, rng: random.Random
+) -> list[Example]:
+    examples = [e for e in read_examples(data, stage) if e.split == "train"]
+    if stage == "short":
+        examples = [e for e in examples if e.role in settings.short_roles]
+    whole, part = divmod(settings.epochs if stage == "short" else settings.long_epochs, 1)
+    chosen = [e for _ in range(int(whole)) for e in examples]
+    chosen += rng.sample(examples, round(len(examples) * part))
+    return chosen
+
+
+def _batches(items: list[Tokenized], budget: int, rng: random.Random) -> list[list[Tokenized]]:
+    """Similar lengths together (little padding), at most `budget` padded tokens a batch,
+    batches in a seeded random order."""
+    ordered = sorted(items, key=lambda t: len(t.input_ids))
+    batches: list[list[Tokenized]] = []
+    current: list[Tokenized] = []
+    for item in ordered:
+        longest = max([len(item.input_ids), *(len(t.input_ids) for t in current)])
+        if current and longest * (len(current) + 1) > budget:
+            batches.append(current)
+            current = []
+        current.append(item)
+    if current:
+        batches.append(current)
+    rng.shuffle(batches)
+    return batches
+
+
+def _collate(batch: list[Tokenized], pad: int) -> tuple[Any, Any, Any]:
+    import torch
+
+    width = max(len(t.input_ids) for t in batch)
+    ids = torch.full((len(batch), width), pad, dtype=torch.long)
+    labels = torch.full((len(batch), width), IGNORE, dtype=torch.long)
+    attention = torch.zeros((len(batch), width), dtype=torch.long)
+    for row, t in enumerate(batch):
+        n = len(t.input_ids)
+        ids[row, :n] = torch.tensor(t.input_ids)
+        labels[row, :n] = torch.tensor(t.labels)
+        attention[row, :n] = 1
+    return ids, labels, attention
+
+
+def _loss(model: Any, ids: Any, labels: Any, attention: Any) -> Any:
+    """Next-token cross-entropy over trained positions only. The output projection (a 49k
+    vocabulary) runs on those positions alone: masked retrieval text costs no logits."""
+    import torch
+
+    hidden = model.model(input_ids=ids, attention_mask=attention).last_hidden_state
+    targets = labels[:, 1:]
+    keep = targets != IGNORE
+    logits = model.lm_head(hidden[:, :-1][keep])
+    return torch.nn.functional.cross_entropy(logits.float(), targets[keep])
+
+
+def _train_step(
+    model: Any, optimizer: Any, scheduler: Any, batch: list[Tokenized], tokenizer: Any
+) -> tuple[float, int, int]:
+    import torch
+
+    ids, labels, attention = _collate(batch, tokenizer.pad_token_id or 0)
+    loss = _loss(model, ids, labels, attention)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    scheduler.step()
+    optimizer.zero_grad(set_to_none=True)
+    return float(loss.item()), int(attention.sum()), sum(t.trained for t in batch)
+
+
+def _validation_loss(
+    model: Any, data: Path, settings: FitSettings, tokenizer: Any, bos: int | None
+) -> float:
+    """Mean loss over the held-out questions' long trajectories (token-weighted)."""
+    import torch
+
+    held = [e for e in read_examples(data, "long") if e.split == "validation"]
+    encoded = [tokenize_example(tokenizer, e.text, e.prompt_chars, bos) for e in held]
+    encoded = [t for t in encoded if len(t.input_ids) <= settings.max_length and t.trained]
+    if not encoded:
+        return float("nan")
+    model.eval()
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for t in encoded:
+            ids, labels, attention = _collate([t], 0)
+            loss = _loss(model, ids, labels, attention)
+            total += float(loss) * t.trained
+            count += t.trained
+    return round(total / count, 4)
+
+
+def _checkpoint(out: Path, model: Any, optimizer: Any, scheduler: Any, report: FitReport) -> None:
+    """Model, optimizer and schedule state, written aside then renamed into place."""
+    import torch
+
+    staging = out / "checkpoint.tmp"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    torch.save(
+        {
+            "model": model.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "scheduler": scheduler.state_dict(),
+            "torch_rng": torch.get_rng_state(),
+        },
+        staging / "state.pt",
+    )
+    _write_json(staging / "report.json", asdict(report))
+    final = out / "checkpoint"
+    old = out / "checkpoint.old"
+    shutil.rmtree(old, ignore_errors=True)
+    if final.exists():
+        final.rename(old)
+    staging.rename(final)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _restore(out: Path, model: Any, optimizer: Any, scheduler: Any, report: FitReport) -> int:
+    """Load the last checkpoint (if any); returns the step to continue from."""
+    import torch
+
+    folder = out / "checkpoint"
+    if not (folder / "state.pt").is_file():
+        return 0
+    state = torch.load(folder / "state.pt", weights_only=False)
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    scheduler.load_state_dict(state["scheduler"])
+    torch.set_rng_state(state["torch_rng"])
+    saved = json.loads((folder / "report.json").read_text(encoding="utf-8"))
+    for key in ("steps", "tokens", "trained_tokens", "seconds", "losses", "validation"):
+        setattr(report, key, saved[key])
+    report.losses = [tuple(x) for x in report.losses]
+    return int(saved["steps"])
+
+
+def _save_model(out: Path, model: Any, tokenizer: Any) -> None:
+    staging = out / "model.tmp"
+    shutil.rmtree(staging, ignore_errors=True)
+    model.save_pretrained(staging, safe_serialization=True)
+    tokenizer.save_pretrained(staging)
+    shutil.rmtree(out / "model", ignore_errors=True)
+    staging.rename(out / "model")
+
+
+def _write_json(path: Path, data: Any) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)

@@ -1,0 +1,97 @@
+"""SMART's single-model trajectory mode on a scripted raw-text model and a real BM25 index."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragteam.agents.smart_format import GENERATOR, LOCATOR, RECONSTRUCTOR, parse_retrieval
+from ragteam.api import answer
+from ragteam.errors import InputError
+from ragteam.llm import FakeModel
+from ragteam.retrieval import load_index
+from ragteam.strategies import make_strategy
+
+QUESTION = "In which village was the engineer who built the Wrenhold Lighthouse born?"
+
+
+def first_sentence(text: str) -> str:
+    return text.split(". ")[0].rstrip(".") + "."
+
+
+def scripted(recon="Search(Wrenhold Lighthouse; Emrik Tollan)", invent=False, answer_text="Hevik"):
+    def reply(messages, params):
+        prompt = messages[0]["content"]
+        assert messages[0]["role"] == "raw"
+        if prompt.endswith(RECONSTRUCTOR):
+            return recon + "</eor>\n\n<retrieval>"
+        if prompt.endswith(LOCATOR):
+            lines = []
+            for n, (title, text) in enumerate(parse_retrieval(prompt), start=1):
+                if "Tollan" in text:
+                    fact = "Tollan invented this." if invent else first_sentence(text)
+                    lines.append(f"[Relevant]: [{n}] {title}\n{fact}")
+                else:
+                    lines.append(f"[Irrelevant]: [{n}] Lacking Supporting Facts")
+            return "\n".join(lines) + "</eol>"
+        if prompt.endswith(GENERATOR):
+            return f"{answer_text}\n[Cite]: [1] [2] [99]</eog>"
+        raise AssertionError(prompt[-200:])
+
+    return FakeModel(reply)
+
+
+def run(model, index_dir, **options):
+    return answer(
+        QUESTION,
+        index=load_index(index_dir),
+        strategy="smart",
+        model=model,
+        options={"mode": "trajectory", **options},
+    )
+
+
+def test_trajectory_mode_runs_the_four_stages_in_one_growing_text(bm25_index_dir):
+    model = scripted()
+    result = run(model, bm25_index_dir)
+    prompts = [c["messages"][0]["content"] for c in model.calls]
+    assert len(prompts) == 3
+    assert prompts[1].startswith(prompts[0]) and prompts[2].startswith(prompts[1])
+    assert "Search(Wrenhold Lighthouse; Emrik Tollan)</eor>\n\n<retrieval>[1] " in prompts[1]
+    assert [c["stop"] for c in model.calls] == [["</eor>"], ["</eol>"], ["</eog>"]]
+    assert result.text == "Hevik"
+    retrieved = [s for s in result.trace.steps if s.kind == "retrieve"]
+    assert [s.input["query"] for s in retrieved] == ["Wrenhold Lighthouse", "Emrik Tollan"]
+    index = load_index(bm25_index_dir)
+    assert all(index.passage(c.passage_id) for c in result.citations)
+    relevant = [ln for ln in prompts[2].splitlines() if ln.startswith("[Relevant]")]
+    cited_numbers = [int(ln.split("[")[2].split("]")[0]) for ln in relevant]
+    assert len(result.citations) == len([n for n in cited_numbers if n in (1, 2)])
+    assert result.trace.totals()["parse_failures"] == 0
+
+
+def test_an_invented_fact_is_a_visible_failure_and_is_not_shown(bm25_index_dir):
+    model = scripted(invent=True)
+    result = run(model, bm25_index_dir)
+    locator = [s for s in result.trace.steps if s.role == "locator"][0]
+    assert locator.parse_failures == 1 and "not copied" in locator.error
+    assert "Tollan invented this." not in model.calls[2]["messages"][0]["content"]
+    assert result.citations == []  # nothing relevant survived, so nothing can be cited
+
+
+def test_no_intents_falls_back_to_the_question(bm25_index_dir):
+    result = run(scripted(recon="I do not know"), bm25_index_dir)
+    recon = [s for s in result.trace.steps if s.role == "reconstructor"][0]
+    assert recon.parse_failures == 1
+    retrieved = [s for s in result.trace.steps if s.kind == "retrieve"]
+    assert [s.input["query"] for s in retrieved] == [QUESTION]
+
+
+def test_empty_answer_is_a_failed_generator_step(bm25_index_dir):
+    result = run(scripted(answer_text=""), bm25_index_dir)
+    generator = [s for s in result.trace.steps if s.role == "generator"][0]
+    assert generator.parse_failures == 1 and result.text == ""
+
+
+def test_unknown_mode_is_refused():
+    with pytest.raises(InputError, match="mode must be one of"):
+        make_strategy("smart", {"mode": "joint"})

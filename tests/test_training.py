@@ -1,0 +1,246 @@
+"""SMART trajectory construction and the training mask, on the shipped training slices and a real
+BM25 index over their paragraphs (no model needed)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ragteam.agents.smart_format import parse
+from ragteam.errors import InputError
+from ragteam.retrieval import build_index, load_index
+from ragteam.trace import Trace
+from ragteam.training.build import (
+    BuildSettings,
+    Item,
+    build_item,
+    heuristic_intents,
+    long_example,
+    short_examples,
+)
+from ragteam.training.data import check_disjoint, read_train_questions
+from ragteam.training.dataset import build_dataset, read_all, read_examples
+from ragteam.training.tokens import IGNORE, masked_spans, tokenize_example
+
+DATA = Path(__file__).resolve().parent / "data"
+TRAIN = DATA / "train"
+BENCH = Path(__file__).resolve().parents[1] / "bench" / "data"
+
+
+@pytest.fixture(scope="module")
+def train_index(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("train-idx") / "bm25"
+    build_index(TRAIN / "train_corpus_slice.jsonl", out, retriever="bm25", passage_words=0)
+    return out
+
+
+@pytest.fixture(scope="module")
+def questions():
+    return [
+        *read_train_questions(TRAIN / "hotpotqa_train6.jsonl"),
+        *read_train_questions(TRAIN / "musique_train3.jsonl"),
+    ]
+
+
+def test_reads_both_formats_and_resolves_sub_question_references(questions):
+    kinds = {q.kind for q in questions}
+    assert kinds == {"hotpotqa", "musique"}
+    musique = [q for q in questions if q.kind == "musique"]
+    assert all(q.sub_questions for q in musique)
+    assert not any("#1" in s for q in musique for s in q.sub_questions)
+    hotpot = [q for q in questions if q.kind == "hotpotqa"][0]
+    assert all(hotpot.facts.values())  # gold sentences for every supporting title
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ({"id": "x", "answers": ["a"]}, ":1: 'question' must be"),
+        ({"id": "x", "question": "Q?"}, ":1: 'answers' must be"),
+        ({"question": "Q?", "answers": ["a"], "supporting_facts": [["T", 0]], "context": 3}, ":1:"),
+    ],
+)
+def test_bad_rows_name_file_and_line(tmp_path, row, message):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    with pytest.raises(InputError, match=message):
+        read_train_questions(path)
+
+
+def test_an_answer_found_in_no_supporting_paragraph_is_an_error_or_skipped(tmp_path):
+    row = json.loads((TRAIN / "hotpotqa_train6.jsonl").read_text().splitlines()[0])
+    row["answers"] = ["Zanzibar Quintet"]
+    path = tmp_path / "unsupported.jsonl"
+    path.write_text(json.dumps(row) + "\n" + json.dumps({**row, "id": "ok", "answers": ["no"]}))
+    with pytest.raises(InputError, match=r"unsupported.jsonl:1: no answer"):
+        read_train_questions(path)
+    skipped: list[str] = []
+    kept = read_train_questions(path, skip_unsupported=True, skipped=skipped)
+    assert [q.id for q in kept] == ["ok"] and skipped == [f"{path}:1"]
+
+
+def test_training_overlapping_a_test_set_is_refused(tmp_path, questions):
+    test_set = tmp_path / "test.jsonl"
+    test_set.write_text(json.dumps({"id": "t1", "question": questions[2].question.upper()}) + "\n")
+    with pytest.raises(InputError, match="also appears in"):
+        check_disjoint(questions, [test_set])
+    by_id = tmp_path / "by_id.jsonl"
+    by_id.write_text(json.dumps({"id": questions[0].id, "question": "unrelated"}) + "\n")
+    with pytest.raises(InputError, match=questions[0].id):
+        check_disjoint(questions, [by_id])
+
+
+def test_shipped_training_data_is_disjoint_from_the_test_questions():
+    """The benchmark's training files against dev300, and the test slices against each other."""
+    train = [BENCH / "train" / "hotpotqa_train.jsonl", BENCH / "train" / "musique_train.jsonl"]
+    questions, _skipped, compared = read_all(
+        train, [BENCH / "hotpotqa" / "dev300.jsonl"], skip_unsupported=True
+    )
+    assert compared == 300 and len(questions) >= 690
+    slices = [TRAIN / "hotpotqa_train6.jsonl", TRAIN / "musique_train3.jsonl"]
+    assert read_all(slices, [DATA / "hotpotqa" / "dev10.jsonl"], False)[2] == 10
+
+
+def test_every_item_gets_its_own_retrieval(questions, train_index):
+    """The authors' first bug gave every item the last query's passages."""
+    index = load_index(train_index)
+    settings = BuildSettings(k=2, max_passages=6)
+    items = [build_item(q, index, settings) for q in questions]
+    for item in items:
+        expected: list[str] = []
+        for intent in item.trajectory.intents:
+            expected += [p.id for p in index.retrieve(intent, 2) if p.id not in expected]
+        assert item.passage_ids == expected[:6]
+    assert len({tuple(i.passage_ids) for i in items}) == len(items)
+
+
+def test_gold_sentences_become_verbatim_relevant_facts(questions, train_index):
+    """The authors' second bug (a misspelled 'true') dropped every relevant passage."""
+    index = load_index(train_index)
+    relevant_total = 0
+    for q in questions:
+        item = build_item(q, index, BuildSettings())
+        for judgement, (title, text) in zip(
+            item.trajectory.judgements, item.trajectory.passages, strict=True
+        ):
+            if judgement.relevant:
+                relevant_total += 1
+                assert title in q.facts
+                squashed = " ".join(text.split())
+                assert all(line in squashed for line in judgement.fact.split("\n"))
+            elif q.kind == "hotpotqa":
+                assert not any(
+                    " ".join(s.split()) in " ".join(text.split()) for s in q.facts.get(title, ())
+                )
+        cited = [j.index for j in item.trajectory.judgements if j.relevant]
+        assert item.trajectory.citations == cited
+        assert item.trajectory.answer == q.answers[0]
+    assert relevant_total >= len(questions)  # every question found some evidence
+
+
+def test_rendered_examples_parse_back(questions, train_index):
+    item = build_item(questions[0], load_index(train_index), BuildSettings())
+    long = long_example(item)
+    assert parse(long.text[long.prompt_chars :]).judgements == item.trajectory.judgements
+    shorts = short_examples(item)
+    assert [s.role for s in shorts] == ["reconstructor", "locator", "generator"]
+    assert shorts[0].text[shorts[0].prompt_chars :].startswith("Search(")
+    assert shorts[1].text[shorts[1].prompt_chars :].endswith("</eol>")
+    assert shorts[2].text[shorts[2].prompt_chars :].endswith("</eog>")
+    assert all(long.text.startswith(s.text[: s.prompt_chars]) for s in shorts)
+
+
+def test_no_cite_line_when_nothing_relevant_was_retrieved(questions, train_index):
+    q = questions[0]
+    empty = load_index(train_index)
+    item = build_item(q, empty, BuildSettings(k=1, max_passages=1))
+    item.trajectory.judgements = [j for j in item.trajectory.judgements if not j.relevant]
+    item.trajectory.citations = []
+    assert "[Cite]" not in long_example(item).text
+    assert heuristic_intents(q, 3)[0] == q.question.rstrip("?").strip()
+
+
+class WordTokenizer:
+    """Whitespace-and-marker tokenizer with offsets: every token's label can be checked by eye."""
+
+    def __call__(self, text, add_special_tokens=False, return_offsets_mapping=True):
+        import re
+
+        spans = [m.span() for m in re.finditer(r"<retrieval>|</retrieval>|[^\s<]+|<|\s+", text)]
+        return {"input_ids": list(range(1, len(spans) + 1)), "offset_mapping": spans}
+
+
+def test_loss_mask_token_by_token():
+    prompt = "<|Instruction|>:\nWho?</eoi>\n\n"
+    body = (
+        "<|Reconstructor|>:\nSearch(x)</eor>\n\n<retrieval>[1] T\nsome text</retrieval>\n\n"
+        "<|Locator|>:\n[Irrelevant]: [1] Lacking Supporting Facts</eol>\n\n"
+        "<|Generator|>:\nX</eog>"
+    )
+    text = prompt + body
+    tokenized = tokenize_example(WordTokenizer(), text, len(prompt), bos=99)
+    spans = WordTokenizer()(text)["offset_mapping"]
+    assert tokenized.input_ids[0] == 99 and tokenized.labels[0] == IGNORE
+    inside = False
+    for (start, end), token, label in zip(
+        spans, tokenized.input_ids[1:], tokenized.labels[1:], strict=True
+    ):
+        piece = text[start:end]
+        if start < len(prompt):
+            assert label == IGNORE, piece
+        elif piece == "<retrieval>":
+            assert label == token  # the marker is trained
+            inside = True
+        elif piece == "</retrieval>":
+            assert label == token
+            inside = False
+        else:
+            assert (label == IGNORE) == inside, piece
+    assert masked_spans(text, len(prompt))[1] == (
+        text.index("<retrieval>") + len("<retrieval>"),
+        text.index("</retrieval>"),
+    )
+
+
+def test_build_dataset_writes_splits_and_statistics(questions, train_index, tmp_path):
+    out = tmp_path / "traj"
+    stats = build_dataset(questions, load_index(train_index), out, BuildSettings())
+    assert stats["questions"] == len(questions)
+    assert stats["examples_per_role"] == {
+        "long": 9,
+        "reconstructor": 9,
+        "locator": 9,
+        "generator": 9,
+    }
+    assert 0 < stats["relevant_share"] < 1
+    assert stats["intent_sources"] == {"heuristic": 6, "gold": 3}
+    long = read_examples(out, "long")
+    assert {e.split for e in long} == {"train", "validation"}
+    with pytest.raises(InputError, match="not empty"):
+        build_dataset(questions, load_index(train_index), out, BuildSettings())
+    assert not list(tmp_path.glob(".traj.building-*"))
+
+
+def test_fit_refuses_a_folder_holding_another_run(tmp_path):
+    from ragteam.training.fit import FitSettings, _claim_folder
+
+    _claim_folder(tmp_path / "run", FitSettings(lr=1e-4), resume=False)
+    with pytest.raises(InputError, match="other settings"):
+        _claim_folder(tmp_path / "run", FitSettings(lr=2e-4), resume=True)
+    (tmp_path / "run" / "checkpoint").mkdir()
+    with pytest.raises(InputError, match="--resume"):
+        _claim_folder(tmp_path / "run", FitSettings(lr=1e-4), resume=False)
+    _claim_folder(tmp_path / "run", FitSettings(lr=1e-4), resume=True)
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "x").write_text("x")
+    with pytest.raises(InputError, match="not empty"):
+        _claim_folder(tmp_path / "other", FitSettings(), resume=False)
+
+
+def test_item_round_trips_to_dict(questions, train_index):
+    item = build_item(questions[-1], load_index(train_index), BuildSettings())
+    data = item.to_dict()
+    assert data["intent_source"] == "gold" and isinstance(Item(**data).trajectory, dict)
+    assert Trace().totals()["llm_calls"] == 0
