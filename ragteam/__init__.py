@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
-from ragteam.api import answer  # noqa: E402
-from ragteam.errors import (  # noqa: E402
+from ragteam._version import __version__
+from ragteam.api import answer
+from ragteam.errors import (
     IndexUnusable,
     InputError,
     ModelError,
@@ -14,7 +13,7 @@ from ragteam.errors import (  # noqa: E402
     ServerUnreachable,
     UnknownName,
 )
-from ragteam.types import Answer, Citation, Passage  # noqa: E402
+from ragteam.types import Answer, Citation, Passage
 
 __all__ = [
     "Answer",

@@ -9,7 +9,7 @@ from ragteam.errors import InputError
 from ragteam.formats import choice_label, pose, truth_label
 from ragteam.llm import ChatModel, ModelOptions, load_model
 from ragteam.retrieval.index import Index, load_index
-from ragteam.strategies import Context, make_strategy
+from ragteam.strategies import Context, check_roles, make_strategy
 from ragteam.trace import Trace
 from ragteam.types import Answer
 
@@ -19,6 +19,13 @@ MAX_QUESTION_CHARS = 1_000_000
 def check_question(question: str) -> str:
     if not isinstance(question, str) or not question.strip():
         raise InputError('the question is empty; ask something, e.g. ragteam ask "Who ...?"')
+    try:
+        question.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InputError(
+            f"the question holds bytes that are not UTF-8 text (at character {exc.start}); "
+            "pass it as UTF-8"
+        ) from exc
     if len(question) > MAX_QUESTION_CHARS:
         raise InputError(
             f"the question has {len(question):,} characters (limit {MAX_QUESTION_CHARS:,}); "
@@ -47,6 +54,7 @@ def answer(
     statement to judge true or false."""
     question = check_question(question)
     runner = make_strategy(strategy, options)
+    check_roles([strategy], list(role_models or {}))
     loaded = index if isinstance(index, Index) or index is None else load_index(index)
     if runner.needs_index and loaded is None:
         raise InputError(f"strategy '{strategy}' retrieves: pass an index (--index DIR)")

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 import typer
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
+from ragteam._version import __version__
 from ragteam.api import answer
 from ragteam.cli_common import err, friendly_errors, out, parse_options
 from ragteam.errors import RagteamError
@@ -23,14 +24,43 @@ from ragteam.strategies import available
 from ragteam.training.cli import train_app
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        out.print(f"ragteam {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_show_version, is_eager=True, help="print the version"),
+    ] = False,
+) -> None:
+    """Answer knowledge-intensive questions with teams of LLM agents over your own documents."""
+    import logging
+
+    logging.basicConfig(level=logging.WARNING, format="ragteam: %(message)s")  # to stderr
+
+
 index_app = typer.Typer(no_args_is_help=True, help="Build and inspect indexes.")
 app.add_typer(index_app, name="index")
 
 ModelOpt = Annotated[str, typer.Option(help="embedded | gemma-3-270m | PATH.gguf | openai:NAME")]
 BaseUrlOpt = Annotated[str, typer.Option(help="OpenAI-compatible server URL (for openai:NAME)")]
 KeyEnvOpt = Annotated[str, typer.Option(help="environment variable holding the API key")]
-CtxOpt = Annotated[int, typer.Option(help="context window for in-process GGUF models")]
-ThreadsOpt = Annotated[int, typer.Option(help="CPU threads for in-process models (0 = all)")]
+CtxOpt = Annotated[
+    int, typer.Option(min=256, max=1_048_576, help="context window for in-process GGUF models")
+]
+ThreadsOpt = Annotated[
+    int, typer.Option(min=0, max=1024, help="CPU threads for in-process models (0 = all)")
+]
+TimeoutOpt = Annotated[
+    float, typer.Option(min=0.1, max=3600, help="seconds to wait for a server's reply")
+]
+RetriesOpt = Annotated[int, typer.Option(min=0, max=20, help="retries of a failed server call")]
 StrategyOpt = Annotated[str, typer.Option("--strategy", "-s", help="strategy name")]
 OptOpt = Annotated[list[str], typer.Option("--opt", help="strategy option KEY=VALUE, repeatable")]
 
@@ -45,6 +75,8 @@ def ask(
     api_key_env: KeyEnvOpt = "OPENAI_API_KEY",
     n_ctx: CtxOpt = 2048,
     threads: ThreadsOpt = 0,
+    timeout: TimeoutOpt = 120.0,
+    retries: RetriesOpt = 3,
     opt: OptOpt = [],  # noqa: B006 - typer reads the default
     role_model: Annotated[
         list[str], typer.Option("--role-model", help="ROLE=MODEL_SPEC, e.g. planner=openai:NAME")
@@ -61,6 +93,8 @@ def ask(
             base_url=base_url,
             api_key_env=api_key_env,
             cache=not no_cache,
+            timeout=timeout,
+            retries=retries,
         )
         result = answer(
             question,
@@ -107,9 +141,17 @@ def demo(
 
 @app.command("strategies")
 def list_strategies() -> None:
-    """List the registered strategies."""
+    """List the registered strategies with their agent roles and options."""
+    from ragteam.strategies import strategy_options, strategy_roles
+
     for name in available():
-        out.print(name)
+        roles = ", ".join(strategy_roles(name)) or "-"
+        options = ", ".join(
+            f"{key}={default!r} ({kind})" for key, (kind, default) in strategy_options(name).items()
+        )
+        out.print(
+            f"[bold]{name}[/]  roles: {roles}\n    options: {options or '-'}", highlight=False
+        )
 
 
 @index_app.command("build")
@@ -117,12 +159,16 @@ def index_build(
     src: Annotated[Path, typer.Argument(help="JSONL of {id, title, text} or a folder of .txt/.md")],
     out_dir: Annotated[Path, typer.Option("--out", help="index directory to write")],
     retriever: Annotated[str, typer.Option(help="|".join(RETRIEVERS))] = "hybrid",
-    passage_words: Annotated[int, typer.Option(help="words per passage (0: keep whole)")] = 100,
+    passage_words: Annotated[
+        int, typer.Option(min=0, max=100_000, help="words per passage (0: keep whole)")
+    ] = 100,
     bm25_stemmer: Annotated[str, typer.Option(help="Snowball language, or none")] = "english",
 ) -> None:
     """Build an index (aside, then swapped in: an existing index is never left half-written)."""
     with friendly_errors():
         manifest = _build_with_progress(src, out_dir, retriever, passage_words, bm25_stemmer)
+        if manifest.get("replaced"):
+            err.print(f"replaced the index that was in {out_dir}")
         out.print(
             f"indexed {manifest['passage_count']} passages from {manifest['document_count']} "
             f"documents into {out_dir} ({retriever}, {manifest['build_seconds']:.1f} s)"
@@ -158,7 +204,12 @@ def _build_with_progress(
             bar.update(tasks[phase], completed=done, total=total)
 
         return build_index(
-            src, directory, retriever=retriever, passage_words=words, progress=report
+            src,
+            directory,
+            retriever=retriever,
+            passage_words=words,
+            bm25_stemmer=stemmer,
+            progress=report,
         )
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from platformdirs import user_cache_dir
 
-from ragteam import __version__
+from ragteam._version import __version__
 
 DEMO_QUESTION = "In which village was the engineer who built the Wrenhold Lighthouse born?"
 

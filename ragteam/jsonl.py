@@ -14,8 +14,14 @@ def read_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for each non-blank line; anything else is an `InputError`."""
     if not path.is_file():
         raise InputError(f"no data file at {path}")
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(
+                    f"{path}:{number}: not UTF-8 text (byte {exc.start}); save the file as UTF-8"
+                ) from exc
             if not line.strip():
                 continue
             try:

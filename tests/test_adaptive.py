@@ -9,7 +9,7 @@ from ragteam.errors import InputError
 from ragteam.llm import FakeModel
 from ragteam.router.features import OneHot, QuestionFeatures
 from ragteam.router.simulate import Setup, train
-from ragteam.router.state import RouterState, load_state, save_state
+from ragteam.router.state import RouterState, load_state, read_pending, save_state
 from ragteam.router.table import AgentOutcome, Question
 
 
@@ -32,6 +32,7 @@ def _state(tmp_path, features):
 
 def test_adaptive_runs_the_chosen_strategies_votes_and_learns(bm25_index_dir, tmp_path):
     path = _state(tmp_path, QuestionFeatures(dims=0))
+    before = path.read_bytes()
     model = FakeModel(lambda messages, params: "Emrik Tollan")
     result = answer(
         "Who built the Wrenhold Lighthouse?",
@@ -47,13 +48,14 @@ def test_adaptive_runs_the_chosen_strategies_votes_and_learns(bm25_index_dir, tm
     llm_roles = {s.role for s in result.trace.steps if s.kind == "llm"}
     assert llm_roles == {f"{a}/answerer" for a in agents}
     fid = note.meta["feedback_id"]
-    assert fid in load_state(path).pending
+    assert fid in read_pending(path)
+    assert path.read_bytes() == before  # answering appends to the log, never rewrites the state
 
     runner = CliRunner()
     ok = runner.invoke(app, ["feedback", fid, "--correct", "--state", str(path)])
     assert ok.exit_code == 0, ok.output
     state = load_state(path)
-    assert state.updates == 1 and fid not in state.pending
+    assert state.updates == 1 and fid not in read_pending(path)
     again = runner.invoke(app, ["feedback", fid, "--wrong", "--state", str(path)])
     assert again.exit_code == 2 and "no answer with feedback id" in again.output
     both = runner.invoke(app, ["feedback", fid, "--wrong", "--correct", "--state", str(path)])
@@ -175,3 +177,27 @@ def test_router_trains_on_our_own_eval_runs(bm25_index_dir, tmp_path):
     )
     assert result.exit_code == 0, result.output
     assert load_state(state).actions == [["nor"], ["oner"], ["nor", "oner"]]
+
+
+def test_feedback_without_state_uses_the_default_path(tmp_path, monkeypatch):
+    """The README's exact command: `ragteam feedback ID --correct`, no --state."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    from ragteam.router.cli import default_state_path
+
+    result = CliRunner().invoke(app, ["feedback", "nope", "--correct"])
+    assert result.exit_code == 2, result.output
+    assert "no router state" in result.output and "TypeError" not in result.output
+    assert str(tmp_path / "data") in str(default_state_path())
+
+
+def test_a_state_of_the_wrong_shape_is_a_clear_error(tmp_path):
+    import json
+
+    from ragteam.router.state import RouterStateError
+
+    path = _state(tmp_path, QuestionFeatures(dims=0))
+    data = json.loads(path.read_text())
+    del data["setup"]["reward"]
+    path.write_text(json.dumps(data))
+    with pytest.raises(RouterStateError, match="corrupt"):
+        load_state(path)

@@ -11,6 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from ragteam.cli_common import err, friendly_errors, out, parse_options
 from ragteam.errors import InputError
 from ragteam.llm import ModelOptions
+from ragteam.strategies import check_roles
 
 
 def eval_command(
@@ -18,18 +19,26 @@ def eval_command(
     out_dir: Annotated[Path, typer.Option("--out", help="run directory (resumable)")],
     strategy: Annotated[str, typer.Option("--strategy", "-s", help="comma-separated")] = "oner",
     index: Annotated[Path | None, typer.Option(help="index directory")] = None,
-    limit: Annotated[int | None, typer.Option(help="first N questions only")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="first N questions only")] = None,
     model: Annotated[str, typer.Option(help="model spec (see `ragteam ask --help`)")] = "embedded",
     base_url: Annotated[str, typer.Option(help="OpenAI-compatible server URL")] = (
         "http://127.0.0.1:8000/v1"
     ),
-    workers: Annotated[int, typer.Option(help="parallel questions (HTTP backends)")] = 4,
-    n_ctx: Annotated[int, typer.Option(help="context window for GGUF models")] = 2048,
+    workers: Annotated[
+        int, typer.Option(min=1, max=256, help="parallel questions (HTTP backends)")
+    ] = 4,
+    n_ctx: Annotated[
+        int, typer.Option(min=256, max=1_048_576, help="context window for GGUF models")
+    ] = 2048,
     opt: Annotated[list[str], typer.Option("--opt", help="STRATEGY.KEY=VALUE")] = [],  # noqa: B006
     role_model: Annotated[
         list[str], typer.Option("--role-model", help="ROLE=MODEL_SPEC, repeatable")
     ] = [],  # noqa: B006
     no_cache: Annotated[bool, typer.Option("--no-cache")] = False,
+    timeout: Annotated[float, typer.Option(min=0.1, max=3600, help="server reply timeout, s")] = (
+        120.0
+    ),
+    retries: Annotated[int, typer.Option(min=0, max=20, help="retries of a server call")] = 3,
 ) -> None:
     """Run strategies over a dataset; rerunning the same command resumes."""
     from ragteam.eval.datasets import load_dataset
@@ -40,7 +49,10 @@ def eval_command(
 
     with friendly_errors():
         names = [s.strip() for s in strategy.split(",") if s.strip()]
-        options = ModelOptions(n_ctx=n_ctx, base_url=base_url, cache=not no_cache)
+        check_roles(names, list(parse_options(role_model)))
+        options = ModelOptions(
+            n_ctx=n_ctx, base_url=base_url, cache=not no_cache, timeout=timeout, retries=retries
+        )
         plan = EvalPlan(
             examples=load_dataset(data)[:limit],
             strategies=strategy_options(names, opt),
@@ -96,6 +108,7 @@ def report_command(
         text = render_markdown(table, baseline)
         out.print(text, markup=False, highlight=False, soft_wrap=True)
         if markdown:
+            markdown.parent.mkdir(parents=True, exist_ok=True)
             markdown.write_text(text + "\n", encoding="utf-8")
         if plot_path:
             out.print(f"plot written to {plot(table, plot_path)}")

@@ -110,6 +110,10 @@ def _cell(stat: tuple[float, float, float] | None) -> str:
 
 
 def render_markdown(table: dict[str, dict[str, dict]], baseline: str | None = None) -> str:
+    if baseline is not None and baseline not in table:
+        raise InputError(
+            f"--baseline {baseline} is not among the runs' strategies: {', '.join(table)}"
+        )
     summaries = [summarize(label, list(rows.values())) for label, rows in table.items()]
     lines = [
         "| strategy | n | EM | F1 | match | retrieval recall (all gold) | calls/q | tokens/q "

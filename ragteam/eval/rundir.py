@@ -24,6 +24,14 @@ def write_json_atomic(path: Path, data: Any) -> None:
     os.replace(tmp, path)
 
 
+RETRIED_ERRORS = ("ModelError", "ServerUnreachable")
+
+
+def retryable(row: dict[str, Any]) -> bool:
+    """A row whose model call failed (not its input): worth asking again on resume."""
+    return str(row.get("error") or "").startswith(RETRIED_ERRORS)
+
+
 def config_differences(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> list[str]:
     keys = sorted(set(old) | set(new))
     found: list[str] = []
@@ -83,10 +91,16 @@ class RunDir:
                     raise InputError(
                         f"{self.results_path}:{number} is corrupt ({exc.msg})"
                     ) from exc
-        return rows
+        latest: dict[tuple[str, str], dict[str, Any]] = {}
+        for row in rows:  # a retried pair keeps its last row
+            latest.pop((row["id"], row["strategy"]), None)
+            latest[(row["id"], row["strategy"])] = row
+        return list(latest.values())
 
     def done(self) -> set[tuple[str, str]]:
-        return {(r["id"], r["strategy"]) for r in self.results()}
+        """(question, strategy) pairs finished for good: a row that failed on the model or the
+        server (an outage, a timeout) is asked again when the run resumes."""
+        return {(r["id"], r["strategy"]) for r in self.results() if not retryable(r)}
 
     def append(self, row: dict[str, Any]) -> None:
         line = json.dumps(row, ensure_ascii=False, default=str) + "\n"

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragteam import __version__, metrics
+from ragteam import metrics
+from ragteam._version import __version__
 from ragteam.errors import RagteamError
 from ragteam.eval.datasets import Example
 from ragteam.eval.rundir import RunDir

@@ -43,6 +43,8 @@ class ModelOptions:
     context_length: int = 8192
     cache: bool = True
     cache_path: Path | None = None
+    timeout: float = 120.0  # seconds per HTTP request
+    retries: int = 3
 
 
 def load_model(spec: str | None = None, options: ModelOptions | None = None) -> ChatModel:
@@ -76,6 +78,8 @@ def _resolve(spec: str, opts: ModelOptions) -> ChatModel:
             api_key_env=opts.api_key_env,
             context_length=opts.context_length,
             schema_style=opts.schema_style,  # type: ignore[arg-type]
+            timeout=opts.timeout,
+            max_retries=opts.retries,
         )
     raise UnknownName(
         "model", spec, [*EMBEDDED_ALIASES, GEMMA_ALIAS, "PATH.gguf", "openai:MODEL_NAME"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 import time
 from typing import Any, Literal
@@ -12,6 +14,7 @@ from ragteam.errors import ModelError, ServerUnreachable
 from ragteam.llm.base import Completion, Message, estimate_tokens
 
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
+log = logging.getLogger(__name__)
 SchemaStyle = Literal["auto", "json_schema", "json_object"]
 
 
@@ -47,6 +50,13 @@ class OpenAICompatModel:
         schema_style: SchemaStyle = "auto",
         transport: httpx.BaseTransport | None = None,
     ) -> None:
+        if not base_url.startswith(("http://", "https://")):
+            raise ModelError(
+                f"--base-url {base_url!r} must start with http:// or https:// "
+                "(e.g. http://127.0.0.1:8000/v1)"
+            )
+        if timeout <= 0 or max_retries < 0:
+            raise ModelError("--timeout must be positive and --retries at least 0")
         self.model = model
         self.base_url = base_url.rstrip("/")
         self.identity = f"openai:{self.base_url}:{model}"
@@ -94,6 +104,39 @@ class OpenAICompatModel:
             seconds,
         )
 
+    def complete_text(
+        self,
+        prompt: str,
+        *,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        stop: list[str] | None = None,
+    ) -> Completion:
+        """Raw-text continuation through `/completions` (vLLM, llama.cpp's server)."""
+        body: dict[str, Any] = {
+            "model": self.model,
+            "prompt": prompt,
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+        }
+        if stop:
+            body["stop"] = stop
+        started = time.perf_counter()
+        data = self._post("/completions", body)
+        try:
+            text = data["choices"][0].get("text") or ""
+        except (KeyError, IndexError, TypeError, AttributeError) as exc:
+            raise ModelError(
+                f"{self.base_url} sent a reply without choices: {data!r:.300}"
+            ) from exc
+        usage = data.get("usage") or {}
+        return Completion(
+            text,
+            usage.get("prompt_tokens") or estimate_tokens(prompt),
+            usage.get("completion_tokens") or estimate_tokens(text),
+            time.perf_counter() - started,
+        )
+
     def count_tokens(self, text: str) -> int:
         return estimate_tokens(text)
 
@@ -127,7 +170,17 @@ class OpenAICompatModel:
         last: str = ""
         for attempt in range(self.max_retries + 1):
             if attempt:
-                time.sleep(self.backoff * 2 ** (attempt - 1))
+                wait = self.backoff * 2 ** (attempt - 1)
+                log.warning(
+                    "%s%s: %s; retry %d of %d in %.1f s",
+                    self.base_url,
+                    path,
+                    last,
+                    attempt,
+                    self.max_retries,
+                    wait,
+                )
+                time.sleep(wait)
             try:
                 response = self._client.post(path, json=body)
             except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
@@ -145,7 +198,17 @@ class OpenAICompatModel:
                     f"{response.text[:300]}. Check the model name and the request options.",
                     response.status_code,
                 )
-            return response.json()
+            try:
+                data = response.json()
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                raise ModelError(
+                    f"{self.base_url}{path} answered HTTP {response.status_code} with a body "
+                    f"that is not JSON: {response.text[:200]!r}. Is --base-url the API root "
+                    "(ending in /v1)?"
+                ) from None
+            if not isinstance(data, dict):
+                raise ModelError(f"{self.base_url}{path} answered {data!r:.200}, not an object")
+            return data
         if last.startswith("connection failed"):
             raise ServerUnreachable(
                 f"no OpenAI-compatible server answers at {self.base_url} ({last}). Start the "

@@ -47,7 +47,15 @@ def _read_folder(root: Path) -> Iterator[Document]:
     if not files:
         raise InputError(f"{root} holds no .txt or .md files")
     for file in files:
-        text = file.read_text(encoding="utf-8", errors="replace")
+        data = file.read_bytes()
+        if b"\0" in data[:8192]:
+            raise InputError(
+                f"{file} is binary, not text, though it is named {file.suffix}; "
+                "move it out of the corpus folder"
+            )
+        text = data.decode("utf-8", errors="replace")
+        if text.count("\ufffd") > max(8, len(text) // 100):
+            raise InputError(f"{file} is not UTF-8 text; convert it to UTF-8 or move it out")
         relative = file.relative_to(root).as_posix()
         yield Document(relative, _title_of(file, text), text)
 
@@ -87,6 +95,15 @@ def load_passages(src: str | Path, words: int = 100) -> list[Passage]:
             raise InputError(f"{src}: document id '{doc.id}' occurs twice; ids must be unique")
         seen.add(doc.id)
         passages.extend(split_passages(doc, words))
+    ids: dict[str, str] = {}
+    for p in passages:
+        if p.id in ids:
+            raise InputError(
+                f"{src}: passage id '{p.id}' comes from document '{ids[p.id]}' and from "
+                f"document '{p.doc_id}' (a split document's parts are named ID#0, ID#1, ...); "
+                "rename one of the documents"
+            )
+        ids[p.id] = p.doc_id
     if not passages:
         raise InputError(f"{src} holds no text to index")
     return passages

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -13,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from ragteam import __version__
+from ragteam._version import __version__
 from ragteam.errors import IndexUnusable, InputError, UnknownName
 from ragteam.retrieval.corpus import load_passages, passages_checksum, source_checksum
 from ragteam.types import Passage
@@ -110,6 +111,8 @@ def build_index(
     started = time.perf_counter()
     out = Path(out).expanduser().resolve()
     passages = load_passages(src, passage_words)
+    _remove_dead_staging(out)
+    replaced = (out / "manifest.json").is_file()
     staging = out.parent / f".{out.name}.building-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
@@ -125,7 +128,25 @@ def build_index(
         _swap_in(staging, out)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return manifest
+    return {**manifest, "replaced": replaced}
+
+
+def _remove_dead_staging(out: Path) -> None:
+    """Staging folders of builds that were killed (their process is gone) are deleted."""
+    for folder in out.parent.glob(f".{out.name}.building-*"):
+        pid = folder.name.rpartition("-")[2]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _write_index(
@@ -214,13 +235,29 @@ def read_manifest(directory: Path) -> dict[str, Any]:
     required = {"format_version", "retriever", "searchers", "corpus_checksum", "files"}
     if not isinstance(manifest, dict) or not required <= set(manifest):
         raise IndexUnusable(f"{path} is incomplete; {rebuild_hint(directory)}")
+    shapes = {"retriever": str, "searchers": list, "corpus_checksum": str, "files": dict}
+    wrong = [key for key, kind in shapes.items() if not isinstance(manifest[key], kind)]
+    if wrong or not all(isinstance(v, (int, dict)) for v in manifest["files"].values()):
+        raise IndexUnusable(
+            f"{path} has fields of the wrong shape ({', '.join(wrong) or 'files'}); "
+            f"{rebuild_hint(directory)}"
+        )
     return manifest
 
 
 def _verify_files(directory: Path, manifest: dict[str, Any], hint: str) -> None:
-    for name, size in manifest["files"].items():
+    for name, recorded in manifest["files"].items():
         path = directory / name
-        if not path.is_file() or path.stat().st_size != size:
+        size, digest = (
+            (recorded.get("size"), recorded.get("sha256"))
+            if isinstance(recorded, dict)
+            else (recorded, None)
+        )
+        if (
+            not path.is_file()
+            or path.stat().st_size != size
+            or (digest is not None and _sha256(path) != digest)
+        ):
             raise IndexUnusable(f"{path} is missing or changed since the build; {hint}")
 
 
@@ -272,12 +309,21 @@ def _read_passages(path: Path) -> list[Passage]:
     return passages
 
 
-def _file_sizes(directory: Path) -> dict[str, int]:
+def _file_sizes(directory: Path) -> dict[str, dict[str, Any]]:
+    """Size and SHA-256 of every index file: a same-size corruption is caught too."""
     return {
-        p.relative_to(directory).as_posix(): p.stat().st_size
+        p.relative_to(directory).as_posix(): {"size": p.stat().st_size, "sha256": _sha256(p)}
         for p in sorted(directory.rglob("*"))
         if p.is_file() and p.name != "manifest.json"
     }
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def _write_json_atomic(path: Path, data: dict[str, Any]) -> None:

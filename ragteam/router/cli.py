@@ -126,6 +126,9 @@ def feedback_command(
         if sum([correct, wrong, answer is not None]) != 1:
             raise InputError("give exactly one of --correct, --wrong, --answer TEXT")
         reward = give_feedback(
-            state, question_id, correct=correct if not answer else None, gold=answer
+            state or default_state_path(),
+            question_id,
+            correct=correct if not answer else None,
+            gold=answer,
         )
         out.print(f"router updated with reward {reward:.4f}")

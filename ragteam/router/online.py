@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -9,17 +10,30 @@ from typing import Any
 from ragteam.errors import InputError
 from ragteam.metrics import f1_score
 from ragteam.router.linucb import LinUCB
-from ragteam.router.state import updating
+from ragteam.router.state import (
+    _lock,
+    append_pending,
+    pending_log,
+    read_pending,
+    rewrite_pending,
+    updating,
+)
 
 MAX_PENDING = 10_000
 
 
 def remember(state_path: str | Path, feedback_id: str, choice: dict[str, Any]) -> None:
-    """Keep the action taken for a question until feedback arrives (oldest dropped past a cap)."""
-    with updating(state_path) as state:
-        state.pending[feedback_id] = {**choice, "created": time.time()}
-        while len(state.pending) > MAX_PENDING:
-            state.pending.pop(next(iter(state.pending)))
+    """Keep the action taken for a question until feedback arrives: one line appended to the
+    pending log (the state itself is not rewritten). Past twice the cap, the log is compacted
+    to the newest `MAX_PENDING` waiting entries."""
+    append_pending(state_path, {**choice, "id": feedback_id, "created": time.time()})
+    log = pending_log(state_path)
+    if log.stat().st_size > 2 * MAX_PENDING * 200:
+        with _lock(Path(state_path)):
+            waiting = read_pending(state_path)
+            if len(waiting) > MAX_PENDING:
+                waiting = dict(list(waiting.items())[-MAX_PENDING:])
+            rewrite_pending(state_path, waiting)
 
 
 def give_feedback(
@@ -32,7 +46,7 @@ def give_feedback(
     """Score the remembered answer (right / wrong, or F1 against the given answer), turn it into
     the router's reward with the action's cost, and update LinUCB. Returns the reward."""
     with updating(state_path) as state:
-        choice = state.pending.pop(feedback_id, None)
+        choice = state.pending.pop(feedback_id, None) or read_pending(state_path).get(feedback_id)
         if choice is None:
             raise InputError(
                 f"no answer with feedback id '{feedback_id}' is waiting in {state_path}; "
@@ -45,4 +59,6 @@ def give_feedback(
         model.update(int(choice["action"]), choice["x"], reward)
         state.model = model.to_dict()
         state.updates += 1
+        with pending_log(state_path).open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps({"id": feedback_id, "done": True}) + "\n")
     return reward

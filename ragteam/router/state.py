@@ -75,8 +75,18 @@ def _read(path: Path) -> RouterState:
                 f"{path} has state version {data.get('version')}, this ragteam reads "
                 f"{STATE_VERSION}; retrain with `ragteam router train`"
             )
-        return RouterState(**data)
-    except (json.JSONDecodeError, UnicodeDecodeError, TypeError, AttributeError) as exc:
+        state = RouterState(**data)
+        state.router()  # a state of the wrong shape fails here, not in the middle of an answer
+        return state
+    except (
+        json.JSONDecodeError,
+        UnicodeDecodeError,
+        TypeError,
+        AttributeError,
+        KeyError,
+        ValueError,
+        IndexError,
+    ) as exc:
         backup = path.with_name(path.name + ".bak")
         hint = (
             f"the last good state is kept at {backup}: copy it over {path}"
@@ -110,6 +120,52 @@ def save_state(path: str | Path, state: RouterState) -> None:
     path = Path(path)
     with _lock(path):
         _write(path, state)
+
+
+def pending_log(path: str | Path) -> Path:
+    """Answers waiting for feedback: an append-only JSON-lines log beside the state, so that
+    an adaptive answer appends one line instead of rewriting the router's matrices."""
+    path = Path(path)
+    return path.with_name(path.name + ".pending.jsonl")
+
+
+def append_pending(path: str | Path, entry: dict[str, Any]) -> None:
+    """Append one line to the pending log (under the state's lock, fsynced)."""
+    log = pending_log(path)
+    with _lock(Path(path)), log.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(entry) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def read_pending(path: str | Path) -> dict[str, dict[str, Any]]:
+    """Entries still waiting (a `done` line consumes its id); a cut last line is ignored."""
+    log = pending_log(path)
+    waiting: dict[str, dict[str, Any]] = {}
+    if not log.is_file():
+        return waiting
+    for line in log.read_text(encoding="utf-8").splitlines():
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if entry.get("done"):
+            waiting.pop(entry["id"], None)
+        else:
+            waiting[entry["id"]] = entry
+    return waiting
+
+
+def rewrite_pending(path: str | Path, waiting: dict[str, dict[str, Any]]) -> None:
+    """Compact the log to the waiting entries (atomically; the caller holds the lock)."""
+    log = pending_log(path)
+    tmp = log.with_name(f".{log.name}.{os.getpid()}.tmp")
+    with tmp.open("w", encoding="utf-8") as handle:
+        for entry in waiting.values():
+            handle.write(json.dumps(entry) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, log)
 
 
 @contextlib.contextmanager

@@ -17,7 +17,15 @@ from ragteam.strategies.ircot import IRCoT
 from ragteam.strategies.marag import MARAG
 from ragteam.strategies.smart import Smart
 
-__all__ = ["Context", "Strategy", "available", "make_strategy"]
+__all__ = [
+    "Context",
+    "Strategy",
+    "available",
+    "check_roles",
+    "make_strategy",
+    "strategy_options",
+    "strategy_roles",
+]
 
 BUILTIN: dict[str, type] = {cls.name: cls for cls in (NoR, OneR, IRCoT, Smart, MARAG, Adaptive)}
 
@@ -41,11 +49,88 @@ def make_strategy(name: str, options: dict[str, Any] | None = None) -> Strategy:
     cls = registry[name]
     options = options or {}
     if dataclasses.is_dataclass(cls):
-        fields = {f.name for f in dataclasses.fields(cls) if f.init}
-        unknown = sorted(set(options) - fields)
+        declared = strategy_options(name)
+        unknown = sorted(set(options) - set(declared))
         if unknown:
             raise InputError(
                 f"strategy '{name}' has no option {', '.join(unknown)}; "
-                f"its options: {', '.join(sorted(fields)) or 'none'}"
+                f"its options: {', '.join(sorted(declared)) or 'none'}"
             )
+        options = {
+            key: convert_option(name, key, value, declared[key][0])
+            for key, value in options.items()
+        }
     return cls(**options)
+
+
+def strategy_options(name: str) -> dict[str, tuple[str, Any]]:
+    """Option name -> (type name, default) of a registered strategy."""
+    cls = _registry()[name]
+    if not dataclasses.is_dataclass(cls):
+        return {}
+    return {
+        f.name: (str(f.type), f.default)
+        for f in dataclasses.fields(cls)
+        if f.init and f.default is not dataclasses.MISSING
+    }
+
+
+def strategy_roles(name: str) -> tuple[str, ...]:
+    """The agent roles of a strategy; a router's are those of every strategy it can call."""
+    registry = _registry()
+    if name not in registry:
+        raise UnknownName("strategy", name, list(registry))
+    roles = tuple(getattr(registry[name], "roles", ()))
+    if name == "adaptive":
+        found = {r for other in registry if other != name for r in strategy_roles(other)}
+        return tuple(sorted(found))
+    return roles
+
+
+def check_roles(names: list[str], roles: list[str]) -> None:
+    """Every `--role-model` role must belong to one of the strategies that run."""
+    known = {r for n in names for r in strategy_roles(n)}
+    wrong = sorted(set(roles) - known)
+    if wrong:
+        raise InputError(
+            f"unknown role {', '.join(wrong)} for strategy {', '.join(names)}; "
+            f"its roles: {', '.join(sorted(known)) or 'none'}"
+        )
+
+
+# Bounds of integer options by name; others must lie in [0, 100_000].
+BOUNDS = {
+    "k": (1, 100),
+    "max_intents": (1, 10),
+    "max_passages": (1, 50),
+    "max_steps": (1, 20),
+    "max_answer_tokens": (1, 2048),
+}
+_TRUE, _FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off")
+
+
+def convert_option(strategy: str, key: str, value: Any, kind: str) -> Any:
+    """Check and convert one `--opt` value to the option's declared type and range."""
+    where = f"--opt {strategy}.{key}={value!r}"
+    if kind == "bool":
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in _TRUE or text in _FALSE:
+            return text in _TRUE
+        raise InputError(f"{where}: expected true or false")
+    if kind in ("int", "float"):
+        try:
+            number = int(value) if kind == "int" else float(value)
+        except (TypeError, ValueError):
+            expected = "an integer" if kind == "int" else "a number"
+            raise InputError(f"{where}: expected {expected}") from None
+        if isinstance(value, bool) or (kind == "int" and isinstance(value, float)):
+            raise InputError(f"{where}: expected an integer")
+        low, high = BOUNDS.get(key, (0, 100_000))
+        if not low <= number <= high:
+            raise InputError(f"{where}: must be between {low} and {high}")
+        return number
+    if kind == "str":
+        return str(value)
+    return value

@@ -25,6 +25,7 @@ class Adaptive:
     parallel where the model allows), votes, and remembers the choice for `ragteam feedback`."""
 
     name: ClassVar[str] = "adaptive"
+    roles: ClassVar[tuple[str, ...]] = ()  # the roles of the strategies it routes to
     needs_index: ClassVar[bool] = True
     state: str = ""
     explore: bool = True

@@ -35,6 +35,7 @@ class Context:
 class Strategy(Protocol):
     name: ClassVar[str]
     needs_index: ClassVar[bool]
+    roles: ClassVar[tuple[str, ...]]  # agent roles whose model `--role-model ROLE=...` can set
 
     def run(self, question: str, ctx: Context) -> Answer: ...
 

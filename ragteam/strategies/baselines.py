@@ -27,6 +27,7 @@ class NoR:
     """The model answers from its own knowledge."""
 
     name: ClassVar[str] = "nor"
+    roles: ClassVar[tuple[str, ...]] = ("answerer",)
     needs_index: ClassVar[bool] = False
     max_answer_tokens: int = 48
 
@@ -48,6 +49,7 @@ class OneR:
     """Retrieve the top-k passages for the question once; answer with them in the prompt."""
 
     name: ClassVar[str] = "oner"
+    roles: ClassVar[tuple[str, ...]] = ("answerer",)
     needs_index: ClassVar[bool] = True
     k: int = 5
     max_answer_tokens: int = 48

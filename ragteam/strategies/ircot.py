@@ -31,6 +31,7 @@ ANSWER = re.compile(r"so the answer is\s*:?\s*(.+)", re.IGNORECASE | re.DOTALL)
 @dataclass
 class IRCoT:
     name: ClassVar[str] = "ircot"
+    roles: ClassVar[tuple[str, ...]] = ("reasoner", "answerer")
     needs_index: ClassVar[bool] = True
     k: int = 3
     max_steps: int = 5

@@ -26,6 +26,7 @@ class _Budget(Exception):
 @dataclass
 class MARAG:
     name: ClassVar[str] = "marag"
+    roles: ClassVar[tuple[str, ...]] = ("planner", "step_definer", "extractor", "qa", "summary")
     needs_index: ClassVar[bool] = True
     k: int = 5
     max_steps: int = 4

@@ -25,6 +25,7 @@ MODES = ("modular", "trajectory")
 @dataclass
 class Smart:
     name: ClassVar[str] = "smart"
+    roles: ClassVar[tuple[str, ...]] = ("reconstructor", "locator", "generator", "trajectory")
     needs_index: ClassVar[bool] = True
     k: int = 3
     max_intents: int = 3
