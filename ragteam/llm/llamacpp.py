@@ -51,7 +51,23 @@ def _load(path: str, n_ctx: int, n_threads: int, seed: int) -> Any:
     except (ValueError, RuntimeError) as exc:
         raise ModelError(f"could not load the GGUF model at {path}: {exc}") from exc
     atexit.register(llm.close)  # free native memory before the interpreter tears modules down
+    architecture = str(llm.metadata.get("general.architecture", ""))
+    if architecture.startswith("gemma") and llm.chat_format == "llama-2":
+        # No chat template in the GGUF: llama-cpp-python falls back to Llama 2's [INST] markup,
+        # which Gemma answers by echoing. Use Gemma's own turns instead.
+        llm.chat_format = "gemma"
     return llm
+
+
+def fold_system(messages: list[Message]) -> list[Message]:
+    """Gemma has no system role: its instructions go at the top of the first user turn."""
+    system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+    rest = [dict(m) for m in messages if m["role"] != "system"]
+    if system and rest and rest[0]["role"] == "user":
+        rest[0]["content"] = f"{system}\n\n{rest[0]['content']}"
+    elif system:
+        rest.insert(0, {"role": "user", "content": system})
+    return rest
 
 
 class LlamaCppModel:
@@ -92,6 +108,8 @@ class LlamaCppModel:
             kwargs["stop"] = stop
         if json_schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": json_schema}
+        if self._llm.chat_format == "gemma":
+            messages = fold_system(messages)
         started = time.perf_counter()
         with self._lock:
             try:
