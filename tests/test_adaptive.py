@@ -201,3 +201,43 @@ def test_a_state_of_the_wrong_shape_is_a_clear_error(tmp_path):
     path.write_text(json.dumps(data))
     with pytest.raises(RouterStateError, match="corrupt"):
         load_state(path)
+
+
+def test_runs_of_one_strategy_with_different_options_cannot_feed_one_router(tmp_path):
+    import json
+
+    from ragteam.errors import InputError
+    from ragteam.eval.datasets import load_dataset
+    from ragteam.eval.rundir import RunDir
+    from ragteam.eval.runner import EvalPlan, run_eval
+    from ragteam.llm import FakeModel
+    from ragteam.router.table import from_runs, run_options
+
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps({"id": "1", "question": "Q?", "answers": ["Paris"]}) + "\n")
+    for name, k in (("a", 3), ("b", 5)):
+        plan = EvalPlan(load_dataset(data), {"nor": {"max_answer_tokens": 8 * k}}, data)
+        run_eval(plan, RunDir(tmp_path / name), FakeModel(lambda m, p: "Paris"), None)
+    assert run_options([tmp_path / "a"]) == {"nor": {"max_answer_tokens": 24}}
+    with pytest.raises(InputError, match="ran with options"):
+        from_runs([tmp_path / "a", tmp_path / "b"])
+
+
+def test_the_live_router_runs_arms_with_their_trained_options(bm25_index_dir, tmp_path):
+    import json
+
+    path = _state(tmp_path, QuestionFeatures(dims=0))
+    data = json.loads(path.read_text())
+    data["setup"]["agent_options"] = {"oner": {"k": 2}, "nor": {}}
+    data["actions"] = [["oner"] for _ in data["actions"]]  # whichever arm wins, oner answers
+    path.write_text(json.dumps(data))
+    model = FakeModel(lambda messages, params: "Emrik Tollan")
+    result = answer(
+        "Who built the Wrenhold Lighthouse?",
+        index=bm25_index_dir,
+        strategy="adaptive",
+        model=model,
+        options={"state": str(path), "explore": False},
+    )
+    retrievals = [s for s in result.trace.steps if s.kind == "retrieve"]
+    assert retrievals and all(s.input["k"] == 2 for s in retrievals)

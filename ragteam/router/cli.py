@@ -63,7 +63,18 @@ def train_command(
         if features not in ("onehot", "question"):
             raise InputError(f"unknown --features {features}; use onehot or question")
         feats = OneHot() if features == "onehot" else QuestionFeatures(pca_dims).fit(questions)
-        setup = Setup(tuple(names), Reward(reward, beta, cost), epochs, alpha, seed, tie_break)  # type: ignore[arg-type]
+        from ragteam.router.table import run_options
+
+        arm_options = {n: o for n, o in run_options(runs).items() if n in names} if runs else {}
+        setup = Setup(
+            tuple(names),
+            Reward(reward, beta, cost),  # type: ignore[arg-type]
+            epochs,
+            alpha,
+            seed,
+            tie_break,  # type: ignore[arg-type]
+            agent_options=arm_options,
+        )
         router = train(questions, feats, setup)
         out_path = out_path or default_state_path()
         save_state(out_path, RouterState.from_router(router))

@@ -33,6 +33,8 @@ class Setup:
     seed: int = 42
     tie_break: TieBreak = "lexicographic"
     normalize_votes: bool = False
+    # the options each agent ran with when its outcomes were logged; the live router runs them so
+    agent_options: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass

@@ -82,10 +82,27 @@ def from_aqa_log(path: str | Path) -> list[Question]:
     ]
 
 
+def run_options(paths: Sequence[str | Path]) -> dict[str, dict]:
+    """The options each strategy ran with in the given runs; two runs of one strategy with
+    different options cannot both feed a router (their outcomes would overwrite each other)."""
+    options: dict[str, dict] = {}
+    where: dict[str, str] = {}
+    for path in paths:
+        for name, opts in RunDir(path).config().get("strategies", {}).items():
+            if name in options and options[name] != opts:
+                raise InputError(
+                    f"'{name}' ran with options {options[name]} in {where[name]} and {opts} in "
+                    f"{path}; train a router on runs with one set of options per strategy"
+                )
+            options[name], where[name] = opts, str(path)
+    return options
+
+
 def from_runs(
     paths: Sequence[str | Path], strategies: Sequence[str] | None = None
 ) -> list[Question]:
     """Questions answered by every chosen strategy in the given eval run directories."""
+    run_options(paths)  # refuses conflicting options before anything is mixed
     rows: dict[str, dict[str, dict]] = {}
     for path in paths:
         for row in RunDir(path).results():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import ClassVar
@@ -49,10 +50,11 @@ class Adaptive:
             else router.choose(Question("live", question, (), None))
         )
         agents = router.actions[action]
-        answers = self._run_agents(question, agents, ctx)
+        runs = self._run_agents(question, agents, ctx, router.setup.agent_options)
+        answers = [ans for ans, _wall in runs]
         ballots = [
-            Ballot(a, ans.text, _cost(ans.trace, router.setup.reward.cost))
-            for a, ans in zip(agents, answers, strict=True)
+            Ballot(a, ans.text, _cost(ans.trace, wall, router.setup.reward.cost))
+            for a, (ans, wall) in zip(agents, runs, strict=True)
         ]
         winner = majority_vote(ballots, router.setup.tie_break, router.setup.normalize_votes)
         cost = sum(b.cost for b in ballots)
@@ -69,20 +71,30 @@ class Adaptive:
         chosen = answers[agents.index(winner.agent)]
         return Answer(question, winner.answer, self.name, chosen.citations, ctx.trace)
 
-    def _run_agents(self, question: str, agents: tuple[str, ...], ctx) -> list[Answer]:  # noqa: ANN001
+    def _run_agents(
+        self,
+        question: str,
+        agents: tuple[str, ...],
+        ctx,  # noqa: ANN001 - Context (import cycle)
+        options: dict[str, dict],
+    ) -> list[tuple[Answer, float]]:
+        """Each agent's answer and wall seconds (the unit the router was trained on), run
+        with the options its logged outcomes were made with."""
         from ragteam.strategies import Context, make_strategy
 
-        def one(agent: str) -> Answer:
+        def one(agent: str) -> tuple[Answer, float]:
             if agent == self.name:
                 raise InputError("the adaptive strategy cannot be one of its own agents")
             sub = Trace()
-            result = make_strategy(agent).run(
+            started = time.perf_counter()
+            result = make_strategy(agent, options.get(agent, {})).run(
                 question, Context(ctx.model, ctx.index, sub, ctx.role_models)
             )
+            wall = time.perf_counter() - started
             for step in sub.steps:
                 step.role = f"{agent}/{step.role}"
                 ctx.trace.add(step)
-            return result
+            return result, wall
 
         if ctx.model.parallel and len(agents) > 1:
             with ThreadPoolExecutor(max_workers=len(agents)) as pool:
@@ -90,11 +102,12 @@ class Adaptive:
         return [one(a) for a in agents]
 
 
-def _cost(trace: Trace | None, kind: str) -> float:
-    """An agent's cost measured from its trace, in the router's unit."""
+def _cost(trace: Trace | None, wall_seconds: float, kind: str) -> float:
+    """An agent's cost in the router's unit: wall seconds, as training measured them from
+    eval rows (`wall_seconds`), tokens or calls from the trace."""
     from ragteam.router.table import AgentOutcome
 
     t = trace.totals() if trace else {}
     tokens = t.get("prompt_tokens", 0) + t.get("completion_tokens", 0)
-    outcome = AgentOutcome("", t.get("seconds", 0.0), tokens, t.get("llm_calls", 0))
+    outcome = AgentOutcome("", wall_seconds, tokens, t.get("llm_calls", 0))
     return outcome.cost(kind)  # type: ignore[arg-type]
