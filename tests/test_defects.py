@@ -229,3 +229,21 @@ def test_report_refuses_an_unknown_baseline_and_writes_into_new_folders(tmp_path
     target = tmp_path / "new" / "folder" / "report.md"
     ok = runner.invoke(app, ["report", str(tmp_path / "run"), "--markdown", str(target)])
     assert ok.exit_code == 0 and target.is_file()
+
+
+def test_budgets_follow_the_model_that_plays_the_role(bm25_index_dir):
+    from ragteam.llm.base import estimate_tokens
+
+    small = FakeModel(lambda m, p: "Hevik", context_length=400)
+    big = FakeModel(lambda m, p: "unused", context_length=100_000)
+    answer(
+        "Where was the engineer born? " * 20,
+        index=bm25_index_dir,
+        strategy="oner",
+        model=big,
+        options={"k": 8},
+        role_models={"answerer": small},
+    )
+    [call] = small.calls
+    prompt = sum(estimate_tokens(m["content"]) for m in call["messages"])
+    assert prompt + call["max_tokens"] <= 400 and not big.calls

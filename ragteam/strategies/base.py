@@ -58,14 +58,19 @@ def fit_text(model: ChatModel, text: str, max_tokens: int) -> tuple[str, bool]:
     return "", True
 
 
-def fit_question(ctx: Context, question: str, share: float = 0.25) -> str:
-    """Fit the question into `share` of the context window; a cut is noted in the trace."""
-    budget = int(ctx.model.context_length * share)
-    fitted, cut = fit_text(ctx.model, question, budget)
+def fit_question(
+    ctx: Context, question: str, share: float = 0.25, roles: tuple[str, ...] = ()
+) -> str:
+    """Fit the question into `share` of the smallest context window among the models playing
+    `roles` (the default model without roles); a cut is noted in the trace."""
+    models = [ctx.model_for(r) for r in roles] or [ctx.model]
+    model = min(models, key=lambda m: m.context_length)
+    budget = int(model.context_length * share)
+    fitted, cut = fit_text(model, question, budget)
     if cut:
         ctx.trace.note(
             "budget",
-            f"question cut from {ctx.model.count_tokens(question)} to at most {budget} tokens "
+            f"question cut from {model.count_tokens(question)} to at most {budget} tokens "
             "to fit the context window (beginning and end kept)",
             original_chars=len(question),
             kept_chars=len(fitted),
@@ -73,11 +78,14 @@ def fit_question(ctx: Context, question: str, share: float = 0.25) -> str:
     return fitted
 
 
-def fit_passages(ctx: Context, passages: list[Passage], budget: int) -> list[Passage]:
+def fit_passages(
+    ctx: Context, passages: list[Passage], budget: int, role: str | None = None
+) -> list[Passage]:
     """Trim passages so that together they fit `budget` tokens; later (lower-ranked) passages
     are dropped before earlier ones are cut below a fair share."""
     if not passages:
         return []
+    model = ctx.model_for(role) if role else ctx.model  # the model whose tokens are counted
     share = max(32, budget // len(passages))
     kept: list[Passage] = []
     used = 0
@@ -85,9 +93,9 @@ def fit_passages(ctx: Context, passages: list[Passage], budget: int) -> list[Pas
         room = min(share, budget - used)
         if room < 16:
             break
-        text, _cut = fit_text(ctx.model, p.text, room - 8)
+        text, _cut = fit_text(model, p.text, room - 8)
         kept.append(Passage(p.id, p.title, text, p.doc_id, p.score))
-        used += ctx.model.count_tokens(text) + 8
+        used += model.count_tokens(text) + 8
     trimmed = any(a.text != b.text for a, b in zip(kept, passages, strict=False))
     if len(kept) < len(passages) or trimmed:
         ctx.trace.note(

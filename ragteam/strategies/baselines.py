@@ -32,7 +32,7 @@ class NoR:
     max_answer_tokens: int = 48
 
     def run(self, question: str, ctx: Context) -> Answer:
-        asked = fit_question(ctx, question)
+        asked = fit_question(ctx, question, roles=self.roles)
         reply = complete_traced(
             ctx.model_for("answerer"),
             ctx.trace,
@@ -56,10 +56,11 @@ class OneR:
 
     def run(self, question: str, ctx: Context) -> Answer:
         index = ctx.require_index(self.name)
-        asked = fit_question(ctx, question)
+        asked = fit_question(ctx, question, roles=self.roles)
         found = retrieve_traced(index, ctx.trace, "retriever", asked, self.k)
-        budget = ctx.model.context_length - self.max_answer_tokens - _fixed_cost(ctx, asked)
-        shown = fit_passages(ctx, found, budget)
+        answerer = ctx.model_for("answerer")
+        budget = answerer.context_length - self.max_answer_tokens - _fixed_cost(ctx, asked)
+        shown = fit_passages(ctx, found, budget, "answerer")
         text = read_answer(ctx, asked, format_passages(shown), self.max_answer_tokens)
         return Answer(question, text, self.name, cite(shown, text), ctx.trace)
 
@@ -85,4 +86,5 @@ def read_answer(ctx: Context, question: str, context: str, max_tokens: int) -> s
 def _fixed_cost(ctx: Context, question: str) -> int:
     """Tokens the OneR prompt takes besides the passages (template, question, chat markup)."""
     messages = render("oner", passages="", question=question)
-    return sum(ctx.model.count_tokens(m["content"]) + 8 for m in messages) + 16
+    answerer = ctx.model_for("answerer")
+    return sum(answerer.count_tokens(m["content"]) + 8 for m in messages) + 16

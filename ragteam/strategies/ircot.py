@@ -40,7 +40,7 @@ class IRCoT:
 
     def run(self, question: str, ctx: Context) -> Answer:
         index = ctx.require_index(self.name)
-        asked = fit_question(ctx, question)
+        asked = fit_question(ctx, question, roles=self.roles)
         rounds: list[list[Passage]] = [
             retrieve_traced(index, ctx.trace, "retriever", asked, self.k)
         ]
@@ -86,11 +86,12 @@ class IRCoT:
         """Newest passages first, then older ones, trimmed to what the window holds."""
         newest_first = [p for group in reversed(rounds) for p in group]
         fixed = sum(
-            ctx.model.count_tokens(m["content"]) + 8
+            ctx.model_for("reasoner").count_tokens(m["content"]) + 8
             for m in render("ircot", passages="", question=question, reasoning=" ".join(sentences))
         )
-        budget = ctx.model.context_length - self.max_sentence_tokens - fixed - 16
-        return fit_passages(ctx, newest_first, budget)
+        reasoner = ctx.model_for("reasoner")
+        budget = reasoner.context_length - self.max_sentence_tokens - fixed - 16
+        return fit_passages(ctx, newest_first, budget, "reasoner")
 
     def _read_answer(
         self, ctx: Context, question: str, rounds: list[list[Passage]], sentences: list[str]

@@ -35,7 +35,7 @@ class MARAG:
     define_first: bool = False  # the first step has no earlier answers to fold in: skip a call
 
     def run(self, question: str, ctx: Context) -> Answer:
-        asked = fit_question(ctx, question)
+        asked = fit_question(ctx, question, roles=self.roles)
         state = roles.PlanExecState(asked, plan=self._plan(ctx, asked))
         cited: dict[str, Passage] = {}
         try:

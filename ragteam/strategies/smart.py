@@ -43,7 +43,7 @@ class Smart:
             raise InputError(f"smart: mode must be one of {', '.join(MODES)}, not '{self.mode}'")
 
     def run(self, question: str, ctx: Context) -> Answer:
-        asked = fit_question(ctx, question)
+        asked = fit_question(ctx, question, roles=self.roles)
         if self.mode == "trajectory":
             return self._run_trajectory(question, asked, ctx)
         trajectory = Trajectory()
@@ -141,4 +141,5 @@ class Smart:
     def _fit(self, ctx: Context, facts: list[tuple[int, str, str]]) -> list[tuple[int, str, str]]:
         budget = ctx.model_for("generator").context_length - self.max_answer_tokens - 400
         as_passages = [Passage(str(n), title, text) for n, title, text in facts]
-        return [(int(p.id), p.title, p.text) for p in fit_passages(ctx, as_passages, budget)]
+        fitted = fit_passages(ctx, as_passages, budget, "generator")
+        return [(int(p.id), p.title, p.text) for p in fitted]

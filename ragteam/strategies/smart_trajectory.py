@@ -95,8 +95,9 @@ def run_trajectory(
         t.intents = [question]
     text += step.output.strip() + EOR + "\n\n"
     passages = roles.gather_passages(ctx.require_index("smart"), ctx.trace, t.intents, s.k)
+    model = ctx.model_for(ROLE_MODEL)
     passages = [
-        Passage(p.id, p.title, fit_text(ctx.model, p.text, s.passage_tokens)[0], p.doc_id, p.score)
+        Passage(p.id, p.title, fit_text(model, p.text, s.passage_tokens)[0], p.doc_id, p.score)
         for p in passages[: s.max_passages]
     ]
     t.passages = [(p.title, p.text) for p in passages]
