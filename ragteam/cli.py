@@ -111,9 +111,9 @@ def ask(
                 payload.pop("trace")
             out.print_json(json.dumps(payload, ensure_ascii=False, default=str))
             return
+        out.print(answer_view(result))
         if show_trace and result.trace:
             out.print(trace_view(result.trace))
-        out.print(answer_view(result))
 
 
 @app.command()
@@ -134,9 +134,10 @@ def demo(
         asked = question or DEMO_QUESTION
         out.print(f"[bold]question:[/] {asked}")
         result = answer(asked, index=directory, strategy=strategy, model=model)
-        if result.trace:
-            out.print(trace_view(result.trace))
         out.print(answer_view(result))
+        if result.trace:
+            out.print("[bold]how the answer was found:[/]")
+            out.print(trace_view(result.trace))
 
 
 @app.command("strategies")
