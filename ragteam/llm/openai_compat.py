@@ -79,30 +79,11 @@ class OpenAICompatModel:
         stop: list[str] | None = None,
         json_schema: dict[str, Any] | None = None,
     ) -> Completion:
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": messages,
-            "max_tokens": max_tokens,
-            "temperature": temperature,
-        }
-        if stop:
-            body["stop"] = stop
+        body = self._body({"messages": messages}, max_tokens, temperature, stop)
         started = time.perf_counter()
         data = self._post_chat(body, json_schema)
-        seconds = time.perf_counter() - started
-        try:
-            text = data["choices"][0]["message"].get("content") or ""
-        except (KeyError, IndexError, TypeError) as exc:
-            raise ModelError(
-                f"{self.base_url} sent a reply without choices: {data!r:.300}"
-            ) from exc
-        usage = data.get("usage") or {}
-        return Completion(
-            text,
-            usage.get("prompt_tokens") or sum(estimate_tokens(m["content"]) for m in messages),
-            usage.get("completion_tokens") or estimate_tokens(text),
-            seconds,
-        )
+        sent = "\n".join(m["content"] for m in messages)
+        return self._completion(data, lambda c: c["message"].get("content"), sent, started)
 
     def complete_text(
         self,
@@ -113,18 +94,24 @@ class OpenAICompatModel:
         stop: list[str] | None = None,
     ) -> Completion:
         """Raw-text continuation through `/completions` (vLLM, llama.cpp's server)."""
-        body: dict[str, Any] = {
-            "model": self.model,
-            "prompt": prompt,
-            "max_tokens": max_tokens,
-            "temperature": temperature,
-        }
-        if stop:
-            body["stop"] = stop
+        body = self._body({"prompt": prompt}, max_tokens, temperature, stop)
         started = time.perf_counter()
         data = self._post("/completions", body)
+        return self._completion(data, lambda c: c.get("text"), prompt, started)
+
+    def _body(
+        self, content: dict[str, Any], max_tokens: int, temperature: float, stop: list[str] | None
+    ) -> dict[str, Any]:
+        body = {"model": self.model, **content, "max_tokens": max_tokens}
+        body["temperature"] = temperature
+        return {**body, "stop": stop} if stop else body
+
+    def _completion(
+        self, data: dict[str, Any], text_of: Any, sent: str, started: float
+    ) -> Completion:
+        """The reply's text and token counts (estimated where the server gives none)."""
         try:
-            text = data["choices"][0].get("text") or ""
+            text = text_of(data["choices"][0]) or ""
         except (KeyError, IndexError, TypeError, AttributeError) as exc:
             raise ModelError(
                 f"{self.base_url} sent a reply without choices: {data!r:.300}"
@@ -132,7 +119,7 @@ class OpenAICompatModel:
         usage = data.get("usage") or {}
         return Completion(
             text,
-            usage.get("prompt_tokens") or estimate_tokens(prompt),
+            usage.get("prompt_tokens") or estimate_tokens(sent),
             usage.get("completion_tokens") or estimate_tokens(text),
             time.perf_counter() - started,
         )

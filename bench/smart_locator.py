@@ -1,0 +1,78 @@
+"""How SMART's fact locator judged passages, against the gold paragraphs, from a run's traces.
+
+    python bench/smart_locator.py bench/out/runs/seed0-trained --data bench/out/dev300-seed0-100.jsonl
+
+For every `smart` row: the passages it showed the locator (the retrieval steps, deduplicated in
+order, cut to `max_passages` in trajectory mode), the judgements in the trajectory note, and the
+question's gold paragraphs (`supporting_ids`). Prints the locator's parse-failure rate (per call)
+and the precision and recall of "relevant" against gold, plus the relevant share.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from ragteam.agents.smart_format import parse
+from ragteam.eval.datasets import load_dataset
+from ragteam.eval.rundir import RunDir
+
+
+def shown_passages(steps: list[dict], limit: int | None) -> list[str]:
+    seen: dict[str, None] = {}
+    for step in steps:
+        if step["kind"] == "retrieve":
+            for hit in step["output"]:
+                seen.setdefault(hit.get("doc_id") or hit["id"], None)
+    ids = list(seen)
+    return ids[:limit] if limit else ids
+
+
+def analyse(rows: list[dict], gold: dict[str, set[str]], limit: int | None) -> dict[str, float]:
+    calls = failed = judged = relevant = true_pos = gold_shown = 0
+    for row in rows:
+        steps = row["trace"]["steps"]
+        locator = [s for s in steps if s["kind"] == "llm" and s["role"] == "locator"]
+        calls += len(locator)
+        failed += sum(1 for s in locator if s["parse_failures"])
+        notes = [s for s in steps if s["kind"] == "note" and "trajectory" in s.get("meta", {})]
+        if not notes:
+            continue
+        ids = shown_passages(steps, limit)
+        wanted = gold.get(row["id"], set())
+        gold_shown += len(wanted & set(ids))
+        for j in parse(notes[-1]["meta"]["trajectory"]).judgements:
+            if not 0 < j.index <= len(ids):
+                continue
+            judged += 1
+            if j.relevant:
+                relevant += 1
+                true_pos += ids[j.index - 1] in wanted
+    return {
+        "questions": len(rows),
+        "locator_calls": calls,
+        "locator_parse_failure_rate": round(failed / max(1, calls), 3),
+        "judgements": judged,
+        "relevant_share": round(relevant / max(1, judged), 3),
+        "relevant_precision": round(true_pos / max(1, relevant), 3),
+        "relevant_recall_of_gold_shown": round(true_pos / max(1, gold_shown), 3),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("runs", type=Path, nargs="+")
+    parser.add_argument("--data", type=Path, required=True)
+    args = parser.parse_args()
+    gold = {e.id: set(e.supporting_ids) for e in load_dataset(args.data)}
+    for run in args.runs:
+        rundir = RunDir(run)
+        options = rundir.config().get("strategies", {}).get("smart", {})
+        limit = options.get("max_passages", 6) if options.get("mode") == "trajectory" else None
+        rows = [r for r in rundir.results() if r["strategy"] == "smart"]
+        print(run, json.dumps(analyse(rows, gold, limit)))
+
+
+if __name__ == "__main__":
+    main()
