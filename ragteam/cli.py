@@ -84,6 +84,9 @@ def ask(
     as_json: Annotated[bool, typer.Option("--json", help="print the answer as JSON")] = False,
     show_trace: Annotated[bool, typer.Option("--trace", help="show every agent step")] = False,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="do not use the LLM cache")] = False,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="exit 3 when no model reply could be parsed")
+    ] = False,
 ) -> None:
     """Answer a question over an index, with citations and a cost line."""
     with friendly_errors():
@@ -110,10 +113,24 @@ def ask(
             if not show_trace:
                 payload.pop("trace")
             out.print_json(json.dumps(payload, ensure_ascii=False, default=str))
+            _warn_unparsed(result, strict)
             return
         out.print(answer_view(result))
         if show_trace and result.trace:
             out.print(trace_view(result.trace))
+        _warn_unparsed(result, strict)
+
+
+def _warn_unparsed(result: Any, strict: bool) -> None:
+    """Say so when every model reply failed to parse (the answer is a fallback, not a reading)."""
+    calls = [s for s in (result.trace.steps if result.trace else []) if s.kind == "llm"]
+    if calls and all(s.parse_failures or s.error for s in calls):
+        err.print(
+            f"[yellow]warning:[/] all {len(calls)} model replies failed to parse; the answer is "
+            "a fallback. See --trace, or try a larger model (--model)."
+        )
+        if strict:
+            raise typer.Exit(3)
 
 
 @app.command()

@@ -247,3 +247,21 @@ def test_budgets_follow_the_model_that_plays_the_role(bm25_index_dir):
     [call] = small.calls
     prompt = sum(estimate_tokens(m["content"]) for m in call["messages"])
     assert prompt + call["max_tokens"] <= 400 and not big.calls
+
+
+def test_an_answer_whose_every_call_failed_to_parse_is_flagged():
+    import typer
+
+    from ragteam.cli import _warn_unparsed
+    from ragteam.trace import Step, Trace
+    from ragteam.types import Answer
+
+    trace = Trace()
+    trace.add(Step("llm", "generator", [], "garbage", parse_failures=2, error="invalid JSON"))
+    result = Answer("Q?", "", "smart", [], trace)
+    _warn_unparsed(result, strict=False)  # a warning only
+    with pytest.raises(typer.Exit) as exited:
+        _warn_unparsed(result, strict=True)
+    assert exited.value.exit_code == 3
+    trace.add(Step("llm", "generator", [], "fine"))
+    _warn_unparsed(result, strict=True)  # one call parsed: no exit
