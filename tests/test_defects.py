@@ -265,3 +265,17 @@ def test_an_answer_whose_every_call_failed_to_parse_is_flagged():
     assert exited.value.exit_code == 3
     trace.add(Step("llm", "generator", [], "fine"))
     _warn_unparsed(result, strict=True)  # one call parsed: no exit
+
+
+def test_unknown_router_choices_are_errors_not_defaults():
+    from ragteam.router.rewards import Reward
+    from ragteam.router.simulate import Setup
+
+    with pytest.raises(InputError, match="unknown reward 'papr'"):
+        Reward("papr")  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="unknown cost"):
+        Reward(cost="ms")  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="unknown tie-break"):
+        Setup(tie_break="random")  # type: ignore[arg-type]
+    with pytest.raises(ModelError, match="unknown schema style"):
+        OpenAICompatModel("m", schema_style="xml")  # type: ignore[arg-type]

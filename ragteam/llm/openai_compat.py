@@ -6,7 +6,7 @@ import json
 import logging
 import os
 import time
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import httpx
 
@@ -63,6 +63,10 @@ class OpenAICompatModel:
         self.context_length = context_length
         self.max_retries = max_retries
         self.backoff = backoff
+        if schema_style not in get_args(SchemaStyle):
+            raise ModelError(
+                f"unknown schema style '{schema_style}'; choose {', '.join(get_args(SchemaStyle))}"
+            )
         self.schema_style = schema_style
         key = os.environ.get(api_key_env, "")
         headers = {"Authorization": f"Bearer {key}"} if key else {}

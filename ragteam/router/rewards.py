@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
+
+from ragteam.errors import InputError
+
+
+def checked_choice(what: str, value: str, choices: tuple[str, ...]) -> str:
+    """`value` if it is one of `choices`, else an error listing them (never a silent default)."""
+    if value not in choices:
+        raise InputError(f"unknown {what} '{value}'; choose one of {', '.join(choices)}")
+    return value
+
 
 RewardKind = Literal["f1", "paper", "authors"]
 CostKind = Literal["log_ms", "seconds", "tokens", "calls"]
@@ -33,6 +43,12 @@ class Reward:
     kind: RewardKind = "authors"
     beta: float = 0.5
     cost: CostKind = "log_ms"
+
+    def __post_init__(self) -> None:
+        checked_choice("reward", self.kind, get_args(RewardKind))
+        checked_choice("cost", self.cost, get_args(CostKind))
+        if not 0.0 <= self.beta <= 1.0:
+            raise InputError(f"beta must lie in [0, 1], not {self.beta}")
 
     def __call__(self, f1: float, cost: float) -> float:
         if self.kind == "f1":

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, get_args
 
 import numpy as np
 
+from ragteam.errors import InputError
 from ragteam.router.actions import Action, actions
 from ragteam.router.linucb import LinUCB
-from ragteam.router.rewards import Reward
+from ragteam.router.rewards import Reward, checked_choice
 from ragteam.router.table import ActionResult, Question, play
 from ragteam.router.vote import TieBreak
 
@@ -35,6 +36,11 @@ class Setup:
     normalize_votes: bool = False
     # the options each agent ran with when its outcomes were logged; the live router runs them so
     agent_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        checked_choice("tie-break", self.tie_break, get_args(TieBreak))
+        if self.epochs < 1 or self.alpha < 0:
+            raise InputError("epochs must be at least 1 and alpha at least 0")
 
 
 @dataclass
