@@ -60,6 +60,45 @@ def analyse(rows: list[dict], gold: dict[str, set[str]], limit: int | None) -> d
     }
 
 
+def answer_sources(rows: list[dict]) -> dict[str, int]:
+    """Where each wrong answer's gold went missing: never retrieved, retrieved but not located
+    as a fact, or located but not chosen by the generator (gold text matched after SQuAD
+    normalisation); and how many predictions were copied from the passages or facts."""
+    from ragteam.metrics import normalize_answer
+
+    counts = dict.fromkeys(
+        (
+            "f1_at_least_half",
+            "pred_copied_from_passages",
+            "pred_copied_from_facts",
+            "wrong_gold_not_retrieved",
+            "wrong_gold_retrieved_not_located",
+            "wrong_gold_located_not_answered",
+        ),
+        0,
+    )
+    for row in rows:
+        notes = [s for s in row["trace"]["steps"] if "trajectory" in s.get("meta", {})]
+        if not notes:
+            continue
+        t = parse(notes[-1]["meta"]["trajectory"])
+        shown = normalize_answer(" ".join(text for _title, text in t.passages))
+        facts = normalize_answer(" ".join(j.fact for j in t.judgements if j.relevant))
+        golds = [g for g in (normalize_answer(a) for a in row["answers"]) if g]
+        pred = normalize_answer(row["prediction"])
+        counts["pred_copied_from_passages"] += bool(pred) and pred in shown
+        counts["pred_copied_from_facts"] += bool(pred) and pred in facts
+        if row["metrics"]["f1"] >= 0.5:
+            counts["f1_at_least_half"] += 1
+        elif any(g in facts for g in golds):
+            counts["wrong_gold_located_not_answered"] += 1
+        elif any(g in shown for g in golds):
+            counts["wrong_gold_retrieved_not_located"] += 1
+        else:
+            counts["wrong_gold_not_retrieved"] += 1
+    return counts
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("runs", type=Path, nargs="+")
@@ -71,7 +110,7 @@ def main() -> None:
         options = rundir.config().get("strategies", {}).get("smart", {})
         limit = options.get("max_passages", 6) if options.get("mode") == "trajectory" else None
         rows = [r for r in rundir.results() if r["strategy"] == "smart"]
-        print(run, json.dumps(analyse(rows, gold, limit)))
+        print(run, json.dumps({**analyse(rows, gold, limit), **answer_sources(rows)}))
 
 
 if __name__ == "__main__":
