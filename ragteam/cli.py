@@ -42,7 +42,13 @@ def _main(
     """Answer knowledge-intensive questions with teams of LLM agents over your own documents."""
     import logging
 
-    logging.basicConfig(level=logging.WARNING, format="ragteam: %(message)s")  # to stderr
+    # ragteam's own warnings (a server retried, ...) go to stderr; other libraries stay quiet
+    logger = logging.getLogger("ragteam")
+    if not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("ragteam: %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.WARNING)
 
 
 index_app = typer.Typer(no_args_is_help=True, help="Build and inspect indexes.")
