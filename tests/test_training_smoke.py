@@ -100,3 +100,37 @@ def test_build_fit_export_and_run_a_trajectory(tmp_path):
     assert roles == ["reconstructor", "locator", "generator"]
     notes = [s for s in result.trace.steps if s.meta.get("event") == "trajectory"]
     assert notes and "<|Generator|>:\n" in notes[0].meta["trajectory"]
+
+
+def test_a_killed_run_resumes_from_its_last_checkpoint(tmp_path):
+    from ragteam.training.build import BuildSettings
+    from ragteam.training.dataset import build_dataset, read_all
+    from ragteam.training.fit import FitSettings, fit
+
+    index_dir = tmp_path / "idx"
+    build_index(DATA / "train_corpus_slice.jsonl", index_dir, retriever="bm25", passage_words=0)
+    questions, _skipped, _n = read_all([DATA / "hotpotqa_train6.jsonl"], [], False)
+    build_dataset(questions, load_index(index_dir), tmp_path / "traj", BuildSettings(k=1))
+    settings = FitSettings(
+        stages=("short",),
+        short_roles=("reconstructor",),
+        max_steps=3,
+        checkpoint_every=1,
+        batch_tokens=128,
+        threads=2,
+    )
+    seen: list[int] = []
+
+    def interrupt(step):
+        seen.append(step.step)
+        if step.step == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        fit(tmp_path / "traj", tmp_path / "run", settings, on_step=interrupt)
+    from ragteam.errors import InputError
+
+    with pytest.raises(InputError, match="--resume"):
+        fit(tmp_path / "traj", tmp_path / "run", settings)
+    report = fit(tmp_path / "traj", tmp_path / "run", settings, resume=True, on_step=interrupt)
+    assert seen == [1, 2, 3] and report.steps == 3  # step 2 was checkpointed before the kill

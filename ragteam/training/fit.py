@@ -104,14 +104,14 @@ def fit(
         report.trained_tokens += trained
         report.seconds = time.perf_counter() - began
         report.losses.append((step + 1, round(loss, 4)))
-        if on_step:
-            on_step(StepInfo(step + 1, total, stage, loss, report.tokens / report.seconds))
         last_of_stage = step + 1 == total or plan[step + 1][0] != stage
         if last_of_stage:
             report.validation[stage] = _validation_loss(model, data, settings, tokenizer, bos)
             model.train()
         if (step + 1) % settings.checkpoint_every == 0 or last_of_stage:
             _checkpoint(out, model, optimizer, scheduler, report)
+        if on_step:  # after the checkpoint: a step reported is a step kept
+            on_step(StepInfo(step + 1, total, stage, loss, report.tokens / report.seconds))
     model.eval()
     _save_model(out, model, tokenizer)
     _write_json(out / "training.json", asdict(report))
