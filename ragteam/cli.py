@@ -142,7 +142,7 @@ def _warn_unparsed(result: Any, strict: bool) -> None:
 @app.command()
 def demo(
     question: Annotated[str | None, typer.Option(help="ask this instead of the sample")] = None,
-    strategy: StrategyOpt = "oner",
+    strategy: StrategyOpt = "ircot",
     model: ModelOpt = "embedded",
     rebuild: Annotated[bool, typer.Option(help="rebuild the demo index")] = False,
 ) -> None:
