@@ -8,7 +8,14 @@ from typer.testing import CliRunner
 from ragteam.cli import app
 from ragteam.errors import InputError
 from ragteam.eval.datasets import read_examples
-from ragteam.eval.report import load_runs, paired, plot, render_markdown, role_failures
+from ragteam.eval.report import (
+    load_runs,
+    paired,
+    plot,
+    render_markdown,
+    resolve_baseline,
+    role_failures,
+)
 from ragteam.eval.rundir import RunDir
 from ragteam.eval.runner import EvalPlan, run_eval
 from ragteam.llm import FakeModel
@@ -274,3 +281,13 @@ def test_parse_failures_are_counted_per_role_from_the_traces():
     baseline = dict(rows[0], strategy="oner", trace={"steps": []})
     text = render_markdown({"smart": {r["id"]: r for r in rows}, "oner": {"a": baseline}})
     assert "| smart | locator | 2 | 3 | 0.67 |" in text
+
+
+def test_a_baseline_is_named_by_its_strategy_when_that_is_unambiguous():
+    table = {"run-a/smart": {}, "run-b/smart": {}, "run-c/oner": {}}
+    assert resolve_baseline(table, "oner") == "run-c/oner"
+    assert resolve_baseline(table, "run-a/smart") == "run-a/smart"
+    with pytest.raises(InputError, match="names several runs"):
+        resolve_baseline(table, "smart")
+    with pytest.raises(InputError, match="not among"):
+        resolve_baseline(table, "marag")

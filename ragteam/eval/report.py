@@ -109,11 +109,20 @@ def _cell(stat: tuple[float, float, float] | None) -> str:
     return "-" if stat is None else f"{stat[0]:.3f} ({stat[1]:.3f}-{stat[2]:.3f})"
 
 
+def resolve_baseline(table: dict[str, dict[str, dict]], baseline: str) -> str:
+    """The label `baseline` names: itself, or the one label that ends in `/baseline`."""
+    if baseline in table:
+        return baseline
+    matches = [label for label in table if label.endswith("/" + baseline)]
+    if len(matches) == 1:
+        return matches[0]
+    what = "names several runs" if matches else "is not among the runs' strategies"
+    raise InputError(f"--baseline {baseline} {what}: use one of {', '.join(table)}")
+
+
 def render_markdown(table: dict[str, dict[str, dict]], baseline: str | None = None) -> str:
-    if baseline is not None and baseline not in table:
-        raise InputError(
-            f"--baseline {baseline} is not among the runs' strategies: {', '.join(table)}"
-        )
+    if baseline is not None:
+        baseline = resolve_baseline(table, baseline)
     summaries = [summarize(label, list(rows.values())) for label, rows in table.items()]
     lines = [
         "| strategy | n | EM | F1 | match | retrieval recall (all gold) | calls/q | tokens/q "
