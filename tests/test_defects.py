@@ -279,3 +279,19 @@ def test_unknown_router_choices_are_errors_not_defaults():
         Setup(tie_break="random")  # type: ignore[arg-type]
     with pytest.raises(ModelError, match="unknown schema style"):
         OpenAICompatModel("m", schema_style="xml")  # type: ignore[arg-type]
+
+
+def test_an_atomic_write_that_fails_leaves_the_old_file_and_no_litter(tmp_path):
+    from ragteam import atomic
+
+    target = tmp_path / "state.json"
+    atomic.write_json(target, {"a": 1})
+
+    def rows():
+        yield "first line\n"
+        raise RuntimeError("killed mid-write")
+
+    with pytest.raises(RuntimeError):
+        atomic.write_lines(target, rows())
+    assert json.loads(target.read_text()) == {"a": 1}
+    assert [p.name for p in tmp_path.iterdir()] == ["state.json"]

@@ -76,15 +76,6 @@ class QAAnswerState:
 
 
 @dataclass
-class RagState:
-    question: str
-    documents: list[str] = field(default_factory=list)
-    doc_ids: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    final_raw_answer: QAAnswerState | None = None
-
-
-@dataclass
 class PlanExecState:
     original_question: str
     plan: list[str] = field(default_factory=list)

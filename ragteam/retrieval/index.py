@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from ragteam import atomic
 from ragteam._version import __version__
 from ragteam.errors import IndexUnusable, InputError, UnknownName
 from ragteam.retrieval.corpus import load_passages, passages_checksum, source_checksum
@@ -327,12 +328,7 @@ def _sha256(path: Path) -> str:
 
 
 def _write_json_atomic(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=2, ensure_ascii=False)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    atomic.write_json(path, data)
 
 
 def _swap_in(staging: Path, out: Path) -> None:

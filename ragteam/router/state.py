@@ -14,6 +14,7 @@ from typing import Any
 
 from filelock import FileLock
 
+from ragteam import atomic
 from ragteam.errors import RagteamError
 from ragteam.router.features import features_from_dict
 from ragteam.router.linucb import LinUCB
@@ -102,12 +103,7 @@ def _write(path: Path, state: RouterState) -> None:
         with contextlib.suppress(RouterStateError):
             _read(path)  # only a readable state becomes the backup
             shutil.copy2(path, path.with_name(path.name + ".bak"))
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with tmp.open("w", encoding="utf-8") as handle:
-        json.dump(asdict(state), handle)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    atomic.write_json(path, asdict(state), indent=None)
 
 
 def load_state(path: str | Path) -> RouterState:
@@ -158,14 +154,7 @@ def read_pending(path: str | Path) -> dict[str, dict[str, Any]]:
 
 def rewrite_pending(path: str | Path, waiting: dict[str, dict[str, Any]]) -> None:
     """Compact the log to the waiting entries (atomically; the caller holds the lock)."""
-    log = pending_log(path)
-    tmp = log.with_name(f".{log.name}.{os.getpid()}.tmp")
-    with tmp.open("w", encoding="utf-8") as handle:
-        for entry in waiting.values():
-            handle.write(json.dumps(entry) + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, log)
+    atomic.write_jsonl(pending_log(path), waiting.values())
 
 
 @contextlib.contextmanager

@@ -15,6 +15,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from ragteam import atomic
 from ragteam.errors import InputError
 from ragteam.llm.base import ChatModel
 from ragteam.retrieval.index import Index
@@ -112,12 +113,8 @@ def read_examples(folder: Path, kind: str) -> list[Example]:
 
 
 def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
-    with path.open("w", encoding="utf-8") as handle:
-        for row in rows:
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
+    atomic.write_jsonl(path, rows)
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
-    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    atomic.write_json(path, data)

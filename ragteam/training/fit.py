@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragteam import atomic
 from ragteam.errors import InputError
 from ragteam.training.build import Example
 from ragteam.training.dataset import read_examples
@@ -307,6 +308,4 @@ def _save_model(out: Path, model: Any, tokenizer: Any) -> None:
 
 
 def _write_json(path: Path, data: Any) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    atomic.write_json(path, data)
