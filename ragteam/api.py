@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ from ragteam.formats import choice_label, pose, truth_label
 from ragteam.llm import ChatModel, ModelOptions, load_model
 from ragteam.retrieval.index import Index, load_index
 from ragteam.strategies import Context, check_roles, make_strategy
+from ragteam.tools.base import Tool, make_tool
 from ragteam.trace import Trace
 from ragteam.types import Answer
 
@@ -45,13 +47,15 @@ def answer(
     role_models: dict[str, str | ChatModel] | None = None,
     choices: dict[str, str] | None = None,
     claim: bool = False,
+    tools: Iterable[Tool | Callable[..., Any]] = (),
 ) -> Answer:
     """Answer one question. `index` is a directory built by `ragteam index build` (or a loaded
     `Index`); `model` a spec such as "embedded", "path/to/model.gguf", "openai:NAME" or a model
     object; `options` the strategy's own options (e.g. {"k": 5}); `role_models` overrides the
     model of single agent roles, e.g. {"planner": "openai:qwen2.5-7b"}. With `choices` the
     question is multiple choice and the answer is an option label; with `claim` it is a
-    statement to judge true or false."""
+    statement to judge true or false. `tools` are functions (typed, with a docstring) or
+    `Tool`s that tool-using strategies (smurfs) may call, next to search and lookup."""
     question = check_question(question)
     runner = make_strategy(strategy, options)
     check_roles([strategy], list(role_models or {}))
@@ -67,7 +71,8 @@ def answer(
         role: spec if not isinstance(spec, str) else load_model(spec, model_options)
         for role, spec in (role_models or {}).items()
     }
-    result = runner.run(pose(question, choices, claim), Context(chat, loaded, Trace(), overrides))
+    context = Context(chat, loaded, Trace(), overrides, tuple(make_tool(t) for t in tools))
+    result = runner.run(pose(question, choices, claim), context)
     result.question = question
     if choices:
         result.text = choice_label(result.text, choices)

@@ -13,7 +13,15 @@ from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedCo
 
 from ragteam._version import __version__
 from ragteam.api import answer
-from ragteam.cli_common import err, friendly_errors, out, parse_options
+from ragteam.cli_common import (
+    McpOpt,
+    ToolsOpt,
+    err,
+    friendly_errors,
+    out,
+    parse_options,
+    user_tools,
+)
 from ragteam.errors import RagteamError
 from ragteam.eval.cli import eval_command, report_command
 from ragteam.llm import ModelOptions
@@ -93,9 +101,11 @@ def ask(
     strict: Annotated[
         bool, typer.Option("--strict", help="exit 3 when no model reply could be parsed")
     ] = False,
+    tools: ToolsOpt = [],  # noqa: B006
+    mcp: McpOpt = [],  # noqa: B006
 ) -> None:
     """Answer a question over an index, with citations and a cost line."""
-    with friendly_errors():
+    with friendly_errors(), user_tools(tools, mcp, timeout) as extra:
         model_options = ModelOptions(
             n_ctx=n_ctx,
             n_threads=threads or None,
@@ -113,6 +123,7 @@ def ask(
             options=parse_options(opt),
             model_options=model_options,
             role_models={k: str(v) for k, v in parse_options(role_model).items()},
+            tools=extra,
         )
         if as_json:
             payload = result.to_dict()
@@ -161,6 +172,29 @@ def demo(
         if result.trace:
             out.print("[bold]how the answer was found:[/]")
             out.print(trace_view(result.trace))
+
+
+@app.command("tools")
+def list_tools(
+    index: Annotated[Path | None, typer.Option(help="index for search and lookup")] = None,
+    tools: ToolsOpt = [],  # noqa: B006
+    mcp: McpOpt = [],  # noqa: B006
+) -> None:
+    """List the tools an agent can call: built-in, installed, --tools and --mcp ones."""
+    from ragteam.tools import general_tools, index_tools
+    from ragteam.trace import Trace
+
+    with friendly_errors(), user_tools(tools, mcp) as extra:
+        loaded = load_index(index) if index else None
+        builtin = index_tools(loaded, Trace()) if loaded else []
+        for found in [*builtin, *general_tools(), *extra]:
+            args = json.dumps(found.parameters.get("properties", {}), ensure_ascii=False)
+            out.print(
+                f"[bold]{found.name}[/]  {found.description}\n    arguments: {args}",
+                highlight=False,
+            )
+        if not loaded:
+            out.print("search, lookup: over an index (--index DIR; always there with one)")
 
 
 @app.command("strategies")

@@ -8,7 +8,15 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ragteam.cli_common import err, friendly_errors, out, parse_options
+from ragteam.cli_common import (
+    McpOpt,
+    ToolsOpt,
+    err,
+    friendly_errors,
+    out,
+    parse_options,
+    user_tools,
+)
 from ragteam.errors import InputError
 from ragteam.llm import ModelOptions
 from ragteam.strategies import check_roles
@@ -39,6 +47,8 @@ def eval_command(
         120.0
     ),
     retries: Annotated[int, typer.Option(min=0, max=20, help="retries of a server call")] = 3,
+    tools: ToolsOpt = [],  # noqa: B006
+    mcp: McpOpt = [],  # noqa: B006
 ) -> None:
     """Run strategies over a dataset; rerunning the same command resumes."""
     from ragteam.eval.datasets import load_dataset
@@ -47,7 +57,7 @@ def eval_command(
     from ragteam.llm import load_model
     from ragteam.retrieval import load_index
 
-    with friendly_errors():
+    with friendly_errors(), user_tools(tools, mcp, timeout) as extra:
         names = [s.strip() for s in strategy.split(",") if s.strip()]
         check_roles(names, list(parse_options(role_model)))
         options = ModelOptions(
@@ -63,6 +73,7 @@ def eval_command(
                 role: load_model(str(spec), options)
                 for role, spec in parse_options(role_model).items()
             },
+            tools=extra,
         )
         loaded = load_index(index) if index else None
         chat = load_model(model, options)

@@ -20,6 +20,7 @@ from ragteam.formats import choice_label, pose, truth_label
 from ragteam.llm.base import ChatModel
 from ragteam.retrieval.index import Index
 from ragteam.strategies import Context, make_strategy
+from ragteam.tools.base import Tool
 from ragteam.trace import Trace
 from ragteam.types import Answer
 
@@ -35,6 +36,7 @@ class EvalPlan:
     workers: int = 1
     model_settings: dict[str, Any] = field(default_factory=dict)
     role_models: dict[str, ChatModel] = field(default_factory=dict)
+    tools: tuple[Tool, ...] = ()  # the user's tools, for tool-using strategies
 
 
 def file_sha256(path: Path) -> str:
@@ -56,6 +58,7 @@ def run_config(plan: EvalPlan, model: ChatModel, index: Index | None) -> dict[st
         },
         "model": {"identity": model.identity, **plan.model_settings},
         "strategies": plan.strategies,
+        **({"tools": [t.name for t in plan.tools]} if plan.tools else {}),
         # only when used, so that runs made before role overrides existed still resume
         **(
             {"role_models": {r: m.identity for r, m in sorted(plan.role_models.items())}}
@@ -101,6 +104,7 @@ def evaluate_one(
     model: ChatModel,
     index: Index | None,
     role_models: dict[str, ChatModel] | None = None,
+    tools: tuple[Tool, ...] = (),
 ) -> dict[str, Any]:
     """Answer and score one question; a failure is recorded in the row, not raised."""
     trace = Trace()
@@ -110,7 +114,7 @@ def evaluate_one(
     try:
         result = make_strategy(strategy, options).run(
             pose(example.question, example.choices, claim),
-            Context(model, index, trace, role_models or {}),
+            Context(model, index, trace, role_models or {}, tools),
         )
         if example.choices:
             result.text = choice_label(result.text, example.choices)
@@ -171,6 +175,7 @@ def run_eval(
                             model,
                             index,
                             plan.role_models,
+                            plan.tools,
                         )
                     )
                 if not pending:

@@ -16,6 +16,7 @@ from ragteam.strategies.baselines import NoR, OneR
 from ragteam.strategies.ircot import IRCoT
 from ragteam.strategies.marag import MARAG
 from ragteam.strategies.smart import Smart
+from ragteam.strategies.smurfs import Smurfs
 
 __all__ = [
     "Context",
@@ -27,7 +28,9 @@ __all__ = [
     "strategy_roles",
 ]
 
-BUILTIN: dict[str, type] = {cls.name: cls for cls in (NoR, OneR, IRCoT, Smart, MARAG, Adaptive)}
+BUILTIN: dict[str, type] = {
+    cls.name: cls for cls in (NoR, OneR, IRCoT, Smart, MARAG, Smurfs, Adaptive)
+}
 
 
 def _registry() -> dict[str, type]:
@@ -105,6 +108,10 @@ BOUNDS = {
     "max_passages": (1, 50),
     "max_steps": (1, 20),
     "max_answer_tokens": (1, 2048),
+    "max_subtasks": (1, 10),
+    "max_tool_calls": (1, 100),
+    "max_calls": (1, 500),
+    "output_chars": (100, 20_000),
 }
 _TRUE, _FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off")
 

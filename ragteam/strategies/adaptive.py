@@ -88,7 +88,7 @@ class Adaptive:
             sub = Trace()
             started = time.perf_counter()
             result = make_strategy(agent, options.get(agent, {})).run(
-                question, Context(ctx.model, ctx.index, sub, ctx.role_models)
+                question, Context(ctx.model, ctx.index, sub, ctx.role_models, ctx.tools)
             )
             wall = time.perf_counter() - started
             for step in sub.steps:

@@ -9,6 +9,7 @@ from typing import ClassVar, Protocol
 from ragteam.errors import InputError
 from ragteam.llm.base import ChatModel
 from ragteam.retrieval.index import Index
+from ragteam.tools.base import Tool
 from ragteam.trace import Trace
 from ragteam.types import Answer, Citation, Passage
 
@@ -21,6 +22,7 @@ class Context:
     index: Index | None
     trace: Trace
     role_models: dict[str, ChatModel] = field(default_factory=dict)
+    tools: tuple[Tool, ...] = ()  # the user's tools (functions, MCP), for tool-using strategies
 
     def model_for(self, role: str) -> ChatModel:
         """The model that plays `role` (a per-role override, else the default model)."""

@@ -1,0 +1,139 @@
+"""Smurfs' roles (seed 003): planner, executor (tool choice, then arguments), answer agent,
+verifier, final answer. Each role is a prompt, a JSON schema and a typed result."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ragteam.llm.base import ChatModel
+from ragteam.llm.calls import complete_json
+from ragteam.prompts import render
+from ragteam.tools.base import Tool
+from ragteam.trace import Trace
+from ragteam.types import Passage
+
+SHORT = {"type": "string", "maxLength": 150}
+PLAN_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "Tasks": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 3, "maxLength": 200},
+            "minItems": 1,
+            "maxItems": 6,
+        }
+    },
+    "required": ["Tasks"],
+}
+ANSWER_SCHEMA = {"type": "object", "properties": {"answer": SHORT}, "required": ["answer"]}
+VERDICT_SCHEMA = {
+    "type": "object",
+    "properties": {"status": {"enum": ["solved", "pending"]}, "hint": SHORT},
+    "required": ["status", "hint"],
+}
+NOT_FOUND = "not found"
+
+
+def choice_schema(names: list[str]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {"thought": {"type": "string", "maxLength": 250}, "tool": {"enum": names}},
+        "required": ["thought", "tool"],
+    }
+
+
+@dataclass
+class StepRecord:
+    """One tool step: why, which tool with which arguments, what came back, what it answers."""
+
+    tool: str
+    arguments: dict[str, Any]
+    thought: str
+    output: str = ""
+    answer: str = ""
+    error: str | None = None
+    passages: tuple[Passage, ...] = ()
+
+
+@dataclass
+class SubTask:
+    task: str
+    answer: str = ""
+    status: Literal["solved", "unsolved", "step_limit"] = "unsolved"
+    path: list[StepRecord] = field(default_factory=list)  # the local memory that solved it
+
+
+def known_text(log: list[SubTask], local: list[StepRecord]) -> str:
+    lines = [f"{s.task} -> {s.answer}" for s in log] + [
+        f"{r.tool} found: {r.answer}" for r in local if r.answer
+    ]
+    return "; ".join(lines) or "nothing yet"
+
+
+def seen_text(records: list[StepRecord], limit: int = 8) -> str:
+    """The passages tools have shown so far, as `[id] title`, newest first."""
+    found = {p.id: p for r in records for p in r.passages}
+    shown = [f"[{p.id}] {p.title}" for p in reversed(found.values())][:limit]
+    return ", ".join(shown) or "none"
+
+
+def plan(model: ChatModel, trace: Trace, question: str) -> list[str]:
+    value = complete_json(
+        model, trace, "planner", render("smurfs_planner", question=question), PLAN_SCHEMA
+    )
+    return [t.strip() for t in value["Tasks"] if t.strip()]
+
+
+def choose_tool(
+    model: ChatModel, trace: Trace, task: str, known: str, hint: str, tools: list[Tool]
+) -> tuple[str, str]:
+    """(thought, tool name) among `tools`."""
+    listing = "\n".join(f"- {t.describe()}" for t in tools)
+    messages = render("smurfs_executor", task=task, known=known, hint=hint or "none", tools=listing)
+    value = complete_json(
+        model, trace, "executor", messages, choice_schema([t.name for t in tools]), grounded=False
+    )
+    return value["thought"].strip(), value["tool"]
+
+
+def write_arguments(
+    model: ChatModel,
+    trace: Trace,
+    task: str,
+    known: str,
+    thought: str,
+    chosen: Tool,
+    seen: str = "none",
+) -> dict[str, Any]:
+    messages = render(
+        "smurfs_arguments",
+        task=task,
+        known=known,
+        seen=seen,
+        thought=thought or "none",
+        tool=chosen.describe(),
+    )
+    return complete_json(model, trace, "executor", messages, chosen.parameters, max_tokens=160)
+
+
+def condense(model: ChatModel, trace: Trace, task: str, output: str) -> str:
+    messages = render("smurfs_answer", task=task, output=output)
+    value = complete_json(model, trace, "answer_agent", messages, ANSWER_SCHEMA, max_tokens=80)
+    return value["answer"].strip()
+
+
+def verify(model: ChatModel, trace: Trace, task: str, answer: str) -> tuple[str, str]:
+    """(status, hint)."""
+    messages = render("smurfs_verifier", task=task, answer=answer or "(empty)")
+    value = complete_json(
+        model, trace, "verifier", messages, VERDICT_SCHEMA, max_tokens=100, grounded=False
+    )
+    return value["status"], value["hint"].strip()
+
+
+def final_answer(model: ChatModel, trace: Trace, question: str, log: list[SubTask]) -> str:
+    shown = "\n".join(f"- {s.task} -> {s.answer}" for s in log) or "- (none)"
+    messages = render("smurfs_final", question=question, log=shown)
+    value = complete_json(model, trace, "final", messages, ANSWER_SCHEMA, max_tokens=80)
+    return value["answer"].strip()
