@@ -193,7 +193,9 @@ def test_the_verifiers_hint_reaches_the_next_executor_prompt():
     )
     run(model, [builder, birthplace])
     prompts = [c["messages"][-1]["content"] for c in model.calls]
-    executor = [p for c, p in zip(model.calls, prompts) if role_of(c["messages"]) == "executor"]
+    executor = [
+        p for c, p in zip(model.calls, prompts, strict=True) if role_of(c["messages"]) == "executor"
+    ]
     choices = [p for p in executor if "Tools:" in p]
     assert "Hint: none" in choices[0] and "Hint: ask about the birthplace" in choices[1]
 
