@@ -13,6 +13,7 @@ from ragteam.errors import (
     ServerUnreachable,
     UnknownName,
 )
+from ragteam.tools import Tool, tool
 from ragteam.types import Answer, Citation, Passage
 
 __all__ = [
@@ -25,7 +26,9 @@ __all__ = [
     "Passage",
     "RagteamError",
     "ServerUnreachable",
+    "Tool",
     "UnknownName",
     "__version__",
     "answer",
+    "tool",
 ]
