@@ -12,7 +12,7 @@ from ragteam.llm import ChatModel, ModelOptions, load_model
 from ragteam.retrieval.index import Index, load_index
 from ragteam.strategies import Context, check_roles, make_strategy
 from ragteam.tools.base import Tool, make_tool
-from ragteam.trace import Trace
+from ragteam.trace import Step, Trace
 from ragteam.types import Answer
 
 MAX_QUESTION_CHARS = 1_000_000
@@ -48,6 +48,7 @@ def answer(
     choices: dict[str, str] | None = None,
     claim: bool = False,
     tools: Iterable[Tool | Callable[..., Any]] = (),
+    on_step: Callable[[Step], None] | None = None,
 ) -> Answer:
     """Answer one question. `index` is a directory built by `ragteam index build` (or a loaded
     `Index`); `model` a spec such as "embedded", "path/to/model.gguf", "openai:NAME" or a model
@@ -55,7 +56,8 @@ def answer(
     model of single agent roles, e.g. {"planner": "openai:qwen2.5-7b"}. With `choices` the
     question is multiple choice and the answer is an option label; with `claim` it is a
     statement to judge true or false. `tools` are functions (typed, with a docstring) or
-    `Tool`s that tool-using strategies (smurfs) may call, next to search and lookup."""
+    `Tool`s that tool-using strategies (smurfs) may call, next to search and lookup.
+    `on_step` is called with every trace step as it happens (to stream the work)."""
     question = check_question(question)
     runner = make_strategy(strategy, options)
     check_roles([strategy], list(role_models or {}))
@@ -71,7 +73,8 @@ def answer(
         role: spec if not isinstance(spec, str) else load_model(spec, model_options)
         for role, spec in (role_models or {}).items()
     }
-    context = Context(chat, loaded, Trace(), overrides, tuple(make_tool(t) for t in tools))
+    trace = Trace(on_step=on_step)
+    context = Context(chat, loaded, trace, overrides, tuple(make_tool(t) for t in tools))
     result = runner.run(pose(question, choices, claim), context)
     result.question = question
     if choices:

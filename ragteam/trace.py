@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -31,11 +32,16 @@ class Trace:
     """Ordered steps of one answer. Safe to append to from several threads."""
 
     steps: list[Step] = field(default_factory=list)
+    # called with each step as it is added (e.g. to stream it); an exception it raises stops
+    # the answer at that step (how a server cancels the work of a client that went away)
+    on_step: Callable[[Step], None] | None = field(default=None, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add(self, step: Step) -> Step:
         with self._lock:
             self.steps.append(step)
+        if self.on_step is not None:
+            self.on_step(step)
         return step
 
     def note(self, role: str, message: str, **meta: Any) -> Step:

@@ -1,6 +1,8 @@
 import json
 import threading
 
+import pytest
+
 from ragteam.trace import Step, Trace
 
 
@@ -64,3 +66,41 @@ def test_concurrent_appends_keep_every_step():
     for t in threads:
         t.join()
     assert len(trace.steps) == 800
+
+
+def test_steps_stream_as_they_happen_complete_and_a_listener_can_stop_the_work(bm25_index_dir):
+    from ragteam.api import answer
+    from ragteam.llm import FakeModel
+
+    from ragteam.errors import ParseError
+    from ragteam.llm.calls import complete_json
+
+    seen = []
+
+    def listen(step):
+        # a complete step: a failed parse is already marked when the listener sees it
+        seen.append((step.kind, step.role, step.parse_failures, step.error is not None))
+
+    trace = Trace(on_step=listen)
+    bad = FakeModel(["not json at all", "still not json"])
+    with pytest.raises(ParseError):
+        complete_json(bad, trace, "planner", [{"role": "user", "content": "x"}], {"type": "object"})
+    assert seen == [("llm", "planner", 1, True)] * 2
+    seen.clear()
+    result = answer(
+        "Where?", index=bm25_index_dir, strategy="oner", model=FakeModel(["Hevik"]), on_step=listen
+    )
+    assert seen == [(s.kind, s.role, 0, False) for s in result.trace.steps]
+    assert [k for k, *_ in seen] == ["retrieve", "llm"]
+
+    class Gone(Exception):
+        pass
+
+    def hang_up(step):
+        if step.kind == "llm":
+            raise Gone
+
+    quiet = FakeModel(["Hevik"] * 3)
+    with pytest.raises(Gone):
+        answer("Where?", index=bm25_index_dir, strategy="oner", model=quiet, on_step=hang_up)
+    assert len(quiet.calls) == 1  # nothing after the step where the listener stopped it

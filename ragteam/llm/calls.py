@@ -63,13 +63,11 @@ def complete_json(
         result = model.complete(attempt_messages, max_tokens=max_tokens, json_schema=schema)
         value, error = _parse(result.text, schema, check)
         copied = copied_from_examples(result.text, messages) if grounded and not error else []
-        step = trace.add(_llm_step(role, attempt_messages, result))
         if copied:
             error = _copy_error(copied)
+        trace.add(_llm_step(role, attempt_messages, result, error))
         if error is None:
             return value
-        step.parse_failures = 1
-        step.error = error
         attempt_messages = (
             without_examples(messages)
             if copied
@@ -88,12 +86,11 @@ def complete_grounded(
     """A plain-text call whose reply must not copy the worked examples: such a reply is
     retried once without them, and a second copy raises `ParseError` for `role`."""
     for attempt in (messages, without_examples(messages)):
-        result = complete_traced(model, trace, role, attempt, **params)
+        result = model.complete(attempt, **params)
         copied = copied_from_examples(result.text, messages)
+        trace.add(_llm_step(role, attempt, result, _copy_error(copied) if copied else None))
         if not copied:
             return result
-        trace.steps[-1].parse_failures = 1
-        trace.steps[-1].error = _copy_error(copied)
     raise ParseError(role, _copy_error(copied), result.text)
 
 
@@ -154,7 +151,10 @@ def _repair_prompt(error: str, schema: dict[str, Any]) -> str:
     )
 
 
-def _llm_step(role: str, messages: list[Message], result: Completion) -> Step:
+def _llm_step(
+    role: str, messages: list[Message], result: Completion, error: str | None = None
+) -> Step:
+    """The trace step of one call, complete when added (listeners see its failure too)."""
     return Step(
         kind="llm",
         role=role,
@@ -164,4 +164,6 @@ def _llm_step(role: str, messages: list[Message], result: Completion) -> Step:
         completion_tokens=result.completion_tokens,
         seconds=result.seconds,
         cached=result.cached,
+        parse_failures=int(error is not None),
+        error=error,
     )

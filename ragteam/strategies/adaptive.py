@@ -11,7 +11,7 @@ from typing import ClassVar
 from ragteam.errors import InputError
 from ragteam.router.table import Question
 from ragteam.router.vote import Ballot, majority_vote
-from ragteam.trace import Trace
+from ragteam.trace import Step, Trace
 from ragteam.types import Answer
 
 
@@ -85,16 +85,17 @@ class Adaptive:
         def one(agent: str) -> tuple[Answer, float]:
             if agent == self.name:
                 raise InputError("the adaptive strategy cannot be one of its own agents")
-            sub = Trace()
+
+            def forward(step: Step) -> None:  # into the answer's trace as it happens
+                step.role = f"{agent}/{step.role}"
+                ctx.trace.add(step)
+
+            sub = Trace(on_step=forward)
             started = time.perf_counter()
             result = make_strategy(agent, options.get(agent, {})).run(
                 question, Context(ctx.model, ctx.index, sub, ctx.role_models, ctx.tools)
             )
-            wall = time.perf_counter() - started
-            for step in sub.steps:
-                step.role = f"{agent}/{step.role}"
-                ctx.trace.add(step)
-            return result, wall
+            return result, time.perf_counter() - started
 
         if ctx.model.parallel and len(agents) > 1:
             with ThreadPoolExecutor(max_workers=len(agents)) as pool:
