@@ -41,4 +41,5 @@ class UnknownName(RagteamError):
 
     def __init__(self, kind: str, name: str, valid: list[str]) -> None:
         self.kind, self.name, self.valid = kind, name, sorted(valid)
-        super().__init__(f"unknown {kind} '{name}'; valid {kind}s: {', '.join(self.valid)}")
+        known = f"; known: {', '.join(self.valid)}" if self.valid else ""
+        super().__init__(f"unknown {kind} '{name}'{known}")

@@ -1,0 +1,216 @@
+"""The HTTP API and the web page: `create_app(config)` (FastAPI; OpenAPI at /docs)."""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import logging
+from collections.abc import AsyncIterator
+from importlib import resources
+from typing import Any
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from pydantic import BaseModel, Field
+
+from ragteam._version import __version__
+from ragteam.errors import (
+    IndexUnusable,
+    InputError,
+    ModelError,
+    RagteamError,
+    ServerUnreachable,
+    UnknownName,
+)
+from ragteam.llm.base import ChatModel
+from ragteam.server.config import ServerConfig
+from ragteam.server.limits import Busy
+from ragteam.server.service import Cancelled, Service, step_event
+from ragteam.server.views import add_read_routes
+
+log = logging.getLogger("ragteam.server")
+STATIC = resources.files("ragteam.server").joinpath("static")
+
+
+class AnswerRequest(BaseModel):
+    question: str = Field(min_length=1)
+    index: str | None = None
+    strategy: str = "oner"
+    options: dict[str, Any] = Field(default_factory=dict)
+    choices: dict[str, str] | None = None
+    claim: bool = False
+
+
+class FeedbackRequest(BaseModel):
+    feedback_id: str = Field(min_length=1, max_length=200)
+    correct: bool | None = None
+    answer: str | None = Field(default=None, max_length=2000)
+
+
+def create_app(config: ServerConfig, model: ChatModel | None = None) -> FastAPI:
+    """The app; `model` replaces the configured one (tests pass a scripted model)."""
+    service = Service(config, model)
+    app = FastAPI(title="ragteam", version=__version__)
+    app.state.service = service
+    if config.cors_origins:
+        app.add_middleware(CORSMiddleware, allow_origins=config.cors_origins, allow_methods=["*"])
+    _add_limits(app, config)
+    _add_errors(app)
+    auth = [Depends(_authorize)]
+
+    @app.get("/healthz")
+    def healthz() -> dict[str, Any]:
+        return {"status": "ok", "version": __version__, "waiting": service.gate.waiting}
+
+    @app.post("/v1/answer", dependencies=auth)
+    async def answer_once(body: AnswerRequest) -> dict[str, Any]:
+        await service.gate.acquire()
+        future = asyncio.get_running_loop().run_in_executor(service.pool, service.answer, body)
+        future.add_done_callback(lambda _: service.gate.release())
+        return (await future).to_dict()
+
+    @app.post("/v1/answer/stream", dependencies=auth)
+    async def answer_stream(body: AnswerRequest) -> StreamingResponse:
+        await service.gate.acquire()
+        return StreamingResponse(_stream(service, body), media_type="text/event-stream")
+
+    @app.post("/v1/feedback", dependencies=auth)
+    def feedback(body: FeedbackRequest) -> dict[str, Any]:
+        from ragteam.router.cli import default_state_path
+        from ragteam.router.online import give_feedback
+
+        if (body.correct is None) == (body.answer is None):
+            raise InputError("give exactly one of correct (true/false) or answer (the right one)")
+        reward = give_feedback(
+            config.router_state or default_state_path(),
+            body.feedback_id,
+            correct=body.correct,
+            gold=body.answer,
+        )
+        return {"feedback_id": body.feedback_id, "reward": reward}
+
+    add_read_routes(app, service, auth)
+
+    @app.get("/", include_in_schema=False)
+    def page() -> FileResponse:
+        return FileResponse(str(STATIC.joinpath("index.html")))
+
+    @app.get("/static/{name}", include_in_schema=False)
+    def static(name: str) -> Response:
+        allowed = {"app.js": "text/javascript", "style.css": "text/css"}
+        if name not in allowed:
+            raise UnknownName("static file", name, list(allowed))
+        text = STATIC.joinpath(name).read_text("utf-8")
+        return Response(text, media_type=allowed[name])
+
+    app.router.on_shutdown.append(service.close)
+    return app
+
+
+def _sse(event: str, data: Any) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False, default=str)}\n\n".encode()
+
+
+async def _stream(service: Service, body: AnswerRequest) -> AsyncIterator[bytes]:
+    """One event per trace step as it happens, then the answer (or an error). A client that
+    goes away stops the work at its next step; the slot is freed when the work has stopped."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+    gone = False
+    count = 0
+
+    def on_step(step: Any) -> None:
+        nonlocal count
+        if gone:
+            raise Cancelled("the client went away")
+        count += 1
+        loop.call_soon_threadsafe(queue.put_nowait, ("step", step_event(count, step)))
+
+    def work() -> None:
+        try:
+            result = service.answer(body, on_step)
+            loop.call_soon_threadsafe(queue.put_nowait, ("answer", result.to_dict()))
+        except Cancelled:
+            log.info("stream cancelled by its client after %d steps", count)
+        except Exception as exc:  # reported to the client as an event
+            loop.call_soon_threadsafe(queue.put_nowait, ("error", _error_body(exc)[1]))
+        finally:
+            service.gate.release()
+            loop.call_soon_threadsafe(queue.put_nowait, ("end", None))
+
+    try:
+        service.pool.submit(work)
+    except RuntimeError:  # shutting down
+        service.gate.release()
+        raise
+    try:
+        while True:
+            event, data = await queue.get()
+            if event == "end":
+                return
+            if event == "answer":
+                data = {k: v for k, v in data.items() if k != "trace"}
+            yield _sse(event, data)
+    finally:
+        gone = True
+
+
+async def _authorize(request: Request) -> None:
+    key = request.app.state.service.config.api_key
+    if not key:
+        return
+    given = request.headers.get("authorization", "")
+    if not hmac.compare_digest(given.encode(), f"Bearer {key}".encode()):
+        raise PermissionError("a valid API key is required: Authorization: Bearer KEY")
+
+
+def _add_limits(app: FastAPI, config: ServerConfig) -> None:
+    @app.middleware("http")
+    async def limit_body(request: Request, call_next: Any) -> Response:
+        length = request.headers.get("content-length")
+        if length is not None and (not length.isdigit() or int(length) > config.max_body_bytes):
+            return JSONResponse(
+                {"error": "body too large", "detail": f"at most {config.max_body_bytes} bytes"},
+                status_code=413,
+            )
+        return await call_next(request)
+
+
+_STATUS: list[tuple[type[BaseException], int, str]] = [
+    (PermissionError, 401, "unauthorized"),
+    (Busy, 429, "busy"),
+    (UnknownName, 404, "not found"),
+    (InputError, 400, "bad request"),
+    (IndexUnusable, 409, "index unusable"),
+    (ServerUnreachable, 502, "model server unreachable"),
+    (ModelError, 502, "model error"),
+    (RagteamError, 500, "error"),
+]
+
+
+def _error_body(exc: BaseException) -> tuple[int, dict[str, str]]:
+    for kind, status, title in _STATUS:
+        if isinstance(exc, kind):
+            return status, {"error": title, "detail": str(exc)}
+    log.exception("unexpected error", exc_info=exc)
+    return 500, {"error": "internal error", "detail": type(exc).__name__}
+
+
+def _add_errors(app: FastAPI) -> None:
+    async def handle(request: Request, exc: Exception) -> JSONResponse:
+        status, body = _error_body(exc)
+        headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, Busy) else None
+        return JSONResponse(body, status_code=status, headers=headers)
+
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'][1:]) or 'body'}: {e['msg']}" for e in exc.errors()
+        )
+        return JSONResponse({"error": "bad request", "detail": problems}, status_code=422)
+
+    app.add_exception_handler(RequestValidationError, invalid)  # type: ignore[arg-type]
+    for kind in (PermissionError, Busy, RagteamError, Exception):
+        app.add_exception_handler(kind, handle)

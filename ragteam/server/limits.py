@@ -1,0 +1,65 @@
+"""Admission control: a bounded queue in front of a fixed number of answer slots."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import threading
+
+
+class Busy(Exception):
+    """No slot within the limits; retry after `retry_after` seconds."""
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class Gate:
+    """`concurrency` answers run at once; up to `queue_size` wait (each at most `timeout` s);
+    more are refused at once. `release` may be called from any thread (the worker that ends
+    the work, possibly after its client went away); waiting happens on the event loop."""
+
+    def __init__(self, concurrency: int, queue_size: int, timeout: float) -> None:
+        self.queue_size, self.timeout = queue_size, timeout
+        self._free = concurrency
+        self._waiters: collections.deque[tuple[asyncio.AbstractEventLoop, asyncio.Future]] = (
+            collections.deque()
+        )
+        self._lock = threading.Lock()
+
+    @property
+    def waiting(self) -> int:
+        return len(self._waiters)
+
+    async def acquire(self) -> None:
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            if self._free > 0:
+                self._free -= 1
+                return
+            if len(self._waiters) >= self.queue_size:
+                raise Busy(f"{len(self._waiters)} answers are waiting; try again shortly", 5)
+            granted: asyncio.Future[None] = loop.create_future()
+            self._waiters.append((loop, granted))
+        try:
+            await asyncio.wait_for(granted, self.timeout)
+        except TimeoutError:
+            with self._lock:
+                if (loop, granted) in self._waiters:
+                    self._waiters.remove((loop, granted))
+            raise Busy(f"no answer slot free within {self.timeout:g} s", 10) from None
+
+    def release(self) -> None:
+        with self._lock:
+            if not self._waiters:
+                self._free += 1
+                return
+            loop, granted = self._waiters.popleft()
+        loop.call_soon_threadsafe(self._grant, granted)
+
+    def _grant(self, granted: asyncio.Future[None]) -> None:
+        if granted.done():  # its waiter gave up meanwhile: pass the slot on
+            self.release()
+        else:
+            granted.set_result(None)

@@ -1,0 +1,102 @@
+"""What the routes share: the configuration, the one model, loaded indexes, the gate and the
+worker threads. Answers run in worker threads; the event loop only waits."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from ragteam.api import answer
+from ragteam.errors import InputError, UnknownName
+from ragteam.llm import load_model
+from ragteam.llm.base import ChatModel
+from ragteam.retrieval.index import Index, load_index, read_manifest
+from ragteam.server.config import ServerConfig
+from ragteam.server.limits import Gate
+from ragteam.trace import Step
+from ragteam.types import Answer
+
+
+class Cancelled(Exception):
+    """The client went away: the answer stops at its next step."""
+
+
+class Service:
+    def __init__(self, config: ServerConfig, model: ChatModel | None = None) -> None:
+        config.check()
+        self.config = config
+        self._model = model
+        self._indexes: dict[str, Index] = {}
+        self._lock = threading.Lock()
+        self.gate = Gate(config.concurrency, config.queue_size, config.queue_timeout)
+        self.pool = ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="answer")
+
+    def model(self) -> ChatModel:
+        with self._lock:  # loaded once, on first use, for every request
+            if self._model is None:
+                self._model = load_model(self.config.model, self.config.model_options)
+            return self._model
+
+    def index(self, name: str | None) -> Index | None:
+        if name is None:
+            return None
+        directory = self._index_dir(name)
+        with self._lock:
+            if name not in self._indexes:
+                self._indexes[name] = load_index(directory)
+            return self._indexes[name]
+
+    def manifest(self, name: str) -> dict[str, Any]:
+        return read_manifest(self._index_dir(name))
+
+    def _index_dir(self, name: str) -> Path:
+        if name not in self.config.indexes:
+            raise UnknownName("index", name, list(self.config.indexes))
+        return self.config.indexes[name]
+
+    def answer(self, request: Any, on_step=None) -> Answer:  # noqa: ANN001
+        """Answer one request (an AnswerRequest) in the calling thread."""
+        if len(request.question) > self.config.max_question_chars:
+            raise InputError(
+                f"the question has {len(request.question):,} characters; this server takes at "
+                f"most {self.config.max_question_chars:,}"
+            )
+        options = dict(request.options)
+        if request.strategy == "adaptive" and self.config.router_state and "state" not in options:
+            options["state"] = str(self.config.router_state)
+        return answer(
+            request.question,
+            index=self.index(request.index),
+            strategy=request.strategy,
+            model=self.model(),
+            options=options,
+            choices=request.choices,
+            claim=request.claim,
+            on_step=on_step,
+        )
+
+    def run_dir(self, name: str) -> Path:
+        runs = self.config.runs_dir
+        if runs is None or not runs.is_dir():
+            raise UnknownName("run", name, [])
+        found = {p.name: p for p in runs.iterdir() if (p / "results.jsonl").is_file()}
+        if name not in found:
+            raise UnknownName("run", name, list(found))
+        return found[name]
+
+    def run_names(self) -> list[str]:
+        runs = self.config.runs_dir
+        if runs is None or not runs.is_dir():
+            return []
+        return sorted(p.name for p in runs.iterdir() if (p / "results.jsonl").is_file())
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def step_event(number: int, step: Step) -> dict[str, Any]:
+    """A trace step as the stream sends it."""
+    return {"number": number, **asdict(step)}

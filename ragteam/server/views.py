@@ -1,0 +1,98 @@
+"""Read-only routes: strategies, indexes, passages, eval runs."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.responses import Response
+
+from ragteam.errors import UnknownName
+from ragteam.server.service import Service
+
+
+def add_read_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
+    @app.get("/v1/strategies", dependencies=auth)
+    def strategies() -> list[dict[str, Any]]:
+        from ragteam.strategies import available, strategy_options, strategy_roles
+
+        return [
+            {
+                "name": name,
+                "roles": list(strategy_roles(name)),
+                "options": {
+                    key: {"type": kind, "default": default}
+                    for key, (kind, default) in strategy_options(name).items()
+                },
+            }
+            for name in available()
+        ]
+
+    @app.get("/v1/indexes", dependencies=auth)
+    def indexes() -> list[dict[str, Any]]:
+        found = []
+        for name in service.config.indexes:
+            try:
+                manifest = service.manifest(name)
+                found.append(
+                    {
+                        "name": name,
+                        "retriever": manifest.get("retriever"),
+                        "passages": manifest.get("passage_count"),
+                        "ok": True,
+                    }
+                )
+            except Exception as exc:  # listed, with the reason it cannot be used
+                found.append({"name": name, "ok": False, "detail": str(exc)})
+        return found
+
+    @app.get("/v1/indexes/{name}", dependencies=auth)
+    def index_manifest(name: str) -> dict[str, Any]:
+        manifest = dict(service.manifest(name))
+        source = dict(manifest.get("source") or {})
+        source.pop("path", None)  # the server's file system stays its own
+        return {**manifest, "name": name, "source": source}
+
+    @app.get("/v1/passages/{index}/{passage_id:path}", dependencies=auth)
+    def passage(index: str, passage_id: str) -> dict[str, Any]:
+        loaded = service.index(index)
+        found = loaded.passage(passage_id) if loaded else None
+        if found is None:
+            raise UnknownName("passage", passage_id, [])
+        return found.to_dict()
+
+    @app.get("/v1/runs", dependencies=auth)
+    def runs() -> list[str]:
+        return service.run_names()
+
+    @app.get("/v1/runs/{name}", dependencies=auth)
+    def run_report(name: str, baseline: str | None = None) -> dict[str, Any]:
+        from ragteam.eval.report import load_runs, render_markdown, summarize
+
+        table = load_runs([service.run_dir(name)])
+        summaries = [summarize(label, list(rows.values())) for label, rows in table.items()]
+        return {
+            "name": name,
+            "strategies": [
+                {
+                    "label": s.label,
+                    "n": s.n,
+                    "means": {k: list(v) for k, v in s.means.items()},
+                    "per_question": s.per_question,
+                    "errors": s.errors,
+                }
+                for s in summaries
+            ],
+            "markdown": render_markdown(table, baseline),
+        }
+
+    @app.get("/v1/runs/{name}/plot.png", dependencies=auth)
+    def run_plot(name: str) -> Response:
+        from ragteam.eval.report import load_runs, plot
+
+        table = load_runs([service.run_dir(name)])
+        with tempfile.TemporaryDirectory() as tmp:
+            path = plot(table, Path(tmp) / "plot.png")
+            return Response(path.read_bytes(), media_type="image/png")
