@@ -28,6 +28,7 @@ from ragteam.llm import ModelOptions
 from ragteam.render import answer_view, trace_view
 from ragteam.retrieval.index import RETRIEVERS, build_index, load_index, read_manifest
 from ragteam.router.cli import feedback_command, router_app
+from ragteam.server.cli import serve_command
 from ragteam.strategies import available
 from ragteam.training.cli import train_app
 
@@ -282,6 +283,7 @@ def _loads(directory: Path) -> bool:
 app.command("eval")(eval_command)
 app.command("report")(report_command)
 app.command("feedback")(feedback_command)
+app.command("serve")(serve_command)
 app.add_typer(router_app, name="router")
 app.add_typer(train_app, name="train")
 
