@@ -15,6 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ragteam._version import __version__
 from ragteam.errors import (
@@ -26,6 +27,7 @@ from ragteam.errors import (
     UnknownName,
 )
 from ragteam.llm.base import ChatModel
+from ragteam.router.state import RouterStateError
 from ragteam.server.config import ServerConfig
 from ragteam.server.limits import Busy
 from ragteam.server.service import Cancelled, Service, step_event
@@ -185,6 +187,7 @@ _STATUS: list[tuple[type[BaseException], int, str]] = [
     (UnknownName, 404, "not found"),
     (InputError, 400, "bad request"),
     (IndexUnusable, 409, "index unusable"),
+    (RouterStateError, 409, "router unavailable"),
     (ServerUnreachable, 502, "model server unreachable"),
     (ModelError, 502, "model error"),
     (RagteamError, 500, "error"),
@@ -211,6 +214,11 @@ def _add_errors(app: FastAPI) -> None:
         )
         return JSONResponse({"error": "bad request", "detail": problems}, status_code=422)
 
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        body = {"error": "not found" if exc.status_code == 404 else "error", "detail": exc.detail}
+        return JSONResponse(body, status_code=exc.status_code)
+
     app.add_exception_handler(RequestValidationError, invalid)  # type: ignore[arg-type]
+    app.add_exception_handler(StarletteHTTPException, http_error)  # type: ignore[arg-type]
     for kind in (PermissionError, Busy, RagteamError, Exception):
         app.add_exception_handler(kind, handle)

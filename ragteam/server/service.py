@@ -82,7 +82,7 @@ class Service:
         runs = self.config.runs_dir
         if runs is None or not runs.is_dir():
             raise UnknownName("run", name, [])
-        found = {p.name: p for p in runs.iterdir() if (p / "results.jsonl").is_file()}
+        found = {p.name: p for p in runs.iterdir() if _is_run(p)}
         if name not in found:
             raise UnknownName("run", name, list(found))
         return found[name]
@@ -91,7 +91,7 @@ class Service:
         runs = self.config.runs_dir
         if runs is None or not runs.is_dir():
             return []
-        return sorted(p.name for p in runs.iterdir() if (p / "results.jsonl").is_file())
+        return sorted(p.name for p in runs.iterdir() if _is_run(p))
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
@@ -100,3 +100,7 @@ class Service:
 def step_event(number: int, step: Step) -> dict[str, Any]:
     """A trace step as the stream sends it."""
     return {"number": number, **asdict(step)}
+
+
+def _is_run(path: Path) -> bool:
+    return (path / "results.jsonl").is_file() and (path / "config.json").is_file()

@@ -1,0 +1,239 @@
+"use strict";
+// ragteam's page: ask one question with several strategies side by side, watch each team's
+// steps stream in, open citations, send feedback; browse eval runs. No framework, no CDN.
+
+const $ = (id) => document.getElementById(id);
+
+function headers(json) {
+  const h = json ? { "Content-Type": "application/json" } : {};
+  const key = $("api-key").value.trim();
+  if (key) h.Authorization = "Bearer " + key;
+  return h;
+}
+
+async function getJSON(path) {
+  const response = await fetch(path, { headers: headers(false) });
+  const body = await response.json();
+  if (!response.ok) throw new Error(body.detail || body.error || response.statusText);
+  return body;
+}
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "class") node.className = v;
+    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v);
+  }
+  for (const child of children) {
+    if (child !== null && child !== undefined) node.append(child);
+  }
+  return node;
+}
+
+function show(value) {
+  if (value === null || value === undefined) return "";
+  if (typeof value === "string") return value;
+  if (Array.isArray(value) && value.every((m) => m && m.role && "content" in m)) {
+    return value.map((m) => m.role + ": " + m.content).join("\n\n");
+  }
+  return JSON.stringify(value, null, 1);
+}
+
+function stepCard(step) {
+  const failed = step.parse_failures > 0 || step.error;
+  const parts = [];
+  if (step.kind === "llm") parts.push(step.prompt_tokens + "+" + step.completion_tokens + " tokens");
+  parts.push(Number(step.seconds || 0).toFixed(2) + " s");
+  if (step.cached) parts.push("cached");
+  const output = show(step.output);
+  return el("div", { class: "card " + step.kind + (failed ? " failed" : ""), "data-kind": step.kind },
+    el("div", {}, el("strong", {}, step.number + ". " + step.kind + " · " + step.role), " ",
+      el("span", { class: "meta" }, parts.join(" · "))),
+    failed ? el("div", { class: "failure" }, "failed: " + (step.error || "reply did not parse")) : null,
+    step.input !== null ? el("details", {}, el("summary", {}, "input"), el("pre", {}, show(step.input))) : null,
+    el("pre", {}, output.length > 600 ? output.slice(0, 600) + " …" : output));
+}
+
+function highlight(text, needle) {
+  const p = $("passage-text");
+  p.replaceChildren();
+  const at = needle ? text.toLowerCase().indexOf(needle.toLowerCase()) : -1;
+  if (at < 0) { p.append(text); return; }
+  p.append(text.slice(0, at), el("mark", {}, text.slice(at, at + needle.length)), text.slice(at + needle.length));
+}
+
+async function openPassage(index, citation, answer) {
+  try {
+    const passage = await getJSON("/v1/passages/" + encodeURIComponent(index) + "/" + encodeURIComponent(citation.passage_id));
+    $("passage-title").textContent = passage.title;
+    $("passage-id").textContent = passage.id;
+    highlight(passage.text, answer);
+    $("passage-dialog").showModal();
+    $("passage-close").focus();
+  } catch (error) {
+    $("ask-status").textContent = "could not open " + citation.passage_id + ": " + error.message;
+  }
+}
+
+async function sendFeedback(id, correct, box) {
+  try {
+    const response = await fetch("/v1/feedback", { method: "POST", headers: headers(true), body: JSON.stringify({ feedback_id: id, correct }) });
+    const body = await response.json();
+    box.textContent = response.ok ? "thanks: reward " + Number(body.reward).toFixed(3) : "feedback failed: " + body.detail;
+  } catch (error) {
+    box.textContent = "feedback failed: " + error.message;
+  }
+}
+
+function answerBox(result, index, feedbackId) {
+  const cites = result.citations.map((c) => el("button", { type: "button", class: "cite", title: c.title,
+    onclick: () => openPassage(index, c, result.answer) }, c.passage_id));
+  const box = el("div", { class: "answer", "data-testid": "answer" },
+    el("div", { class: "text" }, result.answer || "(no answer)"),
+    cites.length ? el("div", {}, "citations: ", ...cites) : el("div", { class: "muted" }, "no citations"),
+    el("div", { class: "meta" }, result.cost.llm_calls + " model calls · " + Number(result.cost.seconds).toFixed(1) + " s"));
+  if (feedbackId) {
+    const note = el("span", { class: "muted" });
+    box.append(el("div", { class: "feedback" }, "was this right? ",
+      el("button", { type: "button", "aria-label": "right", onclick: () => sendFeedback(feedbackId, true, note) }, "👍"),
+      el("button", { type: "button", "aria-label": "wrong", onclick: () => sendFeedback(feedbackId, false, note) }, "👎"), note));
+  }
+  return box;
+}
+
+function parseEvents(buffer, onEvent) {
+  let cut;
+  while ((cut = buffer.indexOf("\n\n")) >= 0) {
+    const block = buffer.slice(0, cut);
+    buffer = buffer.slice(cut + 2);
+    let event = "message", data = "";
+    for (const line of block.split("\n")) {
+      if (line.startsWith("event: ")) event = line.slice(7);
+      else if (line.startsWith("data: ")) data += line.slice(6);
+    }
+    onEvent(event, data ? JSON.parse(data) : null);
+  }
+  return buffer;
+}
+
+async function runColumn(strategy, question, index, column) {
+  const steps = column.querySelector(".steps");
+  let feedbackId = null;
+  try {
+    const response = await fetch("/v1/answer/stream", { method: "POST", headers: headers(true),
+      body: JSON.stringify({ question, index: index || null, strategy }) });
+    if (!response.ok) {
+      const body = await response.json();
+      throw new Error(body.detail || body.error);
+    }
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer = parseEvents(buffer + decoder.decode(value, { stream: true }), (event, data) => {
+        if (event === "step") {
+          if (data.meta && data.meta.feedback_id) feedbackId = data.meta.feedback_id;
+          steps.append(stepCard(data));
+        } else if (event === "answer") column.append(answerBox(data, index, feedbackId));
+        else if (event === "error") column.append(el("div", { class: "error" }, data.error + ": " + data.detail));
+      });
+    }
+  } catch (error) {
+    column.append(el("div", { class: "error" }, error.message));
+  }
+}
+
+async function ask(event) {
+  event.preventDefault();
+  const question = $("question").value.trim();
+  const chosen = [...document.querySelectorAll("#strategies input:checked")].map((i) => i.value);
+  if (!question || !chosen.length) {
+    $("ask-status").textContent = !question ? "write a question first" : "choose at least one strategy";
+    return;
+  }
+  const index = $("index").value;
+  $("ask-button").disabled = true;
+  $("ask-status").textContent = "the teams are working…";
+  const columns = chosen.map((name) => el("div", { class: "column", "data-strategy": name },
+    el("h2", {}, name), el("div", { class: "steps" })));
+  $("columns").replaceChildren(...columns);
+  // one strategy after another: the in-process model answers one request at a time anyway
+  for (let i = 0; i < chosen.length; i++) await runColumn(chosen[i], question, index, columns[i]);
+  $("ask-button").disabled = false;
+  $("ask-status").textContent = "done";
+}
+
+function reportTable(strategies) {
+  const metrics = ["em", "f1", "match", "retrieval_all"];
+  const head = el("tr", {}, el("th", {}, "strategy"), el("th", {}, "n"), ...metrics.map((m) => el("th", {}, m)), el("th", {}, "s/q"), el("th", {}, "errors"));
+  const rows = strategies.map((s) => el("tr", {}, el("td", {}, s.label), el("td", {}, String(s.n)),
+    ...metrics.map((m) => el("td", {}, s.means[m] ? s.means[m][0].toFixed(3) : "-")),
+    el("td", {}, Number(s.per_question.seconds).toFixed(2)), el("td", {}, String(s.errors))));
+  return el("table", {}, el("thead", {}, head), el("tbody", {}, ...rows));
+}
+
+async function showRun() {
+  const name = $("run-select").value;
+  const box = $("run-report");
+  if (!name) { box.replaceChildren(el("p", { class: "muted" }, "no eval runs are served (ragteam serve --runs DIR)")); return; }
+  try {
+    const report = await getJSON("/v1/runs/" + encodeURIComponent(name));
+    const plot = el("img", { alt: "F1 and seconds per question of " + name });
+    const response = await fetch("/v1/runs/" + encodeURIComponent(name) + "/plot.png", { headers: headers(false) });
+    if (response.ok) plot.src = URL.createObjectURL(await response.blob());
+    box.replaceChildren(el("h2", {}, name), reportTable(report.strategies), plot);
+  } catch (error) {
+    box.replaceChildren(el("p", { class: "error" }, error.message));
+  }
+}
+
+function switchView(runs) {
+  $("view-ask").hidden = runs;
+  $("view-runs").hidden = !runs;
+  $("tab-ask").setAttribute("aria-pressed", String(!runs));
+  $("tab-runs").setAttribute("aria-pressed", String(runs));
+  if (runs) loadRuns();
+}
+
+async function loadRuns() {
+  try {
+    const names = await getJSON("/v1/runs");
+    $("run-select").replaceChildren(...names.map((n) => el("option", { value: n }, n)));
+  } catch (error) {
+    $("run-report").replaceChildren(el("p", { class: "error" }, error.message));
+    return;
+  }
+  await showRun();
+}
+
+function wire() {
+  $("api-key").value = sessionStorage.getItem("ragteam-key") || "";
+  $("api-key").addEventListener("change", () => { sessionStorage.setItem("ragteam-key", $("api-key").value); load(); });
+  $("ask-form").addEventListener("submit", ask);
+  $("question").addEventListener("keydown", (e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); $("ask-form").requestSubmit(); } });
+  $("tab-ask").onclick = () => switchView(false);
+  $("tab-runs").onclick = () => switchView(true);
+  $("run-select").onchange = showRun;
+  load();
+}
+
+async function load() {
+  try {
+    const [indexes, strategies] = await Promise.all([getJSON("/v1/indexes"), getJSON("/v1/strategies")]);
+    $("index").replaceChildren(el("option", { value: "" }, "(none)"),
+      ...indexes.filter((i) => i.ok).map((i) => el("option", { value: i.name }, i.name + " (" + i.passages + " passages)")));
+    if (indexes.some((i) => i.ok)) $("index").selectedIndex = 1;
+    const boxes = strategies.map((s) => el("label", {}, el("input", { type: "checkbox", value: s.name }), " " + s.name));
+    $("strategies").replaceChildren(el("legend", {}, "Strategies (side by side)"), ...boxes);
+    const first = $("strategies").querySelector('input[value="ircot"]') || $("strategies").querySelector("input");
+    if (first) first.checked = true;
+    $("ask-status").textContent = "";
+  } catch (error) {
+    $("ask-status").textContent = "cannot reach the API: " + error.message;
+  }
+}
+
+document.addEventListener("DOMContentLoaded", wire);

@@ -1,0 +1,252 @@
+"""The HTTP API on a scripted model and real indexes: every endpoint, the SSE event order,
+auth, limits, errors as JSON, the bounded queue."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import threading
+import time
+
+import pytest
+
+pytest.importorskip("fastapi")
+from fastapi.testclient import TestClient  # noqa: E402
+
+from ragteam.llm import FakeModel  # noqa: E402
+from ragteam.server import ServerConfig, create_app  # noqa: E402
+from ragteam.server.limits import Busy, Gate  # noqa: E402
+
+QUESTION = "In which village was the engineer who built the Wrenhold Lighthouse born?"
+
+
+def client(bm25_index_dir, model=None, **settings):
+    config = ServerConfig(indexes={"demo": bm25_index_dir}, **settings)
+    return TestClient(create_app(config, model or FakeModel(lambda m, p: "Hevik")))
+
+
+def events(text):
+    found = []
+    for block in text.strip().split("\n\n"):
+        lines = dict(line.split(": ", 1) for line in block.splitlines())
+        found.append((lines["event"], json.loads(lines["data"])))
+    return found
+
+
+def test_answer_returns_what_ask_json_trace_prints(bm25_index_dir):
+    body = client(bm25_index_dir).post("/v1/answer", json={"question": QUESTION, "index": "demo"})
+    assert body.status_code == 200
+    data = body.json()
+    assert data["answer"] == "Hevik" and data["strategy"] == "oner"
+    assert [s["kind"] for s in data["trace"]["steps"]] == ["retrieve", "llm"]
+    assert data["citations"] and data["cost"]["llm_calls"] == 1
+
+
+def test_the_stream_sends_each_step_then_the_answer(bm25_index_dir):
+    with client(bm25_index_dir).stream(
+        "POST", "/v1/answer/stream", json={"question": QUESTION, "index": "demo"}
+    ) as response:
+        assert response.headers["content-type"].startswith("text/event-stream")
+        found = events(response.read().decode())
+    assert [e for e, _ in found] == ["step", "step", "answer"]
+    assert [d["number"] for _, d in found[:2]] == [1, 2]
+    assert found[0][1]["kind"] == "retrieve" and found[1][1]["role"] == "answerer"
+    assert found[2][1]["answer"] == "Hevik" and "trace" not in found[2][1]
+
+
+def test_a_failing_answer_streams_an_error_event(bm25_index_dir):
+    from ragteam.errors import ModelError
+
+    def down(messages, params):
+        raise ModelError("the model server is down")
+
+    with client(bm25_index_dir, FakeModel(down)).stream(
+        "POST", "/v1/answer/stream", json={"question": QUESTION, "index": "demo"}
+    ) as response:
+        found = events(response.read().decode())
+    assert found[-1] == ("error", {"error": "model error", "detail": "the model server is down"})
+
+
+def test_read_endpoints(bm25_index_dir, tmp_path):
+    runs = tmp_path / "runs"
+    (runs / "r1").mkdir(parents=True)
+    row = {
+        "id": "q1",
+        "strategy": "oner",
+        "metrics": {"em": 1.0, "f1": 1.0, "match": 1.0},
+        "cost": {"llm_calls": 1, "prompt_tokens": 5, "completion_tokens": 1, "parse_failures": 0},
+        "wall_seconds": 0.5,
+        "error": None,
+        "trace": {"steps": []},
+    }
+    (runs / "r1" / "results.jsonl").write_text(json.dumps(row) + "\n")
+    (runs / "r1" / "config.json").write_text("{}")
+    (runs / "not-a-run").mkdir()
+    api = client(bm25_index_dir, runs_dir=runs)
+    assert api.get("/healthz").json()["status"] == "ok"
+    names = {s["name"]: s for s in api.get("/v1/strategies").json()}
+    assert {"oner", "smart", "smurfs", "marag"} <= set(names)
+    assert "planner" in names["smurfs"]["roles"] and names["oner"]["options"]["k"]["default"]
+    assert api.get("/v1/indexes").json() == [
+        {"name": "demo", "retriever": "bm25", "passages": 48, "ok": True}
+    ]
+    manifest = api.get("/v1/indexes/demo").json()
+    assert manifest["name"] == "demo" and "path" not in manifest["source"]
+    passage = api.get("/v1/passages/demo/halvard-04").json()
+    assert passage["title"] == "Wrenhold Lighthouse"
+    assert api.get("/v1/runs").json() == ["r1"]
+    report = api.get("/v1/runs/r1").json()
+    assert report["strategies"][0]["n"] == 1 and "| oner |" in report["markdown"]
+    plot = api.get("/v1/runs/r1/plot.png")
+    assert plot.status_code == 200 and plot.content[:4] == b"\x89PNG"
+    assert api.get("/").status_code == 200 and "ragteam" in api.get("/").text
+    assert api.get("/static/app.js").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "status", "words"),
+    [
+        ("post", "/v1/answer", {"question": "x", "index": "nope"}, 404, "unknown index 'nope'"),
+        ("post", "/v1/answer", {"question": "x", "strategy": "magic"}, 404, "unknown strategy"),
+        ("post", "/v1/answer", {"question": ""}, 422, "question"),
+        ("post", "/v1/answer", {"question": "x", "options": {"k": -4}}, 400, "between"),
+        ("post", "/v1/answer", {"question": "x" * 5000}, 400, "at most 4,000"),
+        ("get", "/v1/passages/demo/nope-1", None, 404, "unknown passage"),
+        ("get", "/v1/passages/../../etc/passwd", None, 404, ""),
+        ("get", "/v1/indexes/..%2F..%2Fetc", None, 404, "Not Found"),
+        ("get", "/v1/indexes/etc", None, 404, "unknown index 'etc'"),
+        ("get", "/v1/runs/..", None, 404, "Not Found"),
+        ("get", "/v1/runs/r9", None, 404, "unknown run 'r9'"),
+        ("get", "/static/..%2Fapp.py", None, 404, ""),
+        ("post", "/v1/feedback", {"feedback_id": "abc"}, 400, "exactly one"),
+    ],
+)
+def test_bad_requests_get_json_errors(bm25_index_dir, method, path, body, status, words):
+    api = client(bm25_index_dir)
+    response = api.post(path, json=body) if method == "post" else api.get(path)
+    assert response.status_code == status
+    if response.headers["content-type"].startswith("application/json"):
+        assert words in response.json().get("detail", "")
+    assert "Traceback" not in response.text
+
+
+def test_malformed_json_and_huge_bodies(bm25_index_dir):
+    api = client(bm25_index_dir)
+    as_json = {"content-type": "application/json"}
+    bad = api.post("/v1/answer", content=b"{not json", headers=as_json)
+    assert bad.status_code == 422 and bad.json()["error"] == "bad request"
+    huge = api.post(
+        "/v1/answer", content=b"x" * 70_000, headers={"content-type": "application/json"}
+    )
+    assert huge.status_code == 413 and "at most" in huge.json()["detail"]
+
+
+def test_an_api_key_is_enforced_when_set(bm25_index_dir):
+    api = client(bm25_index_dir, api_key="s3cret")
+    assert api.get("/v1/strategies").status_code == 401
+    assert api.get("/v1/strategies", headers={"Authorization": "Bearer wrong"}).status_code == 401
+    ok = api.get("/v1/strategies", headers={"Authorization": "Bearer s3cret"})
+    assert ok.status_code == 200
+    assert api.get("/healthz").status_code == 200  # liveness needs no key
+    from ragteam.errors import InputError
+
+    with pytest.raises(InputError, match="API key"):
+        client(bm25_index_dir, host="0.0.0.0")
+    client(bm25_index_dir, host="0.0.0.0", api_key="k")  # allowed with a key
+
+
+def test_feedback_reaches_the_router_of_an_adaptive_answer(bm25_index_dir, tmp_path):
+    from test_adaptive import _state
+
+    from ragteam.router.features import QuestionFeatures
+    from ragteam.router.state import load_state
+
+    nothing = client(bm25_index_dir, router_state=tmp_path / "none.json")
+    missing = nothing.post("/v1/feedback", json={"feedback_id": "x", "correct": True})
+    assert missing.status_code == 409 and "no router state" in missing.json()["detail"]
+
+    path = _state(tmp_path, QuestionFeatures(dims=0))
+    api = client(bm25_index_dir, router_state=path)
+    body = {
+        "question": "Who built the Wrenhold Lighthouse?",
+        "index": "demo",
+        "strategy": "adaptive",
+    }
+    with api.stream("POST", "/v1/answer/stream", json=body) as response:
+        found = events(response.read().decode())
+    [fid] = [
+        d["meta"]["feedback_id"] for e, d in found if e == "step" and "feedback_id" in d["meta"]
+    ]
+    sent = api.post("/v1/feedback", json={"feedback_id": fid, "correct": True})
+    assert sent.status_code == 200 and sent.json()["feedback_id"] == fid
+    assert load_state(path).updates == 1
+    again = api.post("/v1/feedback", json={"feedback_id": fid, "correct": False})
+    assert again.status_code == 400
+
+
+def test_a_full_queue_answers_429_with_retry_after(bm25_index_dir):
+    release = threading.Event()
+
+    def slow(messages, params):
+        release.wait(10)
+        return "Hevik"
+
+    api = client(bm25_index_dir, FakeModel(slow), queue_size=0, queue_timeout=5)
+    results = {}
+
+    def first():
+        results["first"] = api.post("/v1/answer", json={"question": QUESTION, "index": "demo"})
+
+    worker = threading.Thread(target=first)
+    worker.start()
+    time.sleep(0.5)
+    busy = api.post("/v1/answer", json={"question": QUESTION, "index": "demo"})
+    release.set()
+    worker.join(10)
+    assert busy.status_code == 429 and busy.headers["retry-after"]
+    assert results["first"].status_code == 200
+
+
+def test_the_gate_queues_times_out_and_hands_slots_on():
+    async def scenario():
+        gate = Gate(concurrency=1, queue_size=1, timeout=0.3)
+        await gate.acquire()
+        waiter = asyncio.ensure_future(gate.acquire())
+        await asyncio.sleep(0.05)
+        assert gate.waiting == 1
+        with pytest.raises(Busy):
+            await gate.acquire()  # queue full: refused at once
+        threading.Thread(target=gate.release).start()  # released from another thread
+        await asyncio.wait_for(waiter, 1)
+        with pytest.raises(Busy, match="within"):
+            await gate.acquire()  # waits 0.3 s, then gives up
+        gate.release()
+        await asyncio.wait_for(gate.acquire(), 1)
+
+    asyncio.run(scenario())
+
+
+def test_a_client_that_goes_away_stops_the_work(bm25_index_dir, tmp_path):
+    from ragteam.retrieval import build_index
+
+    calls = []
+
+    def slow(messages, params):
+        calls.append(1)
+        time.sleep(0.3)
+        return {"analysis": "a", "steps": ["a?", "b?", "c?", "d?"]}
+
+    index = tmp_path / "ix"
+    shutil.copytree(bm25_index_dir, index)
+    api = client(index, FakeModel(slow))
+    body = {"question": QUESTION, "index": "demo", "strategy": "marag"}
+    with api.stream("POST", "/v1/answer/stream", json=body) as response:
+        for line in response.iter_lines():
+            if line.startswith("event: step"):
+                break  # hang up after the first step
+    time.sleep(1.5)
+    settled = len(calls)
+    time.sleep(1.0)
+    assert len(calls) == settled and settled < 8  # stopped, far short of a whole marag answer
+    assert build_index  # the copy is a real index
