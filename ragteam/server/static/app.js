@@ -34,6 +34,9 @@ function el(tag, attrs, ...children) {
 function show(value) {
   if (value === null || value === undefined) return "";
   if (typeof value === "string") return value;
+  if (Array.isArray(value) && value.every((h) => h && h.id && "score" in h)) {
+    return value.map((h) => h.id + " · " + h.title + " · " + Number(h.score).toFixed(3)).join("\n");
+  }
   if (Array.isArray(value) && value.every((m) => m && m.role && "content" in m)) {
     return value.map((m) => m.role + ": " + m.content).join("\n\n");
   }

@@ -1,0 +1,181 @@
+"""The web page in a real headless Chromium (Debian's `chromium`, driven by Playwright) against
+a real uvicorn server on 127.0.0.1: streaming columns, citations, feedback, the runs view.
+Screenshots go to $RAGTEAM_SCREENSHOTS or the test's temporary folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("fastapi")
+playwright_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+if CHROMIUM is None:
+    pytest.skip("no Chromium installed (apt-get install chromium)", allow_module_level=True)
+
+import uvicorn  # noqa: E402
+
+from ragteam.llm import FakeModel  # noqa: E402
+from ragteam.server import ServerConfig, create_app  # noqa: E402
+
+QUESTION = "In which village was the engineer who built the Wrenhold Lighthouse born?"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Serving:
+    """A real uvicorn server in a thread; stopped on exit."""
+
+    def __init__(self, app) -> None:
+        self.port = _free_port()
+        self.server = uvicorn.Server(
+            uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
+        )
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> str:
+        self.thread.start()
+        deadline = time.time() + 20
+        while not self.server.started:
+            if time.time() > deadline:
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.05)
+        return f"http://127.0.0.1:{self.port}"
+
+    def __exit__(self, *exc) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+
+
+@pytest.fixture
+def shots(tmp_path) -> Path:
+    folder = Path(os.environ.get("RAGTEAM_SCREENSHOTS") or tmp_path / "screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.fixture
+def browser():
+    with playwright_api.sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
+        yield launched
+        launched.close()
+
+
+def _page(browser, errors):
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    return page
+
+
+def _slow_reply(messages, params):
+    time.sleep(0.2)  # steps arrive one by one, as with a real model
+    return "Emrik Tollan was born in Hevik. So the answer is: Hevik"
+
+
+def _run_folder(tmp_path: Path) -> Path:
+    runs = tmp_path / "runs"
+    (runs / "demo-run").mkdir(parents=True)
+    row = {
+        "id": "q1",
+        "strategy": "oner",
+        "metrics": {"em": 1.0, "f1": 1.0, "match": 1.0},
+        "cost": {"llm_calls": 1, "prompt_tokens": 5, "completion_tokens": 1, "parse_failures": 0},
+        "wall_seconds": 0.5,
+        "error": None,
+        "trace": {"steps": []},
+    }
+    (runs / "demo-run" / "results.jsonl").write_text(json.dumps(row) + "\n")
+    (runs / "demo-run" / "config.json").write_text("{}")
+    return runs
+
+
+def test_two_strategies_stream_side_by_side_with_citations_and_runs(
+    browser, bm25_index_dir, tmp_path, shots
+):
+    config = ServerConfig(indexes={"demo": bm25_index_dir}, runs_dir=_run_folder(tmp_path))
+    errors: list[str] = []
+    with Serving(create_app(config, FakeModel(_slow_reply))) as url:
+        page = _page(browser, errors)
+        page.goto(url + "/")
+        page.wait_for_selector("#strategies input[value=oner]")
+        page.check("#strategies input[value=oner]")
+        page.check("#strategies input[value=ircot]")
+        page.fill("#question", QUESTION)
+        page.keyboard.press("Enter")  # the keyboard submits
+        page.wait_for_selector(".column[data-strategy=oner] .card")
+        page.screenshot(path=str(shots / "streaming.png"))
+        for name in ("oner", "ircot"):
+            page.wait_for_selector(f".column[data-strategy={name}] [data-testid=answer]")
+        for name in ("oner", "ircot"):
+            column = page.locator(f".column[data-strategy={name}]")
+            assert column.locator(".card").count() >= 2
+            assert "Hevik" in column.locator("[data-testid=answer] .text").inner_text()
+        page.screenshot(path=str(shots / "answers.png"), full_page=True)
+        page.locator(".column[data-strategy=oner] .cite").first.click()
+        dialog = page.locator("#passage-dialog")
+        dialog.wait_for(state="visible")
+        assert dialog.locator("#passage-text").inner_text().strip()
+        page.screenshot(path=str(shots / "citation.png"))
+        page.keyboard.press("Escape")
+        page.click("#tab-runs")
+        page.wait_for_selector("#run-report table")
+        assert "oner" in page.locator("#run-report table").inner_text()
+        page.wait_for_function("document.querySelector('#run-report img').naturalWidth > 0")
+        page.screenshot(path=str(shots / "runs.png"), full_page=True)
+    assert errors == []
+    assert all((shots / n).stat().st_size > 0 for n in ("streaming.png", "answers.png"))
+
+
+def test_feedback_from_the_page_reaches_the_router(browser, bm25_index_dir, tmp_path, shots):
+    from test_adaptive import _state
+
+    from ragteam.router.features import QuestionFeatures
+    from ragteam.router.state import load_state
+
+    state = _state(tmp_path, QuestionFeatures(dims=0))
+    config = ServerConfig(indexes={"demo": bm25_index_dir}, router_state=state)
+    errors: list[str] = []
+    with Serving(create_app(config, FakeModel(lambda m, p: "Emrik Tollan"))) as url:
+        page = _page(browser, errors)
+        page.goto(url + "/")
+        page.wait_for_selector("#strategies input[value=adaptive]")
+        page.uncheck("#strategies input[value=ircot]")
+        page.check("#strategies input[value=adaptive]")
+        page.fill("#question", "Who built the Wrenhold Lighthouse?")
+        page.click("#ask-button")
+        page.click(".column[data-strategy=adaptive] button[aria-label=right]", timeout=30_000)
+        page.wait_for_selector("text=thanks: reward")
+        page.screenshot(path=str(shots / "feedback.png"))
+    assert errors == []
+    assert load_state(state).updates == 1
+
+
+@pytest.mark.integration
+def test_the_page_answers_with_the_real_embedded_model(browser, bm25_index_dir, shots):
+    config = ServerConfig(indexes={"demo": bm25_index_dir})
+    errors: list[str] = []
+    with Serving(create_app(config)) as url:
+        page = _page(browser, errors)
+        page.goto(url + "/")
+        page.wait_for_selector("#strategies input[value=ircot]:checked")
+        page.fill("#question", QUESTION)
+        page.click("#ask-button")
+        answer = page.locator(".column[data-strategy=ircot] [data-testid=answer] .text")
+        answer.wait_for(timeout=120_000)
+        assert answer.inner_text().strip()
+        assert page.locator(".column[data-strategy=ircot] .card.llm").count() >= 1
+        page.screenshot(path=str(shots / "embedded.png"), full_page=True)
+    assert errors == []
