@@ -13,6 +13,7 @@ from ragteam.errors import (
     ServerUnreachable,
     UnknownName,
 )
+from ragteam.eval.evaluate import evaluate
 from ragteam.tools import Tool, tool
 from ragteam.types import Answer, Citation, Passage
 
@@ -30,5 +31,6 @@ __all__ = [
     "UnknownName",
     "__version__",
     "answer",
+    "evaluate",
     "tool",
 ]

@@ -6,8 +6,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from ragteam.answering import run_posed
 from ragteam.errors import InputError
-from ragteam.formats import choice_label, pose, truth_label
 from ragteam.llm import ChatModel, ModelOptions, load_model
 from ragteam.retrieval.index import Index, load_index
 from ragteam.strategies import Context, check_roles, make_strategy
@@ -75,10 +75,4 @@ def answer(
     }
     trace = Trace(on_step=on_step)
     context = Context(chat, loaded, trace, overrides, tuple(make_tool(t) for t in tools))
-    result = runner.run(pose(question, choices, claim), context)
-    result.question = question
-    if choices:
-        result.text = choice_label(result.text, choices)
-    elif claim:
-        result.text = truth_label(result.text)
-    return result
+    return run_posed(runner, question, context, choices, claim)

@@ -291,3 +291,30 @@ def test_a_baseline_is_named_by_its_strategy_when_that_is_unambiguous():
         resolve_baseline(table, "smart")
     with pytest.raises(InputError, match="not among"):
         resolve_baseline(table, "marag")
+
+
+def test_ragteam_evaluate_is_the_library_call_behind_eval(bm25_index_dir, data, tmp_path):
+    import ragteam
+
+    out = tmp_path / "run"
+    rows = ragteam.evaluate(
+        data,
+        out,
+        strategies="oner,nor",
+        index=bm25_index_dir,
+        model=FakeModel(oracle),
+        limit=3,
+    )
+    assert sorted((r["id"], r["strategy"]) for r in rows) == sorted(
+        (q, s) for q in ("q1", "q2", "q3") for s in ("oner", "nor")
+    )
+    assert {r["id"]: r["metrics"]["em"] for r in rows if r["strategy"] == "oner"}["q1"] == 1.0
+    more = ragteam.evaluate(
+        data, out, strategies="oner,nor", index=bm25_index_dir, model=FakeModel(oracle)
+    )
+    assert [(r["id"], r["strategy"]) for r in more] in (
+        [("q4", "oner"), ("q4", "nor")],
+        [("q4", "nor"), ("q4", "oner")],
+    )  # resumed: only the question the first call left out
+    with pytest.raises(InputError, match="unknown role"):
+        ragteam.evaluate(data, out, strategies="oner", role_models={"planer": "embedded"})

@@ -19,7 +19,6 @@ from ragteam.cli_common import (
 )
 from ragteam.errors import InputError
 from ragteam.llm import ModelOptions
-from ragteam.strategies import check_roles
 
 
 def eval_command(
@@ -51,32 +50,10 @@ def eval_command(
     mcp: McpOpt = [],  # noqa: B006
 ) -> None:
     """Run strategies over a dataset; rerunning the same command resumes."""
-    from ragteam.eval.datasets import load_dataset
+    from ragteam.eval.evaluate import evaluate
     from ragteam.eval.rundir import RunDir
-    from ragteam.eval.runner import EvalPlan, run_eval
-    from ragteam.llm import load_model
-    from ragteam.retrieval import load_index
 
     with friendly_errors(), user_tools(tools, mcp, timeout) as extra:
-        names = [s.strip() for s in strategy.split(",") if s.strip()]
-        check_roles(names, list(parse_options(role_model)))
-        options = ModelOptions(
-            n_ctx=n_ctx, base_url=base_url, cache=not no_cache, timeout=timeout, retries=retries
-        )
-        plan = EvalPlan(
-            examples=load_dataset(data)[:limit],
-            strategies=strategy_options(names, opt),
-            data_path=data,
-            workers=workers,
-            model_settings={"n_ctx": n_ctx},
-            role_models={
-                role: load_model(str(spec), options)
-                for role, spec in parse_options(role_model).items()
-            },
-            tools=extra,
-        )
-        loaded = load_index(index) if index else None
-        chat = load_model(model, options)
         with Progress(
             TextColumn("eval"),
             BarColumn(),
@@ -92,7 +69,27 @@ def eval_command(
 
             run = RunDir(out_dir)
             try:
-                rows = run_eval(plan, run, chat, loaded, report)
+                rows = evaluate(
+                    data,
+                    out_dir,
+                    strategies=strategy_options(
+                        [s.strip() for s in strategy.split(",") if s.strip()], opt
+                    ),
+                    index=index,
+                    model=model,
+                    model_options=ModelOptions(
+                        n_ctx=n_ctx,
+                        base_url=base_url,
+                        cache=not no_cache,
+                        timeout=timeout,
+                        retries=retries,
+                    ),
+                    role_models={k: str(v) for k, v in parse_options(role_model).items()},
+                    limit=limit,
+                    workers=workers,
+                    tools=extra,
+                    progress=report,
+                )
             except KeyboardInterrupt:
                 err.print(
                     f"interrupted: {len(run.results())} results kept in {run.results_path}; "

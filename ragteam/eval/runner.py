@@ -13,10 +13,10 @@ from typing import Any
 
 from ragteam import metrics
 from ragteam._version import __version__
+from ragteam.answering import run_posed
 from ragteam.errors import RagteamError
 from ragteam.eval.datasets import Example
 from ragteam.eval.rundir import RunDir
-from ragteam.formats import choice_label, pose, truth_label
 from ragteam.llm.base import ChatModel
 from ragteam.retrieval.index import Index
 from ragteam.strategies import Context, make_strategy
@@ -112,14 +112,13 @@ def evaluate_one(
     error = None
     claim = example.choices is None and (example.label or "").lower() in ("true", "false")
     try:
-        result = make_strategy(strategy, options).run(
-            pose(example.question, example.choices, claim),
+        result = run_posed(
+            make_strategy(strategy, options),
+            example.question,
             Context(model, index, trace, role_models or {}, tools),
+            example.choices,
+            claim,
         )
-        if example.choices:
-            result.text = choice_label(result.text, example.choices)
-        elif claim:
-            result.text = truth_label(result.text)
     except RagteamError as exc:
         error = f"{type(exc).__name__}: {exc}"
         result = Answer(example.question, "", strategy, [], trace)
