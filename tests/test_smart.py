@@ -89,6 +89,9 @@ def test_full_pipeline_locates_facts_and_cites(bm25_index_dir):
     trajectory = parse(note.meta["trajectory"])
     assert trajectory.answer == "Hevik" and len(trajectory.intents) == 2
     assert sum(j.relevant for j in trajectory.judgements) == 2
+    [facts] = [s.meta["facts"] for s in result.trace.steps if s.meta.get("event") == "facts"]
+    assert set(facts) == {c.passage_id for c in result.citations}
+    assert all(index.passage(pid).text.find(f.split("\n")[0]) >= 0 for pid, f in facts.items())
 
 
 def test_invented_fact_is_rejected_and_the_passage_goes_raw(bm25_index_dir):

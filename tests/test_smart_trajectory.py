@@ -67,6 +67,8 @@ def test_trajectory_mode_runs_the_four_stages_in_one_growing_text(bm25_index_dir
     cited_numbers = [int(ln.split("[")[2].split("]")[0]) for ln in relevant]
     assert len(result.citations) == len([n for n in cited_numbers if n in (1, 2)])
     assert result.trace.totals()["parse_failures"] == 0
+    [facts] = [s.meta["facts"] for s in result.trace.steps if s.meta.get("event") == "facts"]
+    assert facts and all(index.passage(pid) for pid in facts)
 
 
 def test_an_invented_fact_is_a_visible_failure_and_is_not_shown(bm25_index_dir):

@@ -54,6 +54,7 @@ class Smart:
             passages = self._passages(ctx, trajectory.intents)
             trajectory.passages = [(p.title, p.text) for p in passages]
             facts = self._facts(ctx, asked, passages, trajectory)
+            note_facts(ctx, passages, [(n, fact) for n, _title, fact in facts])
         try:
             text, numbers = roles.generate(
                 ctx.model_for("generator"), ctx.trace, asked, facts, self.max_answer_tokens
@@ -74,6 +75,8 @@ class Smart:
         )
         trajectory, passages = run_trajectory(asked, ctx, settings)
         note_trajectory(ctx.trace, trajectory)
+        relevant = [(j.index, j.fact) for j in trajectory.judgements if j.relevant]
+        note_facts(ctx, passages, relevant)
         cited = [passages[n - 1] for n in trajectory.citations]
         return Answer(
             question,
@@ -143,3 +146,10 @@ class Smart:
         as_passages = [Passage(str(n), title, text) for n, title, text in facts]
         fitted = fit_passages(ctx, as_passages, budget, "generator")
         return [(int(p.id), p.title, p.text) for p in fitted]
+
+
+def note_facts(ctx: Context, passages: list[Passage], facts: list[tuple[int, str]]) -> None:
+    """The located facts by passage id (machine-readable: a page highlights them)."""
+    found = {passages[n - 1].id: fact for n, fact in facts if 0 < n <= len(passages) and fact}
+    if found:
+        ctx.trace.note("smart", f"{len(found)} facts located", event="facts", facts=found)

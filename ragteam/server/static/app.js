@@ -66,12 +66,13 @@ function highlight(text, needle) {
   p.append(text.slice(0, at), el("mark", {}, text.slice(at, at + needle.length)), text.slice(at + needle.length));
 }
 
-async function openPassage(index, citation, answer) {
+async function openPassage(index, citation, answer, facts) {
   try {
     const passage = await getJSON("/v1/passages/" + encodeURIComponent(index) + "/" + encodeURIComponent(citation.passage_id));
     $("passage-title").textContent = passage.title;
     $("passage-id").textContent = passage.id;
-    highlight(passage.text, answer);
+    const fact = (facts[citation.passage_id] || "").split("\n")[0].trim();
+    highlight(passage.text, fact && passage.text.includes(fact) ? fact : answer);
     $("passage-dialog").showModal();
     $("passage-close").focus();
   } catch (error) {
@@ -89,9 +90,9 @@ async function sendFeedback(id, correct, box) {
   }
 }
 
-function answerBox(result, index, feedbackId) {
+function answerBox(result, index, feedbackId, facts) {
   const cites = result.citations.map((c) => el("button", { type: "button", class: "cite", title: c.title,
-    onclick: () => openPassage(index, c, result.answer) }, c.passage_id));
+    onclick: () => openPassage(index, c, result.answer, facts) }, c.passage_id));
   const box = el("div", { class: "answer", "data-testid": "answer" },
     el("div", { class: "text" }, result.answer || "(no answer)"),
     cites.length ? el("div", {}, "citations: ", ...cites) : el("div", { class: "muted" }, "no citations"),
@@ -123,6 +124,7 @@ function parseEvents(buffer, onEvent) {
 async function runColumn(strategy, question, index, column) {
   const steps = column.querySelector(".steps");
   let feedbackId = null;
+  const facts = {};
   try {
     const response = await fetch("/v1/answer/stream", { method: "POST", headers: headers(true),
       body: JSON.stringify({ question, index: index || null, strategy }) });
@@ -139,8 +141,9 @@ async function runColumn(strategy, question, index, column) {
       buffer = parseEvents(buffer + decoder.decode(value, { stream: true }), (event, data) => {
         if (event === "step") {
           if (data.meta && data.meta.feedback_id) feedbackId = data.meta.feedback_id;
+          if (data.meta && data.meta.event === "facts") Object.assign(facts, data.meta.facts);
           steps.append(stepCard(data));
-        } else if (event === "answer") column.append(answerBox(data, index, feedbackId));
+        } else if (event === "answer") column.append(answerBox(data, index, feedbackId, facts));
         else if (event === "error") column.append(el("div", { class: "error" }, data.error + ": " + data.detail));
       });
     }
