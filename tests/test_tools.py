@@ -186,3 +186,17 @@ def test_the_tools_command_lists_builtin_and_mcp_tools():
         assert name in result.output
     bad = CliRunner().invoke(app, ["tools", "--tools", "nonsense"])
     assert bad.exit_code != 0 and "module:function" in bad.output
+
+
+def test_lookups_schema_narrows_to_the_ids_search_showed(bm25_index_dir):
+    trace = Trace()
+    box = ToolBox(index_tools(load_index(bm25_index_dir), trace, default_k=2))
+    lookup = box.get("lookup")
+    assert lookup.schema_now()["properties"]["passage_id"] == {"type": "string"}
+    found = box.call("search", {"query": "Wrenhold Lighthouse"}, trace)
+    narrowed = lookup.schema_now()["properties"]["passage_id"]
+    assert narrowed["enum"] == [p.id for p in found.passages]
+    assert lookup.parameters["properties"]["passage_id"] == {
+        "type": "string",
+        "description": "the id of a passage, as search shows it in [brackets]",
+    }  # the declared schema is unchanged

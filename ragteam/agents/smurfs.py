@@ -114,7 +114,8 @@ def write_arguments(
         thought=thought or "none",
         tool=chosen.describe(),
     )
-    return complete_json(model, trace, "executor", messages, chosen.parameters, max_tokens=160)
+    schema = chosen.schema_now()
+    return complete_json(model, trace, "executor", messages, schema, max_tokens=160)
 
 
 def condense(model: ChatModel, trace: Trace, task: str, output: str) -> str:

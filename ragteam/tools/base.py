@@ -43,6 +43,14 @@ class Tool:
     timeout: float = 30.0
     # whether the tool can be of use now (e.g. lookup needs passages that search showed)
     ready: Callable[[], bool] = field(default=lambda: True, compare=False, repr=False)
+    # the schema a model should fill right now, narrower than `parameters` (e.g. lookup's
+    # passage_id limited to the ids search has shown, so a grammar cannot invent one)
+    live_schema: Callable[[], dict[str, Any]] | None = field(
+        default=None, compare=False, repr=False
+    )
+
+    def schema_now(self) -> dict[str, Any]:
+        return self.live_schema() if self.live_schema is not None else self.parameters
 
     def describe(self) -> str:
         """One line for a prompt: name, arguments with types, what it does."""

@@ -60,7 +60,16 @@ def index_tools(index: Index, trace: Trace, default_k: int = 3) -> list[Tool]:
         return ToolOutput(f"[{passage.id}] {passage.title}: " + " ".join(hits), (passage,))
 
     looking = make_tool(lookup)
-    return [make_tool(search), replace(looking, ready=lambda: bool(shown))]
+
+    def lookup_schema() -> dict[str, Any]:
+        ids = {"type": "string", "enum": list(shown)} if shown else {"type": "string"}
+        properties = {**looking.parameters["properties"], "passage_id": ids}
+        return {**looking.parameters, "properties": properties}
+
+    return [
+        make_tool(search),
+        replace(looking, ready=lambda: bool(shown), live_schema=lookup_schema),
+    ]
 
 
 _BINARY = {
