@@ -4,7 +4,6 @@ Screenshots go to $RAGTEAM_SCREENSHOTS or the test's temporary folder."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import socket
@@ -21,6 +20,7 @@ if CHROMIUM is None:
     pytest.skip("no Chromium installed (apt-get install chromium)", allow_module_level=True)
 
 import uvicorn  # noqa: E402
+from test_server import one_run_folder  # noqa: E402
 
 from ragteam.llm import FakeModel  # noqa: E402
 from ragteam.server import ServerConfig, create_app  # noqa: E402
@@ -85,27 +85,12 @@ def _slow_reply(messages, params):
     return "Emrik Tollan was born in Hevik. So the answer is: Hevik"
 
 
-def _run_folder(tmp_path: Path) -> Path:
-    runs = tmp_path / "runs"
-    (runs / "demo-run").mkdir(parents=True)
-    row = {
-        "id": "q1",
-        "strategy": "oner",
-        "metrics": {"em": 1.0, "f1": 1.0, "match": 1.0},
-        "cost": {"llm_calls": 1, "prompt_tokens": 5, "completion_tokens": 1, "parse_failures": 0},
-        "wall_seconds": 0.5,
-        "error": None,
-        "trace": {"steps": []},
-    }
-    (runs / "demo-run" / "results.jsonl").write_text(json.dumps(row) + "\n")
-    (runs / "demo-run" / "config.json").write_text("{}")
-    return runs
-
-
 def test_two_strategies_stream_side_by_side_with_citations_and_runs(
     browser, bm25_index_dir, tmp_path, shots
 ):
-    config = ServerConfig(indexes={"demo": bm25_index_dir}, runs_dir=_run_folder(tmp_path))
+    config = ServerConfig(
+        indexes={"demo": bm25_index_dir}, runs_dir=one_run_folder(tmp_path, "demo-run")
+    )
     errors: list[str] = []
     with Serving(create_app(config, FakeModel(_slow_reply))) as url:
         page = _page(browser, errors)

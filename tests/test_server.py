@@ -21,6 +21,24 @@ from ragteam.server.limits import Busy, Gate  # noqa: E402
 QUESTION = "In which village was the engineer who built the Wrenhold Lighthouse born?"
 
 
+def one_run_folder(tmp_path, name):
+    """A folder of eval runs holding one run of one question."""
+    runs = tmp_path / "runs"
+    (runs / name).mkdir(parents=True)
+    row = {
+        "id": "q1",
+        "strategy": "oner",
+        "metrics": {"em": 1.0, "f1": 1.0, "match": 1.0},
+        "cost": {"llm_calls": 1, "prompt_tokens": 5, "completion_tokens": 1, "parse_failures": 0},
+        "wall_seconds": 0.5,
+        "error": None,
+        "trace": {"steps": []},
+    }
+    (runs / name / "results.jsonl").write_text(json.dumps(row) + "\n")
+    (runs / name / "config.json").write_text("{}")
+    return runs
+
+
 def client(bm25_index_dir, model=None, **settings):
     config = ServerConfig(indexes={"demo": bm25_index_dir}, **settings)
     return TestClient(create_app(config, model or FakeModel(lambda m, p: "Hevik")))
@@ -69,19 +87,7 @@ def test_a_failing_answer_streams_an_error_event(bm25_index_dir):
 
 
 def test_read_endpoints(bm25_index_dir, tmp_path):
-    runs = tmp_path / "runs"
-    (runs / "r1").mkdir(parents=True)
-    row = {
-        "id": "q1",
-        "strategy": "oner",
-        "metrics": {"em": 1.0, "f1": 1.0, "match": 1.0},
-        "cost": {"llm_calls": 1, "prompt_tokens": 5, "completion_tokens": 1, "parse_failures": 0},
-        "wall_seconds": 0.5,
-        "error": None,
-        "trace": {"steps": []},
-    }
-    (runs / "r1" / "results.jsonl").write_text(json.dumps(row) + "\n")
-    (runs / "r1" / "config.json").write_text("{}")
+    runs = one_run_folder(tmp_path, "r1")
     (runs / "not-a-run").mkdir()
     api = client(bm25_index_dir, runs_dir=runs)
     assert api.get("/healthz").json()["status"] == "ok"
