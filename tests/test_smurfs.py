@@ -303,3 +303,22 @@ def test_citations_are_passages_the_tools_returned(bm25_index_dir):
     # lookup was not offered before search had shown passages
     first = next(c for c in result.trace.steps if c.kind == "llm" and c.role == "executor")
     assert "lookup(" not in first.input[-1]["content"]
+
+
+def test_argument_strings_get_a_bound_the_tool_did_not_set():
+    from ragteam.agents.smurfs import bounded_strings
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string"},
+            "id": {"type": "string", "enum": ["a", "b"]},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "note": {"type": "string", "maxLength": 10},
+        },
+    }
+    out = bounded_strings(schema, limit=50)
+    props = out["properties"]
+    assert props["query"]["maxLength"] == 50 and props["tags"]["items"]["maxLength"] == 50
+    assert "maxLength" not in props["id"] and props["note"]["maxLength"] == 10
+    assert "maxLength" not in schema["properties"]["query"]  # the tool's own schema is untouched

@@ -33,6 +33,7 @@ VERDICT_SCHEMA = {
     "required": ["status", "hint"],
 }
 NOT_FOUND = "not found"
+ARGUMENT_CHARS = 100  # a tool argument string, when the tool sets no bound of its own
 
 
 def choice_schema(names: list[str]) -> dict[str, Any]:
@@ -114,8 +115,21 @@ def write_arguments(
         thought=thought or "none",
         tool=chosen.describe(),
     )
-    schema = chosen.schema_now()
+    schema = bounded_strings(chosen.schema_now())
     return complete_json(model, trace, "executor", messages, schema, max_tokens=160)
+
+
+def bounded_strings(schema: dict[str, Any], limit: int = ARGUMENT_CHARS) -> dict[str, Any]:
+    """The schema with a length bound on every string that has none, so that a small model's
+    constrained decoding closes its strings instead of running into the token limit."""
+    out = dict(schema)
+    if out.get("type") == "string" and "maxLength" not in out and "enum" not in out:
+        out["maxLength"] = limit
+    if isinstance(out.get("properties"), dict):
+        out["properties"] = {k: bounded_strings(v, limit) for k, v in out["properties"].items()}
+    if isinstance(out.get("items"), dict):
+        out["items"] = bounded_strings(out["items"], limit)
+    return out
 
 
 def condense(model: ChatModel, trace: Trace, task: str, output: str) -> str:
