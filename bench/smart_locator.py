@@ -1,6 +1,7 @@
 """How SMART's fact locator judged passages, against the gold paragraphs, from a run's traces.
 
-    python bench/smart_locator.py bench/out/runs/seed0-trained --data bench/out/dev300-seed0-100.jsonl
+    python bench/smart_locator.py bench/out/runs/seed0-trained \
+        --data bench/out/dev300-seed0-100.jsonl
 
 For every `smart` row: the passages it showed the locator (the retrieval steps, deduplicated in
 order, cut to `max_passages` in trajectory mode), the judgements in the trajectory note, and the
