@@ -244,3 +244,35 @@ def test_item_round_trips_to_dict(questions, train_index):
     data = item.to_dict()
     assert data["intent_source"] == "gold" and isinstance(Item(**data).trajectory, dict)
     assert Trace().totals()["llm_calls"] == 0
+
+
+def test_a_trained_folder_exports_against_the_gguf_its_runs_started_from(tmp_path):
+    import json
+
+    from ragteam.training.base_model import base_gguf
+
+    source = tmp_path / "base.gguf"
+    source.write_bytes(b"GGUF")
+    for run, base in (("run1", str(source)), ("run2", str(tmp_path / "run1" / "model"))):
+        (tmp_path / run / "model").mkdir(parents=True)
+        (tmp_path / run / "model" / "config.json").write_text("{}")
+        (tmp_path / run / "settings.json").write_text(json.dumps({"base": base}))
+    assert base_gguf(str(tmp_path / "run2" / "model")) == source  # run2 continued run1
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "config.json").write_text("{}")
+    assert base_gguf(str(tmp_path / "other")) is None
+
+
+def test_training_device_is_checked_before_any_work():
+    import torch
+
+    from ragteam.errors import InputError
+    from ragteam.training.fit import pick_device
+
+    assert pick_device("cpu") == "cpu"
+    assert pick_device("auto") == ("cuda" if torch.cuda.is_available() else "cpu")
+    with pytest.raises(InputError, match="auto, cpu, cuda"):
+        pick_device("tpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(InputError, match="no CUDA GPU"):
+            pick_device("cuda")

@@ -3,6 +3,7 @@ downloaded), another GGUF file, or a local Hugging Face folder."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,19 @@ def base_gguf(spec: str) -> Path | None:
             f"--base {spec}: expected 'embedded', a .gguf file or a local Hugging Face folder "
             "with config.json (nothing is downloaded)"
         )
-    return None
+    return trained_from(path)
+
+
+def trained_from(folder: Path) -> Path | None:
+    """For a model folder that `train fit` wrote (`RUN/model`), the GGUF its run started from,
+    following runs that continued earlier runs; None for any other folder."""
+    settings = folder.parent / "settings.json"
+    if folder.name != "model" or not settings.is_file():
+        return None
+    base = json.loads(settings.read_text(encoding="utf-8")).get("base")
+    if not isinstance(base, str) or Path(base).expanduser().resolve() == folder.resolve():
+        return None
+    return base_gguf(base)
 
 
 def gguf_adds_bos(path: Path) -> bool:

@@ -101,6 +101,7 @@ def fit_command(
     max_length: Annotated[int, typer.Option(min=64, max=32768)] = 1536,
     max_steps: Annotated[int, typer.Option(min=0, help="stop after N steps (0: all)")] = 0,
     threads: Annotated[int, typer.Option(min=0, help="torch threads (0: default)")] = 0,
+    device: Annotated[str, typer.Option(help="auto | cpu | cuda | cuda:N")] = "auto",
     seed: int = 0,
     export: Annotated[str, typer.Option(help="GGUF type to export: q8_0 | f16 | f32 | none")] = (
         "q8_0"
@@ -137,11 +138,13 @@ def fit_command(
                 )
                 bar.update(task, completed=step.step, total=step.steps, info=info)  # type: ignore[attr-defined]
 
-            report = fit(data, out_dir, settings, resume=resume, on_step=show)
+            report = fit(
+                data, out_dir, settings, resume=resume, on_step=show, device=device
+            )
         out.print(
             f"trained {report.steps} steps, {report.tokens} tokens in {report.seconds:.0f} s "
             f"({report.tokens / max(report.seconds, 1e-9):.0f} tok/s); "
-            f"validation loss {report.validation}"
+            f"on {report.device}; validation loss {report.validation}"
         )
         if export != "none":
             _export(out_dir / "model", base, out_dir / "model.gguf", export)

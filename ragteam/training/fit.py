@@ -64,6 +64,7 @@ class FitReport:
     seconds: float = 0.0
     losses: list[tuple[int, float]] = field(default_factory=list)
     validation: dict[str, float] = field(default_factory=dict)
+    device: str = "cpu"
 
 
 def fit(
@@ -73,8 +74,10 @@ def fit(
     *,
     resume: bool = False,
     on_step: Callable[[StepInfo], None] | None = None,
+    device: str = "auto",
 ) -> FitReport:
-    """Train and save `out/model` (HF format) and `out/training.json`."""
+    """Train and save `out/model` (HF format) and `out/training.json`. `device`: auto (a CUDA
+    GPU when torch sees one, else the CPU), cpu, cuda or cuda:N."""
     import torch
 
     from ragteam.training.base_model import load_base
@@ -83,8 +86,11 @@ def fit(
     torch.manual_seed(settings.seed)
     if settings.threads:
         torch.set_num_threads(settings.threads)
+    device = pick_device(device)
     model, tokenizer, bos = load_base(settings.base)
+    model.to(device)
     plan, report = _plan(data, settings, tokenizer, bos)
+    report.device = device
     total = len(plan)
     if settings.max_steps:
         total = min(total, settings.max_steps)
@@ -117,6 +123,19 @@ def fit(
     _save_model(out, model, tokenizer)
     _write_json(out / "training.json", asdict(report))
     return report
+
+
+def pick_device(wanted: str) -> str:
+    """`auto` is the first CUDA GPU when torch sees one, else the CPU; a named one must exist."""
+    import torch
+
+    if wanted == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if wanted.startswith("cuda") and not torch.cuda.is_available():
+        raise InputError(f"--device {wanted}: torch sees no CUDA GPU here; use --device cpu")
+    if wanted != "cpu" and not wanted.startswith("cuda"):
+        raise InputError(f"unknown --device '{wanted}'; use auto, cpu, cuda or cuda:N")
+    return wanted
 
 
 def _claim_folder(out: Path, settings: FitSettings, resume: bool) -> None:
@@ -189,7 +208,7 @@ def _batches(items: list[Tokenized], budget: int, rng: random.Random) -> list[li
     return batches
 
 
-def _collate(batch: list[Tokenized], pad: int) -> tuple[Any, Any, Any]:
+def _collate(batch: list[Tokenized], pad: int, device: Any = "cpu") -> tuple[Any, Any, Any]:
     import torch
 
     width = max(len(t.input_ids) for t in batch)
@@ -201,7 +220,7 @@ def _collate(batch: list[Tokenized], pad: int) -> tuple[Any, Any, Any]:
         ids[row, :n] = torch.tensor(t.input_ids)
         labels[row, :n] = torch.tensor(t.labels)
         attention[row, :n] = 1
-    return ids, labels, attention
+    return ids.to(device), labels.to(device), attention.to(device)
 
 
 def _loss(model: Any, ids: Any, labels: Any, attention: Any) -> Any:
@@ -221,7 +240,7 @@ def _train_step(
 ) -> tuple[float, int, int]:
     import torch
 
-    ids, labels, attention = _collate(batch, tokenizer.pad_token_id or 0)
+    ids, labels, attention = _collate(batch, tokenizer.pad_token_id or 0, model.device)
     loss = _loss(model, ids, labels, attention)
     loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -246,7 +265,7 @@ def _validation_loss(
     total, count = 0.0, 0
     with torch.no_grad():
         for t in encoded:
-            ids, labels, attention = _collate([t], 0)
+            ids, labels, attention = _collate([t], 0, model.device)
             loss = _loss(model, ids, labels, attention)
             total += float(loss) * t.trained
             count += t.trained
@@ -286,11 +305,11 @@ def _restore(out: Path, model: Any, optimizer: Any, scheduler: Any, report: FitR
     folder = out / "checkpoint"
     if not (folder / "state.pt").is_file():
         return 0
-    state = torch.load(folder / "state.pt", weights_only=False)
+    state = torch.load(folder / "state.pt", weights_only=False, map_location=model.device)
     model.load_state_dict(state["model"])
     optimizer.load_state_dict(state["optimizer"])
     scheduler.load_state_dict(state["scheduler"])
-    torch.set_rng_state(state["torch_rng"])
+    torch.set_rng_state(state["torch_rng"].cpu())
     saved = json.loads((folder / "report.json").read_text(encoding="utf-8"))
     for key in ("steps", "tokens", "trained_tokens", "seconds", "losses", "validation"):
         setattr(report, key, saved[key])
