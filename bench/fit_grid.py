@@ -74,7 +74,9 @@ def main() -> int:
     atomic.write_json(args.out / "grid.json", summary)
     source = base_gguf(args.base)
     if source is not None and args.export != "none":
-        export_folder(args.out / best["folder"] / "model", source, args.out / "model.gguf", args.export)
+        export_folder(
+            args.out / best["folder"] / "model", source, args.out / "model.gguf", args.export
+        )
     print(json.dumps(summary), flush=True)
     return 0
 

@@ -138,9 +138,7 @@ def fit_command(
                 )
                 bar.update(task, completed=step.step, total=step.steps, info=info)  # type: ignore[attr-defined]
 
-            report = fit(
-                data, out_dir, settings, resume=resume, on_step=show, device=device
-            )
+            report = fit(data, out_dir, settings, resume=resume, on_step=show, device=device)
         out.print(
             f"trained {report.steps} steps, {report.tokens} tokens in {report.seconds:.0f} s "
             f"({report.tokens / max(report.seconds, 1e-9):.0f} tok/s); "
