@@ -32,3 +32,16 @@ def test_sampled_calls_are_never_cached(tmp_path):
     model = CachedModel(inner, tmp_path / "c.sqlite")
     assert model.complete(ASK, temperature=0.7).text == "a"
     assert model.complete(ASK, temperature=0.7).text == "b"
+
+
+def test_two_ggufs_of_one_name_and_size_are_different_models(tmp_path):
+    from ragteam.llm.llamacpp import gguf_fingerprint
+
+    a, b = tmp_path / "a" / "model.gguf", tmp_path / "b" / "model.gguf"
+    for path, byte in ((a, 1), (b, 2)):
+        path.parent.mkdir()
+        data = bytearray(3_000_000)
+        data[2_000_000] = byte  # fine-tunes differ inside the file, not in its size
+        path.write_bytes(bytes(data))
+    assert gguf_fingerprint(a) != gguf_fingerprint(b)
+    assert gguf_fingerprint(a) == gguf_fingerprint(a)

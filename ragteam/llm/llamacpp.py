@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import functools
+import hashlib
 import importlib.util
 import os
 import threading
@@ -90,8 +91,7 @@ class LlamaCppModel:
         threads = n_threads or max(1, os.cpu_count() or 1)
         self._llm = _load(str(resolved), n_ctx, threads, seed)
         self._lock = _lock_for(id(self._llm))
-        stat = resolved.stat()
-        self.identity = f"llama.cpp:{resolved.name}:{stat.st_size}"
+        self.identity = f"llama.cpp:{resolved.name}:{gguf_fingerprint(resolved)}"
 
     def complete(
         self,
@@ -165,3 +165,15 @@ def _lock_for(key: int) -> threading.Lock:
     """One lock per loaded llama.cpp model, shared by every wrapper around it."""
     with _LOCKS_GUARD:
         return _LOCKS.setdefault(key, threading.Lock())
+
+
+def gguf_fingerprint(path: Path, samples: int = 16, block: int = 1 << 16) -> str:
+    """Size plus a hash of blocks spread over the file: two fine-tunes of one base (same name,
+    same size) differ, and a multi-GB model is not read whole. Keys the LLM cache."""
+    size = path.stat().st_size
+    digest = hashlib.blake2b(str(size).encode(), digest_size=8)
+    with path.open("rb") as f:
+        for i in range(samples):
+            f.seek(max(0, (size - block) * i // max(1, samples - 1)))
+            digest.update(f.read(block))
+    return f"{size}:{digest.hexdigest()}"
