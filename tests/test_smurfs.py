@@ -322,3 +322,26 @@ def test_argument_strings_get_a_bound_the_tool_did_not_set():
     assert props["query"]["maxLength"] == 50 and props["tags"]["items"]["maxLength"] == 50
     assert "maxLength" not in props["id"] and props["note"]["maxLength"] == 10
     assert "maxLength" not in schema["properties"]["query"]  # the tool's own schema is untouched
+
+
+def test_a_thought_copying_the_worked_example_is_asked_again_without_it():
+    prompts = []
+
+    def choose(messages):
+        prompts.append(messages)
+        if len(prompts) == 1:
+            return {"thought": "I need the Greyfin Lighthouse passage", "tool": "builder"}
+        return {"thought": "find the builder", "tool": "builder"}
+
+    model = scripted(
+        planner={"Tasks": ["Who built the Wrenhold Lighthouse?"]},
+        executor=choose,
+        arguments=registry,
+        answer_agent=condense,
+        verifier=solved,
+        final={"answer": "Emrik Tollan"},
+    )
+    result = run(model, [builder, broken])  # one tool alone needs no choice
+    assert len(prompts) == 2 and "Greyfin" not in " ".join(m["content"] for m in prompts[1])
+    executor = [s for s in result.trace.steps if s.role == "executor"]
+    assert "Greyfin" in (executor[0].error or "") and executor[1].error is None

@@ -92,9 +92,10 @@ def choose_tool(
     """(thought, tool name) among `tools`."""
     listing = "\n".join(f"- {t.describe()}" for t in tools)
     messages = render("smurfs_executor", task=task, known=known, hint=hint or "none", tools=listing)
-    value = complete_json(
-        model, trace, "executor", messages, choice_schema([t.name for t in tools]), grounded=False
-    )
+    # Grounded: a thought that copies the worked example's names would carry them into the
+    # arguments prompt, where they then look like the sub-task's own words.
+    schema = choice_schema([t.name for t in tools])
+    value = complete_json(model, trace, "executor", messages, schema)
     return value["thought"].strip(), value["tool"]
 
 
