@@ -55,7 +55,7 @@ class Smurfs:
             final = self._final(ctx, asked, log)
         except _Budget as limit:
             ctx.trace.note("smurfs", f"stopped: {limit}")
-            final = next((s.answer for s in reversed(log) if s.status == "solved"), "")
+            final = _last_solved(log)
         ctx.trace.note("smurfs", "task log", event="task_log", tasks=[_log_entry(s) for s in log])
         used = {p.id: p for s in log for r in s.path for p in r.passages}
         return Answer(question, final, self.name, cite(list(used.values()), final), ctx.trace)
@@ -179,13 +179,12 @@ class Smurfs:
         return SubTask(task, answer, "unsolved", [r for r in memory if r.answer][-1:])
 
     def _final(self, ctx: Context, question: str, log: list[SubTask]) -> str:
-        fallback = next((s.answer for s in reversed(log) if s.status == "solved"), "")
         self._spend(ctx)
         try:
             return roles.final_answer(ctx.model_for("final"), ctx.trace, question, log)
         except ParseError as exc:
             ctx.trace.note("smurfs", f"final answer failed ({exc.reason}); last solved sub-task")
-            return fallback
+            return _last_solved(log)
 
     def _spend(self, ctx: Context) -> None:
         if ctx.trace.totals()["llm_calls"] >= self.max_calls:
@@ -198,6 +197,10 @@ class Smurfs:
 
 def log_records(log: list[SubTask]) -> list[StepRecord]:
     return [r for s in log for r in s.path]
+
+
+def _last_solved(log: list[SubTask]) -> str:
+    return next((s.answer for s in reversed(log) if s.status == "solved"), "")
 
 
 def _last_answer(memory: list[StepRecord]) -> str:
