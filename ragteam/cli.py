@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from ragteam._version import __version__
 from ragteam.api import answer
@@ -26,7 +25,8 @@ from ragteam.errors import RagteamError
 from ragteam.eval.cli import eval_command, report_command
 from ragteam.llm import ModelOptions
 from ragteam.render import answer_view, trace_view
-from ragteam.retrieval.index import RETRIEVERS, build_index, load_index, read_manifest
+from ragteam.retrieval.cli import build_with_progress, index_app
+from ragteam.retrieval.index import load_index
 from ragteam.router.cli import feedback_command, router_app
 from ragteam.server.cli import serve_command
 from ragteam.strategies import available
@@ -60,7 +60,6 @@ def _main(
         logger.setLevel(logging.WARNING)
 
 
-index_app = typer.Typer(no_args_is_help=True, help="Build and inspect indexes.")
 app.add_typer(index_app, name="index")
 
 ModelOpt = Annotated[str, typer.Option(help="embedded | gemma-3-270m | PATH.gguf | openai:NAME")]
@@ -165,7 +164,7 @@ def demo(
         directory = demo_index_dir()
         if rebuild or not _loads(directory):
             out.print(f"building the demo index in {directory} ...")
-            _build_with_progress(demo_corpus_path(), directory, "hybrid", 100)
+            build_with_progress(demo_corpus_path(), directory, "hybrid", 100)
         asked = question or DEMO_QUESTION
         out.print(f"[bold]question:[/] {asked}")
         result = answer(asked, index=directory, strategy=strategy, model=model)
@@ -210,65 +209,6 @@ def list_strategies() -> None:
         )
         out.print(
             f"[bold]{name}[/]  roles: {roles}\n    options: {options or '-'}", highlight=False
-        )
-
-
-@index_app.command("build")
-def index_build(
-    src: Annotated[Path, typer.Argument(help="JSONL of {id, title, text} or a folder of .txt/.md")],
-    out_dir: Annotated[Path, typer.Option("--out", help="index directory to write")],
-    retriever: Annotated[str, typer.Option(help="|".join(RETRIEVERS))] = "hybrid",
-    passage_words: Annotated[
-        int, typer.Option(min=0, max=100_000, help="words per passage (0: keep whole)")
-    ] = 100,
-    bm25_stemmer: Annotated[str, typer.Option(help="Snowball language, or none")] = "english",
-) -> None:
-    """Build an index (aside, then swapped in: an existing index is never left half-written)."""
-    with friendly_errors():
-        manifest = _build_with_progress(src, out_dir, retriever, passage_words, bm25_stemmer)
-        if manifest.get("replaced"):
-            err.print(f"replaced the index that was in {out_dir}")
-        out.print(
-            f"indexed {manifest['passage_count']} passages from {manifest['document_count']} "
-            f"documents into {out_dir} ({retriever}, {manifest['build_seconds']:.1f} s)"
-        )
-
-
-@index_app.command("info")
-def index_info(directory: Annotated[Path, typer.Argument(help="index directory")]) -> None:
-    """Show an index's manifest and whether it loads."""
-    with friendly_errors():
-        manifest = read_manifest(directory)
-        out.print_json(json.dumps(manifest))
-        load_index(directory)
-        out.print("[green]index loads and matches its manifest[/]")
-
-
-def _build_with_progress(
-    src: Path, directory: Path, retriever: str, words: int, stemmer: str = "english"
-) -> dict[str, Any]:
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total}"),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-    ) as bar:
-        tasks: dict[str, TaskID] = {}
-
-        def report(phase: str, done: int, total: int) -> None:
-            if phase not in tasks:
-                tasks[phase] = bar.add_task(phase, total=total)
-            bar.update(tasks[phase], completed=done, total=total)
-
-        return build_index(
-            src,
-            directory,
-            retriever=retriever,
-            passage_words=words,
-            bm25_stemmer=stemmer,
-            progress=report,
         )
 
 

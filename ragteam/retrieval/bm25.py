@@ -55,11 +55,12 @@ class BM25Retriever:
 
     @classmethod
     def load(
-        cls, directory: Path, passages: list[Passage], stemmer: str = STEMMER
+        cls, directory: Path, passages: list[Passage], stemmer: str = STEMMER, mmap: bool = False
     ) -> BM25Retriever:
+        """`mmap`: map the score matrix from disk (bm25s's memory-mapped mode)."""
         import bm25s
 
-        model = bm25s.BM25.load(str(directory / "bm25"))
+        model = bm25s.BM25.load(str(directory / "bm25"), mmap=mmap)
         tokenizer = _tokenizer(stemmer)
         tokenizer.load_vocab(str(directory / "bm25"))
         tokenizer.load_stopwords(str(directory / "bm25"))

