@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -58,6 +59,19 @@ def _free_port() -> int:
 @pytest.fixture(scope="session")
 def llama_server():
     """`python -m llama_cpp.server` serving the embedded GGUF; yields its base URL."""
+    with _llama_cpp_server("smollm2") as base:
+        yield base
+
+
+@pytest.fixture(scope="session")
+def embedding_server():
+    """llama.cpp's server computing embeddings (mean-pooled) with the embedded GGUF."""
+    with _llama_cpp_server("smollm2-embed", "--embedding", "true") as base:
+        yield base
+
+
+@contextmanager
+def _llama_cpp_server(alias: str, *extra: str):
     from ragteam.llm.llamacpp import embedded_model_path
 
     port = _free_port()
@@ -74,7 +88,8 @@ def llama_server():
         "--n_ctx",
         "2048",
         "--model_alias",
-        "smollm2",
+        alias,
+        *extra,
     ]
     log = open(os.devnull, "w")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)

@@ -48,6 +48,11 @@ def eval_command(
     retries: Annotated[int, typer.Option(min=0, max=20, help="retries of a server call")] = 3,
     tools: ToolsOpt = [],  # noqa: B006
     mcp: McpOpt = [],  # noqa: B006
+    ray: Annotated[
+        str | None, typer.Option(help="Ray cluster address (or auto): answer on its actors")
+    ] = None,
+    ray_actors: Annotated[int, typer.Option(min=0, help="actors (0: one per CPU share)")] = 0,
+    ray_cpus: Annotated[float, typer.Option(min=0.1, help="CPUs per Ray actor")] = 1.0,
 ) -> None:
     """Run strategies over a dataset; rerunning the same command resumes."""
     from ragteam.eval.evaluate import evaluate
@@ -89,6 +94,9 @@ def eval_command(
                     workers=workers,
                     tools=extra,
                     progress=report,
+                    ray=ray,
+                    ray_actors=ray_actors,
+                    ray_cpus_per_actor=ray_cpus,
                 )
             except KeyboardInterrupt:
                 err.print(

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from ragteam.errors import InputError
 from ragteam.eval.datasets import load_dataset
 from ragteam.eval.rundir import RunDir
 from ragteam.eval.runner import EvalPlan, Progress, run_eval
@@ -29,11 +30,15 @@ def evaluate(
     workers: int = 4,
     tools: Iterable[Tool | Callable[..., Any]] = (),
     progress: Progress | None = None,
+    ray: str | None = None,
+    ray_actors: int = 0,
+    ray_cpus_per_actor: float = 1.0,
 ) -> list[dict[str, Any]]:
     """Answer and score every question of `data` (JSONL) with each strategy into the run
     folder `out`; calling it again resumes (rows already written are kept, failed ones are
     retried). `strategies` are names ("oner,smart" or a list) or name -> options. Returns the
-    rows written by this call."""
+    rows written by this call. With `ray` (a cluster address, or "auto") the questions are
+    answered by Ray actors (`model`, `role_models` and `index` must then be names/paths)."""
     if isinstance(strategies, str):
         strategies = [s.strip() for s in strategies.split(",") if s.strip()]
     chosen = dict(strategies) if isinstance(strategies, dict) else {s: {} for s in strategies}
@@ -45,12 +50,59 @@ def evaluate(
         data_path=Path(data),
         workers=workers,
         model_settings={"n_ctx": options.n_ctx},
-        role_models={
+        role_models={}
+        if ray
+        else {
             role: spec if not isinstance(spec, str) else load_model(spec, options)
             for role, spec in (role_models or {}).items()
         },
         tools=tuple(make_tool(t) for t in tools),
     )
+    if ray:
+        return _on_ray(
+            plan,
+            Path(out),
+            ray,
+            model,
+            options,
+            index,
+            role_models or {},
+            ray_actors,
+            ray_cpus_per_actor,
+            progress,
+        )
     loaded = index if isinstance(index, Index) or index is None else load_index(index)
     chat = model if model is not None and not isinstance(model, str) else load_model(model, options)
     return run_eval(plan, RunDir(Path(out)), chat, loaded, progress)
+
+
+def _on_ray(
+    plan: EvalPlan,
+    out: Path,
+    address: str,
+    model: str | ChatModel | None,
+    options: ModelOptions,
+    index: str | Path | Index | None,
+    role_models: dict[str, str | ChatModel],
+    actors: int,
+    cpus: float,
+    progress: Progress | None,
+) -> list[dict[str, Any]]:
+    from ragteam.scale.ray_eval import run_eval_ray
+
+    if not (model is None or isinstance(model, str)) or isinstance(index, Index):
+        raise InputError("with ray, pass the model as a spec and the index as a directory")
+    if any(not isinstance(spec, str) for spec in role_models.values()):
+        raise InputError("with ray, pass role models as specs")
+    return run_eval_ray(
+        plan,
+        RunDir(out),
+        address=address,
+        model_spec=model or "embedded",
+        model_options=options,
+        index_dir=Path(index).expanduser().resolve() if index is not None else None,
+        role_specs={role: str(spec) for role, spec in role_models.items()},
+        actors=actors,
+        cpus_per_actor=cpus,
+        progress=progress,
+    )

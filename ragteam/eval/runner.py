@@ -43,28 +43,32 @@ def file_sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def run_config(plan: EvalPlan, model: ChatModel, index: Index | None) -> dict[str, Any]:
-    """Everything that makes results comparable; a resumed run must match it exactly."""
+def run_config(
+    plan: EvalPlan,
+    model_identity: str,
+    index: dict[str, Any] | None,
+    role_identities: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """Everything that makes results comparable; a resumed run must match it exactly.
+    `index` is `index_config(...)` of the index used."""
     return {
         "ragteam_version": __version__,
         "data": {"path": str(plan.data_path.resolve()), "sha256": file_sha256(plan.data_path)},
-        "index": None
-        if index is None
-        else {
-            "path": str(index.directory),
-            "corpus_checksum": index.manifest["corpus_checksum"],
-            "retriever": index.retriever,
-            "embedding_model": index.manifest.get("embedding_model"),
-        },
-        "model": {"identity": model.identity, **plan.model_settings},
+        "index": index,
+        "model": {"identity": model_identity, **plan.model_settings},
         "strategies": plan.strategies,
         **({"tools": [t.name for t in plan.tools]} if plan.tools else {}),
         # only when used, so that runs made before role overrides existed still resume
-        **(
-            {"role_models": {r: m.identity for r, m in sorted(plan.role_models.items())}}
-            if plan.role_models
-            else {}
-        ),
+        **({"role_models": dict(sorted(role_identities.items()))} if role_identities else {}),
+    }
+
+
+def index_config(directory: Path, manifest: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "path": str(directory),
+        "corpus_checksum": manifest["corpus_checksum"],
+        "retriever": manifest["retriever"],
+        "embedding_model": manifest.get("embedding_model"),
     }
 
 
@@ -140,6 +144,35 @@ def evaluate_one(
     return row
 
 
+class Tally:
+    """The single writer of a run: appends each finished row (fsynced by `RunDir`) and
+    reports progress."""
+
+    def __init__(self, run: RunDir, already: int, total: int, progress: Progress | None) -> None:
+        self.run, self.rows, self.total = run, [], total
+        self._finished, self._f1, self._progress = already, 0.0, progress
+        self._started = time.perf_counter()
+
+    def add(self, row: dict[str, Any]) -> None:
+        self.run.append(row)
+        self.rows.append(row)
+        self._finished += 1
+        self._f1 += row["metrics"]["f1"]
+        if self._progress:
+            elapsed = time.perf_counter() - self._started
+            n = len(self.rows)
+            self._progress(self._finished, self.total, self._f1 / n, elapsed / n)
+
+
+def pending_pairs(plan: EvalPlan, run: RunDir) -> tuple[set, list[tuple[Example, str]]]:
+    """Pairs already in the run, and the (question, strategy) pairs still to do."""
+    done = run.done()
+    todo = [
+        (ex, name) for ex in plan.examples for name in plan.strategies if (ex.id, name) not in done
+    ]
+    return done, todo
+
+
 def run_eval(
     plan: EvalPlan,
     run: RunDir,
@@ -150,14 +183,12 @@ def run_eval(
     """Evaluate every (question, strategy) pair not yet in `run`; returns the new rows."""
     for name, options in plan.strategies.items():
         make_strategy(name, options)  # unknown names or options fail before any work
-    run.open(run_config(plan, model, index))
-    done = run.done()
-    todo = [
-        (ex, name) for ex in plan.examples for name in plan.strategies if (ex.id, name) not in done
-    ]
+    roles = {role: m.identity for role, m in plan.role_models.items()}
+    info = None if index is None else index_config(index.directory, index.manifest)
+    run.open(run_config(plan, model.identity, info, roles))
+    done, todo = pending_pairs(plan, run)
     workers = max(1, plan.workers) if model.parallel else 1
-    total, finished, rows = len(done) + len(todo), len(done), []
-    f1_sum, started = 0.0, time.perf_counter()
+    tally = Tally(run, len(done), len(done) + len(todo), progress)
     with ThreadPoolExecutor(max_workers=workers) as pool:
         pending: set[Future] = set()
         queue = iter(todo)
@@ -181,16 +212,9 @@ def run_eval(
                     break
                 complete, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for future in complete:
-                    row = future.result()
-                    run.append(row)
-                    rows.append(row)
-                    finished += 1
-                    f1_sum += row["metrics"]["f1"]
-                    if progress:
-                        elapsed = time.perf_counter() - started
-                        progress(finished, total, f1_sum / len(rows), elapsed / len(rows))
+                    tally.add(future.result())
         except BaseException:
             for future in pending:
                 future.cancel()
             raise
-    return rows
+    return tally.rows

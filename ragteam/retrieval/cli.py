@@ -42,6 +42,9 @@ def index_build(
     nlist: Annotated[int, typer.Option(min=0, help="IVF lists (0: 4*sqrt(n))")] = 0,
     nprobe: Annotated[int, typer.Option(min=1, help="IVF lists searched per query")] = 16,
     ef_search: Annotated[int, typer.Option(min=1, help="HNSW search breadth")] = 64,
+    ray: Annotated[
+        str | None, typer.Option(help="Ray cluster address (or auto): encode passages there")
+    ] = None,
 ) -> None:
     """Build an index (aside, then swapped in: an existing index is never left half-written)."""
     with friendly_errors():
@@ -54,7 +57,7 @@ def index_build(
             ef_search=ef_search,
         )
         manifest = build_with_progress(
-            src, out_dir, retriever, passage_words, bm25_stemmer, dense=dense, mmap=mmap
+            src, out_dir, retriever, passage_words, bm25_stemmer, dense=dense, mmap=mmap, ray=ray
         )
         if manifest.get("replaced"):
             err.print(f"replaced the index that was in {out_dir}")

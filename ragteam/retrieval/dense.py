@@ -53,6 +53,11 @@ class DenseSettings:
         return cls(encoder=encoder, **{k: v for k, v in data.items() if k in known})
 
 
+def passage_text(p: Passage) -> str:
+    """What the encoder sees of a passage."""
+    return f"{p.title}: {p.text}"
+
+
 def build_faiss(vectors: np.ndarray, settings: DenseSettings) -> Any:
     """A FAISS inner-product index of the given type holding `vectors` (trained if IVF-PQ)."""
     import faiss
@@ -132,7 +137,7 @@ class DenseRetriever:
     ) -> DenseRetriever:
         settings = settings or DenseSettings()
         encoder = make_encoder(settings.encoder)
-        vectors = encoder.encode([f"{p.title}: {p.text}" for p in passages], progress)
+        vectors = encoder.encode([passage_text(p) for p in passages], progress)
         return cls.from_vectors(passages, vectors, encoder, settings)
 
     @classmethod

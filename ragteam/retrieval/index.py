@@ -107,10 +107,12 @@ def build_index(
     bm25_stemmer: str = "english",
     dense: DenseSettings | None = None,
     mmap: bool = False,
+    ray: str | None = None,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Build an index of `src` into `out`, aside first, then swapped in by rename. `dense`
-    chooses the encoder and FAISS index type; `mmap` makes loads map files, not read them."""
+    chooses the encoder and FAISS index type; `mmap` makes loads map files, not read them;
+    `ray` (a cluster address) encodes the passages on that Ray cluster."""
     if retriever not in RETRIEVERS:
         raise UnknownName("retriever", retriever, list(RETRIEVERS))
     started = time.perf_counter()
@@ -128,6 +130,7 @@ def build_index(
             "bm25_stemmer": bm25_stemmer,
             "dense": dense or DenseSettings(),
             "mmap": mmap,
+            "ray": ray,
         }
         manifest = _write_index(staging, passages, src, settings, progress)
         manifest["build_seconds"] = round(time.perf_counter() - started, 3)
@@ -181,10 +184,8 @@ def _write_index(
             progress("bm25", 1, 1)
     dense: DenseSettings = settings["dense"]
     if "dense" in methods:
-        from ragteam.retrieval.dense import DenseRetriever
-
         report = (lambda done, total: progress("embed", done, total)) if progress else None
-        built = DenseRetriever.build(passages, report, dense)
+        built = _dense_build(passages, dense, settings["ray"], report)
         built.save(directory)
         embedding = built.encoder.identity
     src_path = Path(src).expanduser().resolve()
@@ -208,6 +209,21 @@ def _write_index(
         "files": _file_sizes(directory),
         "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
+
+
+def _dense_build(
+    passages: list[Passage], dense: DenseSettings, ray: str | None, report: Any
+) -> Any:
+    from ragteam.retrieval.dense import DenseRetriever, passage_text
+    from ragteam.retrieval.encoders import make_encoder
+
+    if not ray:
+        return DenseRetriever.build(passages, report, dense)
+    from ragteam.scale.ray_index import encode_on_ray
+
+    texts = [passage_text(p) for p in passages]
+    vectors = encode_on_ray(texts, dense.encoder, address=ray, progress=report)
+    return DenseRetriever.from_vectors(passages, vectors, make_encoder(dense.encoder), dense)
 
 
 def load_index(

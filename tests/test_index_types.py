@@ -1,0 +1,145 @@
+"""FAISS index types, shards, memory-mapped loading, encoders (ONNX, int8, a server)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from ragteam.errors import IndexUnusable, InputError, UnknownName
+from ragteam.retrieval import build_index, load_index
+from ragteam.retrieval.dense import DenseSettings, build_faiss, shard_bounds, tune
+from ragteam.retrieval.encoders import EncoderSpec, make_encoder
+
+
+def _clustered(n: int, dim: int = 384, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(64, dim))
+    x = centres[rng.integers(0, 64, n)] + 0.5 * rng.normal(size=(n, dim))
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    return x.astype("float32")
+
+
+def test_settings_round_trip_through_the_manifest():
+    settings = DenseSettings(
+        EncoderSpec("server", "m", "http://127.0.0.1:9/v1"), kind="hnsw", shards=3
+    )
+    again = DenseSettings.from_json(json.loads(json.dumps(settings.to_json())))
+    assert again == settings
+    assert DenseSettings.from_json(None) == DenseSettings()  # indexes built before settings
+
+
+def test_bad_settings_are_named():
+    with pytest.raises(UnknownName, match="flat"):
+        DenseSettings(kind="annoy")
+    with pytest.raises(InputError):
+        DenseSettings(shards=0)
+    with pytest.raises(InputError, match="embed-url"):
+        EncoderSpec.parse("openai:bge")
+    with pytest.raises(UnknownName):
+        EncoderSpec.parse("tensorflow")
+
+
+def test_shard_bounds_cover_every_row_once():
+    for n, shards in [(10, 3), (9, 3), (1, 4), (0, 2), (100, 1)]:
+        bounds = shard_bounds(n, shards)
+        rows = [i for start, end in bounds for i in range(start, end)]
+        assert rows == list(range(n)) and len(bounds) <= max(1, shards)
+
+
+@pytest.mark.parametrize("kind", ["hnsw", "ivfpq"])
+def test_approximate_indexes_find_most_of_the_exact_neighbours(kind):
+    data, queries = _clustered(20_000), _clustered(50, seed=1)
+    exact = build_faiss(data, DenseSettings(kind="flat"))
+    approx = build_faiss(data, settings := DenseSettings(kind=kind, nprobe=32))
+    tune(approx, settings)
+    _, truth = exact.search(queries, 10)
+    _, found = approx.search(queries, 10)
+    recall = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(truth, found, strict=True)])
+    assert recall > 0.5, recall  # synthetic Gaussian clusters are hard for PQ; real text is easier
+
+
+def test_ivfpq_refuses_a_corpus_too_small_to_train():
+    with pytest.raises(InputError, match="flat or hnsw"):
+        build_faiss(_clustered(500), DenseSettings(kind="ivfpq"))
+
+
+@pytest.mark.integration
+def test_sharded_mmapped_index_returns_what_one_flat_index_returns(tmp_path):
+    from ragteam.demo import demo_corpus_path
+
+    one, split = tmp_path / "one", tmp_path / "split"
+    build_index(demo_corpus_path(), one, retriever="hybrid")
+    manifest = build_index(
+        demo_corpus_path(), split, retriever="hybrid", dense=DenseSettings(shards=3), mmap=True
+    )
+    assert manifest["dense"]["shards"] == 3 and manifest["params"]["mmap"] is True
+    assert {"dense-000.faiss", "dense-002.faiss"} <= set(manifest["files"])
+    a, b = load_index(one), load_index(split)
+    for query in ["Who founded the company?", "river delta", "telescope mirror"]:
+        for method in ("dense", "bm25", "hybrid"):
+            assert [p.id for p in a.retrieve(query, 5, method)] == [
+                p.id for p in b.retrieve(query, 5, method)
+            ]
+
+
+@pytest.mark.integration
+def test_hnsw_index_on_disk_loads_and_retrieves(tmp_path):
+    from ragteam.demo import demo_corpus_path
+
+    out = tmp_path / "hnsw"
+    build_index(demo_corpus_path(), out, retriever="dense", dense=DenseSettings(kind="hnsw"))
+    index = load_index(out)
+    assert index.manifest["dense"]["kind"] == "hnsw"
+    hits = index.retrieve("a question about a river", 3)
+    assert len(hits) == 3 and hits[0].score >= hits[-1].score
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(("backend", "closeness"), [("onnx", 0.999), ("onnx-int8", 0.95)])
+def test_onnx_encoders_agree_with_pytorch(backend, closeness):
+    pytest.importorskip("onnxruntime", reason="the onnx extra is not installed")
+    from ragteam.demo import demo_corpus_path
+
+    texts = [json.loads(line)["text"] for line in demo_corpus_path().open()][:12]
+    reference = make_encoder(EncoderSpec("torch")).encode(texts)
+    vectors = make_encoder(EncoderSpec(backend)).encode(texts)
+    assert vectors.shape == reference.shape
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
+    assert float(np.min(np.sum(vectors * reference, axis=1))) > closeness
+
+
+@pytest.mark.integration
+def test_an_index_remembers_its_encoder(tmp_path):
+    pytest.importorskip("onnxruntime", reason="the onnx extra is not installed")
+    from ragteam.demo import demo_corpus_path
+
+    out = tmp_path / "int8"
+    spec = EncoderSpec("onnx-int8")
+    build_index(demo_corpus_path(), out, retriever="dense", dense=DenseSettings(spec))
+    index = load_index(out)
+    assert index.manifest["embedding_model"].endswith("+onnx-int8")
+    assert index.searchers["dense"].encoder.identity == index.manifest["embedding_model"]
+
+
+@pytest.mark.integration
+def test_embeddings_from_a_real_server(tmp_path, embedding_server):
+    from ragteam.demo import demo_corpus_path
+
+    spec = EncoderSpec.parse("openai:smollm2-embed", embedding_server)
+    texts = [f"passage number {i} about rivers and mountains" for i in range(10)]
+    batched = make_encoder(EncoderSpec(**{**spec.__dict__, "batch": 3})).encode(texts)
+    single = np.stack([make_encoder(spec).encode([t])[0] for t in texts[:4]])
+    assert batched.shape[0] == 10 and np.allclose(batched[:4], single, atol=1e-4)
+    out = tmp_path / "served"
+    manifest = build_index(demo_corpus_path(), out, retriever="dense", dense=DenseSettings(spec))
+    assert manifest["embedding_model"] == f"openai:smollm2-embed@{embedding_server}"
+    assert len(load_index(out).retrieve("rivers", 3)) == 3
+
+
+def test_an_unreachable_embedding_server_is_a_clear_error(monkeypatch):
+    import ragteam.retrieval.embed_server as served
+
+    monkeypatch.setattr(served, "RETRIES", 0)
+    encoder = make_encoder(EncoderSpec("server", "m", "http://127.0.0.1:9/v1"))
+    with pytest.raises(IndexUnusable, match="unreachable"):
+        encoder.encode(["hello"])
