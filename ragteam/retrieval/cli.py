@@ -32,6 +32,7 @@ def index_build(
     embed_url: Annotated[
         str, typer.Option(help="OpenAI-compatible server for openai:MODEL embeddings")
     ] = "",
+    embed_batch: Annotated[int, typer.Option(min=1, max=4096, help="texts per request")] = 64,
     index_type: Annotated[str, typer.Option(help="FAISS index: " + " | ".join(INDEX_KINDS))] = (
         "flat"
     ),
@@ -49,7 +50,7 @@ def index_build(
     """Build an index (aside, then swapped in: an existing index is never left half-written)."""
     with friendly_errors():
         dense = DenseSettings(
-            encoder=EncoderSpec.parse(encoder, embed_url),
+            encoder=EncoderSpec.parse(encoder, embed_url, embed_batch),
             kind=index_type,
             shards=shards,
             nlist=nlist,

@@ -73,7 +73,7 @@ class ServerEncoder:
         try:
             data: list[dict[str, Any]] = reply.json()["data"]
             ordered = sorted(data, key=lambda row: row.get("index", 0))
-            vectors = np.array([row["embedding"] for row in ordered], dtype="float32")
+            vectors = np.stack([_pooled(row["embedding"]) for row in ordered])
         except (ValueError, KeyError, TypeError) as exc:
             raise IndexUnusable(
                 f"the embedding server's reply is not an OpenAI embeddings list ({exc})"
@@ -81,6 +81,17 @@ class ServerEncoder:
         if vectors.ndim != 2 or len(vectors) != expected:
             raise IndexUnusable(
                 f"the embedding server returned {len(vectors)} vectors for {expected} texts "
-                "(one flat vector per text expected; pooling must be on)"
+                "(one vector per text expected)"
             )
         return vectors
+
+
+def _pooled(embedding: list) -> np.ndarray:
+    """One vector per text. A server without pooling (llama.cpp's for a chat model) sends one
+    vector per token: those are averaged here."""
+    array = np.asarray(embedding, dtype="float32")
+    if array.ndim == 2:
+        return array.mean(axis=0)
+    if array.ndim != 1:
+        raise ValueError(f"an embedding of shape {array.shape}")
+    return array

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ragteam.errors import IndexUnusable
+from ragteam.errors import IndexUnusable, InputError
 
 Progress = Callable[[int, int], None]
 LOCAL_BACKENDS = ("torch", "onnx", "onnx-int8")
@@ -41,16 +41,16 @@ class EncoderSpec:
     concurrency: int = 4
 
     @classmethod
-    def parse(cls, text: str, base_url: str = "") -> EncoderSpec:
+    def parse(cls, text: str, base_url: str = "", batch: int = 64) -> EncoderSpec:
         """`torch`, `onnx`, `onnx-int8` or `openai:MODEL` (served at `base_url`)."""
         if text in LOCAL_BACKENDS:
             return cls(text)
         if text.startswith("openai:") and len(text) > len("openai:"):
             if not base_url:
-                raise IndexUnusable(
+                raise InputError(
                     f"--encoder {text} needs --embed-url (e.g. http://127.0.0.1:8080/v1)"
                 )
-            return cls("server", text.removeprefix("openai:"), base_url.rstrip("/"))
+            return cls("server", text.removeprefix("openai:"), base_url.rstrip("/"), batch)
         from ragteam.errors import UnknownName
 
         raise UnknownName("encoder", text, [*LOCAL_BACKENDS, "openai:MODEL"])

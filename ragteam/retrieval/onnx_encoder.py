@@ -58,7 +58,19 @@ def _export_float(target: Path) -> None:
     import torch
     from transformers import AutoModel
 
-    model = AutoModel.from_pretrained(str(embedding_model_dir())).eval()
+    class Hidden(torch.nn.Module):
+        """The encoder's last hidden state, inputs by name (forward signatures move)."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.bert = AutoModel.from_pretrained(str(embedding_model_dir())).eval()
+
+        def forward(self, input_ids, attention_mask, token_type_ids):  # noqa: ANN001, ANN202
+            return self.bert(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+
+    model = Hidden().eval()
     ids = torch.ones((2, 16), dtype=torch.long)
     with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
         path = Path(tmp) / target.name
