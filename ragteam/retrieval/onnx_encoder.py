@@ -45,7 +45,7 @@ def exported_model(int8: bool) -> Path:
 
     folder = export_dir()
     folder.mkdir(parents=True, exist_ok=True)
-    target = folder / ("model-int8.onnx" if int8 else "model.onnx")
+    target = folder / ("model-int8-per-channel.onnx" if int8 else "model.onnx")
     with FileLock(str(folder / ".lock")):
         if not (folder / "model.onnx").is_file():
             _export_float(folder / "model.onnx")
@@ -103,7 +103,7 @@ def _quantize(source: Path, target: Path) -> None:
         raise IndexUnusable("int8 quantization needs `pip install 'ragteam[onnx]'`") from exc
     with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
         path = Path(tmp) / target.name
-        quantize_dynamic(str(source), str(path), weight_type=QuantType.QInt8)
+        quantize_dynamic(str(source), str(path), weight_type=QuantType.QInt8, per_channel=True)
         os.replace(path, target)
 
 
