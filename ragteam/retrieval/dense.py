@@ -91,7 +91,8 @@ def _trained_ivfpq(vectors: np.ndarray, settings: DenseSettings) -> Any:
         faiss.IndexFlatIP(dim), dim, nlist, settings.pq_m, 8, faiss.METRIC_INNER_PRODUCT
     )
     rng = np.random.default_rng(0)
-    sample = vectors[rng.choice(n, size=min(n, settings.train_sample), replace=False)]
+    size = min(n, max(settings.train_sample, 40 * nlist))  # k-means wants ~40 points a list
+    sample = vectors[rng.choice(n, size=size, replace=False)]
     index.train(np.ascontiguousarray(sample))
     return index
 
