@@ -50,7 +50,14 @@ def _load(path: str, n_ctx: int, n_threads: int, seed: int) -> Any:
             "llama-cpp-python is not installed: `pip install llama-cpp-python`"
         ) from exc
     try:
-        llm = Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads, seed=seed, verbose=False)
+        llm = Llama(
+            model_path=path,
+            n_ctx=n_ctx,
+            n_threads=n_threads,
+            n_threads_batch=n_threads,  # not every core when a process was given fewer
+            seed=seed,
+            verbose=False,
+        )
     except (ValueError, RuntimeError) as exc:
         raise ModelError(f"could not load the GGUF model at {path}: {exc}") from exc
     atexit.register(llm.close)  # free native memory before the interpreter tears modules down

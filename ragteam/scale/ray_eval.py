@@ -7,6 +7,7 @@ same rows). Ctrl-C keeps what was written; the same command resumes.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,8 @@ class Answerer:
         self.model = load_model(model_spec, options)
         self.index = load_index(index_dir) if index_dir else None
         self.roles = {role: load_model(spec, options) for role, spec in role_specs.items()}
+        if options.n_threads and "torch" in sys.modules:  # the dense encoder, same share
+            sys.modules["torch"].set_num_threads(options.n_threads)
 
     def identities(self) -> tuple[str, dict[str, str]]:
         return self.model.identity, {role: m.identity for role, m in self.roles.items()}
