@@ -118,7 +118,7 @@ def test_an_index_remembers_its_encoder(tmp_path):
     spec = EncoderSpec("onnx-int8")
     build_index(demo_corpus_path(), out, retriever="dense", dense=DenseSettings(spec))
     index = load_index(out)
-    assert index.manifest["embedding_model"].endswith("+onnx-int8")
+    assert index.manifest["embedding_model"].endswith("+onnx-int8/per-channel")
     assert index.searchers["dense"].encoder.identity == index.manifest["embedding_model"]
 
 

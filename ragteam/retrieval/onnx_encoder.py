@@ -114,7 +114,8 @@ class OnnxEncoder:
 
         backend = "onnx-int8" if int8 else "onnx"
         self.spec = EncoderSpec(backend).to_json()
-        self.identity = f"{weights_fingerprint()}+{backend}"
+        # the quantization scheme is part of the identity: vectors change with it
+        self.identity = f"{weights_fingerprint()}+{backend}" + ("/per-channel" if int8 else "")
         folder = embedding_model_dir()
         self._tokenizer = AutoTokenizer.from_pretrained(str(folder))
         self._max_length = max_seq_length(folder)
