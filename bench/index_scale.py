@@ -1,7 +1,8 @@
 """Index types at scale: flat / HNSW / IVF-PQ (FAISS) and BM25 in memory vs memory-mapped.
 
     python bench/index_scale.py dense --n 1000000 --out bench/out/index-scale-1m.json
-    python bench/index_scale.py dense --vectors hotpot --out bench/out/index-scale-hotpot.json
+    python bench/index_scale.py dense --vectors hotpot --nlist 64 \
+        --out bench/out/index-scale-hotpot.json
     python bench/index_scale.py bm25 --n 1000000 --out bench/out/bm25-scale-1m.json
 
 `dense --n N`: N synthetic unit vectors (2,000 topics, 48 latent dims, 384 dims; generated, not

@@ -131,6 +131,9 @@ class LlamaCppModel:
                 raise ModelError(
                     f"llama.cpp rejected the prompt: {exc}. Shorten the input or raise n_ctx."
                 ) from exc
+            finally:
+                for processor in kwargs.get("logits_processor", []):
+                    processor.close()  # free llama.cpp's grammar state now, not at GC
             if self._states is not None:
                 self._states.remember()
         seconds = time.perf_counter() - started

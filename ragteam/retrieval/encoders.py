@@ -104,19 +104,21 @@ def weights_fingerprint() -> str:
 
 def length_sorted(
     texts: list[str],
-    dimension: int,
     encode_chunk: Callable[[list[str]], np.ndarray],
     progress: Progress | None,
 ) -> np.ndarray:
     """Encode longest first in chunks (batches pad to similar lengths), rows in input order."""
     order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-    out = np.zeros((len(texts), dimension), dtype="float32")
+    out: np.ndarray | None = None
     for start in range(0, len(texts), CHUNK):
         chosen = order[start : start + CHUNK]
-        out[chosen] = encode_chunk([texts[i] for i in chosen])
+        block = encode_chunk([texts[i] for i in chosen])
+        if out is None:
+            out = np.zeros((len(texts), block.shape[1]), dtype="float32")
+        out[chosen] = block
         if progress:
             progress(min(start + CHUNK, len(texts)), len(texts))
-    return out
+    return out if out is not None else np.zeros((0, 0), dtype="float32")
 
 
 class TorchEncoder:
@@ -138,7 +140,7 @@ class TorchEncoder:
                 show_progress_bar=False,
             )
 
-        return length_sorted(texts, 384, chunk, progress)
+        return length_sorted(texts, chunk, progress)
 
 
 @functools.lru_cache(maxsize=1)

@@ -128,10 +128,11 @@ class OnnxEncoder:
 
     def encode(self, texts: list[str], progress: Progress | None = None) -> np.ndarray:
         def chunk(batch: list[str]) -> np.ndarray:
-            parts = [self._batch(batch[i : i + BATCH]) for i in range(0, len(batch), BATCH)]
-            return np.concatenate(parts) if parts else np.zeros((0, 384), dtype="float32")
+            return np.concatenate(
+                [self._batch(batch[i : i + BATCH]) for i in range(0, len(batch), BATCH)]
+            )
 
-        return length_sorted(texts, 384, chunk, progress)
+        return length_sorted(texts, chunk, progress)
 
     def _batch(self, texts: list[str]) -> np.ndarray:
         encoded = self._tokenizer(

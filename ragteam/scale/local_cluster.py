@@ -99,6 +99,11 @@ def _wait_for_cpus(ray, address: str, cpus: int, timeout: float = 60) -> None:  
         ray.init(address=address, logging_level="ERROR", log_to_driver=False)
         seen = ray.cluster_resources().get("CPU", 0)
         ray.shutdown()
-        if seen >= cpus or time.time() > deadline:
+        if seen >= cpus:
             return
+        if time.time() > deadline:
+            raise InputError(
+                f"the local Ray cluster at {address} shows {seen:g} of {cpus} CPUs after "
+                f"{timeout:.0f} s; a node did not join"
+            )
         time.sleep(1)

@@ -60,4 +60,4 @@ def encode_on_ray(
             done += len(vectors)
             if progress:
                 progress(done, len(texts))
-    return out if out is not None else np.zeros((0, 384), dtype="float32")
+    return out if out is not None else np.zeros((0, 0), dtype="float32")
