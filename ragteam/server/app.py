@@ -29,6 +29,7 @@ from ragteam.errors import (
 from ragteam.llm.base import ChatModel
 from ragteam.router.state import RouterStateError
 from ragteam.server.config import ServerConfig
+from ragteam.server.guard import BodyGuard
 from ragteam.server.limits import Busy
 from ragteam.server.service import Cancelled, Service, step_event
 from ragteam.server.views import add_read_routes
@@ -69,6 +70,7 @@ def create_app(config: ServerConfig, model: ChatModel | None = None) -> FastAPI:
 
     @app.post("/v1/answer", dependencies=auth)
     async def answer_once(body: AnswerRequest) -> dict[str, Any]:
+        service.check(body)
         await service.gate.acquire()
         future = asyncio.get_running_loop().run_in_executor(service.pool, service.answer, body)
         future.add_done_callback(lambda _: service.gate.release())
@@ -76,6 +78,7 @@ def create_app(config: ServerConfig, model: ChatModel | None = None) -> FastAPI:
 
     @app.post("/v1/answer/stream", dependencies=auth)
     async def answer_stream(body: AnswerRequest) -> StreamingResponse:
+        service.check(body)
         await service.gate.acquire()
         return StreamingResponse(_stream(service, body), media_type="text/event-stream")
 
@@ -170,15 +173,8 @@ async def _authorize(request: Request) -> None:
 
 
 def _add_limits(app: FastAPI, config: ServerConfig) -> None:
-    @app.middleware("http")
-    async def limit_body(request: Request, call_next: Any) -> Response:
-        length = request.headers.get("content-length")
-        if length is not None and (not length.isdigit() or int(length) > config.max_body_bytes):
-            return JSONResponse(
-                {"error": "body too large", "detail": f"at most {config.max_body_bytes} bytes"},
-                status_code=413,
-            )
-        return await call_next(request)
+    """Authentication, then a bounded body, before any route reads a byte (see guard.py)."""
+    app.add_middleware(BodyGuard, max_body=config.max_body_bytes, api_key=lambda: config.api_key)
 
 
 _STATUS: list[tuple[type[BaseException], int, str]] = [

@@ -9,25 +9,29 @@ from typing import Annotated
 import typer
 
 from ragteam.cli_common import err, friendly_errors
+from ragteam.cli_model import ModelOpt, with_model_options
 from ragteam.errors import InputError
+from ragteam.llm import ModelOptions
 
 
+@with_model_options
 def serve_command(
+    model_options: ModelOptions,
     index: Annotated[list[str], typer.Option("--index", help="DIR or NAME=DIR, repeatable")] = [],  # noqa: B006 - typer reads the default
     runs: Annotated[Path | None, typer.Option(help="folder of eval runs to show")] = None,
     host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=1, max=65535)] = 8000,
-    model: Annotated[str, typer.Option(help="embedded | PATH.gguf | openai:NAME")] = "embedded",
-    base_url: Annotated[str, typer.Option(help="OpenAI-compatible server URL")] = (
-        "http://127.0.0.1:8080/v1"
-    ),
-    n_ctx: Annotated[int, typer.Option(min=256, max=1_048_576)] = 2048,
+    model: ModelOpt = "embedded",
     concurrency: Annotated[
         int, typer.Option(min=1, max=256, help="answers at once (served backends)")
     ] = 1,
     queue: Annotated[int, typer.Option(min=0, max=10_000, help="answers that may wait")] = 8,
-    api_key_env: Annotated[
-        str, typer.Option(help="environment variable holding the API key clients must send")
+    client_key_env: Annotated[
+        str,
+        typer.Option(
+            help="environment variable holding the key clients must send to this server "
+            "(Authorization: Bearer KEY); the model server's key is --api-key-env"
+        ),
     ] = "RAGTEAM_API_KEY",
     router_state: Annotated[Path | None, typer.Option(help="adaptive router state")] = None,
     cors: Annotated[list[str], typer.Option(help="allowed CORS origin, repeatable")] = [],  # noqa: B006
@@ -42,7 +46,6 @@ def serve_command(
             raise InputError(
                 "serving needs the server extra: pip install 'ragteam[server]'"
             ) from exc
-        from ragteam.llm import ModelOptions
         from ragteam.server.config import ServerConfig, parse_indexes
 
         if not model.startswith("openai:") and concurrency > 1:
@@ -51,9 +54,9 @@ def serve_command(
             indexes=parse_indexes(index),
             runs_dir=runs,
             model=model,
-            model_options=ModelOptions(n_ctx=n_ctx, base_url=base_url),
+            model_options=model_options,
             router_state=router_state,
-            api_key=os.environ.get(api_key_env) or None,
+            api_key=os.environ.get(client_key_env) or None,
             host=host,
             concurrency=concurrency,
             queue_size=queue,

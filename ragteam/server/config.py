@@ -35,7 +35,7 @@ class ServerConfig:
         if not is_loopback(self.host) and not self.api_key:
             raise InputError(
                 f"--host {self.host} is reachable from other machines: set an API key "
-                "(--api-key-env NAME, the variable holding it) or serve on 127.0.0.1"
+                "(--client-key-env NAME, the variable holding it) or serve on 127.0.0.1"
             )
 
 

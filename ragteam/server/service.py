@@ -16,6 +16,7 @@ from ragteam.llm.base import ChatModel
 from ragteam.retrieval.index import Index, load_index, read_manifest
 from ragteam.server.config import ServerConfig
 from ragteam.server.limits import Gate
+from ragteam.strategies import client_options
 from ragteam.trace import Step
 from ragteam.types import Answer
 
@@ -57,16 +58,19 @@ class Service:
             raise UnknownName("index", name, list(self.config.indexes))
         return self.config.indexes[name]
 
-    def answer(self, request: Any, on_step=None) -> Answer:  # noqa: ANN001
-        """Answer one request (an AnswerRequest) in the calling thread."""
+    def check(self, request: Any) -> dict[str, Any]:
+        """Refuse a request before any work (a stream then fails with a status, not an event);
+        returns the options the strategy will get."""
         if len(request.question) > self.config.max_question_chars:
             raise InputError(
                 f"the question has {len(request.question):,} characters; this server takes at "
                 f"most {self.config.max_question_chars:,}"
             )
-        options = dict(request.options)
-        if request.strategy == "adaptive" and self.config.router_state and "state" not in options:
-            options["state"] = str(self.config.router_state)
+        return self._options(request.strategy, request.options)
+
+    def answer(self, request: Any, on_step=None) -> Answer:  # noqa: ANN001
+        """Answer one request (an AnswerRequest) in the calling thread."""
+        options = self.check(request)
         return answer(
             request.question,
             index=self.index(request.index),
@@ -77,6 +81,21 @@ class Service:
             claim=request.claim,
             on_step=on_step,
         )
+
+    def _options(self, strategy: str, given: dict[str, Any]) -> dict[str, Any]:
+        """The request's options, allow-listed: a client never names a server file (the
+        adaptive router's state comes from --router-state only)."""
+        allowed = client_options(strategy)
+        refused = sorted(set(given) - set(allowed))
+        if refused:
+            raise InputError(
+                f"option {', '.join(refused)} of '{strategy}' cannot be set by a request; "
+                f"options a request may set: {', '.join(allowed) or 'none'}"
+            )
+        options = dict(given)
+        if strategy == "adaptive" and self.config.router_state:
+            options["state"] = str(self.config.router_state)
+        return options
 
     def run_dir(self, name: str) -> Path:
         runs = self.config.runs_dir

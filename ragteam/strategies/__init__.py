@@ -23,6 +23,7 @@ __all__ = [
     "Strategy",
     "available",
     "check_roles",
+    "client_options",
     "make_strategy",
     "strategy_options",
     "strategy_roles",
@@ -78,6 +79,24 @@ def strategy_options(name: str) -> dict[str, tuple[str, Any]]:
     }
 
 
+_CLIENT_KINDS = ("bool", "int", "float", "bool | None")
+
+
+def client_options(name: str) -> list[str]:
+    """Options an HTTP client may set: numbers and switches, and the text options a strategy
+    lists in `client_text_options` (choices such as smart's `mode`). Anything else (a file
+    path such as adaptive's router `state`) is the server operator's alone."""
+    registry = _registry()
+    if name not in registry:
+        raise UnknownName("strategy", name, list(registry))
+    text = set(getattr(registry[name], "client_text_options", ()))
+    return sorted(
+        key
+        for key, (kind, _) in strategy_options(name).items()
+        if kind in _CLIENT_KINDS or (kind == "str" and key in text)
+    )
+
+
 def strategy_roles(name: str) -> tuple[str, ...]:
     """The agent roles of a strategy; a router's are those of every strategy it can call."""
     registry = _registry()
@@ -119,6 +138,10 @@ _TRUE, _FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off")
 def convert_option(strategy: str, key: str, value: Any, kind: str) -> Any:
     """Check and convert one `--opt` value to the option's declared type and range."""
     where = f"--opt {strategy}.{key}={value!r}"
+    if kind.endswith(" | None"):
+        if value is None or str(value).strip().lower() in ("", "none", "auto", "null"):
+            return None
+        kind = kind.removesuffix(" | None")
     if kind == "bool":
         if isinstance(value, bool):
             return value
