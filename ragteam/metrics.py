@@ -13,13 +13,18 @@ _PUNCT = set(string.punctuation)
 
 
 def normalize_answer(text: str) -> str:
-    """SQuAD normalization: lower case, drop punctuation, drop articles, collapse spaces."""
+    """SQuAD normalization: lower case, drop punctuation, drop articles, collapse spaces. A text
+    that is nothing but an article keeps it: the option label "A" stays "a" (else every empty
+    or failed reply would equal the label A)."""
     text = "".join(ch for ch in text.lower() if ch not in _PUNCT)
-    return " ".join(_ARTICLES.sub(" ", text).split())
+    return " ".join(_ARTICLES.sub(" ", text).split()) or " ".join(text.split())
 
 
 def exact_match(prediction: str, golds: Sequence[str]) -> float:
+    """Normalized prediction equals a normalized gold answer; an empty reply matches nothing."""
     pred = normalize_answer(prediction)
+    if not pred:
+        return 0.0
     return max((float(pred == normalize_answer(g)) for g in golds), default=0.0)
 
 
@@ -50,13 +55,18 @@ def match(prediction: str, golds: Sequence[str]) -> float:
 
 def choice_accuracy(prediction: str, label: str, choices: dict[str, str] | None = None) -> float:
     """Multiple choice / true-false: the prediction names the gold label (or its option text)."""
-    pred = normalize_answer(prediction)
-    gold = normalize_answer(label)
+    pred, gold = _plain(prediction), _plain(label)  # labels keep articles: "A" is a label
+    if not pred or not gold:
+        return 0.0
     if pred == gold or pred.split()[:1] == [gold]:
         return 1.0
     if choices and label in choices:
-        return float(pred == normalize_answer(choices[label]))
+        return float(normalize_answer(prediction) == normalize_answer(choices[label]))
     return 0.0
+
+
+def _plain(text: str) -> str:
+    return " ".join("".join(ch for ch in text.lower() if ch not in _PUNCT).split())
 
 
 def rouge_l(prediction: str, reference: str) -> float:
