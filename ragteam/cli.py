@@ -21,6 +21,7 @@ from ragteam.cli_common import (
     parse_options,
     user_tools,
 )
+from ragteam.cli_model import ModelOpt, with_model_options
 from ragteam.errors import RagteamError
 from ragteam.eval.cli import eval_command, report_command
 from ragteam.llm import ModelOptions
@@ -62,42 +63,24 @@ def _main(
 
 app.add_typer(index_app, name="index")
 
-ModelOpt = Annotated[str, typer.Option(help="embedded | gemma-3-270m | PATH.gguf | openai:NAME")]
-BaseUrlOpt = Annotated[str, typer.Option(help="OpenAI-compatible server URL (for openai:NAME)")]
-KeyEnvOpt = Annotated[str, typer.Option(help="environment variable holding the API key")]
-CtxOpt = Annotated[
-    int, typer.Option(min=256, max=1_048_576, help="context window for in-process GGUF models")
-]
-ThreadsOpt = Annotated[
-    int, typer.Option(min=0, max=1024, help="CPU threads for in-process models (0 = all)")
-]
-TimeoutOpt = Annotated[
-    float, typer.Option(min=0.1, max=3600, help="seconds to wait for a server's reply")
-]
-RetriesOpt = Annotated[int, typer.Option(min=0, max=20, help="retries of a failed server call")]
 StrategyOpt = Annotated[str, typer.Option("--strategy", "-s", help="strategy name")]
 OptOpt = Annotated[list[str], typer.Option("--opt", help="strategy option KEY=VALUE, repeatable")]
 
 
 @app.command()
+@with_model_options
 def ask(
     question: Annotated[str, typer.Argument(help="the question")],
+    model_options: ModelOptions,
     index: Annotated[Path | None, typer.Option(help="index directory")] = None,
     strategy: StrategyOpt = "oner",
     model: ModelOpt = "embedded",
-    base_url: BaseUrlOpt = "http://127.0.0.1:8000/v1",
-    api_key_env: KeyEnvOpt = "OPENAI_API_KEY",
-    n_ctx: CtxOpt = 2048,
-    threads: ThreadsOpt = 0,
-    timeout: TimeoutOpt = 120.0,
-    retries: RetriesOpt = 3,
     opt: OptOpt = [],  # noqa: B006 - typer reads the default
     role_model: Annotated[
         list[str], typer.Option("--role-model", help="ROLE=MODEL_SPEC, e.g. planner=openai:NAME")
     ] = [],  # noqa: B006
     as_json: Annotated[bool, typer.Option("--json", help="print the answer as JSON")] = False,
     show_trace: Annotated[bool, typer.Option("--trace", help="show every agent step")] = False,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="do not use the LLM cache")] = False,
     strict: Annotated[
         bool, typer.Option("--strict", help="exit 3 when no model reply could be parsed")
     ] = False,
@@ -105,16 +88,7 @@ def ask(
     mcp: McpOpt = [],  # noqa: B006
 ) -> None:
     """Answer a question over an index, with citations and a cost line."""
-    with friendly_errors(), user_tools(tools, mcp, timeout) as extra:
-        model_options = ModelOptions(
-            n_ctx=n_ctx,
-            n_threads=threads or None,
-            base_url=base_url,
-            api_key_env=api_key_env,
-            cache=not no_cache,
-            timeout=timeout,
-            retries=retries,
-        )
+    with friendly_errors(), user_tools(tools, mcp, model_options.timeout) as extra:
         result = answer(
             question,
             index=index,

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import json
+import time
 from collections.abc import Iterator
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.progress import Progress, TaskID
 
 from ragteam.errors import InputError, RagteamError
 
@@ -59,3 +61,46 @@ def user_tools(specs: list[str], servers: list[str], timeout: float = 30.0) -> I
         for command in servers:
             found += stack.enter_context(MCPServer(command, timeout=timeout)).tools
         yield tuple(found)
+
+
+class LoggedProgress(Progress):
+    """A rich progress bar that, when stderr is not a terminal (nohup, CI, a job scheduler),
+    prints a plain line every `interval` seconds instead: done/total, the task's fields,
+    elapsed time and an estimate of what is left."""
+
+    def __init__(self, *columns: Any, label: str, interval: float = 30.0) -> None:
+        super().__init__(*columns, console=err)
+        self.label = label
+        self.interval = interval
+        self._logged = 0.0
+        self._finished: set[TaskID] = set()
+
+    def update(self, task_id: TaskID, **kwargs: Any) -> None:  # type: ignore[override]
+        super().update(task_id, **kwargs)
+        self._log(task_id)
+
+    def advance(self, task_id: TaskID, advance: float = 1) -> None:
+        super().advance(task_id, advance)
+        self._log(task_id)
+
+    def _log(self, task_id: TaskID) -> None:
+        if self.console.is_terminal or task_id in self._finished:
+            return
+        task = self._tasks[task_id]
+        done = task.total is not None and task.completed >= task.total
+        now = time.monotonic()
+        if not done and now - self._logged < self.interval:
+            return
+        self._logged = now
+        if done:
+            self._finished.add(task_id)
+        total = f"/{task.total:g}" if task.total is not None else ""
+        fields = " ".join(str(v) for v in task.fields.values() if str(v))
+        left = task.time_remaining
+        eta = f", about {left:.0f} s left" if left is not None and not done else ""
+        self.console.print(
+            f"{self.label}: {task.completed:g}{total} {fields} ({task.elapsed or 0:.0f} s{eta})",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )

@@ -6,9 +6,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
 from ragteam.cli_common import (
+    LoggedProgress,
     McpOpt,
     ToolsOpt,
     err,
@@ -17,35 +18,27 @@ from ragteam.cli_common import (
     parse_options,
     user_tools,
 )
+from ragteam.cli_model import ModelOpt, with_model_options
 from ragteam.errors import InputError
 from ragteam.llm import ModelOptions
 
 
+@with_model_options
 def eval_command(
     data: Annotated[Path, typer.Option(help="JSONL of {id, question, answers, ...}")],
     out_dir: Annotated[Path, typer.Option("--out", help="run directory (resumable)")],
+    model_options: ModelOptions,
     strategy: Annotated[str, typer.Option("--strategy", "-s", help="comma-separated")] = "oner",
     index: Annotated[Path | None, typer.Option(help="index directory")] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="first N questions only")] = None,
-    model: Annotated[str, typer.Option(help="model spec (see `ragteam ask --help`)")] = "embedded",
-    base_url: Annotated[str, typer.Option(help="OpenAI-compatible server URL")] = (
-        "http://127.0.0.1:8000/v1"
-    ),
+    model: ModelOpt = "embedded",
     workers: Annotated[
         int, typer.Option(min=1, max=256, help="parallel questions (HTTP backends)")
     ] = 4,
-    n_ctx: Annotated[
-        int, typer.Option(min=256, max=1_048_576, help="context window for GGUF models")
-    ] = 2048,
     opt: Annotated[list[str], typer.Option("--opt", help="STRATEGY.KEY=VALUE")] = [],  # noqa: B006
     role_model: Annotated[
         list[str], typer.Option("--role-model", help="ROLE=MODEL_SPEC, repeatable")
     ] = [],  # noqa: B006
-    no_cache: Annotated[bool, typer.Option("--no-cache")] = False,
-    timeout: Annotated[float, typer.Option(min=0.1, max=3600, help="server reply timeout, s")] = (
-        120.0
-    ),
-    retries: Annotated[int, typer.Option(min=0, max=20, help="retries of a server call")] = 3,
     tools: ToolsOpt = [],  # noqa: B006
     mcp: McpOpt = [],  # noqa: B006
     ray: Annotated[
@@ -58,14 +51,14 @@ def eval_command(
     from ragteam.eval.evaluate import evaluate
     from ragteam.eval.rundir import RunDir
 
-    with friendly_errors(), user_tools(tools, mcp, timeout) as extra:
-        with Progress(
+    with friendly_errors(), user_tools(tools, mcp, model_options.timeout) as extra:
+        with LoggedProgress(
             TextColumn("eval"),
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("F1 {task.fields[f1]:.3f}  {task.fields[spq]:.2f} s/q"),
             TimeElapsedColumn(),
-            console=err,
+            label="eval",
         ) as bar:
             task = bar.add_task("eval", total=None, f1=0.0, spq=0.0)
 
@@ -82,13 +75,7 @@ def eval_command(
                     ),
                     index=index,
                     model=model,
-                    model_options=ModelOptions(
-                        n_ctx=n_ctx,
-                        base_url=base_url,
-                        cache=not no_cache,
-                        timeout=timeout,
-                        retries=retries,
-                    ),
+                    model_options=model_options,
                     role_models={k: str(v) for k, v in parse_options(role_model).items()},
                     limit=limit,
                     workers=workers,

@@ -19,6 +19,7 @@ __all__ = [
     "Completion",
     "FakeModel",
     "Message",
+    "DEFAULT_BASE_URL",
     "ModelOptions",
     "complete_grounded",
     "complete_json",
@@ -29,6 +30,8 @@ __all__ = [
 ]
 
 EMBEDDED_ALIASES = ("embedded", "smollm2")
+# llama.cpp's llama-server default; `ragteam serve` itself listens on 8000
+DEFAULT_BASE_URL = "http://127.0.0.1:8080/v1"
 GEMMA_ALIAS = "gemma-3-270m"
 
 
@@ -38,17 +41,21 @@ class ModelOptions:
 
     n_ctx: int = 2048
     n_threads: int | None = None
-    base_url: str = "http://127.0.0.1:8000/v1"
+    base_url: str = DEFAULT_BASE_URL
     api_key_env: str = "OPENAI_API_KEY"
     schema_style: str = "auto"
     context_length: int = 8192
     cache: bool = True
     cache_path: Path | None = None
-    timeout: float = 120.0  # seconds per HTTP request
-    retries: int = 3
+    # a hung model server fails within about a minute (timeout x (1 + retries)); raise both
+    # (--timeout, --retries) for slow served models
+    timeout: float = 30.0  # seconds per HTTP request
+    retries: int = 1
     # llama.cpp: greedy JSON checks the favourite token first, KV snapshots of recent prompts
     # (same answers at temperature 0; off only to measure what they save)
     speedups: bool = True
+    # a GGUF LoRA adapter applied over an in-process GGUF model (`ragteam train fit --lora`)
+    lora: Path | None = None
 
 
 def load_model(spec: str | None = None, options: ModelOptions | None = None) -> ChatModel:
@@ -69,13 +76,23 @@ def load_model(spec: str | None = None, options: ModelOptions | None = None) -> 
 def _resolve(spec: str, opts: ModelOptions) -> ChatModel:
     from ragteam.llm.llamacpp import LlamaCppModel
 
-    local = {"n_ctx": opts.n_ctx, "n_threads": opts.n_threads, "speedups": opts.speedups}
+    local = {
+        "n_ctx": opts.n_ctx,
+        "n_threads": opts.n_threads,
+        "speedups": opts.speedups,
+        "lora": opts.lora,
+    }
     if spec in EMBEDDED_ALIASES:
         return LlamaCppModel(None, **local)
     if spec == GEMMA_ALIAS:
         return LlamaCppModel(_gemma_path(), **local)
     if spec.endswith(".gguf"):
         return LlamaCppModel(Path(spec).expanduser(), **local)
+    if opts.lora is not None:
+        raise ModelError(
+            f"--lora applies to in-process GGUF models (embedded, PATH.gguf), not '{spec}': "
+            "load the adapter into the server that serves the model instead"
+        )
     if spec.startswith("openai:") and len(spec) > len("openai:"):
         from ragteam.llm.openai_compat import OpenAICompatModel
 

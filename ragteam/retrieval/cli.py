@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, TaskID, TextColumn, TimeElapsedColumn
 
-from ragteam.cli_common import err, friendly_errors, out
+from ragteam.cli_common import LoggedProgress, err, friendly_errors, out
 from ragteam.retrieval.dense import INDEX_KINDS, DenseSettings
 from ragteam.retrieval.encoders import LOCAL_BACKENDS, EncoderSpec
 from ragteam.retrieval.index import RETRIEVERS, build_index, load_index, read_manifest
@@ -86,13 +86,12 @@ def build_with_progress(
     stemmer: str = "english",
     **options: Any,
 ) -> dict[str, Any]:
-    with Progress(
+    with LoggedProgress(
         TextColumn("{task.description}"),
         BarColumn(),
         TextColumn("{task.completed}/{task.total}"),
         TimeElapsedColumn(),
-        console=err,
-        transient=True,
+        label="index build",
     ) as bar:
         tasks: dict[str, TaskID] = {}
 
