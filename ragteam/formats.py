@@ -50,3 +50,13 @@ def truth_label(prediction: str) -> str:
         if word in ("false", "no", "incorrect"):
             return "false"
     return prediction.strip()
+
+
+def search_text(posed: str) -> str:
+    """What to search with for a posed question: without the format's instruction line (the
+    options of a multiple-choice question stay: they name what to look for)."""
+    head, sep, rest = posed.partition("\n")
+    choice_head = head.startswith("Given ") and MULTIPLE_CHOICE.split("four ")[1] in head
+    if sep and (choice_head or head == TRUE_FALSE):
+        return rest.strip()
+    return posed

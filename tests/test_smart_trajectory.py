@@ -60,7 +60,14 @@ def test_trajectory_mode_runs_the_four_stages_in_one_growing_text(bm25_index_dir
     assert [c["stop"] for c in model.calls] == [["</eor>"], ["</eol>"], ["</eog>"]]
     assert result.text == "Hevik"
     retrieved = [s for s in result.trace.steps if s.kind == "retrieve"]
-    assert [s.input["query"] for s in retrieved] == ["Wrenhold Lighthouse", "Emrik Tollan"]
+    # the question is searched first (with_question, the default), then the model's intents
+    assert [s.input["query"] for s in retrieved] == [
+        QUESTION,
+        "Wrenhold Lighthouse",
+        "Emrik Tollan",
+    ]
+    [mode] = [s.meta for s in result.trace.steps if s.meta.get("event") == "mode"]
+    assert mode["mode"] == "trajectory"
     index = load_index(bm25_index_dir)
     assert all(index.passage(c.passage_id) for c in result.citations)
     relevant = [ln for ln in prompts[2].splitlines() if ln.startswith("[Relevant]")]
@@ -69,6 +76,12 @@ def test_trajectory_mode_runs_the_four_stages_in_one_growing_text(bm25_index_dir
     assert result.trace.totals()["parse_failures"] == 0
     [facts] = [s.meta["facts"] for s in result.trace.steps if s.meta.get("event") == "facts"]
     assert facts and all(index.passage(pid) for pid in facts)
+
+
+def test_without_the_question_only_the_intents_are_searched(bm25_index_dir):
+    result = run(scripted(), bm25_index_dir, with_question=False)
+    retrieved = [s.input["query"] for s in result.trace.steps if s.kind == "retrieve"]
+    assert retrieved == ["Wrenhold Lighthouse", "Emrik Tollan"]
 
 
 def test_an_invented_fact_is_a_visible_failure_and_is_not_shown(bm25_index_dir):

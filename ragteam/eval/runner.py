@@ -60,7 +60,19 @@ def run_config(
         **({"tools": [t.name for t in plan.tools]} if plan.tools else {}),
         # only when used, so that runs made before role overrides existed still resume
         **({"role_models": dict(sorted(role_identities.items()))} if role_identities else {}),
+        **_agent_adapter(plan.strategies),
     }
+
+
+def _agent_adapter(strategies: dict[str, Any]) -> dict[str, str]:
+    """The shipped SMART adapter a `smart` run may use (mode auto): part of what the run ran."""
+    if "smart" not in strategies:
+        return {}
+    from ragteam.llm.llamacpp import gguf_fingerprint
+    from ragteam.strategies.smart_agent import shipped_adapter
+
+    adapter = shipped_adapter()
+    return {"smart_adapter": gguf_fingerprint(adapter) if adapter else "none"}
 
 
 def index_config(directory: Path, manifest: dict[str, Any]) -> dict[str, Any]:

@@ -41,8 +41,9 @@ def embedded_model_path() -> Path:
 
 
 @functools.lru_cache(maxsize=4)
-def _load(path: str, n_ctx: int, n_threads: int, seed: int) -> Any:
-    """Load a GGUF once per process and parameters (llama.cpp weights are large and slow to map)."""
+def _load(path: str, n_ctx: int, n_threads: int, seed: int, lora: str | None = None) -> Any:
+    """Load a GGUF once per process and parameters (llama.cpp weights are large and slow to map),
+    with a GGUF LoRA adapter applied over it when `lora` names one."""
     try:
         from llama_cpp import Llama
     except ImportError as exc:  # pragma: no cover - dependency is declared
@@ -57,8 +58,14 @@ def _load(path: str, n_ctx: int, n_threads: int, seed: int) -> Any:
             n_threads_batch=n_threads,  # not every core when a process was given fewer
             seed=seed,
             verbose=False,
+            **({"lora_path": lora} if lora else {}),
         )
     except (ValueError, RuntimeError) as exc:
+        if lora:
+            raise ModelError(
+                f"llama.cpp could not apply the LoRA adapter {lora} to {path} ({exc}): "
+                "re-export it with `ragteam train export`, or drop --lora"
+            ) from exc
         raise ModelError(f"could not load the GGUF model at {path}: {exc}") from exc
     atexit.register(llm.close)  # free native memory before the interpreter tears modules down
     architecture = str(llm.metadata.get("general.architecture", ""))
@@ -93,18 +100,27 @@ class LlamaCppModel:
         n_threads: int | None = None,
         seed: int = 0,
         speedups: bool = True,
+        lora: str | Path | None = None,
     ) -> None:
         resolved = Path(path) if path else embedded_model_path()
         if not resolved.is_file():
             raise ModelError(f"no GGUF file at {resolved}; pass an existing path with --model")
         self.path = resolved
+        self.lora = Path(lora).expanduser() if lora else None
         self.context_length = n_ctx
+        self.n_threads = n_threads
         threads = n_threads or max(1, os.cpu_count() or 1)
-        self._llm = _load(str(resolved), n_ctx, threads, seed)
+        fingerprint = gguf_fingerprint(resolved)
+        if self.lora is not None:
+            check_adapter(self.lora, resolved, fingerprint)
+        self._llm = _load(str(resolved), n_ctx, threads, seed, str(self.lora) if lora else None)
         self._lock = _lock_for(id(self._llm))
         self.speedups = speedups
         self._states = _prefix_states(self._llm) if speedups else None
-        self.identity = f"llama.cpp:{resolved.name}:{gguf_fingerprint(resolved)}"
+        # The adapter is part of the model: base and base+adapter never share a cache entry.
+        self.identity = f"llama.cpp:{resolved.name}:{fingerprint}" + (
+            f"+lora:{self.lora.name}:{gguf_fingerprint(self.lora)}" if self.lora else ""
+        )
 
     def complete(
         self,
@@ -217,6 +233,20 @@ def _prefix_states(llm: Any) -> PrefixStates:
 @functools.lru_cache(maxsize=256)
 def _grammar_text(schema_json: str) -> str | None:
     return schema_grammar(json.loads(schema_json))
+
+
+def check_adapter(adapter: Path, base: Path, fingerprint: str) -> None:
+    """Refuse a missing or unreadable adapter file, and one trained on another base model."""
+    from ragteam.training.lora_export import adapter_base
+
+    if not adapter.is_file():
+        raise ModelError(f"no LoRA adapter file at {adapter}; pass an existing .gguf adapter")
+    wanted, name = adapter_base(adapter)
+    if wanted and wanted != fingerprint:
+        raise ModelError(
+            f"the LoRA adapter {adapter.name} was trained on another base model ({name}), not "
+            f"{base.name}: use it with that model, or train an adapter for this one"
+        )
 
 
 def gguf_fingerprint(path: Path, samples: int = 16, block: int = 1 << 16) -> str:

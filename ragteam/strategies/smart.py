@@ -15,11 +15,18 @@ from typing import ClassVar
 from ragteam.agents import smart as roles
 from ragteam.agents.smart_format import Judgement, Trajectory, render
 from ragteam.errors import InputError, ParseError
+from ragteam.llm.base import ChatModel
 from ragteam.strategies.base import Context, fit_passages, fit_question, fit_text
-from ragteam.strategies.smart_trajectory import TrajectorySettings, note_trajectory, run_trajectory
+from ragteam.strategies.smart_agent import choose
+from ragteam.strategies.smart_trajectory import (
+    ROLE_MODEL,
+    TrajectorySettings,
+    note_trajectory,
+    run_trajectory,
+)
 from ragteam.types import Answer, Citation, Passage
 
-MODES = ("modular", "trajectory")
+MODES = ("auto", "modular", "trajectory")
 
 
 @dataclass
@@ -27,6 +34,7 @@ class Smart:
     name: ClassVar[str] = "smart"
     roles: ClassVar[tuple[str, ...]] = ("reconstructor", "locator", "generator", "trajectory")
     needs_index: ClassVar[bool] = True
+    client_text_options: ClassVar[tuple[str, ...]] = ("mode",)
     k: int = 3
     max_intents: int = 3
     reconstructor: bool = True
@@ -34,8 +42,11 @@ class Smart:
     retrieve: bool = True
     max_answer_tokens: int = 80
     snap_facts: bool = False  # accept a close paraphrase, replaced by the passage sentence
-    with_question: bool = False  # also retrieve with the question itself, as a first intent
-    mode: str = "modular"  # modular (four prompted roles) | trajectory (one trained model)
+    # also retrieve with the question itself, as a first intent (None: in trajectory mode only)
+    with_question: bool | None = None
+    # auto: the shipped trained agent on the embedded model, modular on any other model;
+    # modular: four prompted roles; trajectory: one trained model plays them all
+    mode: str = "auto"
     max_passages: int = 6  # trajectory mode: passages in the <retrieval> block
 
     def __post_init__(self) -> None:
@@ -44,8 +55,9 @@ class Smart:
 
     def run(self, question: str, ctx: Context) -> Answer:
         asked = fit_question(ctx, question, roles=self.roles)
-        if self.mode == "trajectory":
-            return self._run_trajectory(question, asked, ctx)
+        mode, model = self._mode(ctx)
+        if mode == "trajectory":
+            return self._run_trajectory(question, asked, ctx, model)
         trajectory = Trajectory()
         passages: list[Passage] = []
         facts: list[tuple[int, str, str]] = []
@@ -69,11 +81,45 @@ class Smart:
             question, text, self.name, [Citation(p.id, p.title, p.doc_id) for p in cited], ctx.trace
         )
 
-    def _run_trajectory(self, question: str, asked: str, ctx: Context) -> Answer:
-        settings = TrajectorySettings(
-            self.k, self.max_intents, self.max_passages, self.max_answer_tokens
+    def _mode(self, ctx: Context) -> tuple[str, ChatModel | None]:
+        """The mode that runs, and the model playing the trajectory; noted in the trace."""
+        if self.mode == "modular":
+            ctx.trace.note("smart", "mode=modular (asked for)", event="mode", mode="modular")
+            return "modular", None
+        given = ctx.role_models.get(ROLE_MODEL)
+        if self.mode == "trajectory":
+            model = given or ctx.model
+            adapter = getattr(getattr(model, "inner", model), "lora", None)
+            ctx.trace.note(
+                "smart",
+                "mode=trajectory (asked for)",
+                event="mode",
+                mode="trajectory",
+                adapter=adapter.name if adapter else "",
+            )
+            return "trajectory", model
+        choice = choose(ctx.model, given)
+        ctx.trace.note(
+            "smart",
+            f"mode=auto ran {choice.mode}: {choice.why}"
+            + (f" (adapter {choice.adapter})" if choice.adapter else ""),
+            event="mode",
+            mode=choice.mode,
+            adapter=choice.adapter,
         )
-        trajectory, passages = run_trajectory(asked, ctx, settings)
+        return choice.mode, choice.model
+
+    def _run_trajectory(
+        self, question: str, asked: str, ctx: Context, model: ChatModel | None
+    ) -> Answer:
+        settings = TrajectorySettings(
+            self.k,
+            self.max_intents,
+            self.max_passages,
+            self.max_answer_tokens,
+            with_question=self.with_question is not False,
+        )
+        trajectory, passages = run_trajectory(asked, ctx, settings, model)
         note_trajectory(ctx.trace, trajectory)
         relevant = [(j.index, j.fact) for j in trajectory.judgements if j.relevant]
         note_facts(ctx, passages, relevant)
@@ -96,7 +142,7 @@ class Smart:
         except ParseError as exc:
             ctx.trace.note("smart", f"reconstructor failed ({exc.reason}); using the question")
             return [question]
-        if self.with_question:
+        if self.with_question:  # None (auto) is off in modular mode
             intents = [question, *(i for i in intents if i.strip().lower() != question.lower())]
         return intents or [question]
 

@@ -32,7 +32,8 @@ from ragteam.agents.smart_format import (
     render_prompt,
     render_retrieval,
 )
-from ragteam.llm.base import Completion
+from ragteam.formats import search_text
+from ragteam.llm.base import ChatModel, Completion
 from ragteam.strategies.base import Context, fit_text
 from ragteam.trace import Step, Trace
 from ragteam.types import Passage
@@ -47,11 +48,15 @@ class TrajectorySettings:
     max_passages: int
     max_answer_tokens: int
     passage_tokens: int = 200
+    # retrieve with the question too (first), beside the model's intents: the agent then finds
+    # at least what the question alone finds
+    with_question: bool = True
 
 
-def continue_text(ctx: Context, role: str, prompt: str, stop: str, max_tokens: int) -> Step:
-    """One raw-text continuation, recorded as an llm step of `role`."""
-    model = ctx.model_for(ROLE_MODEL)
+def continue_text(
+    ctx: Context, role: str, prompt: str, stop: str, max_tokens: int, model: ChatModel
+) -> Step:
+    """One raw-text continuation by `model`, recorded as an llm step of `role`."""
     complete = getattr(model, "complete_text", None)
     if complete is None:
         from ragteam.errors import InputError
@@ -83,29 +88,33 @@ def _fail(step: Step, reason: str) -> None:
 
 
 def run_trajectory(
-    question: str, ctx: Context, s: TrajectorySettings
+    question: str, ctx: Context, s: TrajectorySettings, model: ChatModel | None = None
 ) -> tuple[Trajectory, list[Passage]]:
     """The whole trajectory of one question, and the passages its numbers refer to."""
+    model = model or ctx.model_for(ROLE_MODEL)
     t = Trajectory()
     text = render_prompt(question) + RECONSTRUCTOR
-    step = continue_text(ctx, "reconstructor", text, EOR, 96)
+    step = continue_text(ctx, "reconstructor", text, EOR, 96, model)
     t.intents = parse_intents(step.output)[: s.max_intents]
     if not step.output.strip().startswith("Search(") or not t.intents:
         _fail(step, "no Search(...) intents; retrieving with the question")
         t.intents = [question]
     text += step.output.strip() + EOR + "\n\n"
-    passages = roles.gather_passages(ctx.require_index("smart"), ctx.trace, t.intents, s.k)
-    model = ctx.model_for(ROLE_MODEL)
+    searched = t.intents
+    if s.with_question:
+        asked = search_text(question)
+        searched = [asked, *(i for i in t.intents if i.strip().lower() != asked.lower())]
+    passages = roles.gather_passages(ctx.require_index("smart"), ctx.trace, searched, s.k)
     passages = [
         Passage(p.id, p.title, fit_text(model, p.text, s.passage_tokens)[0], p.doc_id, p.score)
         for p in passages[: s.max_passages]
     ]
     t.passages = [(p.title, p.text) for p in passages]
     text += render_retrieval(t.passages) + LOCATOR
-    step = continue_text(ctx, "locator", text, EOL, 48 * max(1, len(passages)) + 32)
+    step = continue_text(ctx, "locator", text, EOL, 48 * max(1, len(passages)) + 32, model)
     t.judgements = _check_judgements(step, passages)
     text += render_locator(t.judgements)[len(LOCATOR) :] + GENERATOR
-    step = continue_text(ctx, "generator", text, EOG, s.max_answer_tokens)
+    step = continue_text(ctx, "generator", text, EOG, s.max_answer_tokens, model)
     t.answer, cites = parse_generator(step.output)
     if not t.answer:
         _fail(step, "empty answer")

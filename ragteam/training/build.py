@@ -70,6 +70,12 @@ class Item:
     gold_titles: list[str]
     split: str = "train"  # train | validation
     label_source: str = "gold"
+    posed: str = ""  # the question as the agent is asked it (options, true/false framing)
+    format: str = "open"  # open | multiple_choice | claim
+
+    @property
+    def prompt(self) -> str:
+        return render_prompt(self.posed or self.question)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -113,7 +119,7 @@ def gold_facts(q: TrainQuestion, passage: Passage) -> list[str]:
         if passage.title not in q.facts:
             return []
         return _best_sentence(passage.text, [*q.sub_answers, *q.answers], list(q.sub_questions))
-    return _best_sentence(passage.text, list(q.answers), [], require_answer=True)
+    return _best_sentence(passage.text, list(q.evidence_answers), [], require_answer=True)
 
 
 def _best_sentence(
@@ -139,7 +145,7 @@ def judge(
         facts: list[str] = []
         if use_teacher:
             try:
-                located = roles.locate(teacher, trace, q.question, n, p)
+                located = roles.locate(teacher, trace, q.posed, n, p)
                 facts = [located.fact] if located.relevant and located.fact else []
             except ParseError:
                 facts = gold_facts(q, p)
@@ -175,6 +181,8 @@ def build_item(
         [p.id for p in passages],
         list(q.facts),
         label_source=label_source,
+        posed=q.posed,
+        format="multiple_choice" if q.choices else "claim" if q.claim else "open",
     )
 
 
@@ -193,7 +201,7 @@ class Example:
 
 
 def long_example(item: Item) -> Example:
-    prompt = render_prompt(item.question)
+    prompt = item.prompt
     return Example(
         f"{item.id}/long", "long", prompt + render(item.trajectory), len(prompt), item.split
     )
@@ -202,7 +210,7 @@ def long_example(item: Item) -> Example:
 def short_examples(item: Item) -> list[Example]:
     """One example per role; the prompt holds every earlier stage."""
     t = item.trajectory
-    prompt = render_prompt(item.question)
+    prompt = item.prompt
     recon = render_reconstructor(t.intents)
     retrieval = render_retrieval(t.passages)
     locator = render_locator(t.judgements)
@@ -252,6 +260,7 @@ class Statistics:
     questions: int = 0
     examples: Counter[str] = field(default_factory=Counter)
     intent_sources: Counter[str] = field(default_factory=Counter)
+    formats: Counter[str] = field(default_factory=Counter)
     judgements: Counter[str] = field(default_factory=Counter)
     intents: int = 0
     passages: int = 0
@@ -263,6 +272,7 @@ class Statistics:
     def add(self, item: Item, examples: list[Example], count: Callable[[str], int]) -> None:
         self.questions += 1
         self.intent_sources[item.intent_source] += 1
+        self.formats[item.format] += 1
         self.intents += len(item.trajectory.intents)
         self.passages += len(item.trajectory.passages)
         for j in item.trajectory.judgements:
@@ -285,6 +295,7 @@ class Statistics:
             "questions": self.questions,
             "examples_per_role": dict(self.examples),
             "intent_sources": dict(self.intent_sources),
+            "formats": dict(self.formats),
             "intents_per_question": round(self.intents / n, 3),
             "passages_per_question": round(self.passages / n, 3),
             "judgements": {"relevant": relevant, "irrelevant": irrelevant},

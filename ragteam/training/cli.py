@@ -7,9 +7,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import BarColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from ragteam.cli_common import err, friendly_errors, out
+from ragteam.cli_common import LoggedProgress, friendly_errors, out
+from ragteam.training import LORA_TARGETS
+
+EXPORT_TYPES = ("q8_0", "f16", "f32")
 
 train_app = typer.Typer(
     no_args_is_help=True,
@@ -17,15 +20,15 @@ train_app = typer.Typer(
 )
 
 
-def _bar() -> Progress:
-    return Progress(
+def _bar(label: str) -> LoggedProgress:
+    return LoggedProgress(
         TextColumn("{task.description}"),
         BarColumn(),
         TextColumn("{task.completed}/{task.total}"),
         TextColumn("{task.fields[info]}"),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
-        console=err,
+        label=label,
     )
 
 
@@ -60,7 +63,7 @@ def build_command(
         loaded = load_index(index)
         teacher_model = load_model(teacher) if teacher else None
         counter = load_model("embedded")  # the embedded tokenizer counts training tokens
-        with _bar() as bar:
+        with _bar("train build") as bar:
             task = bar.add_task("trajectories", total=len(questions), info="")
             stats = build_dataset(
                 questions,
@@ -107,8 +110,20 @@ def fit_command(
         "q8_0"
     ),
     resume: Annotated[bool, typer.Option(help="continue an interrupted run")] = False,
+    lora: Annotated[
+        bool, typer.Option(help="train a LoRA adapter over the frozen base (peft)")
+    ] = False,
+    lora_rank: Annotated[int, typer.Option(min=1, max=256, help="LoRA rank")] = 16,
+    lora_alpha: Annotated[float, typer.Option(min=0.0, help="LoRA alpha (scale alpha/rank)")] = (
+        32.0
+    ),
+    lora_dropout: Annotated[float, typer.Option(min=0.0, max=0.9)] = 0.05,
+    lora_targets: Annotated[
+        str, typer.Option(help="layers to adapt, comma-separated (default: every linear layer)")
+    ] = ",".join(LORA_TARGETS),
 ) -> None:
-    """Fine-tune the base model on the trajectories (short, then long), then export a GGUF."""
+    """Fine-tune the base model on the trajectories (short, then long), then export a GGUF
+    (a full model, or with --lora a GGUF LoRA adapter for `--lora FILE`)."""
     from ragteam.errors import InputError
     from ragteam.training.fit import STAGES, FitSettings, fit
 
@@ -127,8 +142,14 @@ def fit_command(
             max_steps=max_steps,
             threads=threads,
             seed=seed,
+            lora_rank=lora_rank if lora else 0,
+            lora_alpha=lora_alpha,
+            lora_dropout=lora_dropout,
+            lora_targets=tuple(t.strip() for t in lora_targets.split(",") if t.strip()),
         )
-        with _bar() as bar:
+        if export not in ("none", *EXPORT_TYPES):
+            raise InputError(f"--export must be one of {', '.join(EXPORT_TYPES)} or none")
+        with _bar("train fit") as bar:
             task = bar.add_task("training", total=None, info="")
 
             def show(step: object) -> None:
@@ -144,7 +165,9 @@ def fit_command(
             f"({report.tokens / max(report.seconds, 1e-9):.0f} tok/s); "
             f"on {report.device}; validation loss {report.validation}"
         )
-        if export != "none":
+        if export != "none" and lora:
+            _export(out_dir / "adapter", base, out_dir / "adapter.gguf", "f16")
+        elif export != "none":
             _export(out_dir / "model", base, out_dir / "model.gguf", export)
 
 
@@ -155,7 +178,8 @@ def export_command(
     base: Annotated[str, typer.Option(help="the GGUF it was trained from")] = "embedded",
     gguf_type: Annotated[str, typer.Option("--type", help="q8_0 | f16 | f32")] = "q8_0",
 ) -> None:
-    """Export a trained model folder as a GGUF for `--model PATH.gguf`."""
+    """Export a trained model folder as a GGUF for `--model PATH.gguf`, or a LoRA adapter
+    folder (`train fit --lora`'s adapter/) as a GGUF adapter for `--lora PATH.gguf`."""
     with friendly_errors():
         _export(model_dir, base, out_file, gguf_type)
 
@@ -164,6 +188,7 @@ def _export(model_dir: Path, base: str, target: Path, gguf_type: str) -> None:
     from ragteam.errors import InputError
     from ragteam.training.base_model import base_gguf
     from ragteam.training.export import export_folder
+    from ragteam.training.lora_export import export_lora, is_adapter_folder
 
     source = base_gguf(base)
     if source is None:
@@ -171,5 +196,10 @@ def _export(model_dir: Path, base: str, target: Path, gguf_type: str) -> None:
             "GGUF export needs the base GGUF (its tokenizer and layout): train from a GGUF, "
             "or convert the HF folder with llama.cpp's convert_hf_to_gguf.py"
         )
-    written = export_folder(model_dir, source, target, gguf_type)
-    out.print(f"wrote {written} ({written.stat().st_size / 1e6:.0f} MB); use --model {written}")
+    if is_adapter_folder(model_dir):
+        written = export_lora(model_dir, source, target, "f32" if gguf_type == "f32" else "f16")
+        use = f"--lora {written}"
+    else:
+        written = export_folder(model_dir, source, target, gguf_type)
+        use = f"--model {written}"
+    out.print(f"wrote {written} ({written.stat().st_size / 1e6:.1f} MB); use {use}")

@@ -8,11 +8,12 @@ never reach training: `check_disjoint` refuses any overlap by id or by normalise
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ragteam.errors import InputError
+from ragteam.formats import pose
 from ragteam.jsonl import read_objects
 from ragteam.metrics import normalize_answer
 
@@ -40,6 +41,22 @@ class TrainQuestion:
     sub_questions: tuple[str, ...] = ()
     where: str = ""  # file:line, for messages
     sub_answers: tuple[str, ...] = ()  # answers of the gold sub-questions (MuSiQue)
+    choices: dict[str, str] = field(default_factory=dict)  # multiple choice: label -> option
+    claim: bool = False  # a true/false claim (answers: ["true"] or ["false"])
+
+    @property
+    def posed(self) -> str:
+        """The text the agent is asked: the question with its options or true/false framing,
+        exactly as `ragteam.answer(..., choices=..., claim=...)` poses it at inference."""
+        return pose(self.question, self.choices or None, self.claim)
+
+    @property
+    def evidence_answers(self) -> tuple[str, ...]:
+        """Strings whose presence marks a passage as evidence: the gold option's text for a
+        multiple-choice row (its label is one letter), nothing for a claim, else the answers."""
+        if self.choices:
+            return (self.choices[self.answers[0]],)
+        return () if self.claim else self.answers
 
 
 def read_train_questions(
@@ -58,9 +75,11 @@ def read_train_questions(
         if qid in seen:
             raise InputError(f"{where}: id '{qid}' occurs twice")
         seen.add(qid)
-        answers = _answers(row, where)
+        choices, claim = _format(row, where)
+        answers = (str(row["label"]).strip(),) if choices or claim else _answers(row, where)
         try:
-            rows.append(_parse_row(qid, question, answers, row, where))
+            parsed = _parse_row(qid, question, answers, row, where, bool(choices or claim))
+            rows.append(replace(parsed, choices=choices, claim=claim))
         except UnsupportedAnswer:
             if not skip_unsupported:
                 raise
@@ -71,13 +90,51 @@ def read_train_questions(
     return rows
 
 
+def _format(row: dict[str, Any], where: str) -> tuple[dict[str, str], bool]:
+    """(choices, claim) of a row: `choices` (a mapping, or a list labelled A, B, ...) with a
+    `label` among them is multiple choice; a `label` of true/false without choices is a claim."""
+    raw, label = row.get("choices"), row.get("label")
+    if raw is None:
+        if label is None:
+            return {}, False
+        if str(label).strip().lower() not in ("true", "false"):
+            raise InputError(
+                f"{where}: a row with a 'label' and no 'choices' is a claim: its label must be "
+                f"true or false, not {label!r}"
+            )
+        row["label"] = str(label).strip().lower()
+        return {}, True
+    if isinstance(raw, list):
+        raw = {chr(ord("A") + i): option for i, option in enumerate(raw)}
+    if not isinstance(raw, dict) or not raw or len(raw) > 26:
+        raise InputError(f"{where}: 'choices' must be a mapping label -> text (or a list)")
+    choices = {str(k).strip(): str(v).strip() for k, v in raw.items()}
+    if not isinstance(label, str) or label.strip() not in choices:
+        raise InputError(
+            f"{where}: multiple choice 'label' {label!r} is not one of {sorted(choices)}"
+        )
+    return choices, False
+
+
 def _parse_row(
-    qid: str, question: str, answers: tuple[str, ...], row: dict[str, Any], where: str
+    qid: str,
+    question: str,
+    answers: tuple[str, ...],
+    row: dict[str, Any],
+    where: str,
+    labelled: bool = False,
 ) -> TrainQuestion:
+    """`labelled` rows (multiple choice, claims) answer with a label, which need not occur in
+    the evidence; a claim without evidence cannot label the locator and is unsupported."""
     if "supporting_facts" in row:
-        return _hotpotqa(qid, question, answers, row, where)
+        return _hotpotqa(qid, question, answers, row, where, check=not labelled)
     if "decomposition" in row:
         return _musique(qid, question, answers, row, where)
+    if labelled and "choices" not in row:
+        raise UnsupportedAnswer(
+            f"{where}: a claim without evidence ('supporting_facts') cannot label the fact "
+            "locator; add its evidence or drop it (`--skip-unsupported` skips such rows)"
+        )
     return TrainQuestion(qid, question, answers, "plain", where=where)
 
 
@@ -106,7 +163,12 @@ def _context(row: dict[str, Any], where: str) -> list[dict[str, Any]]:
 
 
 def _hotpotqa(
-    qid: str, question: str, answers: tuple[str, ...], row: dict[str, Any], where: str
+    qid: str,
+    question: str,
+    answers: tuple[str, ...],
+    row: dict[str, Any],
+    where: str,
+    check: bool = True,
 ) -> TrainQuestion:
     sentences: dict[str, list[str]] = {}
     for paragraph in _context(row, where):
@@ -125,7 +187,8 @@ def _hotpotqa(
     if not facts:
         raise InputError(f"{where}: 'supporting_facts' is empty")
     paragraphs = {t: "".join(s) for t, s in sentences.items()}
-    _check_answer_occurs(answers, [paragraphs[t] for t in facts], where)
+    if check:
+        _check_answer_occurs(answers, [paragraphs[t] for t in facts], where)
     return TrainQuestion(
         qid,
         question,

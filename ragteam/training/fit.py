@@ -1,4 +1,5 @@
-"""`ragteam train fit`: full fine-tuning of a small causal LM on SMART trajectories, on CPU.
+"""`ragteam train fit`: fine-tuning of a small causal LM on SMART trajectories, on CPU or GPU:
+full fine-tuning, or a LoRA adapter (`lora_rank > 0`, peft) over the frozen base.
 
 Curriculum as in the paper: stage 1 on short trajectories (one role per example), stage 2 on
 long ones (the whole sequence). Seeded; batches of similar lengths under a token budget; one
@@ -19,6 +20,7 @@ from typing import Any
 
 from ragteam import atomic
 from ragteam.errors import InputError
+from ragteam.training import LORA_TARGETS
 from ragteam.training.build import Example
 from ragteam.training.dataset import read_examples
 from ragteam.training.tokens import IGNORE, Tokenized, tokenize_example
@@ -42,6 +44,10 @@ class FitSettings:
     threads: int = 0
     checkpoint_every: int = 25
     max_steps: int = 0  # 0: no limit (smoke tests set a few)
+    lora_rank: int = 0  # 0: full fine-tuning; > 0: a LoRA adapter of this rank
+    lora_alpha: float = 32.0
+    lora_dropout: float = 0.05
+    lora_targets: tuple[str, ...] = LORA_TARGETS
 
 
 @dataclass
@@ -88,6 +94,7 @@ def fit(
         torch.set_num_threads(settings.threads)
     device = pick_device(device)
     model, tokenizer, bos = load_base(settings.base)
+    model = with_lora(model, settings) if settings.lora_rank else model
     model.to(device)
     plan, report = _plan(data, settings, tokenizer, bos)
     report.device = device
@@ -95,7 +102,7 @@ def fit(
     if settings.max_steps:
         total = min(total, settings.max_steps)
     optimizer = torch.optim.AdamW(
-        model.parameters(), lr=settings.lr, weight_decay=settings.weight_decay
+        _trainable(model), lr=settings.lr, weight_decay=settings.weight_decay
     )
     warm = max(1, int(total * settings.warmup))
     scheduler = torch.optim.lr_scheduler.LambdaLR(
@@ -123,6 +130,36 @@ def fit(
     _save_model(out, model, tokenizer)
     _write_json(out / "training.json", asdict(report))
     return report
+
+
+def with_lora(model: Any, settings: FitSettings) -> Any:
+    """The base model frozen, with LoRA adapters on `settings.lora_targets` (peft)."""
+    try:
+        from peft import LoraConfig, get_peft_model
+    except ImportError as exc:
+        raise InputError("--lora needs peft: pip install 'ragteam[train]'") from exc
+    names = {n.rsplit(".", 1)[-1] for n, _ in model.named_modules()}
+    unknown = [t for t in settings.lora_targets if t not in names]
+    if unknown:
+        raise InputError(f"--lora-targets {','.join(unknown)}: no such layer in the base model")
+    config = LoraConfig(
+        r=settings.lora_rank,
+        lora_alpha=settings.lora_alpha,
+        lora_dropout=settings.lora_dropout,
+        target_modules=list(settings.lora_targets),
+        bias="none",
+        task_type="CAUSAL_LM",
+    )
+    return get_peft_model(model, config)
+
+
+def _trainable(model: Any) -> list[Any]:
+    return [p for p in model.parameters() if p.requires_grad]
+
+
+def _causal_lm(model: Any) -> Any:
+    """The transformers model under a peft wrapper (LoRA layers inside), or the model."""
+    return model.get_base_model() if hasattr(model, "get_base_model") else model
 
 
 def pick_device(wanted: str) -> str:
@@ -228,6 +265,7 @@ def _loss(model: Any, ids: Any, labels: Any, attention: Any) -> Any:
     vocabulary) runs on those positions alone: masked retrieval text costs no logits."""
     import torch
 
+    model = _causal_lm(model)
     hidden = model.model(input_ids=ids, attention_mask=attention).last_hidden_state
     targets = labels[:, 1:]
     keep = targets != IGNORE
@@ -243,7 +281,7 @@ def _train_step(
     ids, labels, attention = _collate(batch, tokenizer.pad_token_id or 0, model.device)
     loss = _loss(model, ids, labels, attention)
     loss.backward()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    torch.nn.utils.clip_grad_norm_(_trainable(model), 1.0)
     optimizer.step()
     scheduler.step()
     optimizer.zero_grad(set_to_none=True)
@@ -281,7 +319,7 @@ def _checkpoint(out: Path, model: Any, optimizer: Any, scheduler: Any, report: F
     staging.mkdir()
     torch.save(
         {
-            "model": model.state_dict(),
+            "model": _weights(model),
             "optimizer": optimizer.state_dict(),
             "scheduler": scheduler.state_dict(),
             "torch_rng": torch.get_rng_state(),
@@ -306,7 +344,7 @@ def _restore(out: Path, model: Any, optimizer: Any, scheduler: Any, report: FitR
     if not (folder / "state.pt").is_file():
         return 0
     state = torch.load(folder / "state.pt", weights_only=False, map_location=model.device)
-    model.load_state_dict(state["model"])
+    model.load_state_dict(state["model"], strict=not hasattr(model, "get_base_model"))
     optimizer.load_state_dict(state["optimizer"])
     scheduler.load_state_dict(state["scheduler"])
     torch.set_rng_state(state["torch_rng"].cpu())
@@ -317,13 +355,27 @@ def _restore(out: Path, model: Any, optimizer: Any, scheduler: Any, report: FitR
     return int(saved["steps"])
 
 
+def _weights(model: Any) -> dict[str, Any]:
+    """What a checkpoint keeps: every weight, or only the adapter's under LoRA."""
+    if not hasattr(model, "get_base_model"):
+        return model.state_dict()
+    return {n: p.detach() for n, p in model.named_parameters() if p.requires_grad}
+
+
+def trained_folder(out: Path) -> Path:
+    """Where `fit` saves: `out/adapter` (LoRA) or `out/model` (full fine-tune)."""
+    return out / "adapter" if (out / "adapter").is_dir() else out / "model"
+
+
 def _save_model(out: Path, model: Any, tokenizer: Any) -> None:
-    staging = out / "model.tmp"
+    """The full model (`model/`) or the LoRA adapter (`adapter/`, peft's layout), swapped in."""
+    name = "adapter" if hasattr(model, "get_base_model") else "model"
+    staging = out / f"{name}.tmp"
     shutil.rmtree(staging, ignore_errors=True)
     model.save_pretrained(staging, safe_serialization=True)
     tokenizer.save_pretrained(staging)
-    shutil.rmtree(out / "model", ignore_errors=True)
-    staging.rename(out / "model")
+    shutil.rmtree(out / name, ignore_errors=True)
+    staging.rename(out / name)
 
 
 def _write_json(path: Path, data: Any) -> None:
