@@ -318,3 +318,20 @@ def test_ragteam_evaluate_is_the_library_call_behind_eval(bm25_index_dir, data, 
     )  # resumed: only the question the first call left out
     with pytest.raises(InputError, match="unknown role"):
         ragteam.evaluate(data, out, strategies="oner", role_models={"planer": "embedded"})
+
+
+def test_report_averages_a_metric_over_the_rows_that_have_it():
+    """PopQA-like data: only some questions mark supporting passages."""
+
+    def row(qid, f1, recall=None):
+        metrics = {"em": f1, "f1": f1, "match": f1}
+        if recall is not None:
+            metrics["retrieval_all"] = recall
+        cost = {"llm_calls": 1, "prompt_tokens": 1, "completion_tokens": 1, "parse_failures": 0}
+        return {"id": qid, "strategy": "s", "metrics": metrics, "cost": cost, "wall_seconds": 1.0}
+
+    a = {"q1": row("q1", 1.0, 1.0), "q2": row("q2", 0.0), "q3": row("q3", 1.0, 0.0)}
+    b = {"q1": row("q1", 0.0, 0.0), "q2": row("q2", 1.0), "q3": row("q3", 0.0, 0.0)}
+    text = render_markdown({"a": a, "b": b}, baseline="b")
+    assert "0.500 (0.000-1.000) [2 of 3]" in text  # recall over the 2 rows that mark passages
+    assert "| a | retrieval recall | 2 | +0.500" in text

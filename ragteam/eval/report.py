@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ class Summary:
     means: dict[str, tuple[float, float, float]]  # metric -> (mean, ci low, ci high)
     per_question: dict[str, float]  # calls, tokens, seconds, parse failures per question
     errors: int
+    counts: dict[str, int] = field(default_factory=dict)  # metric -> rows that have it
 
 
 def bootstrap_ci(values: list[float], seed: int = 0) -> tuple[float, float]:
@@ -63,11 +64,12 @@ def common_questions(table: dict[str, dict[str, dict[str, Any]]]) -> dict[str, d
 
 
 def summarize(label: str, rows: list[dict[str, Any]]) -> Summary:
-    means = {}
-    for metric in QUALITY:
+    means, counts = {}, {}
+    for metric in QUALITY:  # a metric only some rows have is averaged over those rows
         values = [r["metrics"][metric] for r in rows if metric in r["metrics"]]
         if values:
             means[metric] = (float(np.mean(values)), *bootstrap_ci(values))
+            counts[metric] = len(values)
     n = len(rows)
     per_question = {
         "calls": sum(r["cost"]["llm_calls"] for r in rows) / n,
@@ -76,12 +78,17 @@ def summarize(label: str, rows: list[dict[str, Any]]) -> Summary:
         "seconds": sum(r["wall_seconds"] for r in rows) / n,
         "parse_failures": sum(r["cost"]["parse_failures"] for r in rows) / n,
     }
-    return Summary(label, n, means, per_question, sum(1 for r in rows if r.get("error")))
+    errors = sum(1 for r in rows if r.get("error"))
+    return Summary(label, n, means, per_question, errors, counts)
 
 
 def paired(a: dict[str, dict], b: dict[str, dict], metric: str = "f1") -> dict[str, Any]:
-    """Mean difference (a - b) over the questions both answered, its CI, and win counts."""
-    shared = sorted(set(a) & set(b))
+    """Mean difference (a - b) over the questions both answered and both scored on `metric`
+    (retrieval recall exists only where a question marks supporting passages), its CI, and
+    win counts."""
+    shared = sorted(
+        q for q in set(a) & set(b) if metric in a[q]["metrics"] and metric in b[q]["metrics"]
+    )
     diffs = [a[q]["metrics"][metric] - b[q]["metrics"][metric] for q in shared]
     low, high = bootstrap_ci(diffs)
     return {
@@ -105,8 +112,12 @@ def breakdown(table: dict[str, dict[str, dict]], metric: str = "f1") -> dict[str
     return out
 
 
-def _cell(stat: tuple[float, float, float] | None) -> str:
-    return "-" if stat is None else f"{stat[0]:.3f} ({stat[1]:.3f}-{stat[2]:.3f})"
+def _cell(stat: tuple[float, float, float] | None, count: int | None = None, n: int = 0) -> str:
+    """mean (CI), and the number of rows it is over when that is fewer than all."""
+    if stat is None:
+        return "-"
+    partial = f" [{count} of {n}]" if count is not None and count < n else ""
+    return f"{stat[0]:.3f} ({stat[1]:.3f}-{stat[2]:.3f}){partial}"
 
 
 def resolve_baseline(table: dict[str, dict[str, dict]], baseline: str) -> str:
@@ -133,7 +144,8 @@ def render_markdown(table: dict[str, dict[str, dict]], baseline: str | None = No
         pq = s.per_question
         lines.append(
             f"| {s.label} | {s.n} | {_cell(s.means.get('em'))} | {_cell(s.means.get('f1'))} | "
-            f"{_cell(s.means.get('match'))} | {_cell(s.means.get('retrieval_all'))} | "
+            f"{_cell(s.means.get('match'))} | "
+            f"{_cell(s.means.get('retrieval_all'), s.counts.get('retrieval_all'), s.n)} | "
             f"{pq['calls']:.2f} | {pq['tokens']:.0f} | {pq['seconds']:.2f} | "
             f"{pq['parse_failures']:.2f} | {s.errors} |"
         )
