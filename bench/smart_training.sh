@@ -1,30 +1,45 @@
 #!/usr/bin/env bash
-# SMART trajectory learning, end to end, as measured in docs/benchmarks.md (section 9).
-# About 45 min of training and 1.5 h of evaluation on 2 CPU cores.
+# The shipped SMART agent (ragteam/data/smart-135m-lora.gguf), rebuilt from the repository:
+# trajectories of every training file, a LoRA adapter over the embedded SmolLM2-135M (short
+# reconstructor and locator examples, then long trajectories), exported as a GGUF LoRA adapter.
+# About 75 min of training on 2 CPU cores; resumable: rerun the same command after a kill.
+# Then the evaluation of docs/benchmarks.md section 14 (about 30 min).
 set -euo pipefail
 OUT=${OUT:-bench/out}
 mkdir -p "$OUT"
-# Training data: an index of the training corpus (never the test corpus), then trajectories.
-ragteam index build bench/data/train/train_corpus.jsonl --out "$OUT/indexes/train-bm25" \
-    --retriever bm25 --passage-words 0
-ragteam train build --data bench/data/train/hotpotqa_train.jsonl \
-    --data bench/data/train/musique_train.jsonl --index "$OUT/indexes/train-bm25" \
-    --out "$OUT/traj" --exclude bench/data/hotpotqa/dev300.jsonl --skip-unsupported
-ragteam train fit --data "$OUT/traj" --out "$OUT/smart-135m" --short-roles reconstructor \
-    --epochs 1 --long-epochs 0.85 --lr 1e-4 --threads 2
-# Evaluation: the 100 seeded dev300 questions of benchmark 7, hybrid index of the test corpus.
+# Training data: an index of the training corpora (never a test corpus), then trajectories.
+cat bench/data/train/train_corpus.jsonl bench/data/train/formats/formats_corpus.jsonl \
+    > "$OUT/train_all_corpus.jsonl"
+[ -d "$OUT/indexes/train-all-bm25" ] || ragteam index build "$OUT/train_all_corpus.jsonl" \
+    --out "$OUT/indexes/train-all-bm25" --retriever bm25 --passage-words 0
+[ -d "$OUT/traj-all" ] || ragteam train build \
+    --data bench/data/train/hotpotqa_train.jsonl --data bench/data/train/musique_train.jsonl \
+    --data bench/data/train/formats/multiple_choice_train.jsonl \
+    --data bench/data/train/formats/claims_train.jsonl \
+    --data bench/data/train/formats/strategyqa_train.jsonl \
+    --index "$OUT/indexes/train-all-bm25" --out "$OUT/traj-all" \
+    --exclude bench/data/hotpotqa/dev300.jsonl --exclude bench/data/suite/arc/dev100.jsonl \
+    --exclude bench/data/suite/popqa/dev100.jsonl \
+    --exclude bench/data/suite/pubhealth/dev100.jsonl --skip-unsupported
+resume=""
+[ -f "$OUT/smart-lora/settings.json" ] && resume="--resume"
+ragteam train fit --data "$OUT/traj-all" --out "$OUT/smart-lora" --lora --lora-rank 16 \
+    --lora-alpha 32 --short-roles reconstructor,locator --epochs 0.3 --long-epochs 0.4 \
+    --lr 5e-4 --threads 2 $resume
+cp "$OUT/smart-lora/adapter.gguf" ragteam/data/smart-135m-lora.gguf
+# Evaluation: the 100 seeded dev300 questions of benchmarks 7-9, hybrid index of the test corpus.
 python bench/subset.py bench/data/hotpotqa/dev300.jsonl --n 100 --seed 0 \
     --out "$OUT/dev300-seed0-100.jsonl"
-ragteam index build bench/data/hotpotqa/corpus.jsonl --out "$OUT/indexes/hybrid" \
-    --retriever hybrid --passage-words 0
-ragteam eval --data "$OUT/dev300-seed0-100.jsonl" --index "$OUT/indexes/hybrid" -s smart \
-    --opt smart.mode=trajectory --model "$OUT/smart-135m/model.gguf" \
-    --out "$OUT/runs/seed0-smart-trained"
-for s in oner smart; do
-    ragteam eval --data "$OUT/dev300-seed0-100.jsonl" --index "$OUT/indexes/hybrid" -s "$s" \
-        --out "$OUT/runs/seed0-$s"
+[ -d "$OUT/indexes/hybrid" ] || ragteam index build bench/data/hotpotqa/corpus.jsonl \
+    --out "$OUT/indexes/hybrid" --retriever hybrid --passage-words 0
+for run in "smart-shipped smart" "smart-shipped-noq smart --opt smart.with_question=false" \
+    "oner oner"; do
+    set -- $run
+    name=$1; shift
+    ragteam eval --data "$OUT/dev300-seed0-100.jsonl" --index "$OUT/indexes/hybrid" -s "$@" \
+        --out "$OUT/runs/seed0-$name"
 done
-ragteam report "$OUT/runs/seed0-smart-trained" "$OUT/runs/seed0-oner" "$OUT/runs/seed0-smart" \
-    --baseline oner
-python bench/smart_locator.py "$OUT/runs/seed0-smart-trained" "$OUT/runs/seed0-smart" \
+ragteam report "$OUT/runs/seed0-smart-shipped" "$OUT/runs/seed0-smart-shipped-noq" \
+    "$OUT/runs/seed0-oner" --baseline oner
+python bench/smart_locator.py "$OUT/runs/seed0-smart-shipped" "$OUT/runs/seed0-smart-shipped-noq" \
     --data "$OUT/dev300-seed0-100.jsonl"
