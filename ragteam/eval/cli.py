@@ -92,6 +92,13 @@ def eval_command(
                 )
                 raise typer.Exit(130) from None
         out.print(f"{len(rows)} new results in {run.results_path}")
+        failed = sum(1 for r in rows if _row_error(r))
+        if not run.results():
+            err.print("error: nothing was evaluated (is the dataset empty?)")
+            raise typer.Exit(1)
+        if rows and failed == len(rows):
+            err.print(f"error: all {failed} new results failed; see their 'error' fields")
+            raise typer.Exit(1)
 
 
 def report_command(
@@ -115,6 +122,10 @@ def report_command(
             markdown.write_text(text + "\n", encoding="utf-8")
         if plot_path:
             out.print(f"plot written to {plot(table, plot_path)}")
+
+
+def _row_error(row: object) -> object:
+    return row.get("error") if isinstance(row, dict) else getattr(row, "error", None)
 
 
 def strategy_options(names: list[str], pairs: list[str]) -> dict[str, dict]:

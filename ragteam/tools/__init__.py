@@ -4,7 +4,9 @@ tools of MCP servers. Third-party tools register through the `ragteam.tools` ent
 from __future__ import annotations
 
 import importlib
+import sys
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any
 
 from ragteam.errors import InputError
@@ -33,10 +35,17 @@ def import_tool(spec: str) -> Tool:
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise InputError(f"--tools {spec!r}: write it as module:function, e.g. mytools:weather")
+    here = str(Path.cwd())
+    if here not in sys.path:  # a tools file in the current folder, as `python -m` would find it
+        sys.path.append(here)
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise InputError(f"--tools {spec!r}: cannot import {module_name} ({exc})") from exc
+    except Exception as exc:  # a syntax error or an exception raised at import
+        raise InputError(
+            f"--tools {spec!r}: importing {module_name} failed: {type(exc).__name__}: {exc}"
+        ) from exc
     func: Any = getattr(module, attr, None)
     if func is None:
         raise InputError(f"--tools {spec!r}: {module_name} has no attribute {attr}")

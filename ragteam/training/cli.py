@@ -125,17 +125,24 @@ def fit_command(
     """Fine-tune the base model on the trajectories (short, then long), then export a GGUF
     (a full model, or with --lora a GGUF LoRA adapter for `--lora FILE`)."""
     from ragteam.errors import InputError
-    from ragteam.training.fit import STAGES, FitSettings, fit
+    from ragteam.training.fit import SHORT_ROLES, STAGES, FitSettings, fit
 
     with friendly_errors():
         if stage not in (*STAGES, "both"):
             raise InputError(f"--stage must be short, long or both, not '{stage}'")
+        roles = tuple(r.strip() for r in short_roles.split(",") if r.strip())
+        unknown = sorted(set(roles) - set(SHORT_ROLES))
+        if unknown:
+            raise InputError(
+                f"--short-roles {','.join(unknown)}: not a SMART role; "
+                f"roles: {', '.join(SHORT_ROLES)}"
+            )
         settings = FitSettings(
             base=base,
             stages=STAGES if stage == "both" else (stage,),
             epochs=epochs,
             long_epochs=long_epochs,
-            short_roles=tuple(r.strip() for r in short_roles.split(",") if r.strip()),
+            short_roles=roles,
             lr=lr,
             batch_tokens=batch_tokens,
             max_length=max_length,

@@ -109,11 +109,14 @@ def export_gguf(state: dict[str, Any], base: Path, out: Path, out_type: str = "q
             writer.add_tensor(tensor.name, data.astype(np.float16))
         else:
             writer.add_tensor(tensor.name, quantize(data, qtype), raw_dtype=qtype)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    tmp.replace(out)
+    try:
+        writer.write_header_to_file()
+        writer.write_kv_data_to_file()
+        writer.write_tensors_to_file()
+        writer.close()
+        tmp.replace(out)
+    finally:
+        tmp.unlink(missing_ok=True)  # no half-written file left behind
     return out
 
 
@@ -123,5 +126,10 @@ def export_folder(model_dir: Path, base: Path, out: Path, out_type: str = "q8_0"
 
     if not (model_dir / "config.json").is_file():
         raise ModelError(f"no trained model in {model_dir}: run `ragteam train fit` first")
-    model = AutoModelForCausalLM.from_pretrained(model_dir, local_files_only=True)
+    if out.is_dir():
+        raise ModelError(f"--out {out} is a folder; name the .gguf file to write")
+    try:
+        model = AutoModelForCausalLM.from_pretrained(model_dir, local_files_only=True)
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"could not load the trained model in {model_dir}: {exc}") from exc
     return export_gguf(model.state_dict(), base, out, out_type)

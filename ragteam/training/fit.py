@@ -26,6 +26,7 @@ from ragteam.training.dataset import read_examples
 from ragteam.training.tokens import IGNORE, Tokenized, tokenize_example
 
 STAGES = ("short", "long")
+SHORT_ROLES = ("reconstructor", "locator", "generator")
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ class FitSettings:
     stages: tuple[str, ...] = STAGES
     epochs: float = 1.0  # short stage; a fraction trains on a seeded share of the examples
     long_epochs: float = 1.0  # long stage
-    short_roles: tuple[str, ...] = ("reconstructor", "locator", "generator")
+    short_roles: tuple[str, ...] = SHORT_ROLES
     lr: float = 1e-4
     warmup: float = 0.03
     weight_decay: float = 0.0
@@ -82,13 +83,34 @@ def fit(
     on_step: Callable[[StepInfo], None] | None = None,
     device: str = "auto",
 ) -> FitReport:
-    """Train and save `out/model` (HF format) and `out/training.json`. `device`: auto (a CUDA
-    GPU when torch sees one, else the CPU), cpu, cuda or cuda:N."""
+    """Train and save `out/model` (HF format; `out/adapter` with LoRA) and
+    `out/training.json`. `device`: auto (a CUDA GPU when torch sees one, else the CPU), cpu,
+    cuda or cuda:N."""
+    for stage in settings.stages:  # the data is checked before the base model is loaded
+        read_examples(data, stage)
+    fresh = not (out / "settings.json").is_file()
+    _claim_folder(out, settings, resume)
+    try:
+        return _fit(data, out, settings, resume, on_step, device)
+    except BaseException:
+        if fresh and not (out / "checkpoint").exists():
+            # nothing trained yet: leave no run behind that would refuse the corrected command
+            (out / "settings.json").unlink(missing_ok=True)
+        raise
+
+
+def _fit(
+    data: Path,
+    out: Path,
+    settings: FitSettings,
+    resume: bool,
+    on_step: Callable[[StepInfo], None] | None,
+    device: str,
+) -> FitReport:
     import torch
 
     from ragteam.training.base_model import load_base
 
-    _claim_folder(out, settings, resume)
     torch.manual_seed(settings.seed)
     if settings.threads:
         torch.set_num_threads(settings.threads)
