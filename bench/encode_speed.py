@@ -18,7 +18,8 @@ import numpy as np
 
 from ragteam.retrieval.corpus import load_passages
 from ragteam.retrieval.dense import DenseSettings, build_faiss, passage_text
-from ragteam.retrieval.encoders import LOCAL_BACKENDS, EncoderSpec, make_encoder
+from ragteam.retrieval.encoder_registry import make_encoder
+from ragteam.retrieval.encoders import LOCAL_BACKENDS, EncoderSpec
 
 
 def main() -> None:

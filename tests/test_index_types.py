@@ -8,7 +8,8 @@ import pytest
 from ragteam.errors import IndexUnusable, InputError, UnknownName
 from ragteam.retrieval import build_index, load_index
 from ragteam.retrieval.dense import DenseSettings, build_faiss, shard_bounds, tune
-from ragteam.retrieval.encoders import EncoderSpec, make_encoder
+from ragteam.retrieval.encoder_registry import make_encoder
+from ragteam.retrieval.encoders import EncoderSpec
 
 
 def _clustered(n: int, dim: int = 384, seed: int = 0) -> np.ndarray:

@@ -68,7 +68,7 @@ def _agent_adapter(strategies: dict[str, Any]) -> dict[str, str]:
     """The shipped SMART adapter a `smart` run may use (mode auto): part of what the run ran."""
     if "smart" not in strategies:
         return {}
-    from ragteam.llm.llamacpp import gguf_fingerprint
+    from ragteam.llm.gguf_files import gguf_fingerprint
     from ragteam.strategies.smart_agent import shipped_adapter
 
     adapter = shipped_adapter()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import atexit
 import functools
-import hashlib
 import importlib.util
 import json
 import os
@@ -15,6 +14,7 @@ from typing import Any
 
 from ragteam.errors import ModelError
 from ragteam.llm.base import Completion, Message
+from ragteam.llm.gguf_files import adapter_base, gguf_fingerprint
 from ragteam.llm.greedy_grammar import GreedyGrammar, schema_grammar
 from ragteam.llm.prefix_states import PrefixStates
 
@@ -237,8 +237,6 @@ def _grammar_text(schema_json: str) -> str | None:
 
 def check_adapter(adapter: Path, base: Path, fingerprint: str) -> None:
     """Refuse a missing or unreadable adapter file, and one trained on another base model."""
-    from ragteam.training.lora_export import adapter_base
-
     if not adapter.is_file():
         raise ModelError(f"no LoRA adapter file at {adapter}; pass an existing .gguf adapter")
     wanted, name = adapter_base(adapter)
@@ -247,15 +245,3 @@ def check_adapter(adapter: Path, base: Path, fingerprint: str) -> None:
             f"the LoRA adapter {adapter.name} was trained on another base model ({name}), not "
             f"{base.name}: use it with that model, or train an adapter for this one"
         )
-
-
-def gguf_fingerprint(path: Path, samples: int = 16, block: int = 1 << 16) -> str:
-    """Size plus a hash of blocks spread over the file: two fine-tunes of one base (same name,
-    same size) differ, and a multi-GB model is not read whole. Keys the LLM cache."""
-    size = path.stat().st_size
-    digest = hashlib.blake2b(str(size).encode(), digest_size=8)
-    with path.open("rb") as f:
-        for i in range(samples):
-            f.seek(max(0, (size - block) * i // max(1, samples - 1)))
-            digest.update(f.read(block))
-    return f"{size}:{digest.hexdigest()}"

@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 
 from ragteam.errors import IndexUnusable, InputError, UnknownName
-from ragteam.retrieval.encoders import Encoder, EncoderSpec, Progress, make_encoder
+from ragteam.retrieval.encoder_registry import make_encoder
+from ragteam.retrieval.encoders import Encoder, EncoderSpec, Progress
 from ragteam.types import Passage
 
 INDEX_KINDS = ("flat", "hnsw", "ivfpq")

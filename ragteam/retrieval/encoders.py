@@ -62,18 +62,6 @@ class EncoderSpec:
         return data
 
 
-def make_encoder(spec: EncoderSpec) -> Encoder:
-    if spec.backend == "torch":
-        return TorchEncoder()
-    if spec.backend in ("onnx", "onnx-int8"):
-        return _onnx_encoder(spec.backend == "onnx-int8")
-    if spec.backend == "server":
-        from ragteam.retrieval.embed_server import ServerEncoder
-
-        return ServerEncoder(spec)
-    raise IndexUnusable(f"unknown encoder backend '{spec.backend}'")
-
-
 def embedding_model_dir() -> Path:
     """The folder holding the MiniLM weights inside the installed package (never downloads)."""
     import importlib.util
@@ -152,13 +140,6 @@ def _sentence_transformer():  # noqa: ANN202 - imported lazily (torch is slow to
 
     hf_logging.disable_progress_bar()  # library code prints nothing
     return SentenceTransformer(str(embedding_model_dir()), device="cpu")
-
-
-@functools.lru_cache(maxsize=2)
-def _onnx_encoder(int8: bool) -> Encoder:
-    from ragteam.retrieval.onnx_encoder import OnnxEncoder
-
-    return OnnxEncoder(int8=int8)
 
 
 def max_seq_length(folder: Path) -> int:

@@ -215,7 +215,7 @@ def _dense_build(
     passages: list[Passage], dense: DenseSettings, ray: str | None, report: Any
 ) -> Any:
     from ragteam.retrieval.dense import DenseRetriever, passage_text
-    from ragteam.retrieval.encoders import make_encoder
+    from ragteam.retrieval.encoder_registry import make_encoder
 
     if not ray:
         return DenseRetriever.build(passages, report, dense)

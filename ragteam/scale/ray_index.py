@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from ragteam.retrieval.encoders import EncoderSpec, Progress, make_encoder
+from ragteam.retrieval.encoder_registry import make_encoder
+from ragteam.retrieval.encoders import EncoderSpec, Progress
 from ragteam.scale.cluster import connected
 
 BATCH = 256

@@ -26,6 +26,7 @@ class Adaptive:
     parallel where the model allows), votes, and remembers the choice for `ragteam feedback`."""
 
     name: ClassVar[str] = "adaptive"
+    calls_strategies: ClassVar[bool] = True  # its roles are those of the strategies it calls
     roles: ClassVar[tuple[str, ...]] = ()  # the roles of the strategies it routes to
     needs_index: ClassVar[bool] = True
     state: str = ""
@@ -80,7 +81,8 @@ class Adaptive:
     ) -> list[tuple[Answer, float]]:
         """Each agent's answer and wall seconds (the unit the router was trained on), run
         with the options its logged outcomes were made with."""
-        from ragteam.strategies import Context, make_strategy
+        from ragteam.strategies.base import Context
+        from ragteam.strategies.registry import make_strategy
 
         def one(agent: str) -> tuple[Answer, float]:
             if agent == self.name:

@@ -18,10 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from ragteam.errors import ModelError
+from ragteam.llm.gguf_files import BASE_KEY, BASE_NAME_KEY, gguf_fingerprint
 from ragteam.training.export import SUPPORTED, permute
 
-BASE_KEY = "ragteam.base.fingerprint"
-BASE_NAME_KEY = "ragteam.base.name"
 TYPES = ("f16", "f32")
 _PEFT = re.compile(
     r"base_model\.model\.model\.layers\.(\d+)\.(self_attn|mlp)\.(\w+)\.lora_([AB])\.weight"
@@ -79,8 +78,6 @@ def export_lora(folder: Path, base: Path, out: Path, out_type: str = "f16") -> P
     import numpy as np
     from gguf import GGUFReader, GGUFWriter
 
-    from ragteam.llm.llamacpp import gguf_fingerprint
-
     if out_type not in TYPES:
         raise ModelError(f"unknown adapter type '{out_type}'; types: {', '.join(TYPES)}")
     if out.is_dir():
@@ -132,25 +129,3 @@ def _check_shapes(pairs: list[tuple[str, Any]], shapes: dict[str, list[int]]) ->
                 f"adapter tensor {name} {tuple(data.shape)} does not fit the base weight "
                 f"({out_dim} x {in_dim}): the adapter was trained on another base model"
             )
-
-
-def adapter_base(path: Path) -> tuple[str, str]:
-    """(fingerprint, file name) of the base model a ragteam adapter GGUF records ('' if none);
-    raises a clear error for a file that is not a GGUF LoRA adapter."""
-    from gguf import GGUFReader
-
-    try:
-        reader = GGUFReader(path)
-    except (ValueError, OSError, IndexError, KeyError) as exc:
-        raise ModelError(
-            f"{path} is not a readable GGUF file ({exc}); re-export the adapter"
-        ) from exc
-    kind = reader.fields.get("general.type")
-    if kind is None or str(kind.contents()) != "adapter":
-        raise ModelError(f"{path} is a GGUF model, not a LoRA adapter: use --model {path}")
-
-    def text(key: str) -> str:
-        field = reader.fields.get(key)
-        return str(field.contents()) if field is not None else ""
-
-    return text(BASE_KEY), text(BASE_NAME_KEY)

@@ -1,0 +1,52 @@
+"""Encoders by backend name: a registry the index builder and loader look up. Built in: `torch`
+(sentence-transformers), `onnx` and `onnx-int8` (ONNX Runtime), `server` (a served
+/v1/embeddings model). Another backend is one `register_encoder(name, factory)` call."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+from ragteam.errors import IndexUnusable
+from ragteam.retrieval.encoders import Encoder, EncoderSpec, TorchEncoder
+
+Factory = Callable[[EncoderSpec], Encoder]
+
+
+def _torch(spec: EncoderSpec) -> Encoder:
+    return TorchEncoder()
+
+
+@functools.lru_cache(maxsize=2)
+def _onnx(int8: bool) -> Encoder:
+    from ragteam.retrieval.onnx_encoder import OnnxEncoder
+
+    return OnnxEncoder(int8=int8)
+
+
+def _server(spec: EncoderSpec) -> Encoder:
+    from ragteam.retrieval.embed_server import ServerEncoder
+
+    return ServerEncoder(spec)
+
+
+ENCODERS: dict[str, Factory] = {
+    "torch": _torch,
+    "onnx": lambda spec: _onnx(False),
+    "onnx-int8": lambda spec: _onnx(True),
+    "server": _server,
+}
+
+
+def register_encoder(backend: str, factory: Factory) -> None:
+    """Make `backend` buildable by `make_encoder` (and loadable from a manifest)."""
+    ENCODERS[backend] = factory
+
+
+def make_encoder(spec: EncoderSpec) -> Encoder:
+    factory = ENCODERS.get(spec.backend)
+    if factory is None:
+        raise IndexUnusable(
+            f"unknown encoder backend '{spec.backend}'; known: {', '.join(sorted(ENCODERS))}"
+        )
+    return factory(spec)

@@ -1,0 +1,180 @@
+"""The strategy registry: built-in strategies are registered by import path, exactly as
+installed packages register theirs through the `ragteam.strategies` entry-point group, so no
+strategy module is imported before it is used and a strategy (adaptive) can use the registry
+without an import loop. Entry points are read once per process."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import importlib
+import sys
+from importlib.metadata import entry_points
+from typing import Any
+
+from ragteam.errors import InputError, UnknownName
+from ragteam.strategies.base import Strategy
+
+BUILTIN: dict[str, str] = {
+    "nor": "ragteam.strategies.baselines:NoR",
+    "oner": "ragteam.strategies.baselines:OneR",
+    "ircot": "ragteam.strategies.ircot:IRCoT",
+    "smart": "ragteam.strategies.smart:Smart",
+    "marag": "ragteam.strategies.marag:MARAG",
+    "smurfs": "ragteam.strategies.smurfs:Smurfs",
+    "adaptive": "ragteam.strategies.adaptive:Adaptive",
+}
+
+
+def _plugins() -> dict[str, Any]:
+    return _entry_points(tuple(sys.path))
+
+
+@functools.lru_cache(maxsize=8)
+def _entry_points(path: tuple[str, ...]) -> dict[str, Any]:
+    """Read once per search path (a package put on the path later is still found)."""
+    return {ep.name: ep for ep in entry_points(group="ragteam.strategies")}
+
+
+def _load(name: str) -> type:
+    return _load_on(name, tuple(sys.path))
+
+
+@functools.lru_cache(maxsize=64)
+def _load_on(name: str, path: tuple[str, ...]) -> type:
+    if name in BUILTIN:
+        module, _, attr = BUILTIN[name].partition(":")
+        return getattr(importlib.import_module(module), attr)
+    return _entry_points(path)[name].load()
+
+
+def _names() -> list[str]:
+    return sorted({*BUILTIN, *_plugins()})
+
+
+def strategy_class(name: str) -> type:
+    if name not in BUILTIN and name not in _plugins():
+        raise UnknownName("strategy", name, _names())
+    return _load(name)
+
+
+def available() -> list[str]:
+    return _names()
+
+
+def make_strategy(name: str, options: dict[str, Any] | None = None) -> Strategy:
+    """Build a strategy by name; options are its dataclass fields (unknown ones are an error)."""
+    cls = strategy_class(name)
+    options = options or {}
+    if dataclasses.is_dataclass(cls):
+        declared = strategy_options(name)
+        unknown = sorted(set(options) - set(declared))
+        if unknown:
+            raise InputError(
+                f"strategy '{name}' has no option {', '.join(unknown)}; "
+                f"its options: {', '.join(sorted(declared)) or 'none'}"
+            )
+        options = {
+            key: convert_option(name, key, value, declared[key][0])
+            for key, value in options.items()
+        }
+    return cls(**options)
+
+
+def strategy_options(name: str) -> dict[str, tuple[str, Any]]:
+    """Option name -> (type name, default) of a registered strategy."""
+    cls = strategy_class(name)
+    if not dataclasses.is_dataclass(cls):
+        return {}
+    return {
+        f.name: (str(f.type), f.default)
+        for f in dataclasses.fields(cls)
+        if f.init and f.default is not dataclasses.MISSING
+    }
+
+
+_CLIENT_KINDS = ("bool", "int", "float", "bool | None")
+
+
+def client_options(name: str) -> list[str]:
+    """Options an HTTP client may set: numbers and switches, and the text options a strategy
+    lists in `client_text_options` (choices such as smart's `mode`). Anything else (a file
+    path such as adaptive's router `state`) is the server operator's alone."""
+    text = set(getattr(strategy_class(name), "client_text_options", ()))
+    return sorted(
+        key
+        for key, (kind, _) in strategy_options(name).items()
+        if kind in _CLIENT_KINDS or (kind == "str" and key in text)
+    )
+
+
+def strategy_roles(name: str) -> tuple[str, ...]:
+    """The agent roles of a strategy; one that calls other strategies (`calls_strategies`,
+    as a router does) has the roles of every strategy it can call."""
+    cls = strategy_class(name)
+    if getattr(cls, "calls_strategies", False):
+        found = {
+            r
+            for other in _names()
+            if not getattr(strategy_class(other), "calls_strategies", False)
+            for r in strategy_roles(other)
+        }
+        return tuple(sorted(found))
+    return tuple(getattr(cls, "roles", ()))
+
+
+def check_roles(names: list[str], roles: list[str]) -> None:
+    """Every `--role-model` role must belong to one of the strategies that run."""
+    known = {r for n in names for r in strategy_roles(n)}
+    wrong = sorted(set(roles) - known)
+    if wrong:
+        raise InputError(
+            f"unknown role {', '.join(wrong)} for strategy {', '.join(names)}; "
+            f"its roles: {', '.join(sorted(known)) or 'none'}"
+        )
+
+
+# Bounds of integer options by name; others must lie in [0, 100_000].
+BOUNDS = {
+    "k": (1, 100),
+    "max_intents": (1, 10),
+    "max_passages": (1, 50),
+    "max_steps": (1, 20),
+    "max_answer_tokens": (1, 2048),
+    "max_subtasks": (1, 10),
+    "max_tool_calls": (1, 100),
+    "max_calls": (1, 500),
+    "output_chars": (100, 20_000),
+}
+_TRUE, _FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off")
+
+
+def convert_option(strategy: str, key: str, value: Any, kind: str) -> Any:
+    """Check and convert one `--opt` value to the option's declared type and range."""
+    where = f"--opt {strategy}.{key}={value!r}"
+    if kind.endswith(" | None"):
+        if value is None or str(value).strip().lower() in ("", "none", "auto", "null"):
+            return None
+        kind = kind.removesuffix(" | None")
+    if kind == "bool":
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in _TRUE or text in _FALSE:
+            return text in _TRUE
+        raise InputError(f"{where}: expected true or false")
+    if kind in ("int", "float"):
+        try:
+            number = int(value) if kind == "int" else float(value)
+        except (TypeError, ValueError):
+            expected = "an integer" if kind == "int" else "a number"
+            raise InputError(f"{where}: expected {expected}") from None
+        if isinstance(value, bool) or (kind == "int" and isinstance(value, float)):
+            raise InputError(f"{where}: expected an integer")
+        low, high = BOUNDS.get(key, (0, 100_000))
+        if not low <= number <= high:
+            raise InputError(f"{where}: must be between {low} and {high}")
+        return number
+    if kind == "str":
+        return str(value)
+    return value
