@@ -174,15 +174,18 @@ def list_tools(
 @app.command("strategies")
 def list_strategies() -> None:
     """List the registered strategies with their agent roles and options."""
-    from ragteam.strategies import strategy_options, strategy_roles
+    from ragteam.strategies import strategy_class, strategy_options, strategy_roles
 
     for name in available():
         roles = ", ".join(strategy_roles(name)) or "-"
         options = ", ".join(
             f"{key}={default!r} ({kind})" for key, (kind, default) in strategy_options(name).items()
         )
+        about = getattr(strategy_class(name), "describe", None)
+        note = f"\n    {about()}" if callable(about) else ""
         out.print(
-            f"[bold]{name}[/]  roles: {roles}\n    options: {options or '-'}", highlight=False
+            f"[bold]{name}[/]  roles: {roles}\n    options: {options or '-'}{note}",
+            highlight=False,
         )
 
 

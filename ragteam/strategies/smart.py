@@ -17,7 +17,7 @@ from ragteam.agents.smart_format import Judgement, Trajectory, render
 from ragteam.errors import InputError, ParseError
 from ragteam.llm.base import ChatModel
 from ragteam.strategies.base import Context, fit_passages, fit_question, fit_text
-from ragteam.strategies.smart_agent import choose
+from ragteam.strategies.smart_agent import ADAPTER_NAME, choose, shipped_adapter
 from ragteam.strategies.smart_trajectory import (
     ROLE_MODEL,
     TrajectorySettings,
@@ -48,6 +48,17 @@ class Smart:
     # modular: four prompted roles; trajectory: one trained model plays them all
     mode: str = "auto"
     max_passages: int = 6  # trajectory mode: passages in the <retrieval> block
+
+    @staticmethod
+    def describe() -> str:
+        """Which agent `mode=auto` runs here (for `ragteam strategies`)."""
+        adapter = shipped_adapter()
+        if adapter is None:
+            return f"mode=auto: modular (the trained adapter {ADAPTER_NAME} is not installed)"
+        return (
+            f"mode=auto: on the embedded model, the trained agent (LoRA adapter {adapter.name}, "
+            "ragteam/data/smart-135m-lora.md); modular on any other model"
+        )
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:

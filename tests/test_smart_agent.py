@@ -1,0 +1,82 @@
+"""`smart mode=auto`: the shipped trained agent on the embedded model, the modular version on
+any other model, a trajectory role model when one is given, and a visible fallback when the
+adapter is missing. The last test runs the shipped adapter on the real embedded model."""
+
+from __future__ import annotations
+
+import pytest
+from test_smart import scripted as modular_script
+from test_smart import truthful_locator
+from test_smart_trajectory import QUESTION
+from test_smart_trajectory import scripted as trajectory_script
+
+from ragteam.api import answer
+from ragteam.llm import FakeModel
+from ragteam.strategies import smart_agent
+
+
+def _mode(result):
+    [note] = [s.meta for s in result.trace.steps if s.meta.get("event") == "mode"]
+    return note
+
+
+def test_auto_runs_the_modular_agents_on_another_model(bm25_index_dir):
+    model = modular_script(
+        reconstructor={"intents": ["Wrenhold Lighthouse"]},
+        locator=truthful_locator,
+        generator={"answer": "Hevik", "citations": [1]},
+    )
+    result = answer(QUESTION, index=bm25_index_dir, strategy="smart", model=model)
+    note = _mode(result)
+    assert note["mode"] == "modular" and note["adapter"] == ""
+    assert result.text == "Hevik"
+
+
+def test_auto_plays_a_trajectory_role_model(bm25_index_dir):
+    result = answer(
+        QUESTION,
+        index=bm25_index_dir,
+        strategy="smart",
+        model=FakeModel(lambda m, p: "unused"),
+        role_models={"trajectory": trajectory_script()},
+    )
+    assert _mode(result)["mode"] == "trajectory" and result.text == "Hevik"
+
+
+def test_a_missing_adapter_falls_back_to_modular_and_says_so(bm25_index_dir, monkeypatch):
+    monkeypatch.setattr(smart_agent, "_is_embedded_base", lambda model: True)
+    monkeypatch.setattr(smart_agent, "shipped_adapter", lambda: None)
+    model = modular_script(
+        reconstructor={"intents": ["Wrenhold Lighthouse"]},
+        locator=truthful_locator,
+        generator={"answer": "Hevik", "citations": [1]},
+    )
+    result = answer(QUESTION, index=bm25_index_dir, strategy="smart", model=model)
+    note = [s for s in result.trace.steps if s.meta.get("event") == "mode"][0]
+    assert note.meta["mode"] == "modular" and "missing" in note.output
+
+
+def test_modes_can_be_forced(bm25_index_dir):
+    result = answer(
+        QUESTION,
+        index=bm25_index_dir,
+        strategy="smart",
+        model=trajectory_script(),
+        options={"mode": "trajectory"},
+    )
+    assert _mode(result)["mode"] == "trajectory"
+
+
+@pytest.mark.integration
+def test_the_shipped_agent_answers_on_the_embedded_model(bm25_index_dir):
+    adapter = smart_agent.shipped_adapter()
+    assert adapter is not None and adapter.stat().st_size < 25_000_000
+    result = answer(QUESTION, index=bm25_index_dir, strategy="smart")
+    note = _mode(result)
+    assert note["mode"] == "trajectory" and note["adapter"] == adapter.name
+    roles = [s.role for s in result.trace.steps if s.kind == "llm"]
+    assert roles == ["reconstructor", "locator", "generator"]
+    assert result.text.strip()
+    # the trained agent is a different model from the base: never the base's cache entries
+    llm_steps = [s for s in result.trace.steps if s.kind == "llm"]
+    assert all(s.meta.get("mode") == "trajectory" for s in llm_steps)
