@@ -31,7 +31,9 @@ from ragteam.router.state import RouterStateError
 from ragteam.server.config import ServerConfig
 from ragteam.server.guard import BodyGuard
 from ragteam.server.limits import Busy
-from ragteam.server.service import Cancelled, Service, step_event
+from ragteam.server.openai_chat import add_chat_routes
+from ragteam.server.service import Service
+from ragteam.server.streaming import answer_events
 from ragteam.server.views import add_read_routes
 
 log = logging.getLogger("ragteam.server")
@@ -98,6 +100,7 @@ def create_app(config: ServerConfig, model: ChatModel | None = None) -> FastAPI:
         return {"feedback_id": body.feedback_id, "reward": reward}
 
     add_read_routes(app, service, auth)
+    add_chat_routes(app, service, auth)
 
     @app.get("/", include_in_schema=False)
     def page() -> FileResponse:
@@ -120,47 +123,13 @@ def _sse(event: str, data: Any) -> bytes:
 
 
 async def _stream(service: Service, body: AnswerRequest) -> AsyncIterator[bytes]:
-    """One event per trace step as it happens, then the answer (or an error). A client that
-    goes away stops the work at its next step; the slot is freed when the work has stopped."""
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
-    gone = False
-    count = 0
-
-    def on_step(step: Any) -> None:
-        nonlocal count
-        if gone:
-            raise Cancelled("the client went away")
-        count += 1
-        loop.call_soon_threadsafe(queue.put_nowait, ("step", step_event(count, step)))
-
-    def work() -> None:
-        try:
-            result = service.answer(body, on_step)
-            loop.call_soon_threadsafe(queue.put_nowait, ("answer", result.to_dict()))
-        except Cancelled:
-            log.info("stream cancelled by its client after %d steps", count)
-        except Exception as exc:  # reported to the client as an event
-            loop.call_soon_threadsafe(queue.put_nowait, ("error", _error_body(exc)[1]))
-        finally:
-            service.gate.release()
-            loop.call_soon_threadsafe(queue.put_nowait, ("end", None))
-
-    try:
-        service.pool.submit(work)
-    except RuntimeError:  # shutting down
-        service.gate.release()
-        raise
-    try:
-        while True:
-            event, data = await queue.get()
-            if event == "end":
-                return
-            if event == "answer":
-                data = {k: v for k, v in data.items() if k != "trace"}
-            yield _sse(event, data)
-    finally:
-        gone = True
+    """One SSE event per trace step as it happens, then the answer (or an error)."""
+    async for event, data in answer_events(service, body):
+        if event == "answer":
+            data = {k: v for k, v in data.to_dict().items() if k != "trace"}
+        elif event == "error":
+            data = _error_body(data)[1]
+        yield _sse(event, data)
 
 
 async def _authorize(request: Request) -> None:

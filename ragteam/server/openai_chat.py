@@ -1,0 +1,313 @@
+"""The agent teams as an OpenAI-compatible chat API: `GET /v1/models` lists one model per
+strategy and served index (`smart@wiki`; with one index the bare strategy name works too), and
+`POST /v1/chat/completions` answers the last user message, the earlier turns given to the
+strategy as the conversation so far. Streamed answers send standard `chat.completion.chunk`
+events; the agent steps ride along in a `ragteam` extension field that standard clients ignore.
+Citations are appended to the text and given structured in `ragteam.citations`; `usage` sums
+the team's tokens. Strategy options, choices and claims go in the request's `ragteam` field.
+Same auth, body limit, queue and option allow-list as the rest of the server; errors come in
+OpenAI's shape `{"error": {"message", "type", "param", "code"}}`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ragteam.errors import InputError, RagteamError, UnknownName
+from ragteam.server.limits import Busy
+from ragteam.server.service import Service
+from ragteam.server.streaming import answer_events
+from ragteam.types import Answer
+
+
+class Extension(BaseModel):
+    options: dict[str, Any] = Field(default_factory=dict)
+    choices: dict[str, str] | None = None
+    claim: bool = False
+
+
+class ChatRequest(BaseModel):
+    model_config = ConfigDict(extra="allow")  # temperature, max_tokens, user...: accepted
+    model: str
+    messages: list[dict[str, Any]] = Field(min_length=1)
+    stream: bool = False
+    n: int = 1
+    tools: list[Any] | None = None
+    functions: list[Any] | None = None
+    ragteam: Extension = Field(default_factory=Extension)
+
+
+class ChatError(Exception):
+    def __init__(self, status: int, message: str, kind: str, code: str, param: str | None = None):
+        super().__init__(message)
+        self.status, self.kind, self.code, self.param = status, kind, code, param
+
+    def response(self) -> JSONResponse:
+        body = {"message": str(self), "type": self.kind, "param": self.param, "code": self.code}
+        return JSONResponse({"error": body}, status_code=self.status)
+
+
+def model_ids(service: Service) -> list[str]:
+    from ragteam.strategies import available
+
+    names = available()
+    indexes = list(service.config.indexes)
+    ids = [f"{s}@{i}" for i in indexes for s in names]
+    return (names + ids) if len(indexes) <= 1 else ids
+
+
+def resolve_model(service: Service, model: str) -> tuple[str, str | None]:
+    """(strategy, index name) of a model id."""
+    if model not in model_ids(service):
+        raise ChatError(
+            404,
+            f"the model '{model}' does not exist; models: {', '.join(model_ids(service))}",
+            "invalid_request_error",
+            "model_not_found",
+            "model",
+        )
+    strategy, _, index = model.partition("@")
+    if not index and service.config.indexes:
+        index = next(iter(service.config.indexes))
+    return strategy, index or None
+
+
+def _text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if not isinstance(part, dict) or part.get("type") != "text":
+                raise ChatError(
+                    400,
+                    "only text content is supported (no images, audio or files)",
+                    "invalid_request_error",
+                    "unsupported_content",
+                    "messages",
+                )
+            parts.append(str(part.get("text", "")))
+        return "\n".join(parts)
+    return ""
+
+
+def question_of(messages: list[dict[str, Any]], limit: int) -> tuple[str, int, int]:
+    """The text the strategy answers: the last user message after as much of the earlier
+    conversation as fits `limit` characters (oldest turns dropped first); with the number of
+    earlier turns kept and dropped."""
+    turns = [m for m in messages if m.get("role") in ("user", "assistant")]
+    if not turns or turns[-1].get("role") != "user" or not _text(turns[-1]).strip():
+        raise ChatError(
+            400,
+            "the conversation must end with a user message that asks something",
+            "invalid_request_error",
+            "no_user_message",
+            "messages",
+        )
+    last = _text(turns[-1]).strip()
+    kept: list[str] = []
+    room = limit - len(last) - 64
+    for turn in reversed(turns[:-1]):
+        line = f"{'User' if turn['role'] == 'user' else 'Assistant'}: {_text(turn).strip()}"
+        if len(line) + 1 > room:
+            break
+        kept.insert(0, line)
+        room -= len(line) + 1
+    dropped = len(turns) - 1 - len(kept)
+    if not kept:
+        return last, 0, dropped
+    history = "\n".join(kept)
+    return f"The conversation so far:\n{history}\n\nNow answer: {last}", len(kept), dropped
+
+
+def answer_text(answer: Answer) -> str:
+    """The answer, then its sources in a form a person reads."""
+    if not answer.citations:
+        return answer.text
+    sources = "\n".join(
+        f"[{n}] {c.title} ({c.passage_id})" for n, c in enumerate(answer.citations, start=1)
+    )
+    return f"{answer.text}\n\nSources:\n{sources}"
+
+
+def _usage(answer: Answer) -> dict[str, int]:
+    totals = answer.trace.totals() if answer.trace else {}
+    prompt, completion = totals.get("prompt_tokens", 0), totals.get("completion_tokens", 0)
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+
+
+def _extension(answer: Answer, history: tuple[int, int]) -> dict[str, Any]:
+    return {
+        "citations": [c.__dict__ for c in answer.citations],
+        "strategy": answer.strategy,
+        "history_turns": {"kept": history[0], "dropped": history[1]},
+        "cost": answer.trace.totals() if answer.trace else {},
+    }
+
+
+def _check(body: ChatRequest) -> None:
+    if body.n != 1:
+        raise ChatError(
+            400,
+            "n must be 1: one answer per request",
+            "invalid_request_error",
+            "unsupported_n",
+            "n",
+        )
+    if body.tools or body.functions:
+        raise ChatError(
+            400,
+            "tools and functions are not supported: the agent team chooses its own tools",
+            "invalid_request_error",
+            "unsupported_tools",
+            "tools",
+        )
+
+
+_STATUS = [
+    (Busy, 429, "rate_limit_error", "busy"),
+    (UnknownName, 404, "invalid_request_error", "not_found"),
+    (InputError, 400, "invalid_request_error", "bad_request"),
+    (RagteamError, 502, "api_error", "upstream_error"),
+]
+
+
+def _as_chat_error(exc: Exception) -> ChatError:
+    if isinstance(exc, ChatError):
+        return exc
+    for kind, status, type_, code in _STATUS:
+        if isinstance(exc, kind):
+            return ChatError(status, str(exc), type_, code)
+    return ChatError(500, f"internal error ({type(exc).__name__})", "api_error", "internal")
+
+
+def add_chat_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
+    @app.get("/v1/models", dependencies=auth)
+    def models() -> dict[str, Any]:
+        return {
+            "object": "list",
+            "data": [
+                {"id": m, "object": "model", "created": 0, "owned_by": "ragteam"}
+                for m in model_ids(service)
+            ],
+        }
+
+    @app.post("/v1/chat/completions", dependencies=auth)
+    async def chat(request: Request) -> Response:
+        try:
+            try:
+                body = ChatRequest.model_validate(json.loads(await request.body() or b"null"))
+            except (ValidationError, json.JSONDecodeError) as exc:
+                raise ChatError(
+                    400, f"invalid request: {exc}", "invalid_request_error", "invalid_request"
+                ) from exc
+            _check(body)
+            strategy, index = resolve_model(service, body.model)
+            question, kept, dropped = question_of(body.messages, service.config.max_question_chars)
+            asked = _Asked(question, index, strategy, body.ragteam)
+            service.check(asked)
+            await service.gate.acquire()
+        except Exception as exc:  # every refusal in OpenAI's error shape
+            return _as_chat_error(exc).response()
+        if body.stream:
+            return StreamingResponse(
+                _chunks(service, asked, body.model, (kept, dropped)),
+                media_type="text/event-stream",
+            )
+        return await _complete(service, asked, body.model, (kept, dropped))
+
+
+class _Asked:
+    """What the service answers (the fields of an AnswerRequest)."""
+
+    def __init__(self, question: str, index: str | None, strategy: str, ext: Extension) -> None:
+        self.question, self.index, self.strategy = question, index, strategy
+        self.options, self.choices, self.claim = ext.options, ext.choices, ext.claim
+
+
+async def _complete(
+    service: Service, asked: _Asked, model: str, history: tuple[int, int]
+) -> Response:
+    answer: Answer | None = None
+    async for event, data in answer_events(service, asked):
+        if event == "answer":
+            answer = data
+        elif event == "error":
+            return _as_chat_error(data).response()
+    assert answer is not None
+    _note_history(answer, history)
+    return JSONResponse(
+        {
+            "id": f"chatcmpl-{uuid.uuid4().hex}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": answer_text(answer)},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": _usage(answer),
+            "ragteam": {
+                **_extension(answer, history),
+                "trace": answer.trace.to_dict() if answer.trace else None,
+            },
+        }
+    )
+
+
+async def _chunks(
+    service: Service, asked: _Asked, model: str, history: tuple[int, int]
+) -> AsyncIterator[bytes]:
+    ident, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
+
+    def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
+        data = {
+            "id": ident,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            **extra,
+        }
+        return f"data: {json.dumps(data, ensure_ascii=False, default=str)}\n\n".encode()
+
+    yield chunk({"role": "assistant", "content": ""})
+    async for event, data in answer_events(service, asked):
+        if event == "step":
+            yield chunk({}, ragteam={"step": data})
+        elif event == "answer":
+            _note_history(data, history)
+            yield chunk({"content": answer_text(data)}, ragteam=_extension(data, history))
+            yield chunk({}, "stop", usage=_usage(data))
+        elif event == "error":
+            error = _as_chat_error(data)
+            payload = {"message": str(error), "type": error.kind, "code": error.code}
+            yield f"data: {json.dumps({'error': payload})}\n\n".encode()
+    yield b"data: [DONE]\n\n"
+
+
+def _note_history(answer: Answer, history: tuple[int, int]) -> None:
+    kept, dropped = history
+    if dropped and answer.trace is not None:
+        answer.trace.on_step = None  # the work is over: nothing streams this note
+        answer.trace.note(
+            "chat",
+            f"conversation cut to fit the question limit: kept the last {kept} earlier turns, "
+            f"dropped the {dropped} oldest",
+        )

@@ -1,0 +1,156 @@
+"""`ragteam serve` as an OpenAI-compatible chat server, driven by the official `openai` client
+over HTTP on 127.0.0.1: model listing, plain and streamed completions with the agent steps in the
+extension field, the conversation history, and errors in OpenAI's shape."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+import pytest
+
+pytest.importorskip("fastapi")
+openai = pytest.importorskip("openai")
+import uvicorn  # noqa: E402
+
+from ragteam.llm import FakeModel  # noqa: E402
+from ragteam.server import ServerConfig, create_app  # noqa: E402
+
+QUESTION = "In which village was the engineer who built the Wrenhold Lighthouse born?"
+
+
+def _serve(config: ServerConfig, model):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    app = create_app(config, model)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return server, thread, port
+
+
+@pytest.fixture(scope="module")
+def seen():
+    return []
+
+
+@pytest.fixture(scope="module")
+def client(bm25_index_dir, seen):
+    def reply(messages, params):
+        seen.append(messages[-1]["content"])
+        return "Hevik"
+
+    config = ServerConfig(indexes={"demo": bm25_index_dir}, api_key="secret")
+    server, thread, port = _serve(config, FakeModel(reply))
+    yield openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="secret", max_retries=0)
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+def test_models_list_one_per_strategy_and_index(client):
+    ids = [m.id for m in client.models.list()]
+    assert "oner@demo" in ids and "smart@demo" in ids and "oner" in ids
+
+
+def test_a_plain_completion_answers_with_sources_and_usage(client):
+    done = client.chat.completions.create(
+        model="oner@demo", messages=[{"role": "user", "content": QUESTION}]
+    )
+    text = done.choices[0].message.content
+    assert text.startswith("Hevik") and "Sources:\n[1] " in text
+    assert done.usage.total_tokens > 0 and done.choices[0].finish_reason == "stop"
+    extension = done.model_extra["ragteam"]
+    assert extension["citations"] and extension["strategy"] == "oner"
+    assert [s["kind"] for s in extension["trace"]["steps"]] == ["retrieve", "llm"]
+
+
+def test_a_streamed_completion_sends_steps_then_the_text(client):
+    stream = client.chat.completions.create(
+        model="oner", messages=[{"role": "user", "content": QUESTION}], stream=True
+    )
+    chunks = list(stream)
+    steps = [
+        c.model_extra["ragteam"]["step"]
+        for c in chunks
+        if "step" in (c.model_extra.get("ragteam") or {})
+    ]
+    assert [s["kind"] for s in steps] == ["retrieve", "llm"]
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text.startswith("Hevik")
+    assert chunks[-1].choices[0].finish_reason == "stop" and chunks[-1].usage.total_tokens > 0
+
+
+def test_earlier_turns_reach_the_strategy(client, seen):
+    client.chat.completions.create(
+        model="nor@demo",
+        messages=[
+            {"role": "system", "content": "be brief"},
+            {"role": "user", "content": "Who built the Wrenhold Lighthouse?"},
+            {"role": "assistant", "content": "Emrik Tollan."},
+            {"role": "user", "content": "Where was he born?"},
+        ],
+    )
+    asked = seen[-1]
+    assert "Emrik Tollan." in asked and "Where was he born?" in asked
+
+
+def test_errors_come_in_openai_shape(client):
+    with pytest.raises(openai.NotFoundError) as info:
+        client.chat.completions.create(model="magic", messages=[{"role": "user", "content": "x"}])
+    assert "oner@demo" in str(info.value)
+    with pytest.raises(openai.BadRequestError, match="n must be 1"):
+        client.chat.completions.create(
+            model="oner", n=2, messages=[{"role": "user", "content": "x"}]
+        )
+    with pytest.raises(openai.BadRequestError, match="tools"):
+        client.chat.completions.create(
+            model="oner",
+            messages=[{"role": "user", "content": "x"}],
+            tools=[{"type": "function", "function": {"name": "f", "parameters": {}}}],
+        )
+    with pytest.raises(openai.BadRequestError, match="user message"):
+        client.chat.completions.create(
+            model="oner", messages=[{"role": "assistant", "content": "hello"}]
+        )
+    with pytest.raises(openai.BadRequestError, match="text content"):
+        client.chat.completions.create(
+            model="oner",
+            messages=[
+                {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}
+            ],
+        )
+    with pytest.raises(openai.BadRequestError, match="cannot be set by a request"):
+        client.chat.completions.create(
+            model="adaptive",
+            messages=[{"role": "user", "content": "x"}],
+            extra_body={"ragteam": {"options": {"state": "/etc/passwd"}}},
+        )
+
+
+def test_a_wrong_key_is_refused(client):
+    wrong = client.with_options(api_key="nope")
+    with pytest.raises(openai.AuthenticationError):
+        wrong.chat.completions.create(model="oner", messages=[{"role": "user", "content": "x"}])
+
+
+def test_a_long_history_is_cut_oldest_first(client, seen):
+    turns = []
+    for n in range(40):
+        turns += [
+            {"role": "user", "content": f"question {n} " + "words " * 40},
+            {"role": "assistant", "content": f"answer {n}"},
+        ]
+    done = client.chat.completions.create(
+        model="nor", messages=[*turns, {"role": "user", "content": "And the last one?"}]
+    )
+    history = done.model_extra["ragteam"]["history_turns"]
+    assert history["dropped"] > 0 and history["kept"] > 0
+    asked = seen[-1]
+    assert "answer 39" in asked and "question 0 " not in asked
+    notes = [s for s in done.model_extra["ragteam"]["trace"]["steps"] if s["kind"] == "note"]
+    assert any("dropped" in n["output"] for n in notes)
