@@ -29,7 +29,7 @@ from ragteam.render import answer_view, trace_view
 from ragteam.retrieval.cli import build_with_progress, index_app
 from ragteam.retrieval.index import load_index
 from ragteam.router.cli import feedback_command, router_app
-from ragteam.server.cli import serve_command
+from ragteam.server.cli import mcp_command, serve_command
 from ragteam.strategies import available
 from ragteam.training.cli import train_app
 
@@ -201,6 +201,7 @@ app.command("eval")(eval_command)
 app.command("report")(report_command)
 app.command("feedback")(feedback_command)
 app.command("serve")(serve_command)
+app.command("mcp")(mcp_command)
 app.add_typer(router_app, name="router")
 app.add_typer(train_app, name="train")
 

@@ -66,3 +66,43 @@ def serve_command(
         key = "API key required" if config.api_key else "no API key"
         err.print(f"ragteam serving on http://{host}:{port}/ ({key}; API docs at /docs)")
     uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+@with_model_options
+def mcp_command(
+    model_options: ModelOptions,
+    index: Annotated[list[str], typer.Option("--index", help="DIR or NAME=DIR, repeatable")] = [],  # noqa: B006
+    model: ModelOpt = "embedded",
+    http: Annotated[bool, typer.Option(help="streamable HTTP on 127.0.0.1 instead of stdio")] = (
+        False
+    ),
+    port: Annotated[int, typer.Option(min=1, max=65535, help="port for --http")] = 8001,
+    queue: Annotated[int, typer.Option(min=0, max=10_000, help="answers that may wait")] = 8,
+    router_state: Annotated[Path | None, typer.Option(help="adaptive router state")] = None,
+) -> None:
+    """Serve the agent teams to MCP clients: tools ask, search, passage; indexes as resources
+    (needs the `mcp` extra)."""
+    with friendly_errors():
+        try:
+            from ragteam.server.mcp_app import build_mcp
+        except ImportError as exc:
+            raise InputError(
+                "the MCP server needs the mcp extra: pip install 'ragteam[mcp]'"
+            ) from exc
+        from ragteam.server.config import ServerConfig, parse_indexes
+        from ragteam.server.service import Service
+
+        config = ServerConfig(
+            indexes=parse_indexes(index),
+            model=model,
+            model_options=model_options,
+            router_state=router_state,
+            queue_size=queue,
+        )
+        server = build_mcp(Service(config))
+        if http:
+            err.print(f"ragteam MCP server on http://127.0.0.1:{port}/mcp")
+    if http:
+        server.run("streamable-http", host="127.0.0.1", port=port)
+    else:
+        server.run("stdio")

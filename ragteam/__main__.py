@@ -1,0 +1,5 @@
+"""`python -m ragteam ...`: the same as the `ragteam` command."""
+
+from ragteam.cli import app
+
+app()

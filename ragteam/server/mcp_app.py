@@ -1,0 +1,158 @@
+"""ragteam as an MCP server (official `mcp` SDK): tools `ask` (an agent team answers, with
+citations and a short trace summary; progress notifications as its steps happen), `search`
+(passages with ids and scores) and `passage` (one passage's text), and the served indexes as
+resources `index://NAME`. Over stdio (`ragteam mcp --index ...`) or streamable HTTP on
+127.0.0.1 (`--http`). The limits are the HTTP API's: the question length, the option allow-list
+(no request names a server file), one answer at a time with a bounded queue."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+from ragteam.errors import RagteamError
+
+from ragteam.server.service import Service
+
+MAX_K = 50
+
+
+class Asked:
+    """The fields of an answer request, as the service reads them."""
+
+    def __init__(self, question: str, index: str | None, strategy: str, options: dict) -> None:
+        self.question, self.index, self.strategy, self.options = question, index, strategy, options
+        self.choices, self.claim = None, False
+
+
+def _index_name(service: Service, index: str | None) -> str | None:
+    if index:
+        return index
+    names = list(service.config.indexes)
+    return names[0] if len(names) == 1 else None
+
+
+def build_mcp(service: Service) -> MCPServer:
+    names = ", ".join(service.config.indexes) or "none"
+    server = MCPServer(
+        "ragteam",
+        instructions=(
+            "Answer knowledge-intensive questions with teams of LLM agents over the served "
+            f"indexes ({names}). `ask` runs a strategy (oner, ircot, smart, marag, smurfs, ...) "
+            "and returns the answer with citations; `search` and `passage` read the index."
+        ),
+    )
+
+    @server.tool()
+    async def ask(
+        question: str,
+        ctx: Context,
+        strategy: str = "smart",
+        index: str | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Answer a question with an agent team over a served index: the answer, its citations
+        (passage ids that `passage` opens) and a short summary of the agents' steps.
+
+        Args:
+            question: the question (at most 4,000 characters)
+            strategy: nor | oner | ircot | smart | marag | smurfs | adaptive
+            index: a served index (optional when one is served)
+            options: strategy options, e.g. {"k": 5}
+        """
+        asked = Asked(question, _index_name(service, index), strategy, dict(options or {}))
+        try:
+            service.check(asked)
+            await service.gate.acquire()
+        except RagteamError as exc:  # a clear message for the client, not "error executing"
+            raise ToolError(str(exc)) from exc
+        loop = asyncio.get_running_loop()
+        count = 0
+
+        def on_step(step: Any) -> None:
+            nonlocal count
+            count += 1
+            message = f"{step.kind} {step.role}".strip()
+            asyncio.run_coroutine_threadsafe(ctx.report_progress(count, None, message), loop)
+
+        try:
+            answer = await loop.run_in_executor(service.pool, service.answer, asked, on_step)
+        except RagteamError as exc:
+            raise ToolError(str(exc)) from exc
+        finally:
+            service.gate.release()
+        steps = answer.trace.steps if answer.trace else []
+        return {
+            "answer": answer.text,
+            "strategy": answer.strategy,
+            "citations": [c.__dict__ for c in answer.citations],
+            "steps": [
+                {
+                    "kind": s.kind,
+                    "role": s.role,
+                    "seconds": round(s.seconds, 3),
+                    "failed": bool(s.error or s.parse_failures),
+                }
+                for s in steps
+            ],
+            "cost": answer.trace.totals() if answer.trace else {},
+        }
+
+    @server.tool()
+    def search(query: str, k: int = 5, index: str | None = None) -> list[dict[str, Any]]:
+        """Passages of a served index for a query, best first, with ids and scores.
+
+        Args:
+            query: what to look for
+            k: how many passages (1-50)
+            index: a served index (optional when one is served)
+        """
+        if not 1 <= k <= MAX_K:
+            raise ToolError(f"k must be between 1 and {MAX_K}")
+        loaded = _loaded(service, index)
+        return [
+            {"id": p.id, "title": p.title, "score": p.score, "text": p.text}
+            for p in loaded.retrieve(query, k)
+        ]
+
+    @server.tool()
+    def passage(id: str, index: str | None = None) -> dict[str, Any]:  # noqa: A002 - MCP name
+        """The full text of one passage (an id from `search` or a citation of `ask`).
+
+        Args:
+            id: the passage id
+            index: a served index (optional when one is served)
+        """
+        found = _loaded(service, index).passage(id)
+        if found is None:
+            raise ToolError(f"no passage '{id}' in this index")
+        return {"id": found.id, "title": found.title, "text": found.text}
+
+    for name in service.config.indexes:
+        _add_index_resource(server, service, name)
+    return server
+
+
+def _loaded(service: Service, index: str | None) -> Any:
+    name = _index_name(service, index)
+    if name is None:
+        raise ToolError(f"name an index: {', '.join(service.config.indexes)}")
+    try:
+        loaded = service.index(name)
+    except RagteamError as exc:
+        raise ToolError(str(exc)) from exc
+    assert loaded is not None
+    return loaded
+
+
+def _add_index_resource(server: Any, service: Service, name: str) -> None:
+    @server.resource(f"index://{name}", name=name, mime_type="application/json")
+    def manifest() -> str:
+        data = dict(service.manifest(name))
+        source = dict(data.get("source") or {})
+        source.pop("path", None)  # the server's file system stays its own
+        return json.dumps({**data, "name": name, "source": source})

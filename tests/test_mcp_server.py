@@ -1,0 +1,137 @@
+"""`ragteam mcp` driven by the official `mcp` client (`ClientSession`): over streamable HTTP on
+127.0.0.1 with a scripted model (list tools, call each, progress, bad calls, resources), and over
+stdio as a subprocess with the real embedded model."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import sys
+import threading
+import time
+
+import pytest
+
+pytest.importorskip("mcp")
+import uvicorn  # noqa: E402
+from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+
+from ragteam.llm import FakeModel  # noqa: E402
+from ragteam.server import ServerConfig  # noqa: E402
+from ragteam.server.mcp_app import build_mcp  # noqa: E402
+from ragteam.server.service import Service  # noqa: E402
+
+QUESTION = "In which village was the engineer who built the Wrenhold Lighthouse born?"
+
+
+@pytest.fixture(scope="module")
+def http_url(bm25_index_dir):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    service = Service(
+        ServerConfig(indexes={"demo": bm25_index_dir}), FakeModel(lambda m, p: "Hevik")
+    )
+    app = build_mcp(service).streamable_http_app()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}/mcp"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+def _payload(result):
+    assert not result.is_error, result.content
+    structured = getattr(result, "structured_content", None)
+    if structured is not None:
+        return structured.get("result", structured)
+    return json.loads(result.content[0].text)
+
+
+async def _session_run(url, work):
+    async with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        return await work(session)
+
+
+def test_tools_search_passage_and_ask_over_http(http_url):
+    progress = []
+
+    async def work(session):
+        tools = sorted(t.name for t in (await session.list_tools()).tools)
+        found = _payload(
+            await session.call_tool("search", {"query": "Wrenhold Lighthouse", "k": 3})
+        )
+        opened = _payload(await session.call_tool("passage", {"id": found[0]["id"]}))
+
+        async def on_progress(done, total, message):
+            progress.append((done, message))
+
+        answered = _payload(
+            await session.call_tool(
+                "ask", {"question": QUESTION, "strategy": "oner"}, progress_callback=on_progress
+            )
+        )
+        resources = [str(r.uri) for r in (await session.list_resources()).resources]
+        manifest = await session.read_resource("index://demo")
+        return tools, found, opened, answered, resources, manifest
+
+    tools, found, opened, answered, resources, manifest = asyncio.run(_session_run(http_url, work))
+    assert tools == ["ask", "passage", "search"]
+    assert len(found) == 3 and all("score" in p and p["id"] for p in found)
+    assert opened["id"] == found[0]["id"] and opened["text"]
+    assert answered["answer"] == "Hevik" and answered["citations"]
+    assert [s["kind"] for s in answered["steps"]] == ["retrieve", "llm"]
+    assert len(progress) >= 2  # one notification per agent step
+    assert resources == ["index://demo"]
+    assert json.loads(manifest.contents[0].text)["name"] == "demo"
+
+
+def test_bad_calls_are_errors_not_crashes(http_url):
+    async def work(session):
+        missing = await session.call_tool("passage", {"id": "no-such-passage"})
+        wrong_type = await session.call_tool("search", {"query": "x", "k": "many"})
+        no_args = await session.call_tool("ask", {})
+        server_file = await session.call_tool(
+            "ask", {"question": "x", "strategy": "adaptive", "options": {"state": "/etc/passwd"}}
+        )
+        too_many = await session.call_tool("search", {"query": "x", "k": 500})
+        still_fine = await session.call_tool("search", {"query": "Hevik", "k": 1})
+        return missing, wrong_type, no_args, server_file, too_many, still_fine
+
+    missing, wrong_type, no_args, server_file, too_many, still_fine = asyncio.run(
+        _session_run(http_url, work)
+    )
+    for bad in (missing, wrong_type, no_args, server_file, too_many):
+        assert bad.is_error
+    assert "no passage" in missing.content[0].text
+    assert "cannot be set by a request" in server_file.content[0].text
+    assert len(_payload(still_fine)) == 1
+
+
+@pytest.mark.integration
+def test_stdio_with_the_embedded_model(bm25_index_dir):
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "ragteam", "mcp", "--index", f"demo={bm25_index_dir}", "--n-ctx", "2048"],
+    )
+
+    async def work():
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            tools = sorted(t.name for t in (await session.list_tools()).tools)
+            answered = await session.call_tool(
+                "ask", {"question": QUESTION, "strategy": "oner"}, read_timeout_seconds=300
+            )
+            return tools, answered
+
+    tools, answered = asyncio.run(work())
+    assert tools == ["ask", "passage", "search"]
+    data = _payload(answered)
+    assert data["answer"].strip() and data["cost"]["llm_calls"] >= 1
