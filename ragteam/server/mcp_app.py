@@ -15,7 +15,6 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from ragteam.errors import RagteamError
-
 from ragteam.server.service import Service
 
 MAX_K = 50
