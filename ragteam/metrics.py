@@ -87,20 +87,29 @@ def rouge_l(prediction: str, reference: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-def citation_scores(cited: Iterable[str], gold: Iterable[str]) -> dict[str, float]:
-    """Precision and recall of cited document ids against the gold supporting ids."""
+def citation_scores(
+    cited: Iterable[str], gold: Iterable[str], any_of: bool = False
+) -> dict[str, float]:
+    """Precision and recall of cited document ids against the gold supporting ids. With
+    `any_of` (each gold passage suffices alone) recall is 1 when any gold passage is cited."""
     cited_set, gold_set = set(cited), set(gold)
     hit = len(cited_set & gold_set)
+    recall = (hit / len(gold_set) if gold_set else 0.0) if not any_of else float(hit > 0)
     return {
         "citation_precision": hit / len(cited_set) if cited_set else 0.0,
-        "citation_recall": hit / len(gold_set) if gold_set else 0.0,
+        "citation_recall": recall,
     }
 
 
-def retrieval_recall(seen: Iterable[str], gold: Iterable[str]) -> dict[str, float]:
-    """Of the gold ids, did the strategy see all of them, and what fraction."""
+def retrieval_recall(
+    seen: Iterable[str], gold: Iterable[str], any_of: bool = False
+) -> dict[str, float]:
+    """Of the gold ids, did the strategy see all of them, and what fraction. With `any_of`
+    (each gold passage suffices alone) both say whether it saw at least one."""
     seen_set, gold_set = set(seen), set(gold)
     found = len(seen_set & gold_set)
+    if any_of:
+        return {"retrieval_all": float(found > 0), "retrieval_fraction": float(found > 0)}
     return {
         "retrieval_all": float(bool(gold_set) and found == len(gold_set)),
         "retrieval_fraction": found / len(gold_set) if gold_set else 0.0,

@@ -335,3 +335,32 @@ def test_report_averages_a_metric_over_the_rows_that_have_it():
     text = render_markdown({"a": a, "b": b}, baseline="b")
     assert "0.500 (0.000-1.000) [2 of 3]" in text  # recall over the 2 rows that mark passages
     assert "| a | retrieval recall | 2 | +0.500" in text
+
+
+def test_dataset_rows_choices_as_a_list_and_bad_labels(tmp_path):
+    from ragteam.eval.datasets import read_examples
+
+    good = tmp_path / "g.jsonl"
+    good.write_text(
+        json.dumps({"id": "1", "question": "q", "choices": ["x", "y"], "label": "B"})
+        + "\n"
+        + json.dumps(
+            {
+                "id": "2",
+                "question": "q",
+                "answers": ["z"],
+                "supporting_ids": ["p"],
+                "evidence": "any",
+            }
+        )
+        + "\n"
+    )
+    first, second = read_examples(good)
+    assert first.choices == {"A": "x", "B": "y"} and first.label == "B"
+    assert second.evidence == "any"
+    bad = tmp_path / "b.jsonl"
+    bad.write_text(
+        json.dumps({"id": "1", "question": "q", "choices": {"A": "x"}, "label": "C"}) + "\n"
+    )
+    with pytest.raises(InputError, match="not one of the choices"):
+        read_examples(bad)

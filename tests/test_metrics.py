@@ -103,3 +103,26 @@ def test_aqa_logs_load_as_examples_typed_by_complexity():
     examples = load_dataset(AQA / "test_aware_210_51_complete.jsonl")
     assert len(examples) == 51 and {e.type for e in examples} == {"A", "B", "C"}
     assert examples[0].answers and examples[0].question
+
+
+def test_any_of_evidence_counts_one_supporting_passage_as_enough():
+    from ragteam.metrics import citation_scores, retrieval_recall
+
+    assert retrieval_recall(["b"], ["a", "b", "c"], any_of=True)["retrieval_all"] == 1.0
+    assert retrieval_recall(["b"], ["a", "b", "c"])["retrieval_all"] == 0.0
+    assert retrieval_recall(["x"], ["a", "b"], any_of=True)["retrieval_fraction"] == 0.0
+    assert citation_scores(["b", "x"], ["a", "b"], any_of=True)["citation_recall"] == 1.0
+    assert citation_scores(["b", "x"], ["a", "b"])["citation_recall"] == 0.5
+
+
+def test_label_a_is_a_label_not_an_article():
+    from ragteam.metrics import choice_accuracy, exact_match, f1_score
+
+    choices = {"A": "Quillan", "B": "Ostra"}
+    for empty in ("", "the", "an", "a."[:0]):
+        assert choice_accuracy(empty, "A", choices) == 0.0
+        assert exact_match(empty, ["A"]) == 0.0
+    assert choice_accuracy("A", "A", choices) == 1.0 and choice_accuracy("A: Quillan", "A") == 1.0
+    assert choice_accuracy("Quillan", "A", choices) == 1.0
+    assert f1_score("A", ["A"]) == 1.0 and exact_match("a", ["A"]) == 1.0
+    assert exact_match("The Beatles", ["Beatles"]) == 1.0  # articles still go elsewhere

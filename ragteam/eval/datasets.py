@@ -14,7 +14,9 @@ AQA_AGENTS = ("nor", "oner", "ircot")
 
 @dataclass(frozen=True)
 class Example:
-    """One question: `{id, question, answers, supporting_ids?, choices?, label?, type?}`."""
+    """One question: `{id, question, answers, supporting_ids?, evidence?, choices?, label?,
+    type?}`. `evidence` says how `supporting_ids` are meant: `all` (the default, HotpotQA: every
+    one is needed) or `any` (PopQA: each holds the answer, one suffices)."""
 
     id: str
     question: str
@@ -23,6 +25,7 @@ class Example:
     choices: dict[str, str] | None = None
     label: str | None = None
     type: str | None = None
+    evidence: str = "all"
 
 
 @dataclass(frozen=True)
@@ -77,10 +80,15 @@ def read_examples(path: str | Path) -> list[Example]:
         if qid in seen:
             raise InputError(f"{path}:{number}: id '{qid}' occurs twice")
         seen.add(qid)
-        choices = row.get("choices")
-        if choices is not None and not isinstance(choices, dict):
-            raise InputError(f"{path}:{number}: 'choices' must be an object of label -> text")
+        choices = _choices(path, number, row)
         label = row.get("label")
+        if choices is not None and str(label) not in choices:
+            raise InputError(
+                f"{path}:{number}: 'label' {label!r} is not one of the choices {sorted(choices)}"
+            )
+        evidence = row.get("evidence", "all")
+        if evidence not in ("all", "any"):
+            raise InputError(f'{path}:{number}: \'evidence\' must be "all" or "any"')
         answers = _strings(path, number, row, "answers", required=label is None)
         examples.append(
             Example(
@@ -91,9 +99,22 @@ def read_examples(path: str | Path) -> list[Example]:
                 choices,
                 None if label is None else str(label),
                 None if row.get("type") is None else str(row["type"]),
+                evidence,
             )
         )
     return examples
+
+
+def _choices(path: Path, number: int, row: dict[str, Any]) -> dict[str, str] | None:
+    """`choices` as a mapping label -> text; a list is labelled A, B, C, ..."""
+    choices = row.get("choices")
+    if choices is None:
+        return None
+    if isinstance(choices, list) and 0 < len(choices) <= 26:
+        choices = {chr(ord("A") + i): c for i, c in enumerate(choices)}
+    if not isinstance(choices, dict) or not choices:
+        raise InputError(f"{path}:{number}: 'choices' must be an object of label -> text or a list")
+    return {str(k): str(v) for k, v in choices.items()}
 
 
 def read_aqa_log(path: str | Path) -> list[AqaRecord]:

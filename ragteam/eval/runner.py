@@ -97,9 +97,10 @@ def score(example: Example, answer: Answer) -> dict[str, float]:
         )
     if example.supporting_ids:
         seen = seen_doc_ids(answer.trace)
-        scores |= metrics.retrieval_recall(seen, example.supporting_ids)
+        any_of = example.evidence == "any"
+        scores |= metrics.retrieval_recall(seen, example.supporting_ids, any_of=any_of)
         cited = [c.doc_id or c.passage_id for c in answer.citations]
-        scores |= metrics.citation_scores(cited, example.supporting_ids)
+        scores |= metrics.citation_scores(cited, example.supporting_ids, any_of=any_of)
     return scores
 
 
