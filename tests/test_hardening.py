@@ -108,3 +108,71 @@ def test_eval_where_every_row_fails_exits_non_zero(tmp_path, bm25_index_dir):
         ],
     )
     assert result.exit_code == 1 and "failed" in result.output
+
+
+def test_a_trickling_server_is_cut_off_at_the_deadline():
+    """One byte every 0.2 s keeps every read within its timeout; the whole reply must not."""
+    import socket
+    import threading
+    import time
+
+    import pytest
+
+    from ragteam.errors import ModelError
+    from ragteam.llm.openai_compat import OpenAICompatModel
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    port = listener.getsockname()[1]
+    stop = threading.Event()
+
+    def trickle():
+        conn, _ = listener.accept()
+        conn.recv(65536)
+        conn.sendall(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n"
+        )
+        while not stop.is_set():
+            try:
+                conn.sendall(b" ")
+            except OSError:
+                break
+            time.sleep(0.2)
+        conn.close()
+
+    thread = threading.Thread(target=trickle, daemon=True)
+    thread.start()
+    model = OpenAICompatModel(
+        "m", base_url=f"http://127.0.0.1:{port}/v1", timeout=1.0, max_retries=0
+    )
+    started = time.monotonic()
+    with pytest.raises(ModelError, match="timed out"):
+        model.complete([{"role": "user", "content": "hi"}])
+    assert time.monotonic() - started < 5
+    stop.set()
+    listener.close()
+
+
+def test_a_tool_schema_that_cannot_validate_is_skipped_or_an_observation():
+    from ragteam.tools.base import Tool, ToolBox
+    from ragteam.tools.mcp import _schema_problem
+
+    broken = {"type": "object", "properties": {"city": {"type": 42}}}
+    assert "invalid" in _schema_problem(broken)
+    assert _schema_problem({"type": "object", "properties": {"city": {"type": "string"}}}) == ""
+    box = ToolBox([Tool("weather", "w", broken, lambda **kw: "sunny")])
+    result = box._run("weather", {"city": "Orlen"})
+    assert result.error and "unusable schema" in result.error
+
+
+def test_a_wrong_shaped_or_undecodable_results_line_is_a_message(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.json").write_text("{}")
+    good = {"id": "q1", "strategy": "oner", "metrics": {"f1": 1.0}, "cost": {}, "wall_seconds": 1}
+    for bad in (b'{"id": "q2", "strategy": "oner"}\n', b'["a list"]\n', b'{"id": "\xff"}\n'):
+        (run / "results.jsonl").write_bytes(json.dumps(good).encode() + b"\n" + bad)
+        result = runner.invoke(app, ["report", str(run)])
+        assert result.exit_code == 2, result.output
+        assert "results.jsonl:2" in result.output and "Traceback" not in result.output

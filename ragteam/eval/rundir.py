@@ -77,16 +77,17 @@ class RunDir:
         if not self.results_path.exists():
             return []
         rows = []
-        with self.results_path.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.endswith("\n"):
+        with self.results_path.open("rb") as handle:
+            for number, raw in enumerate(handle, start=1):
+                if not raw.endswith(b"\n"):
                     break  # a line cut by an interruption; `open` drops it before appending
+                where = f"{self.results_path.name}:{number}"
                 try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise InputError(
-                        f"{self.results_path}:{number} is corrupt ({exc.msg})"
-                    ) from exc
+                    row = json.loads(raw.decode("utf-8"))
+                except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                    reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "not UTF-8"
+                    raise InputError(f"{where} is corrupt ({reason})") from exc
+                rows.append(check_row(row, where))
         latest: dict[tuple[str, str], dict[str, Any]] = {}
         for row in rows:  # a retried pair keeps its last row
             latest.pop((row["id"], row["strategy"]), None)
@@ -116,3 +117,22 @@ class RunDir:
                 handle.truncate(len(keep))
                 handle.flush()
                 os.fsync(handle.fileno())
+
+
+_ROW_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "id": str,
+    "strategy": str,
+    "metrics": dict,
+    "cost": dict,
+    "wall_seconds": (int, float),
+}
+
+
+def check_row(row: Any, where: str) -> dict[str, Any]:
+    """A results line must be an object with the fields every reader uses."""
+    if not isinstance(row, dict):
+        raise InputError(f"{where} is not a result row (a JSON object)")
+    for key, kind in _ROW_FIELDS.items():
+        if not isinstance(row.get(key), kind):
+            raise InputError(f"{where} is not a result row: '{key}' is missing or of a wrong type")
+    return row

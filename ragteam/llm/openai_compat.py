@@ -63,6 +63,7 @@ class OpenAICompatModel:
         self.context_length = context_length
         self.max_retries = max_retries
         self.backoff = backoff
+        self.timeout = timeout  # a deadline for a whole reply, not only for each read
         if schema_style not in get_args(SchemaStyle):
             raise ModelError(
                 f"unknown schema style '{schema_style}'; choose {', '.join(get_args(SchemaStyle))}"
@@ -173,7 +174,7 @@ class OpenAICompatModel:
                 )
                 time.sleep(wait)
             try:
-                response = self._client.post(path, json=body)
+                response = self._send(path, body)
             except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
                 last = f"connection failed: {exc}"
                 continue
@@ -208,6 +209,19 @@ class OpenAICompatModel:
         raise ModelError(
             f"{self.base_url}{path} failed after {self.max_retries + 1} attempts ({last})"
         )
+
+    def _send(self, path: str, body: dict[str, Any]) -> httpx.Response:
+        """POST and read the whole reply within `timeout` seconds in all: a server that
+        trickles bytes (each read within the per-read timeout) still cannot hold a call open."""
+        deadline = time.monotonic() + self.timeout
+        with self._client.stream("POST", path, json=body) as response:
+            chunks = []
+            for chunk in response.iter_bytes():  # decoded (gzip...) as it arrives
+                chunks.append(chunk)
+                if time.monotonic() > deadline:
+                    raise httpx.ReadTimeout(f"no complete reply within {self.timeout:g} s")
+            headers = {k: v for k, v in response.headers.items() if k.lower() != "content-encoding"}
+            return httpx.Response(response.status_code, headers=headers, content=b"".join(chunks))
 
 
 def _names_response_format(response: httpx.Response) -> bool:

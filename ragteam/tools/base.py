@@ -152,6 +152,8 @@ class ToolBox:
         except jsonschema.ValidationError as exc:
             where = "/".join(str(p) for p in exc.absolute_path) or "arguments"
             return ToolResult(name, args, "", error=f"invalid arguments at {where}: {exc.message}")
+        except jsonschema.SchemaError as exc:  # the tool's own schema is broken: not the agent's
+            return ToolResult(name, args, "", error=f"{name} has an unusable schema: {exc.message}")
         outcome = _call_with_timeout(chosen, args)
         if isinstance(outcome, BaseException):
             kind = "timed out" if isinstance(outcome, TimeoutError) else "failed"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import logging
 import re
 import shlex
 import tempfile
@@ -18,6 +19,8 @@ from typing import Any
 
 from ragteam.errors import InputError, RagteamError
 from ragteam.tools.base import NAME, Tool, ToolOutput
+
+log = logging.getLogger("ragteam.tools")
 
 START_SECONDS = 60.0
 
@@ -56,7 +59,14 @@ class MCPServer:
                 f"the MCP server `{command}` did not start: {reason}{self._log()}"
             ) from exc
         self.name = prefix or _identifier(name or argv[-1])
-        self.tools = [self._tool(t) for t in listed]
+        self.tools, self.skipped = [], []
+        for item in listed:
+            problem = _schema_problem(item.input_schema)
+            if problem:  # a tool whose schema cannot validate arguments is left out, said here
+                self.skipped.append(f"{item.name}: {problem}")
+                log.warning("MCP tool %s.%s skipped: %s", self.name, item.name, problem)
+            else:
+                self.tools.append(self._tool(item))
 
     def __enter__(self) -> MCPServer:
         return self
@@ -147,6 +157,19 @@ class MCPServer:
         except (OSError, ValueError):
             return ""
         return f"\nits stderr ends with:\n{tail}" if tail else ""
+
+
+def _schema_problem(schema: Any) -> str:
+    """Why a tool's input schema is unusable ('' when it is fine)."""
+    import jsonschema
+
+    if schema is None:
+        return ""
+    try:
+        jsonschema.validators.validator_for(schema).check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        return f"its input schema is invalid ({exc.message})"
+    return ""
 
 
 def _innermost(exc: BaseException) -> str:
