@@ -83,7 +83,10 @@ def test_a_failing_answer_streams_an_error_event(bm25_index_dir):
         "POST", "/v1/answer/stream", json={"question": QUESTION, "index": "demo"}
     ) as response:
         found = events(response.read().decode())
-    assert found[-1] == ("error", {"error": "model error", "detail": "the model server is down"})
+    assert found[-1] == (
+        "error",
+        {"error": "model error", "code": "model_error", "detail": "the model server is down"},
+    )
 
 
 def test_read_endpoints(bm25_index_dir, tmp_path):
@@ -256,3 +259,18 @@ def test_a_client_that_goes_away_stops_the_work(bm25_index_dir, tmp_path):
     time.sleep(1.0)
     assert len(calls) == settled and settled < 8  # stopped, far short of a whole marag answer
     assert build_index  # the copy is a real index
+
+
+def test_the_only_index_is_the_default_and_errors_name_no_server_path(bm25_index_dir, tmp_path):
+    api = client(bm25_index_dir)
+    answered = api.post("/v1/answer", json={"question": QUESTION})
+    assert answered.status_code == 200 and answered.json()["citations"]
+    broken = tmp_path / "broken-index"
+    broken.mkdir()
+    config = ServerConfig(indexes={"a": bm25_index_dir, "b": broken})
+    two = TestClient(create_app(config, FakeModel(lambda m, p: "x")))
+    failed = two.post("/v1/answer", json={"question": QUESTION, "index": "b"})
+    assert failed.status_code >= 400
+    body = failed.json()
+    assert body["code"] and str(tmp_path) not in body["detail"]
+    assert "index 'b'" in body["detail"] or "<server path>" in body["detail"]

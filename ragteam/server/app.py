@@ -32,6 +32,7 @@ from ragteam.server.config import ServerConfig
 from ragteam.server.guard import BodyGuard
 from ragteam.server.limits import Busy
 from ragteam.server.openai_chat import add_chat_routes
+from ragteam.server.redact import redact_paths
 from ragteam.server.service import Service
 from ragteam.server.streaming import answer_events
 from ragteam.server.views import add_read_routes
@@ -128,7 +129,7 @@ async def _stream(service: Service, body: AnswerRequest) -> AsyncIterator[bytes]
         if event == "answer":
             data = {k: v for k, v in data.to_dict().items() if k != "trace"}
         elif event == "error":
-            data = _error_body(data)[1]
+            data = _error_body(data, service.config)[1]
         yield _sse(event, data)
 
 
@@ -159,17 +160,22 @@ _STATUS: list[tuple[type[BaseException], int, str]] = [
 ]
 
 
-def _error_body(exc: BaseException) -> tuple[int, dict[str, str]]:
+def _error_body(
+    exc: BaseException, config: ServerConfig | None = None
+) -> tuple[int, dict[str, str]]:
+    """Status and JSON body: a title, a machine-readable code, and a detail with no server
+    file paths in it."""
     for kind, status, title in _STATUS:
         if isinstance(exc, kind):
-            return status, {"error": title, "detail": str(exc)}
+            detail = redact_paths(str(exc), config)
+            return status, {"error": title, "code": title.replace(" ", "_"), "detail": detail}
     log.exception("unexpected error", exc_info=exc)
-    return 500, {"error": "internal error", "detail": type(exc).__name__}
+    return 500, {"error": "internal error", "code": "internal_error", "detail": type(exc).__name__}
 
 
 def _add_errors(app: FastAPI) -> None:
     async def handle(request: Request, exc: Exception) -> JSONResponse:
-        status, body = _error_body(exc)
+        status, body = _error_body(exc, request.app.state.service.config)
         headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, Busy) else None
         return JSONResponse(body, status_code=status, headers=headers)
 

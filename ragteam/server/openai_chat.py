@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragteam.errors import InputError, RagteamError, UnknownName
 from ragteam.server.limits import Busy
+from ragteam.server.redact import redact_paths
 from ragteam.server.service import Service
 from ragteam.server.streaming import answer_events
 from ragteam.types import Answer
@@ -185,12 +186,13 @@ _STATUS = [
 ]
 
 
-def _as_chat_error(exc: Exception) -> ChatError:
+def _as_chat_error(exc: Exception, service: Service | None = None) -> ChatError:
     if isinstance(exc, ChatError):
         return exc
     for kind, status, type_, code in _STATUS:
         if isinstance(exc, kind):
-            return ChatError(status, str(exc), type_, code)
+            config = service.config if service else None
+            return ChatError(status, redact_paths(str(exc), config), type_, code)
     return ChatError(500, f"internal error ({type(exc).__name__})", "api_error", "internal")
 
 
@@ -221,7 +223,7 @@ def add_chat_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
             service.check(asked)
             await service.gate.acquire()
         except Exception as exc:  # every refusal in OpenAI's error shape
-            return _as_chat_error(exc).response()
+            return _as_chat_error(exc, service).response()
         if body.stream:
             return StreamingResponse(
                 _chunks(service, asked, body.model, (kept, dropped)),
@@ -246,7 +248,7 @@ async def _complete(
         if event == "answer":
             answer = data
         elif event == "error":
-            return _as_chat_error(data).response()
+            return _as_chat_error(data, service).response()
     assert answer is not None
     _note_history(answer, history)
     return JSONResponse(
@@ -296,7 +298,7 @@ async def _chunks(
             yield chunk({"content": answer_text(data)}, ragteam=_extension(data, history))
             yield chunk({}, "stop", usage=_usage(data))
         elif event == "error":
-            error = _as_chat_error(data)
+            error = _as_chat_error(data, service)
             payload = {"message": str(error), "type": error.kind, "code": error.code}
             yield f"data: {json.dumps({'error': payload})}\n\n".encode()
     yield b"data: [DONE]\n\n"

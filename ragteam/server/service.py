@@ -61,6 +61,8 @@ class Service:
     def check(self, request: Any) -> dict[str, Any]:
         """Refuse a request before any work (a stream then fails with a status, not an event);
         returns the options the strategy will get."""
+        if request.index is None and len(self.config.indexes) == 1:
+            request.index = next(iter(self.config.indexes))  # the only one served
         if len(request.question) > self.config.max_question_chars:
             raise InputError(
                 f"the question has {len(request.question):,} characters; this server takes at "
