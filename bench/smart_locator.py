@@ -30,17 +30,24 @@ def shown_passages(steps: list[dict], limit: int | None) -> list[str]:
     return ids[:limit] if limit else ids
 
 
+def ran_trajectory(row: dict) -> bool:
+    """Whether the row's smart ran in trajectory mode (the mode note; older runs: none)."""
+    notes = [s for s in row["trace"]["steps"] if s.get("meta", {}).get("event") == "mode"]
+    return bool(notes) and notes[-1]["meta"].get("mode") == "trajectory"
+
+
 def analyse(rows: list[dict], gold: dict[str, set[str]], limit: int | None) -> dict[str, float]:
     calls = failed = judged = relevant = true_pos = gold_shown = 0
     for row in rows:
         steps = row["trace"]["steps"]
+        row_limit = limit if limit is not None else (6 if ran_trajectory(row) else None)
         locator = [s for s in steps if s["kind"] == "llm" and s["role"] == "locator"]
         calls += len(locator)
         failed += sum(1 for s in locator if s["parse_failures"])
         notes = [s for s in steps if s["kind"] == "note" and "trajectory" in s.get("meta", {})]
         if not notes:
             continue
-        ids = shown_passages(steps, limit)
+        ids = shown_passages(steps, row_limit)
         wanted = gold.get(row["id"], set())
         gold_shown += len(wanted & set(ids))
         for j in parse(notes[-1]["meta"]["trajectory"]).judgements:
@@ -109,6 +116,7 @@ def main() -> None:
     for run in args.runs:
         rundir = RunDir(run)
         options = rundir.config().get("strategies", {}).get("smart", {})
+        # trajectory mode shows the locator the first max_passages; mode auto: per row
         limit = options.get("max_passages", 6) if options.get("mode") == "trajectory" else None
         rows = [r for r in rundir.results() if r["strategy"] == "smart"]
         print(run, json.dumps({**analyse(rows, gold, limit), **answer_sources(rows)}))
