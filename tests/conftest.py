@@ -134,3 +134,24 @@ def dev3() -> list[dict]:
 
     path = DATA / "hotpotqa" / "dev10.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines()[:3]]
+
+
+@contextmanager
+def serving(app):
+    """An ASGI app served by uvicorn on a free 127.0.0.1 port for the block; yields the port."""
+    import threading
+
+    import uvicorn
+
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    try:
+        yield port
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)

@@ -6,15 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import sys
-import threading
-import time
 
 import pytest
 
 pytest.importorskip("mcp")
-import uvicorn  # noqa: E402
+from conftest import serving  # noqa: E402
 from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
@@ -28,22 +25,11 @@ QUESTION = "In which village was the engineer who built the Wrenhold Lighthouse 
 
 @pytest.fixture(scope="module")
 def http_url(bm25_index_dir):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     service = Service(
         ServerConfig(indexes={"demo": bm25_index_dir}), FakeModel(lambda m, p: "Hevik")
     )
-    app = build_mcp(service).streamable_http_app()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}/mcp"
-    server.should_exit = True
-    thread.join(timeout=10)
+    with serving(build_mcp(service).streamable_http_app()) as port:
+        yield f"http://127.0.0.1:{port}/mcp"
 
 
 def _payload(result):

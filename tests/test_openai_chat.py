@@ -4,34 +4,16 @@ extension field, the conversation history, and errors in OpenAI's shape."""
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
-
 import pytest
 
 pytest.importorskip("fastapi")
 openai = pytest.importorskip("openai")
-import uvicorn  # noqa: E402
+from conftest import serving  # noqa: E402
 
 from ragteam.llm import FakeModel  # noqa: E402
 from ragteam.server import ServerConfig, create_app  # noqa: E402
 
 QUESTION = "In which village was the engineer who built the Wrenhold Lighthouse born?"
-
-
-def _serve(config: ServerConfig, model):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    app = create_app(config, model)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return server, thread, port
 
 
 @pytest.fixture(scope="module")
@@ -46,10 +28,8 @@ def client(bm25_index_dir, seen):
         return "Hevik"
 
     config = ServerConfig(indexes={"demo": bm25_index_dir}, api_key="secret")
-    server, thread, port = _serve(config, FakeModel(reply))
-    yield openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="secret", max_retries=0)
-    server.should_exit = True
-    thread.join(timeout=10)
+    with serving(create_app(config, FakeModel(reply))) as port:
+        yield openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="secret", max_retries=0)
 
 
 def test_models_list_one_per_strategy_and_index(client):

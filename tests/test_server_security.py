@@ -5,13 +5,11 @@ Real server on 127.0.0.1 (uvicorn) for the framing cases: the test client would 
 from __future__ import annotations
 
 import socket
-import threading
-import time
 
 import pytest
 
 pytest.importorskip("fastapi")
-import uvicorn  # noqa: E402
+from conftest import serving  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 
 from ragteam.llm import FakeModel  # noqa: E402
@@ -63,20 +61,9 @@ def test_client_settable_options_exclude_files():
 @pytest.fixture(scope="module")
 def live_server(bm25_index_dir):
     """A real uvicorn server with an API key and a 64 KiB body limit."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     config = ServerConfig(indexes={"demo": bm25_index_dir}, api_key="secret")
-    app = create_app(config, FakeModel(lambda m, p: "Hevik"))
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    yield port
-    server.should_exit = True
-    thread.join(timeout=10)
+    with serving(create_app(config, FakeModel(lambda m, p: "Hevik"))) as port:
+        yield port
 
 
 def _status(port: int, head: str, chunks: list[bytes], wait: float = 10.0) -> str:

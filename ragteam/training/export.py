@@ -109,6 +109,11 @@ def export_gguf(state: dict[str, Any], base: Path, out: Path, out_type: str = "q
             writer.add_tensor(tensor.name, data.astype(np.float16))
         else:
             writer.add_tensor(tensor.name, quantize(data, qtype), raw_dtype=qtype)
+    return finish(writer, tmp, out)
+
+
+def finish(writer: Any, tmp: Path, out: Path) -> Path:
+    """Write a GGUFWriter's file aside, then move it into place: never a half-written file."""
     try:
         writer.write_header_to_file()
         writer.write_kv_data_to_file()
@@ -116,7 +121,7 @@ def export_gguf(state: dict[str, Any], base: Path, out: Path, out_type: str = "q
         writer.close()
         tmp.replace(out)
     finally:
-        tmp.unlink(missing_ok=True)  # no half-written file left behind
+        tmp.unlink(missing_ok=True)
     return out
 
 

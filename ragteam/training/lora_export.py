@@ -19,7 +19,7 @@ from typing import Any
 
 from ragteam.errors import ModelError
 from ragteam.llm.gguf_files import BASE_KEY, BASE_NAME_KEY, gguf_fingerprint
-from ragteam.training.export import SUPPORTED, permute
+from ragteam.training.export import SUPPORTED, finish, permute
 
 TYPES = ("f16", "f32")
 _PEFT = re.compile(
@@ -93,25 +93,17 @@ def export_lora(folder: Path, base: Path, out: Path, out_type: str = "f16") -> P
     pairs = lora_tensors(tensors, heads, kv_heads)
     _check_shapes(pairs, shapes)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    try:
-        writer = GGUFWriter(tmp, arch)
-        writer.add_string("general.type", "adapter")
-        writer.add_string("adapter.type", "lora")
-        writer.add_float32("adapter.lora.alpha", float(config.get("lora_alpha", 8)))
-        writer.add_string(BASE_KEY, gguf_fingerprint(base))
-        writer.add_string(BASE_NAME_KEY, base.name)
-        writer.add_uint32("ragteam.lora.rank", int(config.get("r", 0)))
-        for name, data in pairs:
-            array = np.ascontiguousarray(data, dtype=np.float32)
-            writer.add_tensor(name, array.astype(np.float16) if out_type == "f16" else array)
-        writer.write_header_to_file()
-        writer.write_kv_data_to_file()
-        writer.write_tensors_to_file()
-        writer.close()
-        tmp.replace(out)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return out
+    writer = GGUFWriter(tmp, arch)
+    writer.add_string("general.type", "adapter")
+    writer.add_string("adapter.type", "lora")
+    writer.add_float32("adapter.lora.alpha", float(config.get("lora_alpha", 8)))
+    writer.add_string(BASE_KEY, gguf_fingerprint(base))
+    writer.add_string(BASE_NAME_KEY, base.name)
+    writer.add_uint32("ragteam.lora.rank", int(config.get("r", 0)))
+    for name, data in pairs:
+        array = np.ascontiguousarray(data, dtype=np.float32)
+        writer.add_tensor(name, array.astype(np.float16) if out_type == "f16" else array)
+    return finish(writer, tmp, out)
 
 
 def _check_shapes(pairs: list[tuple[str, Any]], shapes: dict[str, list[int]]) -> None:
