@@ -176,3 +176,26 @@ def test_a_wrong_shaped_or_undecodable_results_line_is_a_message(tmp_path):
         result = runner.invoke(app, ["report", str(run)])
         assert result.exit_code == 2, result.output
         assert "results.jsonl:2" in result.output and "Traceback" not in result.output
+
+
+def test_the_manifest_protects_itself_and_rebuild_hints_keep_settings(tmp_path):
+    import pytest
+
+    from ragteam.demo import demo_corpus_path
+    from ragteam.errors import IndexUnusable
+    from ragteam.retrieval import build_index, load_index
+    from ragteam.retrieval.index import rebuild_hint
+
+    out = tmp_path / "idx"
+    build_index(demo_corpus_path(), out, retriever="bm25", bm25_stemmer="none", passage_words=0)
+    manifest_path = out / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    hint = rebuild_hint(out, manifest)
+    assert "--bm25-stemmer none" in hint and "--passage-words 0" in hint
+    emptied = dict(manifest, files={})
+    manifest_path.write_text(json.dumps(emptied))
+    with pytest.raises(IndexUnusable, match="does not list"):
+        load_index(out)
+    manifest_path.write_text(json.dumps(dict(manifest, source="c.jsonl")))
+    with pytest.raises(IndexUnusable, match="wrong shape"):
+        load_index(out)

@@ -34,9 +34,29 @@ class Searcher(Protocol):
 
 
 def rebuild_hint(directory: Path, manifest: dict[str, Any] | None = None) -> str:
-    src = (manifest or {}).get("source", {}).get("path") or "SRC"
-    kind = (manifest or {}).get("retriever") or "hybrid"
-    return f"rebuild it with `ragteam index build {src} --out {directory} --retriever {kind}`"
+    """The command that rebuilds the index as it was built (its non-default settings too)."""
+    manifest = manifest or {}
+    source = manifest.get("source") if isinstance(manifest.get("source"), dict) else {}
+    params = manifest.get("params") if isinstance(manifest.get("params"), dict) else {}
+    src = source.get("path") or "SRC"
+    kind = manifest.get("retriever") or "hybrid"
+    extra = ""
+    if params.get("passage_words", 100) != 100:
+        extra += f" --passage-words {params['passage_words']}"
+    bm25 = params.get("bm25") if isinstance(params.get("bm25"), dict) else {}
+    if bm25.get("stemmer", "english") != "english":
+        extra += f" --bm25-stemmer {bm25.get('stemmer') or 'none'}"
+    dense = manifest.get("dense") if isinstance(manifest.get("dense"), dict) else {}
+    encoder = dense.get("encoder") if isinstance(dense.get("encoder"), dict) else {}
+    if encoder.get("backend", "torch") not in ("torch", "server"):
+        extra += f" --encoder {encoder['backend']}"
+    if dense.get("kind", "flat") != "flat":
+        extra += f" --index-type {dense['kind']}"
+    if dense.get("shards", 1) != 1:
+        extra += f" --shards {dense['shards']}"
+    return (
+        f"rebuild it with `ragteam index build {src} --out {directory} --retriever {kind}{extra}`"
+    )
 
 
 @dataclass
@@ -268,7 +288,11 @@ def read_manifest(directory: Path) -> dict[str, Any]:
     if not isinstance(manifest, dict) or not required <= set(manifest):
         raise IndexUnusable(f"{path} is incomplete; {rebuild_hint(directory)}")
     shapes = {"retriever": str, "searchers": list, "corpus_checksum": str, "files": dict}
+    optional = {"source": dict, "params": dict, "embedding_model": (str, dict, type(None))}
     wrong = [key for key, kind in shapes.items() if not isinstance(manifest[key], kind)]
+    wrong += [
+        k for k, kind in optional.items() if k in manifest and not isinstance(manifest[k], kind)
+    ]
     if wrong or not all(isinstance(v, (int, dict)) for v in manifest["files"].values()):
         raise IndexUnusable(
             f"{path} has fields of the wrong shape ({', '.join(wrong) or 'files'}); "
@@ -278,6 +302,19 @@ def read_manifest(directory: Path) -> dict[str, Any]:
 
 
 def _verify_files(directory: Path, manifest: dict[str, Any], hint: str) -> None:
+    """Every file of the index is listed with its size (and checksum), and matches: a manifest
+    whose list was emptied or cut does not turn the checks off."""
+    present = {
+        p.relative_to(directory).as_posix()
+        for p in directory.rglob("*")
+        if p.is_file() and p.name != "manifest.json"
+    }
+    unlisted = sorted(present - set(manifest["files"]))
+    if unlisted:
+        raise IndexUnusable(
+            f"the manifest of {directory} does not list {', '.join(unlisted[:3])}: it was edited "
+            f"or the index is incomplete; {hint}"
+        )
     for name, recorded in manifest["files"].items():
         path = directory / name
         size, digest = (
