@@ -241,3 +241,33 @@ def test_the_live_router_runs_arms_with_their_trained_options(bm25_index_dir, tm
     )
     retrievals = [s for s in result.trace.steps if s.kind == "retrieve"]
     assert retrievals and all(s.input["k"] == 2 for s in retrievals)
+
+
+def test_a_damaged_pending_log_hurts_only_its_bad_lines(bm25_index_dir, tmp_path):
+    import json
+
+    from ragteam.router.online import give_feedback
+    from ragteam.router.state import pending_log
+
+    path = _state(tmp_path, QuestionFeatures(dims=0))
+    result = answer(
+        "Who designed the Tarrin Bridge?",
+        index=bm25_index_dir,
+        strategy="adaptive",
+        model=FakeModel(lambda m, p: "Ilse Marrow"),
+        options={"state": str(path)},
+    )
+    fid = next(s for s in result.trace.steps if s.role == "router").meta["feedback_id"]
+    log = pending_log(path)
+    good = json.loads(log.read_text().splitlines()[-1])
+    bad_x = dict(good, id="bad-x", x=[1.0] * 7)
+    bad_action = dict(good, id="bad-action", action=999)
+    with log.open("ab") as handle:
+        handle.write(b'["not an object"]\n{"no": "id"}\n{"id": "\xff\xfe"}\n')
+        handle.write((json.dumps(bad_x) + "\n" + json.dumps(bad_action) + "\n").encode())
+    before = load_state(path).model
+    for damaged in ("bad-x", "bad-action"):
+        with pytest.raises(InputError, match="damaged"):
+            give_feedback(path, damaged, correct=True)
+    assert load_state(path).model == before  # nothing broadcast into the matrices
+    assert give_feedback(path, fid, correct=True) > 0

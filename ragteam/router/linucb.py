@@ -37,6 +37,11 @@ class LinUCB:
 
     def update(self, action: int, x: Sequence[float], reward: float) -> None:
         vec = np.asarray(x, dtype=float)
+        actions, dims = self.A.shape[0], self.A.shape[1]
+        if not 0 <= action < actions:
+            raise ValueError(f"action {action} is not one of the router's {actions} actions")
+        if vec.shape != (dims,):
+            raise ValueError(f"a feature vector of {vec.shape} does not fit the router's {dims}")
         self.A[action] += np.outer(vec, vec)
         self.b[action] += reward * vec
 

@@ -53,10 +53,20 @@ def give_feedback(
                 "feedback can be given once per answer of the adaptive strategy"
             )
         router = state.router()
-        quality = f1_score(choice["answer"], [gold]) if gold is not None else float(bool(correct))
-        reward = router.setup.reward(quality, float(choice["cost"]))
-        model = LinUCB.from_dict(state.model)
-        model.update(int(choice["action"]), choice["x"], reward)
+        try:
+            quality = (
+                f1_score(str(choice["answer"]), [gold])
+                if gold is not None
+                else float(bool(correct))
+            )
+            reward = router.setup.reward(quality, float(choice["cost"]))
+            model = LinUCB.from_dict(state.model)
+            model.update(int(choice["action"]), choice["x"], reward)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(
+                f"the waiting answer '{feedback_id}' is damaged in the pending log ({exc}); "
+                "it cannot teach the router: ask again and give feedback on the new answer"
+            ) from exc
         state.model = model.to_dict()
         state.updates += 1
         with pending_log(state_path).open("a", encoding="utf-8") as handle:

@@ -140,10 +140,12 @@ def read_pending(path: str | Path) -> dict[str, dict[str, Any]]:
     waiting: dict[str, dict[str, Any]] = {}
     if not log.is_file():
         return waiting
-    for line in log.read_text(encoding="utf-8").splitlines():
+    for line in log.read_bytes().decode("utf-8", errors="replace").splitlines():
         try:
             entry = json.loads(line)
         except json.JSONDecodeError:
+            continue  # a cut or damaged line: skipped, the rest still counts
+        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
             continue
         if entry.get("done"):
             waiting.pop(entry["id"], None)
