@@ -199,3 +199,40 @@ def test_the_manifest_protects_itself_and_rebuild_hints_keep_settings(tmp_path):
     manifest_path.write_text(json.dumps(dict(manifest, source="c.jsonl")))
     with pytest.raises(IndexUnusable, match="wrong shape"):
         load_index(out)
+
+
+def test_bad_urls_commands_and_out_paths_are_messages(tmp_path, bm25_index_dir):
+    bad_url = runner.invoke(
+        app, ["ask", "Who?", "--model", "openai:m", "--base-url", "http://[::1", "-s", "nor"]
+    )
+    assert bad_url.exit_code == 2 and "not a valid URL" in bad_url.output
+    bad_mcp = runner.invoke(app, ["tools", "--mcp", 'python "x'])
+    assert bad_mcp.exit_code == 2 and "quote" in bad_mcp.output
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps({"id": "q1", "question": "Who?", "answers": ["x"]}) + "\n")
+    a_file = tmp_path / "out.txt"
+    a_file.write_text("")
+    out_file = runner.invoke(
+        app,
+        ["eval", "--data", str(data), "-s", "nor", "--model", "openai:m", "--out", str(a_file)],
+    )
+    assert out_file.exit_code == 2 and "is a file" in out_file.output
+    for result in (bad_url, bad_mcp, out_file):
+        assert "Traceback" not in result.output
+
+
+def test_a_router_lock_held_too_long_is_a_message(tmp_path, monkeypatch):
+    import pytest
+    from filelock import FileLock
+
+    from ragteam.router import state as router_state
+
+    path = tmp_path / "router.json"
+    held = FileLock(str(path) + ".lock")
+    held.acquire()
+    monkeypatch.setattr(router_state, "FileLock", lambda name, timeout: FileLock(name, timeout=0.2))
+    try:
+        with pytest.raises(router_state.RouterStateError, match="locked by another process"):
+            router_state.append_pending(path, {"id": "x"})
+    finally:
+        held.release()

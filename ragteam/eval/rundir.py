@@ -53,6 +53,8 @@ class RunDir:
 
     def open(self, config: dict[str, Any]) -> None:
         """Create the run, or check that an existing one was made with the same config."""
+        if self.path.exists() and not self.path.is_dir():
+            raise InputError(f"--out {self.path} is a file; name a folder for the run")
         self.path.mkdir(parents=True, exist_ok=True)
         config_path = self.path / CONFIG
         if config_path.exists():

@@ -71,9 +71,12 @@ class OpenAICompatModel:
         self.schema_style = schema_style
         key = os.environ.get(api_key_env, "")
         headers = {"Authorization": f"Bearer {key}"} if key else {}
-        self._client = httpx.Client(
-            base_url=self.base_url, headers=headers, timeout=timeout, transport=transport
-        )
+        try:
+            self._client = httpx.Client(
+                base_url=self.base_url, headers=headers, timeout=timeout, transport=transport
+            )
+        except httpx.InvalidURL as exc:
+            raise ModelError(f"--base-url {base_url!r} is not a valid URL ({exc})") from exc
 
     def complete(
         self,

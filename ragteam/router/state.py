@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
 from ragteam import atomic
 from ragteam.errors import RagteamError
@@ -60,8 +60,21 @@ class RouterState:
         )
 
 
-def _lock(path: Path) -> FileLock:
-    return FileLock(str(path) + ".lock", timeout=60)
+@contextlib.contextmanager
+def _lock(path: Path) -> Iterator[None]:
+    """The state's file lock; held by another process for over a minute: a clear error."""
+    lock = FileLock(str(path) + ".lock", timeout=60)
+    try:
+        lock.acquire()
+    except Timeout as exc:
+        raise RouterStateError(
+            f"the router state {path.name} has been locked by another process for over a "
+            f"minute ({path}.lock); wait for it to finish, or remove the lock file if none runs"
+        ) from exc
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def _read(path: Path) -> RouterState:

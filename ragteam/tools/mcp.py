@@ -37,7 +37,12 @@ class MCPServer:
             from mcp import ClientSession, StdioServerParameters, stdio_client
         except ImportError as exc:
             raise InputError("MCP tools need the mcp extra: pip install 'ragteam[mcp]'") from exc
-        argv = shlex.split(command)
+        try:
+            argv = shlex.split(command)
+        except ValueError as exc:  # an unclosed quote
+            raise InputError(
+                f"--mcp {command!r}: {exc}; quote the command as a shell would"
+            ) from exc
         if not argv:
             raise InputError("--mcp needs a command that starts an MCP server over stdio")
         self.command, self.timeout = command, timeout
