@@ -10,6 +10,8 @@ import typer
 from rich.progress import BarColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from ragteam.cli_common import LoggedProgress, friendly_errors, out
+from ragteam.cli_model import with_model_options
+from ragteam.llm import ModelOptions
 from ragteam.training import LORA_TARGETS
 
 EXPORT_TYPES = ("q8_0", "f16", "f32")
@@ -33,8 +35,10 @@ def _bar(label: str) -> LoggedProgress:
 
 
 @train_app.command("build")
+@with_model_options
 def build_command(
     data: Annotated[list[Path], typer.Option("--data", help="training JSONL, repeatable")],
+    model_options: ModelOptions,
     index: Annotated[Path, typer.Option(help="index to retrieve from (not the test corpus)")],
     out_dir: Annotated[Path, typer.Option("--out", help="folder to write (must be new)")],
     exclude: Annotated[
@@ -61,7 +65,7 @@ def build_command(
         questions, skipped, compared = read_all(data, exclude, skip_unsupported)
         settings = BuildSettings(k=k, max_intents=max_intents, max_passages=max_passages, seed=seed)
         loaded = load_index(index)
-        teacher_model = load_model(teacher) if teacher else None
+        teacher_model = load_model(teacher, model_options) if teacher else None
         counter = load_model("embedded")  # the embedded tokenizer counts training tokens
         with _bar("train build") as bar:
             task = bar.add_task("trajectories", total=len(questions), info="")
