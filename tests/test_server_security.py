@@ -5,6 +5,7 @@ Real server on 127.0.0.1 (uvicorn) for the framing cases: the test client would 
 from __future__ import annotations
 
 import socket
+import time
 
 import pytest
 
@@ -130,3 +131,28 @@ def test_a_small_authenticated_body_still_answers(live_server):
         timeout=30,
     )
     assert response.status_code == 200 and response.json()["answer"] == "Hevik"
+
+
+def test_a_client_that_leaves_stops_its_non_streaming_answer(bm25_index_dir):
+    """ircot asks the model once a step; the client hangs up during the first call."""
+    calls = []
+
+    def slow(messages, params):
+        calls.append(time.monotonic())
+        time.sleep(0.6)
+        return "The lighthouse was built by someone."  # never "So the answer is": more steps
+
+    config = ServerConfig(indexes={"demo": bm25_index_dir})
+    with serving(create_app(config, FakeModel(slow))) as port:
+        body = (
+            '{"question": "%s", "strategy": "ircot", "options": {"max_steps": 5}}' % QUESTION
+        ).encode()
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            sock.sendall(
+                b"POST /v1/answer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                + f"Content-Length: {len(body)}\r\n\r\n".encode()
+                + body
+            )
+            time.sleep(0.3)
+        time.sleep(4)
+    assert 1 <= len(calls) <= 2  # without the watch: 5 steps and an answer, all for no one

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import hmac
 import json
 import logging
@@ -33,8 +32,8 @@ from ragteam.server.guard import BodyGuard
 from ragteam.server.limits import Busy
 from ragteam.server.openai_chat import add_chat_routes
 from ragteam.server.redact import redact_paths
-from ragteam.server.service import Service
-from ragteam.server.streaming import answer_events
+from ragteam.server.service import Cancelled, Service
+from ragteam.server.streaming import answer_events, answer_watched
 from ragteam.server.views import add_read_routes
 
 log = logging.getLogger("ragteam.server")
@@ -72,12 +71,13 @@ def create_app(config: ServerConfig, model: ChatModel | None = None) -> FastAPI:
         return {"status": "ok", "version": __version__, "waiting": service.gate.waiting}
 
     @app.post("/v1/answer", dependencies=auth)
-    async def answer_once(body: AnswerRequest) -> dict[str, Any]:
+    async def answer_once(body: AnswerRequest, request: Request) -> dict[str, Any]:
         service.check(body)
         await service.gate.acquire()
-        future = asyncio.get_running_loop().run_in_executor(service.pool, service.answer, body)
-        future.add_done_callback(lambda _: service.gate.release())
-        return (await future).to_dict()
+        try:
+            return (await answer_watched(service, body, request)).to_dict()
+        except Cancelled:  # the client left: no one reads a reply
+            return Response(status_code=499)
 
     @app.post("/v1/answer/stream", dependencies=auth)
     async def answer_stream(body: AnswerRequest) -> StreamingResponse:

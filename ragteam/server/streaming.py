@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from ragteam.server.service import Cancelled, Service, step_event
@@ -16,7 +16,10 @@ from ragteam.server.service import Cancelled, Service, step_event
 log = logging.getLogger("ragteam.server")
 
 
-async def answer_events(service: Service, body: Any) -> AsyncIterator[tuple[str, Any]]:
+async def answer_events(
+    service: Service, body: Any, cancelled: Callable[[], bool] | None = None
+) -> AsyncIterator[tuple[str, Any]]:
+    """`cancelled`: checked at every step too (a non-streaming client that went away)."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
     gone = False
@@ -24,7 +27,7 @@ async def answer_events(service: Service, body: Any) -> AsyncIterator[tuple[str,
 
     def on_step(step: Any) -> None:
         nonlocal count
-        if gone:
+        if gone or (cancelled is not None and cancelled()):
             raise Cancelled("the client went away")
         count += 1
         loop.call_soon_threadsafe(queue.put_nowait, ("step", step_event(count, step)))
@@ -54,3 +57,26 @@ async def answer_events(service: Service, body: Any) -> AsyncIterator[tuple[str,
             yield event, data
     finally:
         gone = True
+
+
+async def answer_watched(service: Service, body: Any, request: Any) -> Any:
+    """The answer of a non-streaming request; the work stops at its next step when the client
+    disconnects (the server does not compute answers no one will read)."""
+    gone = False
+
+    async def watch() -> None:
+        nonlocal gone
+        while not await request.is_disconnected():
+            await asyncio.sleep(0.25)
+        gone = True
+
+    watcher = asyncio.create_task(watch())
+    try:
+        async for event, data in answer_events(service, body, lambda: gone):
+            if event == "error":
+                raise data
+            if event == "answer":
+                return data
+    finally:
+        watcher.cancel()
+    raise Cancelled("the client went away")
