@@ -4,6 +4,7 @@ Real server on 127.0.0.1 (uvicorn) for the framing cases: the test client would 
 
 from __future__ import annotations
 
+import json
 import socket
 import time
 
@@ -144,8 +145,8 @@ def test_a_client_that_leaves_stops_its_non_streaming_answer(bm25_index_dir):
 
     config = ServerConfig(indexes={"demo": bm25_index_dir})
     with serving(create_app(config, FakeModel(slow))) as port:
-        body = (
-            '{"question": "%s", "strategy": "ircot", "options": {"max_steps": 5}}' % QUESTION
+        body = json.dumps(
+            {"question": QUESTION, "strategy": "ircot", "options": {"max_steps": 5}}
         ).encode()
         with socket.create_connection(("127.0.0.1", port)) as sock:
             sock.sendall(
