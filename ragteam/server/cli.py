@@ -65,7 +65,8 @@ def serve_command(
         app = create_app(config)
         key = "API key required" if config.api_key else "no API key"
         err.print(f"ragteam serving on http://{host}:{port}/ ({key}; API docs at /docs)")
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    # in-flight answers get 10 s to finish on SIGTERM; a second signal stops at once
+    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=10)
 
 
 @with_model_options
