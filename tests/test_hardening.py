@@ -236,3 +236,27 @@ def test_a_router_lock_held_too_long_is_a_message(tmp_path, monkeypatch):
             router_state.append_pending(path, {"id": "x"})
     finally:
         held.release()
+
+
+def test_an_mcp_server_that_never_initializes_is_stopped(monkeypatch):
+    import subprocess
+    import sys
+    import time
+
+    import pytest
+
+    pytest.importorskip("mcp")
+    from ragteam.tools import mcp as mcp_tools
+
+    monkeypatch.setattr(mcp_tools, "START_SECONDS", 2)
+    marker = f"ragteam-silent-{time.time_ns()}"
+    command = f'{sys.executable} -c "import time; time.sleep(600)" {marker}'
+    with pytest.raises(mcp_tools.MCPError, match="did not start"):
+        mcp_tools.MCPServer(command, timeout=2)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        alive = subprocess.run(["pgrep", "-f", marker], capture_output=True).returncode == 0
+        if not alive:
+            break
+        time.sleep(0.2)
+    assert not alive  # the silent server was stopped with the error, not left running

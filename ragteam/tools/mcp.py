@@ -21,6 +21,8 @@ from ragteam.errors import InputError, RagteamError
 from ragteam.tools.base import NAME, Tool, ToolOutput
 
 log = logging.getLogger("ragteam.tools")
+# The SDK logs a server's malformed lines with tracebacks; ragteam reports MCP failures itself.
+logging.getLogger("mcp").addHandler(logging.NullHandler())
 
 START_SECONDS = 60.0
 
@@ -111,7 +113,12 @@ class MCPServer:
     async def _shutdown(self) -> None:
         if self._stop is not None and self._task is not None and not self._task.done():
             self._stop.set()
-            await self._task
+            try:  # a session stuck before its loop (initialize never answered) is cancelled,
+                await asyncio.wait_for(asyncio.shield(self._task), 5)  # which ends the process
+            except TimeoutError:
+                self._task.cancel()
+                with contextlib.suppress(BaseException):
+                    await self._task
 
     async def _serve(self, ready: asyncio.Future[Any]) -> None:
         try:
