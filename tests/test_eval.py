@@ -364,3 +364,15 @@ def test_dataset_rows_choices_as_a_list_and_bad_labels(tmp_path):
     )
     with pytest.raises(InputError, match="not one of the choices"):
         read_examples(bad)
+
+
+def test_report_puts_accuracy_first_for_choice_and_claim_tasks():
+    def row(q, acc):
+        cost = {"llm_calls": 1, "prompt_tokens": 1, "completion_tokens": 1, "parse_failures": 0}
+        metrics = {"choice_accuracy": acc, "em": 0.0, "f1": 0.0, "match": 0.0}
+        return {"id": q, "strategy": "s", "metrics": metrics, "cost": cost, "wall_seconds": 1}
+
+    table = {"a": {"q1": row("q1", 1.0), "q2": row("q2", 0.0)}, "oner": {"q1": row("q1", 0.0)}}
+    text = render_markdown(table, baseline="oner")
+    assert text.splitlines()[0].startswith("| strategy | n | accuracy |")
+    assert "| a | accuracy | 1 | +1.000" in text and "retrieval recall" not in text.split("Paired")[1]

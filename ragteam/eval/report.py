@@ -12,7 +12,7 @@ import numpy as np
 from ragteam.errors import InputError
 from ragteam.eval.rundir import RunDir
 
-QUALITY = ("em", "f1", "match", "retrieval_all")
+QUALITY = ("choice_accuracy", "em", "f1", "match", "retrieval_all")
 BOOTSTRAP = 2000
 
 
@@ -135,15 +135,22 @@ def render_markdown(table: dict[str, dict[str, dict]], baseline: str | None = No
     if baseline is not None:
         baseline = resolve_baseline(table, baseline)
     summaries = [summarize(label, list(rows.values())) for label, rows in table.items()]
+    graded = any("choice_accuracy" in s.means for s in summaries)  # the task's metric first
     lines = [
-        "| strategy | n | EM | F1 | match | retrieval recall (all gold) | calls/q | tokens/q "
-        "| s/q | parse fail/q | errors |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| strategy | n | " + ("accuracy | " if graded else "") + "EM | F1 | match "
+        "| retrieval recall (all gold) | calls/q | tokens/q | s/q | parse fail/q | errors |",
+        "|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if graded else ""),
     ]
     for s in summaries:
         pq = s.per_question
+        first = (
+            f"{_cell(s.means.get('choice_accuracy'), s.counts.get('choice_accuracy'), s.n)} | "
+            if graded
+            else ""
+        )
         lines.append(
-            f"| {s.label} | {s.n} | {_cell(s.means.get('em'))} | {_cell(s.means.get('f1'))} | "
+            f"| {s.label} | {s.n} | {first}{_cell(s.means.get('em'))} | "
+            f"{_cell(s.means.get('f1'))} | "
             f"{_cell(s.means.get('match'))} | "
             f"{_cell(s.means.get('retrieval_all'), s.counts.get('retrieval_all'), s.n)} | "
             f"{pq['calls']:.2f} | {pq['tokens']:.0f} | {pq['seconds']:.2f} | "
@@ -175,11 +182,17 @@ def _paired_lines(table: dict[str, dict[str, dict]], baseline: str | None) -> li
         "| strategy | metric | n | mean diff (95% CI) | wins | losses | ties |",
         "|---|---|---|---|---|---|---|",
     ]
-    for metric, name in (("f1", "F1"), ("retrieval_all", "retrieval recall")):
+    graded = any(
+        "choice_accuracy" in r["metrics"] for rows in table.values() for r in rows.values()
+    )
+    metrics = (("choice_accuracy", "accuracy"),) if graded else ()
+    for metric, name in (*metrics, ("f1", "F1"), ("retrieval_all", "retrieval recall")):
         for label in labels:
             if label == base:
                 continue
             p = paired(table[label], table[base], metric)
+            if not p["n"]:
+                continue  # no question scored on this metric by both
             lines.append(
                 f"| {label} | {name} | {p['n']} | {p['mean_diff']:+.3f} "
                 f"({p['ci'][0]:+.3f} to {p['ci'][1]:+.3f}) | {p['wins_a']} | {p['wins_b']} "
