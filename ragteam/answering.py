@@ -20,7 +20,20 @@ def run_posed(
     result = strategy.run(pose(question, choices, claim), ctx)
     result.question = question
     if choices:
-        result.text = choice_label(result.text, choices)
+        said = result.text
+        result.text = choice_label(said, choices)
+        if result.text != said.strip() and result.trace is not None and _by_text(said, choices):
+            result.trace.note(
+                "format",
+                f"answered with an option's text; mapped to its label {result.text}",
+                event="label_from_text",
+            )
     elif claim:
         result.text = truth_label(result.text)
     return result
+
+
+def _by_text(said: str, choices: dict[str, str]) -> bool:
+    """Whether a reply named an option by its text (not by its label)."""
+    text = said.strip().lower().rstrip(".")
+    return any(text == option.lower() for option in choices.values())

@@ -51,3 +51,27 @@ def test_api_and_eval_answer_by_label(bm25_index_dir, tmp_path):
     by = {r["id"]: r for r in rows}
     assert by["m"]["prediction"] == "B" and by["m"]["metrics"]["choice_accuracy"] == 1.0
     assert by["t"]["prediction"] == "false" and by["t"]["metrics"]["choice_accuracy"] == 1.0
+
+
+def test_an_answer_given_as_option_text_is_mapped_and_counted(bm25_index_dir):
+    from ragteam.api import answer
+    from ragteam.llm import FakeModel
+
+    choices = {"A": "Quillan", "B": "Hevik"}
+    result = answer(
+        "Where was Emrik Tollan born?",
+        index=bm25_index_dir,
+        strategy="nor",
+        model=FakeModel(lambda m, p: "Hevik"),
+        choices=choices,
+    )
+    assert result.text == "B"
+    assert any(s.meta.get("event") == "label_from_text" for s in result.trace.steps)
+    labelled = answer(
+        "Where was Emrik Tollan born?",
+        strategy="nor",
+        model=FakeModel(lambda m, p: "B"),
+        choices=choices,
+    )
+    assert labelled.text == "B"
+    assert not any(s.meta.get("event") == "label_from_text" for s in labelled.trace.steps)

@@ -95,6 +95,11 @@ def score(example: Example, answer: Answer) -> dict[str, float]:
         scores["choice_accuracy"] = metrics.choice_accuracy(
             answer.text, example.label, example.choices
         )
+    if example.choices:  # how often the model named an option by its text, not its label
+        steps = answer.trace.steps if answer.trace else []
+        scores["label_from_text"] = float(
+            any(s.meta.get("event") == "label_from_text" for s in steps)
+        )
     if example.supporting_ids:
         seen = seen_doc_ids(answer.trace)
         any_of = example.evidence == "any"
