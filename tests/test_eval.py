@@ -375,4 +375,6 @@ def test_report_puts_accuracy_first_for_choice_and_claim_tasks():
     table = {"a": {"q1": row("q1", 1.0), "q2": row("q2", 0.0)}, "oner": {"q1": row("q1", 0.0)}}
     text = render_markdown(table, baseline="oner")
     assert text.splitlines()[0].startswith("| strategy | n | accuracy |")
-    assert "| a | accuracy | 1 | +1.000" in text and "retrieval recall" not in text.split("Paired")[1]
+    assert (
+        "| a | accuracy | 1 | +1.000" in text and "retrieval recall" not in text.split("Paired")[1]
+    )

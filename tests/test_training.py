@@ -276,3 +276,61 @@ def test_training_device_is_checked_before_any_work():
     if not torch.cuda.is_available():
         with pytest.raises(InputError, match="no CUDA GPU"):
             pick_device("cuda")
+
+
+@pytest.fixture(scope="module")
+def formats_index(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("formats-idx") / "bm25"
+    build_index(TRAIN / "formats_corpus_slice.jsonl", out, retriever="bm25", passage_words=0)
+    return out
+
+
+def test_multiple_choice_and_claim_rows_are_posed_and_answered_with_labels(formats_index):
+    from ragteam.formats import TRUE_FALSE
+
+    rows = read_train_questions(TRAIN / "formats4.jsonl")
+    mc, claim = rows[0], rows[2]
+    assert mc.choices and mc.answers == (mc.choices and (mc.answers[0],)) and not mc.claim
+    assert "Answer with the option label." in mc.posed and "\nA: " in mc.posed
+    assert claim.claim and claim.answers in (("true",), ("false",))
+    assert claim.posed.startswith(TRUE_FALSE)
+    index = load_index(formats_index)
+    for q in (mc, claim):
+        item = build_item(q, index, BuildSettings())
+        long = long_example(item)
+        assert long.text.startswith(long.text[: long.prompt_chars])
+        assert q.posed in long.text[: long.prompt_chars]  # the agent sees the format
+        parsed = parse(long.text)
+        assert parsed.answer == q.answers[0]  # the label, not an option's text
+        assert item.format == ("multiple_choice" if q.choices else "claim")
+        relevant = [j for j in parsed.judgements if j.relevant]
+        gold_shown = [t for t, _ in parsed.passages if t in q.facts]
+        assert bool(relevant) == bool(gold_shown)  # its evidence, judged relevant when shown
+        assert all(j.fact and j.title in q.facts for j in relevant)
+
+
+@pytest.mark.parametrize(
+    "row, message",
+    [
+        ({"question": "q", "choices": {"A": "x", "B": "y"}, "label": "C"}, "not one of"),
+        ({"question": "q", "label": "maybe"}, "true or false"),
+    ],
+)
+def test_bad_format_rows_name_file_and_line(tmp_path, row, message):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps({"id": "x", "answers": ["x"], **row}) + "\n")
+    with pytest.raises(InputError, match=message):
+        read_train_questions(path)
+
+
+def test_choices_as_a_list_and_claims_without_evidence(tmp_path):
+    path = tmp_path / "rows.jsonl"
+    rows = [
+        {"id": "m", "question": "q", "choices": ["x", "y"], "label": "B"},
+        {"id": "c", "question": "The sky is green.", "label": "false"},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    skipped: list[str] = []
+    [mc] = read_train_questions(path, skip_unsupported=True, skipped=skipped)
+    assert mc.choices == {"A": "x", "B": "y"} and mc.evidence_answers == ("y",)
+    assert len(skipped) == 1 and skipped[0].endswith(":2")
