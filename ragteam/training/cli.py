@@ -125,6 +125,9 @@ def fit_command(
     lora_targets: Annotated[
         str, typer.Option(help="layers to adapt, comma-separated (default: every linear layer)")
     ] = ",".join(LORA_TARGETS),
+    lora_init: Annotated[
+        Path | None, typer.Option(help="continue an earlier run's adapter/ folder (with --lora)")
+    ] = None,
 ) -> None:
     """Fine-tune the base model on the trajectories (short, then long), then export a GGUF
     (a full model, or with --lora a GGUF LoRA adapter for `--lora FILE`)."""
@@ -157,6 +160,7 @@ def fit_command(
             lora_alpha=lora_alpha,
             lora_dropout=lora_dropout,
             lora_targets=tuple(t.strip() for t in lora_targets.split(",") if t.strip()),
+            lora_init=str(lora_init) if lora_init else "",
         )
         if export not in ("none", *EXPORT_TYPES):
             raise InputError(f"--export must be one of {', '.join(EXPORT_TYPES)} or none")

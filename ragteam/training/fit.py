@@ -49,6 +49,7 @@ class FitSettings:
     lora_alpha: float = 32.0
     lora_dropout: float = 0.05
     lora_targets: tuple[str, ...] = LORA_TARGETS
+    lora_init: str = ""  # continue training this adapter folder (an earlier run's adapter/)
 
 
 @dataclass
@@ -160,6 +161,13 @@ def with_lora(model: Any, settings: FitSettings) -> Any:
         from peft import LoraConfig, get_peft_model
     except ImportError as exc:
         raise InputError("--lora needs peft: pip install 'ragteam[train]'") from exc
+    if settings.lora_init:
+        from peft import PeftModel
+
+        folder = Path(settings.lora_init)
+        if not (folder / "adapter_config.json").is_file():
+            raise InputError(f"--lora-init {folder}: no LoRA adapter folder (adapter_config.json)")
+        return PeftModel.from_pretrained(model, folder, is_trainable=True)
     names = {n.rsplit(".", 1)[-1] for n, _ in model.named_modules()}
     unknown = [t for t in settings.lora_targets if t not in names]
     if unknown:
