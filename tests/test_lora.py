@@ -141,9 +141,14 @@ def test_the_adapter_is_part_of_the_model_identity(adapter):
     assert plain.identity != tuned.identity and "+lora:" in tuned.identity
     prompt = PROMPTS[1]
     first = tuned.complete_text(prompt, max_tokens=6, stop=["</eor>"])
-    assert not plain.complete_text(prompt, max_tokens=6, stop=["</eor>"]).cached
+    base_reply = plain.complete_text(prompt, max_tokens=6, stop=["</eor>"])
+    assert not base_reply.cached  # the adapter's cached reply is not the base's
     assert tuned.complete_text(prompt, max_tokens=6, stop=["</eor>"]).cached
-    assert "Quillan" in first.text
+    replies = [
+        (m.complete_text(p, max_tokens=6, stop=["</eor>"]).text for m in (plain, tuned))
+        for p in PROMPTS
+    ]
+    assert first.text and any(a != b for a, b in map(tuple, replies))  # the adapter's own text
 
 
 def test_bad_adapters_fail_clearly(adapter, tmp_path):
