@@ -36,7 +36,9 @@ def find_packaged_gguf(package: str) -> Path:
     raise ModelError(f"the package '{package}' holds no .gguf file; reinstall it")
 
 
+@functools.lru_cache(maxsize=1)
 def embedded_model_path() -> Path:
+    """Found once per process (smart's mode=auto asks on every question)."""
     return find_packaged_gguf(EMBEDDED_PACKAGE)
 
 

@@ -15,24 +15,9 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from ragteam.errors import RagteamError
-from ragteam.server.service import Service
+from ragteam.server.service import Asked, Service
 
 MAX_K = 50
-
-
-class Asked:
-    """The fields of an answer request, as the service reads them."""
-
-    def __init__(self, question: str, index: str | None, strategy: str, options: dict) -> None:
-        self.question, self.index, self.strategy, self.options = question, index, strategy, options
-        self.choices, self.claim = None, False
-
-
-def _index_name(service: Service, index: str | None) -> str | None:
-    if index:
-        return index
-    names = list(service.config.indexes)
-    return names[0] if len(names) == 1 else None
 
 
 def build_mcp(service: Service) -> MCPServer:
@@ -63,7 +48,7 @@ def build_mcp(service: Service) -> MCPServer:
             index: a served index (optional when one is served)
             options: strategy options, e.g. {"k": 5}
         """
-        asked = Asked(question, _index_name(service, index), strategy, dict(options or {}))
+        asked = Asked(question, index, strategy, dict(options or {}))
         try:
             service.check(asked)
             await service.gate.acquire()
@@ -137,7 +122,7 @@ def build_mcp(service: Service) -> MCPServer:
 
 
 def _loaded(service: Service, index: str | None) -> Any:
-    name = _index_name(service, index)
+    name = service.index_name(index)
     if name is None:
         raise ToolError(f"name an index: {', '.join(service.config.indexes)}")
     try:

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ragteam.errors import InputError, RagteamError, UnknownName
 from ragteam.server.limits import Busy
 from ragteam.server.redact import redact_paths
-from ragteam.server.service import Service
+from ragteam.server.service import Asked, Service
 from ragteam.server.streaming import answer_events
 from ragteam.types import Answer
 
@@ -219,7 +219,8 @@ def add_chat_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
             _check(body)
             strategy, index = resolve_model(service, body.model)
             question, kept, dropped = question_of(body.messages, service.config.max_question_chars)
-            asked = _Asked(question, index, strategy, body.ragteam)
+            ext = body.ragteam
+            asked = Asked(question, index, strategy, ext.options, ext.choices, ext.claim)
             service.check(asked)
             await service.gate.acquire()
         except Exception as exc:  # every refusal in OpenAI's error shape
@@ -232,16 +233,8 @@ def add_chat_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
         return await _complete(service, asked, body.model, (kept, dropped))
 
 
-class _Asked:
-    """What the service answers (the fields of an AnswerRequest)."""
-
-    def __init__(self, question: str, index: str | None, strategy: str, ext: Extension) -> None:
-        self.question, self.index, self.strategy = question, index, strategy
-        self.options, self.choices, self.claim = ext.options, ext.choices, ext.claim
-
-
 async def _complete(
-    service: Service, asked: _Asked, model: str, history: tuple[int, int]
+    service: Service, asked: Asked, model: str, history: tuple[int, int]
 ) -> Response:
     answer: Answer | None = None
     async for event, data in answer_events(service, asked):
@@ -274,7 +267,7 @@ async def _complete(
 
 
 async def _chunks(
-    service: Service, asked: _Asked, model: str, history: tuple[int, int]
+    service: Service, asked: Asked, model: str, history: tuple[int, int]
 ) -> AsyncIterator[bytes]:
     ident, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,18 @@ from ragteam.types import Answer
 
 class Cancelled(Exception):
     """The client went away: the answer stops at its next step."""
+
+
+@dataclass
+class Asked:
+    """An answer request as the service reads it (the HTTP body, a chat turn, an MCP call)."""
+
+    question: str
+    index: str | None
+    strategy: str
+    options: dict[str, Any] = field(default_factory=dict)
+    choices: dict[str, str] | None = None
+    claim: bool = False
 
 
 class Service:
@@ -50,6 +62,12 @@ class Service:
                 self._indexes[name] = load_index(directory)
             return self._indexes[name]
 
+    def index_name(self, name: str | None) -> str | None:
+        """`name`, or the only served index when none is named."""
+        if name is None and len(self.config.indexes) == 1:
+            return next(iter(self.config.indexes))
+        return name
+
     def manifest(self, name: str) -> dict[str, Any]:
         return read_manifest(self._index_dir(name))
 
@@ -61,8 +79,7 @@ class Service:
     def check(self, request: Any) -> dict[str, Any]:
         """Refuse a request before any work (a stream then fails with a status, not an event);
         returns the options the strategy will get."""
-        if request.index is None and len(self.config.indexes) == 1:
-            request.index = next(iter(self.config.indexes))  # the only one served
+        request.index = self.index_name(request.index)
         if len(request.question) > self.config.max_question_chars:
             raise InputError(
                 f"the question has {len(request.question):,} characters; this server takes at "

@@ -17,7 +17,7 @@ from ragteam.agents.smart_format import Judgement, Trajectory, render
 from ragteam.errors import InputError, ParseError
 from ragteam.llm.base import ChatModel
 from ragteam.strategies.base import Context, fit_passages, fit_question, fit_text
-from ragteam.strategies.smart_agent import ADAPTER_NAME, choose, shipped_adapter
+from ragteam.strategies.smart_agent import ADAPTER_NAME, adapter_of, choose, shipped_adapter
 from ragteam.strategies.smart_trajectory import (
     ROLE_MODEL,
     TrajectorySettings,
@@ -100,7 +100,7 @@ class Smart:
         given = ctx.role_models.get(ROLE_MODEL)
         if self.mode == "trajectory":
             model = given or ctx.model
-            adapter = getattr(getattr(model, "inner", model), "lora", None)
+            adapter = adapter_of(model)
             ctx.trace.note(
                 "smart",
                 "mode=trajectory (asked for)",

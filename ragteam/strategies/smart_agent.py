@@ -47,7 +47,8 @@ def _is_embedded_base(model: ChatModel) -> bool:
     )
 
 
-def _adapter_of(model: ChatModel) -> Path | None:
+def adapter_of(model: ChatModel) -> Path | None:
+    """The LoRA adapter an in-process model carries (None for any other model)."""
     return getattr(_inner(model), "lora", None)
 
 
@@ -55,14 +56,14 @@ def choose(model: ChatModel, trajectory_model: ChatModel | None) -> Choice:
     """What `mode=auto` runs for these models (`trajectory_model`: a `--role-model
     trajectory=...` override)."""
     if trajectory_model is not None:
-        adapter = _adapter_of(trajectory_model)
+        adapter = adapter_of(trajectory_model)
         return Choice(
             "trajectory",
             trajectory_model,
             "a trajectory role model was given",
             adapter.name if adapter else "",
         )
-    adapter = _adapter_of(model)
+    adapter = adapter_of(model)
     if adapter is not None:
         return Choice("trajectory", model, "the model carries a LoRA adapter", adapter.name)
     if not _is_embedded_base(model):
