@@ -30,6 +30,18 @@ def _state(tmp_path, features):
     return path
 
 
+def _feedback_id(index_dir, path, **options):
+    """Answer one question with the adaptive strategy; the feedback id it leaves waiting."""
+    result = answer(
+        "Who designed the Tarrin Bridge?",
+        index=index_dir,
+        strategy="adaptive",
+        model=FakeModel(lambda m, p: "Ilse Marrow"),
+        options={"state": str(path), **options},
+    )
+    return next(s for s in result.trace.steps if s.role == "router").meta["feedback_id"]
+
+
 def test_adaptive_runs_the_chosen_strategies_votes_and_learns(bm25_index_dir, tmp_path):
     path = _state(tmp_path, QuestionFeatures(dims=0))
     before = path.read_bytes()
@@ -66,14 +78,7 @@ def test_feedback_with_an_answer_scores_f1(bm25_index_dir, tmp_path):
     from ragteam.router.online import give_feedback
 
     path = _state(tmp_path, QuestionFeatures(dims=0))
-    result = answer(
-        "Who designed the Tarrin Bridge?",
-        index=bm25_index_dir,
-        strategy="adaptive",
-        model=FakeModel(lambda m, p: "Ilse Marrow"),
-        options={"state": str(path), "explore": False},
-    )
-    fid = next(s for s in result.trace.steps if s.role == "router").meta["feedback_id"]
+    fid = _feedback_id(bm25_index_dir, path, explore=False)
     before = load_state(path).model
     reward = give_feedback(path, fid, gold="Marrow")
     assert 0.5 < reward <= 2 / 3  # F1 2/3 less a small cost penalty
@@ -250,14 +255,7 @@ def test_a_damaged_pending_log_hurts_only_its_bad_lines(bm25_index_dir, tmp_path
     from ragteam.router.state import pending_log
 
     path = _state(tmp_path, QuestionFeatures(dims=0))
-    result = answer(
-        "Who designed the Tarrin Bridge?",
-        index=bm25_index_dir,
-        strategy="adaptive",
-        model=FakeModel(lambda m, p: "Ilse Marrow"),
-        options={"state": str(path)},
-    )
-    fid = next(s for s in result.trace.steps if s.role == "router").meta["feedback_id"]
+    fid = _feedback_id(bm25_index_dir, path)
     log = pending_log(path)
     good = json.loads(log.read_text().splitlines()[-1])
     bad_x = dict(good, id="bad-x", x=[1.0] * 7)
