@@ -64,6 +64,7 @@ def adapter(tmp_path_factory):
         max_steps=6,
     )
     report = fit(_trajectories(root / "traj"), root / "run", settings)
+    root.joinpath("first_loss").write_text(str(report.losses[0][1]))
     assert report.steps >= 4 and (root / "run" / "adapter" / "adapter_config.json").is_file()
     recorded = json.loads((root / "run" / "settings.json").read_text())
     assert recorded["lora_rank"] == 8 and recorded["lora_targets"][0] == "q_proj"
@@ -179,3 +180,26 @@ def test_a_full_fine_tune_folder_is_not_an_adapter(tmp_path):
     (tmp_path / "model" / "config.json").write_text("{}")
     with pytest.raises(ModelError, match="no LoRA adapter"):
         export_lora(tmp_path / "model", embedded_model_path(), tmp_path / "a.gguf")
+
+
+def test_lora_init_continues_from_the_trained_adapter(adapter, tmp_path):
+    """A run started from the adapter begins where it ended, not at the base's loss."""
+    from ragteam.training.fit import FitSettings, fit
+
+    folder, _gguf = adapter
+    fresh_first = float((folder.parent.parent / "first_loss").read_text())
+    settings = FitSettings(
+        stages=("long",),
+        long_epochs=1.0,
+        lr=1e-5,
+        batch_tokens=256,
+        threads=2,
+        lora_rank=8,
+        lora_alpha=16.0,
+        lora_dropout=0.0,
+        max_steps=1,
+        lora_init=str(folder),
+    )
+    report = fit(folder.parent.parent / "traj", tmp_path / "again", settings)
+    assert report.losses[0][1] < fresh_first / 2
+    assert (tmp_path / "again" / "adapter" / "adapter_config.json").is_file()
