@@ -4,7 +4,9 @@ model's; the adapter is part of the model's identity; bad adapters fail clearly.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -203,3 +205,53 @@ def test_lora_init_continues_from_the_trained_adapter(adapter, tmp_path):
     report = fit(folder.parent.parent / "traj", tmp_path / "again", settings)
     assert report.losses[0][1] < fresh_first / 2
     assert (tmp_path / "again" / "adapter" / "adapter_config.json").is_file()
+
+
+def test_a_gguf_adapter_reads_back_as_the_peft_weights(adapter):
+    """Export then import: every tensor back under peft's name, Q/K rows un-permuted (f16)."""
+    from safetensors.torch import load_file
+
+    from ragteam.training.lora_export import read_gguf_adapter
+
+    folder, gguf = adapter
+    saved = load_file(str(folder / "adapter_model.safetensors"))
+    config, tensors = read_gguf_adapter(gguf, heads=9, kv_heads=3)
+    assert config["r"] == 8 and config["lora_alpha"] == 16.0
+    assert "q_proj" in config["target_modules"] and "down_proj" in config["target_modules"]
+    assert set(tensors) == set(saved)
+    for name, value in saved.items():
+        assert tensors[name].shape == value.shape, name
+        assert np.allclose(tensors[name].numpy(), value.float().numpy(), atol=2e-3), name
+
+
+def test_lora_init_continues_a_gguf_adapter(adapter, tmp_path):
+    """`--lora-init FILE.gguf` (the shipped adapter's form) starts from the adapter's loss;
+    a wrong rank is named; per-role validation losses are recorded."""
+    from ragteam.errors import InputError
+    from ragteam.training.fit import FitSettings, fit
+
+    folder, gguf = adapter
+    fresh_first = float((folder.parent.parent / "first_loss").read_text())
+    settings = FitSettings(
+        stages=("long",),
+        lr=1e-5,
+        batch_tokens=256,
+        threads=2,
+        lora_rank=8,
+        lora_dropout=0.0,
+        max_steps=1,
+        lora_init=str(gguf),
+    )
+    traj = tmp_path / "traj"
+    shutil.copytree(folder.parent.parent / "traj", traj)
+    rows = [json.loads(line) for line in (traj / "long.jsonl").read_text().splitlines()]
+    short = [
+        dict(r, id=r["id"].replace("long", "reconstructor"), role="reconstructor") for r in rows
+    ]
+    (traj / "short.jsonl").write_text("".join(json.dumps(r) + "\n" for r in short))
+    report = fit(traj, tmp_path / "again", settings)
+    assert report.losses[0][1] < fresh_first / 2
+    assert set(report.validation) == {"long", "long:reconstructor"}
+    assert report.validation["long:reconstructor"] < fresh_first / 2
+    with pytest.raises(InputError, match="--lora-rank 8"):
+        fit(traj, tmp_path / "rank", dataclasses.replace(settings, lora_rank=16))

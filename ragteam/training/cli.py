@@ -126,7 +126,10 @@ def fit_command(
         str, typer.Option(help="layers to adapt, comma-separated (default: every linear layer)")
     ] = ",".join(LORA_TARGETS),
     lora_init: Annotated[
-        Path | None, typer.Option(help="continue an earlier run's adapter/ folder (with --lora)")
+        Path | None,
+        typer.Option(
+            help="continue an adapter: a run's adapter/ folder or a .gguf adapter (with --lora)"
+        ),
     ] = None,
 ) -> None:
     """Fine-tune the base model on the trajectories (short, then long), then export a GGUF

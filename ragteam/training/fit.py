@@ -117,7 +117,18 @@ def _fit(
         torch.set_num_threads(settings.threads)
     device = pick_device(device)
     model, tokenizer, bos = load_base(settings.base)
-    model = with_lora(model, settings) if settings.lora_rank else model
+    if settings.lora_rank:
+        from ragteam.training.lora import LoraSettings, with_lora
+
+        lora = LoraSettings(
+            settings.lora_rank,
+            settings.lora_alpha,
+            settings.lora_dropout,
+            settings.lora_targets,
+            settings.lora_init,
+            settings.base,
+        )
+        model = with_lora(model, lora)
     model.to(device)
     plan, report = _plan(data, settings, tokenizer, bos)
     report.device = device
@@ -144,6 +155,7 @@ def _fit(
         last_of_stage = step + 1 == total or plan[step + 1][0] != stage
         if last_of_stage:
             report.validation[stage] = _validation_loss(model, data, settings, tokenizer, bos)
+            report.validation.update(_role_losses(model, data, settings, tokenizer, bos, stage))
             model.train()
         if (step + 1) % settings.checkpoint_every == 0 or last_of_stage:
             _checkpoint(out, model, optimizer, scheduler, report)
@@ -153,34 +165,6 @@ def _fit(
     _save_model(out, model, tokenizer)
     _write_json(out / "training.json", asdict(report))
     return report
-
-
-def with_lora(model: Any, settings: FitSettings) -> Any:
-    """The base model frozen, with LoRA adapters on `settings.lora_targets` (peft)."""
-    try:
-        from peft import LoraConfig, get_peft_model
-    except ImportError as exc:
-        raise InputError("--lora needs peft: pip install 'ragteam[train]'") from exc
-    if settings.lora_init:
-        from peft import PeftModel
-
-        folder = Path(settings.lora_init)
-        if not (folder / "adapter_config.json").is_file():
-            raise InputError(f"--lora-init {folder}: no LoRA adapter folder (adapter_config.json)")
-        return PeftModel.from_pretrained(model, folder, is_trainable=True)
-    names = {n.rsplit(".", 1)[-1] for n, _ in model.named_modules()}
-    unknown = [t for t in settings.lora_targets if t not in names]
-    if unknown:
-        raise InputError(f"--lora-targets {','.join(unknown)}: no such layer in the base model")
-    config = LoraConfig(
-        r=settings.lora_rank,
-        lora_alpha=settings.lora_alpha,
-        lora_dropout=settings.lora_dropout,
-        target_modules=list(settings.lora_targets),
-        bias="none",
-        task_type="CAUSAL_LM",
-    )
-    return get_peft_model(model, config)
 
 
 def _trainable(model: Any) -> list[Any]:
@@ -321,10 +305,34 @@ def _train_step(
 def _validation_loss(
     model: Any, data: Path, settings: FitSettings, tokenizer: Any, bos: int | None
 ) -> float:
-    """Mean loss over the held-out questions' long trajectories (token-weighted)."""
+    """Mean loss over the held-out questions' long trajectories (token-weighted): the number a
+    run is chosen by."""
+    held = [e for e in read_examples(data, "long") if e.split == "validation"]
+    return _mean_loss(model, held, settings, tokenizer, bos)
+
+
+def _role_losses(
+    model: Any, data: Path, settings: FitSettings, tokenizer: Any, bos: int | None, stage: str
+) -> dict[str, float]:
+    """Per role, the held-out questions' short examples (`STAGE:ROLE`): a long-trajectory loss
+    alone can hide one weak role (the generator is few tokens of a trajectory)."""
+    if not (data / "short.jsonl").is_file():
+        return {}
+    held = [e for e in read_examples(data, "short") if e.split == "validation"]
+    roles = sorted({e.role for e in held})
+    return {
+        f"{stage}:{role}": _mean_loss(
+            model, [e for e in held if e.role == role], settings, tokenizer, bos
+        )
+        for role in roles
+    }
+
+
+def _mean_loss(
+    model: Any, held: list[Example], settings: FitSettings, tokenizer: Any, bos: int | None
+) -> float:
     import torch
 
-    held = [e for e in read_examples(data, "long") if e.split == "validation"]
     encoded = [tokenize_example(tokenizer, e.text, e.prompt_chars, bos) for e in held]
     encoded = [t for t in encoded if len(t.input_ids) <= settings.max_length and t.trained]
     if not encoded:

@@ -121,3 +121,56 @@ def _check_shapes(pairs: list[tuple[str, Any]], shapes: dict[str, list[int]]) ->
                 f"adapter tensor {name} {tuple(data.shape)} does not fit the base weight "
                 f"({out_dim} x {in_dim}): the adapter was trained on another base model"
             )
+
+
+_PEFT_NAME = {gguf: proj for proj, gguf in _GGUF_NAME.items()}
+_GGUF_TENSOR = re.compile(r"blk\.(\d+)\.(\w+)\.weight\.lora_([ab])")
+
+
+def unpermute(weights: Any, heads: int) -> Any:
+    """The inverse of `permute`: llama.cpp's rotary row order back to transformers'."""
+    rows = weights.shape[0]
+    return (
+        weights.reshape(heads, rows // heads // 2, 2, *weights.shape[1:])
+        .swapaxes(1, 2)
+        .reshape(weights.shape)
+    )
+
+
+def read_gguf_adapter(path: Path, heads: int, kv_heads: int) -> tuple[dict[str, Any], dict]:
+    """A GGUF LoRA adapter (ours, or any in llama.cpp's layout) back as peft's pieces:
+    (rank, alpha and target layers; tensors by peft's saved names), so that training can
+    continue from a shipped `.gguf` adapter (`train fit --lora-init FILE.gguf`)."""
+    import numpy as np
+    import torch
+    from gguf import GGUFReader
+
+    from ragteam.llm.gguf_files import adapter_base
+
+    adapter_base(path)  # a clear error for a model or a damaged file
+    reader = GGUFReader(path)
+    alpha = reader.fields.get("adapter.lora.alpha")
+    tensors: dict[str, Any] = {}
+    rank = 0
+    for tensor in reader.tensors:
+        match = _GGUF_TENSOR.fullmatch(tensor.name)
+        if not match or match.group(2) not in _PEFT_NAME:
+            raise ModelError(f"{path}: cannot map the adapter tensor '{tensor.name}' to a layer")
+        layer, gguf_name, part = match.groups()
+        proj = _PEFT_NAME[gguf_name]
+        shape = [int(x) for x in reversed(tensor.shape)]
+        data = np.asarray(tensor.data, dtype=np.float32).reshape(shape)
+        if part == "b" and proj in ("q_proj", "k_proj"):
+            data = unpermute(data, heads if proj == "q_proj" else kv_heads)
+        rank = shape[0] if part == "a" else shape[1]
+        section = "self_attn" if proj in ("q_proj", "k_proj", "v_proj", "o_proj") else "mlp"
+        key = f"base_model.model.model.layers.{layer}.{section}.{proj}.lora_{part.upper()}.weight"
+        tensors[key] = torch.from_numpy(np.ascontiguousarray(data))
+    if not tensors:
+        raise ModelError(f"{path} holds no LoRA tensors")
+    config = {
+        "r": rank,
+        "lora_alpha": float(alpha.contents()) if alpha is not None else float(rank),
+        "target_modules": sorted({k.split(".")[-3] for k in tensors}),
+    }
+    return config, tensors
