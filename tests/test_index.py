@@ -128,3 +128,36 @@ def test_bm25_stemmer_is_an_index_setting(tmp_path):
     assert {p.id for p in load_index(tmp_path / "stem").retrieve("lighthouses", 2)} == {"a", "b"}
     with pytest.raises(InputError, match="unknown stemmer 'klingon'"):
         build_index(src, tmp_path / "x", retriever="bm25", bm25_stemmer="klingon")
+
+
+def test_an_index_is_hashed_once_per_process_not_on_every_load(tmp_path, monkeypatch):
+    """`ragteam.answer(index=PATH)` loads the index per call: its files are verified by digest
+    once, a later load of the unchanged files reads none of them whole; a changed file is
+    hashed again."""
+    import os
+    import time
+
+    from ragteam.demo import demo_corpus_path
+    from ragteam.retrieval import index as index_module
+    from ragteam.retrieval.index import build_index, load_index
+
+    out = tmp_path / "idx"
+    build_index(demo_corpus_path(), out, retriever="bm25")
+    old = time.time() - 60
+    for path in out.rglob("*"):
+        os.utime(path, (old, old))  # past the 2 s window in which files are always re-hashed
+    load_index(out)
+    hashed: list[int] = []
+    real_sha256 = index_module.hashlib.sha256
+
+    def counting_sha256(*args):
+        hashed.append(1)
+        return real_sha256(*args)
+
+    monkeypatch.setattr(index_module.hashlib, "sha256", counting_sha256)
+    load_index(out)
+    assert hashed == []
+    victim = sorted(p for p in out.rglob("*") if p.is_file() and p.suffix != ".json")[0]
+    victim.write_bytes(victim.read_bytes()[::-1])
+    with pytest.raises(IndexUnusable, match="changed since the build"):
+        load_index(out)

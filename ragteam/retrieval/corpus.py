@@ -117,13 +117,17 @@ def passages_checksum(passages: list[Passage]) -> str:
     return digest.hexdigest()
 
 
+def source_files(path: Path) -> list[Path]:
+    """The files a source corpus is read from: the file, or a folder's text files."""
+    if path.is_dir():
+        return sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in TEXT_SUFFIXES)
+    return [path]
+
+
 def source_checksum(src: str | Path) -> str:
     """A checksum of the source files' bytes, to tell when an index has gone stale."""
     path = Path(src).expanduser()
-    if path.is_dir():
-        files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in TEXT_SUFFIXES)
-    else:
-        files = [path]
+    files = source_files(path)
     digest = hashlib.sha256()
     for file in files:
         digest.update(str(file.relative_to(path) if path.is_dir() else file.name).encode())

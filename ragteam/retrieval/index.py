@@ -17,8 +17,14 @@ from typing import Any, Protocol
 from ragteam import atomic
 from ragteam._version import __version__
 from ragteam.errors import IndexUnusable, InputError, UnknownName
-from ragteam.retrieval.corpus import load_passages, passages_checksum, source_checksum
+from ragteam.retrieval.corpus import (
+    load_passages,
+    passages_checksum,
+    source_checksum,
+    source_files,
+)
 from ragteam.retrieval.dense import DenseSettings
+from ragteam.retrieval.digests import MEMO
 from ragteam.types import Passage
 
 FORMAT_VERSION = 1
@@ -263,7 +269,10 @@ def load_index(
         )
     _verify_files(directory, manifest, hint)
     passages = _read_passages(directory / "passages.jsonl")
-    if passages_checksum(passages) != manifest.get("corpus_checksum"):
+    checksum = MEMO.get(
+        "passages", [directory / "passages.jsonl"], lambda: passages_checksum(passages)
+    )
+    if checksum != manifest.get("corpus_checksum"):
         raise IndexUnusable(f"the passages of {directory} do not match its manifest; {hint}")
     if check_source:
         _verify_source(directory, manifest, hint)
@@ -333,7 +342,10 @@ def _verify_files(directory: Path, manifest: dict[str, Any], hint: str) -> None:
 def _verify_source(directory: Path, manifest: dict[str, Any], hint: str) -> None:
     source = manifest.get("source") or {}
     path = Path(source.get("path", ""))
-    if source.get("path") and path.exists() and source_checksum(path) != source.get("checksum"):
+    if not source.get("path") or not path.exists():
+        return
+    checksum = MEMO.get("source", source_files(path), lambda: source_checksum(path))
+    if checksum != source.get("checksum"):
         raise IndexUnusable(f"{path} changed after the index at {directory} was built; {hint}")
 
 
@@ -392,11 +404,16 @@ def _file_sizes(directory: Path) -> dict[str, dict[str, Any]]:
 
 
 def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    """The file's digest; once per process per file version (`digests.MEMO`)."""
+
+    def compute() -> str:
+        digest = hashlib.sha256()
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        return digest.hexdigest()
+
+    return MEMO.get("sha256", [path], compute)
 
 
 def _write_json_atomic(path: Path, data: dict[str, Any]) -> None:
