@@ -14,6 +14,13 @@ from rich.text import Text
 from ragteam.trace import Step, Trace
 from ragteam.types import Answer
 
+_GROUNDING_STYLE = {
+    "cited": "green",
+    "uncited": "yellow",
+    "no_evidence": "bold yellow",
+    "failed": "bold red",
+}
+
 
 def answer_view(answer: Answer) -> Group:
     parts: list[Any] = [
@@ -27,6 +34,8 @@ def answer_view(answer: Answer) -> Group:
             cites.add_row(escape(c.passage_id), escape(c.title))
         parts.append(Text("citations", style="bold"))
         parts.append(cites)
+    grounded = answer.grounding()
+    parts.append(Text(grounded.message, style=_GROUNDING_STYLE[grounded.level]))
     if answer.trace is not None:
         parts.append(Text(cost_line(answer.trace), style="dim"))
         for step in answer.trace.steps:

@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ragteam.grounding import Grounding
     from ragteam.trace import Trace
 
 
@@ -38,6 +39,12 @@ class Answer:
     citations: list[Citation] = field(default_factory=list)
     trace: Trace | None = None
 
+    def grounding(self) -> Grounding:
+        """How well this answer is grounded (cited, uncited, no evidence, failed)."""
+        from ragteam.grounding import grounding
+
+        return grounding(self.text, len(self.citations), self.trace.steps if self.trace else [])
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "question": self.question,
@@ -45,5 +52,6 @@ class Answer:
             "strategy": self.strategy,
             "citations": [asdict(c) for c in self.citations],
             "cost": self.trace.totals() if self.trace else {},
+            "grounding": self.grounding().to_dict(),
             "trace": self.trace.to_dict() if self.trace else None,
         }

@@ -164,3 +164,107 @@ def test_the_page_answers_with_the_real_embedded_model(browser, bm25_index_dir, 
         assert page.locator(".column[data-strategy=ircot] .card.llm").count() >= 1
         page.screenshot(path=str(shots / "embedded.png"), full_page=True)
     assert errors == []
+
+
+def _ask(page, question: str, *strategies: str) -> None:
+    page.wait_for_selector("#strategies input[value=oner]")
+    page.eval_on_selector_all(
+        "#strategies input", "boxes => boxes.forEach(b => (b.checked = false))"
+    )
+    for name in strategies:
+        page.check(f"#strategies input[value={name}]")
+    page.fill("#question", question)
+    page.keyboard.press("Enter")
+
+
+def _very_slow_reply(messages, params):
+    time.sleep(1.0)
+    return "Emrik Tollan was born in Hevik. So the answer is: Hevik"
+
+
+def test_enter_during_a_run_keeps_it_and_stop_ends_it(browser, bm25_index_dir, shots):
+    """A second Enter while the teams work starts nothing (the columns stay); Stop ends the
+    run, the queued column says it did not run, elapsed times show, focus returns."""
+    config = ServerConfig(indexes={"demo": bm25_index_dir})
+    errors: list[str] = []
+    with Serving(create_app(config, FakeModel(_very_slow_reply))) as url:
+        page = _page(browser, errors)
+        page.goto(url + "/")
+        _ask(page, QUESTION, "ircot", "oner")
+        page.wait_for_selector(".column[data-strategy=ircot] .card")
+        assert "queued" in page.locator(".column[data-strategy=oner] .elapsed").inner_text()
+        page.focus("#question")
+        page.keyboard.press("Enter")
+        assert "already running" in page.locator("#ask-status").inner_text()
+        assert page.locator(".column[data-strategy=ircot] .card").count() >= 1  # not wiped
+        assert "running" in page.locator(".column[data-strategy=ircot] .elapsed").inner_text()
+        page.click("#stop-button")
+        page.wait_for_function("document.querySelector('#ask-status').textContent === 'stopped'")
+        assert "not run" in page.locator(".column[data-strategy=oner] .elapsed").inner_text()
+        assert "stopped" in page.locator(".column[data-strategy=ircot] .elapsed").inner_text()
+        assert page.locator("[data-testid=answer]").count() == 0
+        assert page.is_hidden("#stop-button") and page.is_enabled("#ask-button")
+        assert page.evaluate("document.activeElement.id") == "question"
+        page.screenshot(path=str(shots / "stopped.png"), full_page=True)
+    assert errors == []
+
+
+def test_an_answer_without_evidence_does_not_look_like_a_cited_one(browser, bm25_index_dir, shots):
+    """`nor` answers from the model alone: the card says so and is drawn differently from a
+    cited `oner` answer; the page counts model calls in words that agree in number."""
+    config = ServerConfig(indexes={"demo": bm25_index_dir})
+    errors: list[str] = []
+    with Serving(create_app(config, FakeModel(_slow_reply))) as url:
+        page = _page(browser, errors)
+        page.goto(url + "/")
+        _ask(page, QUESTION, "oner", "nor")
+        page.wait_for_selector(".column[data-strategy=nor] [data-testid=answer]", timeout=30_000)
+        cited = page.locator(".column[data-strategy=oner] [data-testid=answer]")
+        bare = page.locator(".column[data-strategy=nor] [data-testid=answer]")
+        assert cited.get_attribute("data-grounding") == "cited"
+        assert bare.get_attribute("data-grounding") == "no_evidence"
+        assert "own knowledge" in bare.locator("[data-testid=grounding]").inner_text()
+        assert "cites" in cited.locator("[data-testid=grounding]").inner_text()
+        style = "e => getComputedStyle(e).borderTopStyle + ' ' + getComputedStyle(e).borderTopColor"
+        assert cited.evaluate(style) != bare.evaluate(style)
+        assert "1 model call ·" in bare.locator(".meta").inner_text()
+        assert page.locator("#ask-status").inner_text() == "done"
+        page.screenshot(path=str(shots / "grounding.png"), full_page=True)
+        _ask(page, "Who built the Wrenhold Lighthouse?", "nor")
+        page.wait_for_function(  # screen readers hear the answer and its grounding
+            "document.querySelector('#announce').textContent.startsWith('nor answered')"
+        )
+        assert "own knowledge" in page.locator("#announce").inner_text()
+    assert errors == []
+
+
+def test_the_phone_layout_stacks_columns_and_never_scrolls_sideways(
+    browser, bm25_index_dir, tmp_path, shots
+):
+    config = ServerConfig(
+        indexes={"demo": bm25_index_dir}, runs_dir=one_run_folder(tmp_path, "demo-run")
+    )
+    errors: list[str] = []
+    with Serving(create_app(config, FakeModel(_slow_reply))) as url:
+        page = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(url + "/")
+        _ask(page, QUESTION, "oner", "ircot")
+        page.wait_for_selector(".column[data-strategy=ircot] [data-testid=answer]")
+        top, low = sorted(
+            (page.locator(f".column[data-strategy={n}]").bounding_box() for n in ("oner", "ircot")),
+            key=lambda box: box["y"],
+        )
+        assert low["y"] >= top["y"] + top["height"] - 1  # stacked, not side by side
+        assert min(top["width"], low["width"]) > 300 and low["x"] + low["width"] <= 390
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        small = page.evaluate(
+            "[...document.querySelectorAll('button')].filter(b => b.offsetParent)"
+            ".filter(b => b.getBoundingClientRect().height < 24).length"
+        )
+        assert small == 0
+        page.screenshot(path=str(shots / "phone.png"), full_page=True)
+        page.click("#tab-runs")
+        page.wait_for_selector("#run-report table")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    assert errors == []

@@ -274,3 +274,21 @@ def test_the_only_index_is_the_default_and_errors_name_no_server_path(bm25_index
     body = failed.json()
     assert body["code"] and str(tmp_path) not in body["detail"]
     assert "index 'b'" in body["detail"] or "<server path>" in body["detail"]
+
+
+def test_strategies_say_what_they_are_and_whether_they_can_answer(tmp_path):
+    """The page's strategy list: a description, whether an index is needed, and why a
+    strategy cannot answer here (adaptive without a trained router)."""
+    from fastapi.testclient import TestClient
+
+    from ragteam.llm import FakeModel
+    from ragteam.server import ServerConfig, create_app
+
+    config = ServerConfig(indexes={}, router_state=tmp_path / "missing-router.json")
+    with TestClient(create_app(config, FakeModel(lambda m, p: "x"))) as client:
+        found = {s["name"]: s for s in client.get("/v1/strategies").json()}
+    assert "trained router" in found["adaptive"]["unavailable"]
+    assert found["oner"]["unavailable"] == "" and found["oner"]["needs_index"] is True
+    assert found["nor"]["needs_index"] is False
+    assert "own knowledge" in found["nor"]["description"]
+    assert found["smart"]["description"]

@@ -155,6 +155,7 @@ def evaluate_one(
         "cost": metrics.cost(trace.totals()),
         "wall_seconds": round(time.perf_counter() - started, 4),
         "citations": [c.__dict__ for c in result.citations],
+        "grounding": result.grounding().level,
         "parse_failures_by_role": trace.parse_failures_by_role(),
         "error": error,
         "trace": trace.to_dict(),

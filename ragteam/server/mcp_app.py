@@ -74,6 +74,7 @@ def build_mcp(service: Service) -> MCPServer:
             "answer": answer.text,
             "strategy": answer.strategy,
             "citations": [c.__dict__ for c in answer.citations],
+            "grounding": answer.grounding().to_dict(),
             "steps": [
                 {
                     "kind": s.kind,

@@ -154,6 +154,7 @@ def _extension(answer: Answer, history: tuple[int, int]) -> dict[str, Any]:
     return {
         "citations": [c.__dict__ for c in answer.citations],
         "strategy": answer.strategy,
+        "grounding": answer.grounding().to_dict(),
         "history_turns": {"kept": history[0], "dropped": history[1]},
         "cost": answer.trace.totals() if answer.trace else {},
     }

@@ -111,10 +111,13 @@ class Service:
                 f"option {', '.join(refused)} of '{strategy}' cannot be set by a request; "
                 f"options a request may set: {', '.join(allowed) or 'none'}"
             )
-        options = dict(given)
+        return {**given, **self.options_for(strategy)}
+
+    def options_for(self, strategy: str) -> dict[str, Any]:
+        """The options the server sets itself (the adaptive router's state)."""
         if strategy == "adaptive" and self.config.router_state:
-            options["state"] = str(self.config.router_state)
-        return options
+            return {"state": str(self.config.router_state)}
+        return {}
 
     def run_dir(self, name: str) -> Path:
         runs = self.config.runs_dir

@@ -16,19 +16,9 @@ from ragteam.server.service import Service
 def add_read_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
     @app.get("/v1/strategies", dependencies=auth)
     def strategies() -> list[dict[str, Any]]:
-        from ragteam.strategies import available, strategy_options, strategy_roles
+        from ragteam.strategies import available
 
-        return [
-            {
-                "name": name,
-                "roles": list(strategy_roles(name)),
-                "options": {
-                    key: {"type": kind, "default": default}
-                    for key, (kind, default) in strategy_options(name).items()
-                },
-            }
-            for name in available()
-        ]
+        return [strategy_info(service, name) for name in available()]
 
     @app.get("/v1/indexes", dependencies=auth)
     def indexes() -> list[dict[str, Any]]:
@@ -96,3 +86,25 @@ def add_read_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             path = plot(table, Path(tmp) / "plot.png")
             return Response(path.read_bytes(), media_type="image/png")
+
+
+def strategy_info(service: Service, name: str) -> dict[str, Any]:
+    """What the page shows of a strategy: roles, options, a one-line description, whether it
+    needs an index, and why it cannot answer here ('' when it can)."""
+    from ragteam.strategies import strategy_class, strategy_options, strategy_roles
+
+    kind = strategy_class(name)
+    describe = getattr(kind, "describe", None)
+    doc = (kind.__doc__ or "").strip().split("\n\n")[0]
+    unavailable = getattr(kind, "unavailable", None)
+    return {
+        "name": name,
+        "roles": list(strategy_roles(name)),
+        "options": {
+            key: {"type": kind_, "default": default}
+            for key, (kind_, default) in strategy_options(name).items()
+        },
+        "description": describe() if callable(describe) else " ".join(doc.split()),
+        "needs_index": bool(getattr(kind, "needs_index", False)),
+        "unavailable": unavailable(service.options_for(name)) if callable(unavailable) else "",
+    }

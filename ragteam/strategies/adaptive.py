@@ -32,6 +32,19 @@ class Adaptive:
     state: str = ""
     explore: bool = True
 
+    @staticmethod
+    def unavailable(options: dict[str, object]) -> str:
+        """Why this strategy cannot answer with these options ('' when it can): no router
+        state has been trained yet."""
+        from pathlib import Path
+
+        from ragteam.router.cli import default_state_path
+
+        path = Path(str(options.get("state") or default_state_path()))
+        if path.is_file():
+            return ""
+        return "no trained router yet (train one with `ragteam router train`, then serve it)"
+
     def run(self, question: str, ctx) -> Answer:  # noqa: ANN001 - Context (import cycle)
         from ragteam.router.cli import default_state_path
         from ragteam.router.online import remember

@@ -3,6 +3,8 @@
 // steps stream in, open citations, send feedback; browse eval runs. No framework, no CDN.
 
 const $ = (id) => document.getElementById(id);
+const MAX_QUESTION = 4000; // the server's limit (characters)
+let STRATEGIES = {}; // name -> what /v1/strategies says of it
 
 function headers(json) {
   const h = json ? { "Content-Type": "application/json" } : {};
@@ -43,7 +45,19 @@ function show(value) {
   return JSON.stringify(value, null, 1);
 }
 
-function stepCard(step) {
+function plural(n, word) { return n + " " + word + (n === 1 ? "" : "s"); }
+
+function searchHits(step, index) {
+  if (!Array.isArray(step.output) || !step.output.length) {
+    return el("div", { class: "empty-search" }, "0 passages: the search found nothing");
+  }
+  return el("div", { class: "hits" }, ...step.output.map((h) => el("div", {},
+    el("button", { type: "button", class: "cite", title: "open " + h.id,
+      onclick: () => openPassage(index, { passage_id: h.id }, "", {}) }, h.id),
+    " " + (h.title || "") + " · " + Number(h.score || 0).toFixed(3))));
+}
+
+function stepCard(step, index) {
   const failed = step.parse_failures > 0 || step.error;
   const parts = [];
   if (step.kind === "llm") parts.push(step.prompt_tokens + "+" + step.completion_tokens + " tokens");
@@ -55,7 +69,8 @@ function stepCard(step) {
       el("span", { class: "meta" }, parts.join(" · "))),
     failed ? el("div", { class: "failure" }, "failed: " + (step.error || "reply did not parse")) : null,
     step.input !== null ? el("details", {}, el("summary", {}, "input"), el("pre", {}, show(step.input))) : null,
-    el("pre", {}, output.length > 600 ? output.slice(0, 600) + " …" : output));
+    step.kind === "retrieve" ? searchHits(step, index)
+      : el("pre", {}, output.length > 600 ? output.slice(0, 600) + " …" : output));
 }
 
 function highlight(text, needle) {
@@ -91,12 +106,17 @@ async function sendFeedback(id, correct, box) {
 }
 
 function answerBox(result, index, feedbackId, facts) {
+  const g = result.grounding || { level: "no_evidence", message: "", parse_failures: 0 };
   const cites = result.citations.map((c) => el("button", { type: "button", class: "cite", title: c.title,
     onclick: () => openPassage(index, c, result.answer, facts) }, c.passage_id));
-  const box = el("div", { class: "answer", "data-testid": "answer" },
+  const notes = [plural(result.cost.llm_calls || 0, "model call"), Number(result.cost.seconds || 0).toFixed(1) + " s"];
+  if (g.parse_failures) notes.push(plural(g.parse_failures, "reply") + " did not parse");
+  if (g.failed_steps) notes.push(plural(g.failed_steps, "step") + " failed");
+  const box = el("div", { class: "answer level-" + g.level, "data-testid": "answer", "data-grounding": g.level },
+    el("div", { class: "grounding", "data-testid": "grounding" }, GROUNDING_ICON[g.level] + " " + g.message),
     el("div", { class: "text" }, result.answer || "(no answer)"),
-    cites.length ? el("div", {}, "citations: ", ...cites) : el("div", { class: "muted" }, "no citations"),
-    el("div", { class: "meta" }, result.cost.llm_calls + " model calls · " + Number(result.cost.seconds).toFixed(1) + " s"));
+    cites.length ? el("div", {}, "citations: ", ...cites) : null,
+    el("div", { class: "meta" }, notes.join(" · ")));
   if (feedbackId) {
     const note = el("span", { class: "muted" });
     box.append(el("div", { class: "feedback" }, "was this right? ",
@@ -105,6 +125,8 @@ function answerBox(result, index, feedbackId, facts) {
   }
   return box;
 }
+
+const GROUNDING_ICON = { cited: "✓", uncited: "⚠", no_evidence: "⚠", failed: "✕" };
 
 function parseEvents(buffer, onEvent) {
   let cut;
@@ -121,12 +143,31 @@ function parseEvents(buffer, onEvent) {
   return buffer;
 }
 
-async function runColumn(strategy, question, index, column) {
+function announce(text) {
+  const box = $("announce");
+  box.textContent = "";
+  setTimeout(() => { box.textContent = text; }, 50);
+}
+
+function clock(column) {
+  const started = performance.now();
+  const label = column.querySelector(".elapsed");
+  const tick = () => { label.textContent = "running · " + ((performance.now() - started) / 1000).toFixed(1) + " s"; };
+  tick();
+  const timer = setInterval(tick, 100);
+  return (outcome) => {
+    clearInterval(timer);
+    label.textContent = outcome + " · " + ((performance.now() - started) / 1000).toFixed(1) + " s";
+  };
+}
+
+async function runColumn(strategy, question, index, column, signal) {
   const steps = column.querySelector(".steps");
-  let feedbackId = null;
+  const stop = clock(column);
+  let feedbackId = null, outcome = "failed";
   const facts = {};
   try {
-    const response = await fetch("/v1/answer/stream", { method: "POST", headers: headers(true),
+    const response = await fetch("/v1/answer/stream", { method: "POST", headers: headers(true), signal,
       body: JSON.stringify({ question, index: index || null, strategy }) });
     if (!response.ok) {
       const body = await response.json();
@@ -142,34 +183,91 @@ async function runColumn(strategy, question, index, column) {
         if (event === "step") {
           if (data.meta && data.meta.feedback_id) feedbackId = data.meta.feedback_id;
           if (data.meta && data.meta.event === "facts") Object.assign(facts, data.meta.facts);
-          steps.append(stepCard(data));
-        } else if (event === "answer") column.append(answerBox(data, index, feedbackId, facts));
-        else if (event === "error") column.append(el("div", { class: "error" }, data.error + ": " + data.detail));
+          steps.append(stepCard(data, index));
+        } else if (event === "answer") {
+          column.append(answerBox(data, index, feedbackId, facts));
+          outcome = data.grounding && data.grounding.level === "failed" ? "failed" : "answered";
+          announce(strategy + " answered: " + (data.answer || "no answer") + ". " + (data.grounding ? data.grounding.message : ""));
+        } else if (event === "error") {
+          column.append(el("div", { class: "error" }, data.error + ": " + data.detail));
+          announce(strategy + " failed: " + data.detail);
+        }
       });
     }
   } catch (error) {
-    column.append(el("div", { class: "error" }, error.message));
+    if (error.name === "AbortError") {
+      outcome = "stopped";
+      column.append(el("div", { class: "muted stopped" }, "stopped: the server stops this team's work"));
+    } else {
+      column.append(el("div", { class: "error" }, error.message));
+      announce(strategy + " failed: " + error.message);
+    }
   }
+  stop(outcome);
+  return outcome;
+}
+
+let running = null; // the AbortController of the question being answered
+
+function setRunning(controller) {
+  running = controller;
+  $("ask-button").disabled = !!controller;
+  $("stop-button").hidden = !controller;
+  $("question").setAttribute("aria-busy", String(!!controller));
+}
+
+function checkAsk(question, chosen, index) {
+  if (!question) return "write a question first";
+  if (!chosen.length) return "choose at least one strategy";
+  if (question.length > MAX_QUESTION) return "the question is " + question.length + " characters; the limit is " + MAX_QUESTION;
+  const blind = chosen.filter((name) => (STRATEGIES[name] || {}).needs_index);
+  if (!index && blind.length) return blind.join(", ") + " need" + (blind.length === 1 ? "s" : "") + " an index: choose one above";
+  return "";
+}
+
+function summary(outcomes) {
+  const failed = outcomes.filter((o) => o === "failed").length;
+  if (outcomes.includes("stopped")) return "stopped";
+  if (failed === outcomes.length) return "every strategy failed";
+  return failed ? "done · " + failed + " of " + outcomes.length + " failed" : "done";
 }
 
 async function ask(event) {
   event.preventDefault();
-  const question = $("question").value.trim();
-  const chosen = [...document.querySelectorAll("#strategies input:checked")].map((i) => i.value);
-  if (!question || !chosen.length) {
-    $("ask-status").textContent = !question ? "write a question first" : "choose at least one strategy";
+  if (running) {
+    $("ask-status").textContent = "a question is already running: stop it or wait for its answers";
     return;
   }
+  const question = $("question").value.trim();
+  const chosen = [...document.querySelectorAll("#strategies input:checked")].map((i) => i.value);
   const index = $("index").value;
-  $("ask-button").disabled = true;
+  const problem = checkAsk(question, chosen, index);
+  if (problem) { $("ask-status").textContent = problem; return; }
+  const controller = new AbortController();
+  setRunning(controller);
+  $("stop-button").focus();
   $("ask-status").textContent = "the teams are working…";
   const columns = chosen.map((name) => el("div", { class: "column", "data-strategy": name },
-    el("h2", {}, name), el("div", { class: "steps" })));
+    el("h2", {}, name, " ", el("span", { class: "elapsed meta" }, "waiting for the model (queued)")),
+    el("div", { class: "steps" })));
   $("columns").replaceChildren(...columns);
-  // one strategy after another: the in-process model answers one request at a time anyway
-  for (let i = 0; i < chosen.length; i++) await runColumn(chosen[i], question, index, columns[i]);
-  $("ask-button").disabled = false;
-  $("ask-status").textContent = "done";
+  // one strategy after another: the in-process model answers one request at a time
+  const outcomes = [];
+  for (let i = 0; i < chosen.length; i++) {
+    if (controller.signal.aborted) {
+      columns[i].querySelector(".elapsed").textContent = "not run (stopped)";
+      outcomes.push("stopped");
+      continue;
+    }
+    outcomes.push(await runColumn(chosen[i], question, index, columns[i], controller.signal));
+  }
+  setRunning(null);
+  $("ask-status").textContent = summary(outcomes);
+  $("question").focus();
+}
+
+function stopAsking() {
+  if (running) running.abort();
 }
 
 function reportTable(strategies) {
@@ -190,7 +288,7 @@ async function showRun() {
     const plot = el("img", { alt: "F1 and seconds per question of " + name });
     const response = await fetch("/v1/runs/" + encodeURIComponent(name) + "/plot.png", { headers: headers(false) });
     if (response.ok) plot.src = URL.createObjectURL(await response.blob());
-    box.replaceChildren(el("h2", {}, name), reportTable(report.strategies), plot);
+    box.replaceChildren(el("h2", {}, name), el("div", { class: "table-wrap" }, reportTable(report.strategies)), plot);
   } catch (error) {
     box.replaceChildren(el("p", { class: "error" }, error.message));
   }
@@ -219,6 +317,7 @@ function wire() {
   $("api-key").value = sessionStorage.getItem("ragteam-key") || "";
   $("api-key").addEventListener("change", () => { sessionStorage.setItem("ragteam-key", $("api-key").value); load(); });
   $("ask-form").addEventListener("submit", ask);
+  $("stop-button").addEventListener("click", stopAsking);
   $("question").addEventListener("keydown", (e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); $("ask-form").requestSubmit(); } });
   $("tab-ask").onclick = () => switchView(false);
   $("tab-runs").onclick = () => switchView(true);
@@ -229,10 +328,17 @@ function wire() {
 async function load() {
   try {
     const [indexes, strategies] = await Promise.all([getJSON("/v1/indexes"), getJSON("/v1/strategies")]);
-    $("index").replaceChildren(el("option", { value: "" }, "(none)"),
+    $("index").replaceChildren(el("option", { value: "" }, "(none: for strategies that need no index)"),
       ...indexes.filter((i) => i.ok).map((i) => el("option", { value: i.name }, i.name + " (" + i.passages + " passages)")));
     if (indexes.some((i) => i.ok)) $("index").selectedIndex = 1;
-    const boxes = strategies.map((s) => el("label", {}, el("input", { type: "checkbox", value: s.name }), " " + s.name));
+    STRATEGIES = Object.fromEntries(strategies.map((s) => [s.name, s]));
+    const boxes = strategies.map((s) => {
+      const input = el("input", { type: "checkbox", value: s.name });
+      if (s.unavailable) input.disabled = true;
+      const about = s.unavailable ? s.unavailable : s.description || "";
+      return el("label", { title: about, class: s.unavailable ? "unavailable" : "" }, input, " " + s.name,
+        s.unavailable ? el("span", { class: "meta" }, " (not ready)") : null);
+    });
     $("strategies").replaceChildren(el("legend", {}, "Strategies (side by side)"), ...boxes);
     const first = $("strategies").querySelector('input[value="ircot"]') || $("strategies").querySelector("input");
     if (first) first.checked = true;
