@@ -117,7 +117,7 @@ def test_two_strategies_stream_side_by_side_with_citations_and_runs(
         page.keyboard.press("Escape")
         page.click("#tab-runs")
         page.wait_for_selector("#run-report table")
-        assert "oner" in page.locator("#run-report table").inner_text()
+        assert "oner" in page.locator("#run-report table").first.inner_text()
         page.wait_for_function("document.querySelector('#run-report img').naturalWidth > 0")
         page.screenshot(path=str(shots / "runs.png"), full_page=True)
     assert errors == []
@@ -267,4 +267,102 @@ def test_the_phone_layout_stacks_columns_and_never_scrolls_sideways(
         page.click("#tab-runs")
         page.wait_for_selector("#run-report table")
         assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    assert errors == []
+
+
+def _two_strategy_run(tmp_path):
+    """A run of two strategies on two questions; they agree on q1 and differ on q2."""
+    import json
+
+    runs = tmp_path / "runs"
+    (runs / "pair").mkdir(parents=True)
+    rows = []
+    for strategy, second in (("oner", "Hevik"), ("ircot", "Barcelona")):
+        for qid, prediction in (("q1", "Tarrin"), ("q2", second)):
+            step = {
+                "kind": "llm",
+                "role": "answerer",
+                "input": "prompt of " + qid,
+                "output": prediction,
+            }
+            rows.append(
+                {
+                    "id": qid,
+                    "strategy": strategy,
+                    "question": f"question {qid}?",
+                    "prediction": prediction,
+                    "answers": ["Tarrin" if qid == "q1" else "Hevik"],
+                    "metrics": {"em": 1.0, "f1": 1.0 if prediction in ("Tarrin", "Hevik") else 0.0},
+                    "cost": {
+                        "llm_calls": 1,
+                        "prompt_tokens": 5,
+                        "completion_tokens": 1,
+                        "parse_failures": 0,
+                    },
+                    "wall_seconds": 0.5,
+                    "grounding": "cited",
+                    "error": None,
+                    "trace": {"steps": [step]},
+                }
+            )
+    (runs / "pair" / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (runs / "pair" / "config.json").write_text("{}")
+    return runs
+
+
+def test_the_runs_view_compares_two_strategies_question_by_question(browser, tmp_path, shots):
+    config = ServerConfig(indexes={}, runs_dir=_two_strategy_run(tmp_path))
+    errors: list[str] = []
+    with Serving(create_app(config, FakeModel(lambda m, p: "x"))) as url:
+        page = _page(browser, errors)
+        page.goto(url + "/")
+        page.click("#tab-runs")
+        page.wait_for_selector("table.questions tbody tr")
+        assert page.locator("table.questions tbody tr").count() == 2
+        page.check("#compare-differ")
+        assert page.locator("table.questions tbody tr").count() == 1
+        row = page.locator("table.questions tbody tr[data-id=q2]")
+        assert "Barcelona" in row.locator("td[data-label=ircot]").inner_text()
+        row.locator("td[data-label=ircot] button.link").click()
+        row.locator("td[data-label=ircot] .card").wait_for()
+        assert "answerer" in row.locator("td[data-label=ircot] .card").inner_text()
+        page.screenshot(path=str(shots / "questions.png"), full_page=True)
+    assert errors == []
+
+
+def test_history_keeps_answers_with_a_permalink_and_a_trace_download(
+    browser, bm25_index_dir, tmp_path, shots
+):
+    """A reload loses nothing: the question's permalink shows its columns again from the
+    browser's history; a trace downloads as JSON."""
+    import json
+
+    config = ServerConfig(indexes={"demo": bm25_index_dir})
+    errors: list[str] = []
+    with Serving(create_app(config, FakeModel(_slow_reply))) as url:
+        context = browser.new_context(accept_downloads=True)
+        page = context.new_page()
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(url + "/")
+        _ask(page, QUESTION, "oner")
+        page.wait_for_selector(".column[data-strategy=oner] [data-testid=answer]")
+        page.wait_for_function("window.location.hash.startsWith('#q=')")
+        link = page.url
+        with page.expect_download() as download:
+            page.click(".column[data-strategy=oner] button.download")
+        saved = tmp_path / "trace.json"
+        download.value.save_as(saved)
+        trace = json.loads(saved.read_text())
+        assert trace["strategy"] == "oner" and trace["steps"] and "Hevik" in trace["answer"]
+        fresh = context.new_page()
+        fresh.goto(link)
+        fresh.wait_for_selector(".column[data-strategy=oner] [data-testid=answer]")
+        assert "Hevik" in fresh.locator("[data-testid=answer] .text").inner_text()
+        assert fresh.locator(".column[data-strategy=oner] .card").count() >= 2
+        assert fresh.input_value("#question") == QUESTION
+        assert QUESTION in fresh.locator("#history-list").text_content()
+        fresh.click("#history summary")
+        assert fresh.locator("#history-list a").first.is_visible()
+        fresh.screenshot(path=str(shots / "history.png"), full_page=True)
+        context.close()
     assert errors == []

@@ -78,6 +78,25 @@ def add_read_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
             "markdown": render_markdown(table, baseline),
         }
 
+    @app.get("/v1/runs/{name}/questions", dependencies=auth)
+    def run_questions(name: str) -> dict[str, Any]:
+        """Question by question: each strategy's prediction, scores and grounding (no
+        traces: `/v1/runs/{name}/trace` has one)."""
+        from ragteam.eval.report import load_runs
+
+        return question_rows(load_runs([service.run_dir(name)]))
+
+    @app.get("/v1/runs/{name}/trace", dependencies=auth)
+    def run_trace(name: str, label: str, id: str) -> dict[str, Any]:  # noqa: A002 - the row id
+        from ragteam.eval.report import load_runs
+
+        table = load_runs([service.run_dir(name)])
+        if label not in table:
+            raise UnknownName("strategy in this run", label, list(table))
+        if id not in table[label]:
+            raise UnknownName("question in this run", id, list(table[label])[:20])
+        return table[label][id].get("trace") or {"steps": []}
+
     @app.get("/v1/runs/{name}/plot.png", dependencies=auth)
     def run_plot(name: str) -> Response:
         from ragteam.eval.report import load_runs, plot
@@ -108,3 +127,23 @@ def strategy_info(service: Service, name: str) -> dict[str, Any]:
         "needs_index": bool(getattr(kind, "needs_index", False)),
         "unavailable": unavailable(service.options_for(name)) if callable(unavailable) else "",
     }
+
+
+def question_rows(table: dict[str, dict[str, dict[str, Any]]]) -> dict[str, Any]:
+    """{labels, questions: [{id, question, answers, by: {label: outcome}}]} in first-seen
+    order; a question some strategy did not answer has no entry for it."""
+    order: dict[str, dict[str, Any]] = {}
+    for label, rows in table.items():
+        for qid, row in rows.items():
+            entry = order.setdefault(
+                qid,
+                {"id": qid, "question": row.get("question", ""), "answers": row.get("answers", [])},
+            )
+            entry.setdefault("by", {})[label] = {
+                "prediction": row.get("prediction", ""),
+                "metrics": row.get("metrics", {}),
+                "grounding": row.get("grounding", ""),
+                "error": row.get("error"),
+                "seconds": row.get("wall_seconds"),
+            }
+    return {"labels": list(table), "questions": list(order.values())}

@@ -105,7 +105,7 @@ async function sendFeedback(id, correct, box) {
   }
 }
 
-function answerBox(result, index, feedbackId, facts) {
+function answerBox(result, index, feedbackId, facts, record) {
   const g = result.grounding || { level: "no_evidence", message: "", parse_failures: 0 };
   const cites = result.citations.map((c) => el("button", { type: "button", class: "cite", title: c.title,
     onclick: () => openPassage(index, c, result.answer, facts) }, c.passage_id));
@@ -116,7 +116,8 @@ function answerBox(result, index, feedbackId, facts) {
     el("div", { class: "grounding", "data-testid": "grounding" }, GROUNDING_ICON[g.level] + " " + g.message),
     el("div", { class: "text" }, result.answer || "(no answer)"),
     cites.length ? el("div", {}, "citations: ", ...cites) : null,
-    el("div", { class: "meta" }, notes.join(" · ")));
+    el("div", { class: "meta" }, notes.join(" · "),
+      record ? el("button", { type: "button", class: "link download", onclick: () => downloadTrace(result, record) }, "download trace (JSON)") : null));
   if (feedbackId) {
     const note = el("span", { class: "muted" });
     box.append(el("div", { class: "feedback" }, "was this right? ",
@@ -161,11 +162,11 @@ function clock(column) {
   };
 }
 
-async function runColumn(strategy, question, index, column, signal) {
+async function runColumn(strategy, question, index, column, signal, record) {
   const steps = column.querySelector(".steps");
   const stop = clock(column);
   let feedbackId = null, outcome = "failed";
-  const facts = {};
+  const facts = record.facts;
   try {
     const response = await fetch("/v1/answer/stream", { method: "POST", headers: headers(true), signal,
       body: JSON.stringify({ question, index: index || null, strategy }) });
@@ -184,12 +185,15 @@ async function runColumn(strategy, question, index, column, signal) {
           if (data.meta && data.meta.feedback_id) feedbackId = data.meta.feedback_id;
           if (data.meta && data.meta.event === "facts") Object.assign(facts, data.meta.facts);
           steps.append(stepCard(data, index));
+          record.steps.push(data);
         } else if (event === "answer") {
-          column.append(answerBox(data, index, feedbackId, facts));
+          column.append(answerBox(data, index, feedbackId, facts, record));
+          record.answer = data;
           outcome = data.grounding && data.grounding.level === "failed" ? "failed" : "answered";
           announce(strategy + " answered: " + (data.answer || "no answer") + ". " + (data.grounding ? data.grounding.message : ""));
         } else if (event === "error") {
           column.append(el("div", { class: "error" }, data.error + ": " + data.detail));
+          record.error = data.error + ": " + data.detail;
           announce(strategy + " failed: " + data.detail);
         }
       });
@@ -200,11 +204,63 @@ async function runColumn(strategy, question, index, column, signal) {
       column.append(el("div", { class: "muted stopped" }, "stopped: the server stops this team's work"));
     } else {
       column.append(el("div", { class: "error" }, error.message));
+      record.error = error.message;
       announce(strategy + " failed: " + error.message);
     }
   }
   stop(outcome);
+  record.outcome = outcome;
   return outcome;
+}
+
+const HISTORY_KEY = "ragteam-history";
+const HISTORY_SIZE = 20;
+
+function storedHistory() {
+  try { return JSON.parse(localStorage.getItem(HISTORY_KEY) || "[]"); } catch { return []; }
+}
+
+function remember(entry) {
+  let kept = [entry, ...storedHistory().filter((e) => e.id !== entry.id)].slice(0, HISTORY_SIZE);
+  while (kept.length) {  // the browser's storage is small: drop the oldest until it fits
+    try { localStorage.setItem(HISTORY_KEY, JSON.stringify(kept)); break; } catch { kept = kept.slice(0, -1); }
+  }
+  window.history.replaceState(null, "", "#q=" + entry.id);
+  showHistory();
+}
+
+function showHistory() {
+  const items = storedHistory().map((e) => el("li", {}, el("a", { href: "#q=" + e.id }, e.question),
+    el("span", { class: "meta" }, " · " + e.columns.map((c) => c.strategy).join(", ") + " · " + new Date(e.when).toLocaleString())));
+  $("history-list").replaceChildren(...items);
+  $("history").hidden = !items.length;
+}
+
+function showStored() {
+  const match = /^#q=([\w-]+)$/.exec(window.location.hash);
+  if (!match || running) return;
+  const entry = storedHistory().find((e) => e.id === match[1]);
+  if (!entry) { $("ask-status").textContent = "that question is not in this browser's history"; return; }
+  $("question").value = entry.question;
+  $("columns").replaceChildren(...entry.columns.map((record) => {
+    const column = el("div", { class: "column", "data-strategy": record.strategy },
+      el("h2", {}, record.strategy, " ", el("span", { class: "elapsed meta" }, "from history · " + record.outcome)),
+      el("div", { class: "steps" }, ...record.steps.map((step) => stepCard(step, entry.index))));
+    if (record.answer) column.append(answerBox(record.answer, entry.index, null, record.facts || {}, record));
+    if (record.error) column.append(el("div", { class: "error" }, record.error));
+    return column;
+  }));
+  $("ask-status").textContent = "from history: asked " + new Date(entry.when).toLocaleString();
+}
+
+function downloadTrace(result, record) {
+  const data = { question: result.question, strategy: record.strategy, answer: result.answer,
+    citations: result.citations, grounding: result.grounding, cost: result.cost, steps: record.steps };
+  const link = el("a", { href: URL.createObjectURL(new Blob([JSON.stringify(data, null, 1)], { type: "application/json" })),
+    download: "ragteam-" + record.strategy + "-trace.json" });
+  document.body.append(link);
+  link.click();
+  link.remove();
 }
 
 let running = null; // the AbortController of the question being answered
@@ -253,16 +309,18 @@ async function ask(event) {
   $("columns").replaceChildren(...columns);
   // one strategy after another: the in-process model answers one request at a time
   const outcomes = [];
+  const records = chosen.map((strategy) => ({ strategy, steps: [], facts: {}, answer: null, error: null, outcome: "stopped" }));
   for (let i = 0; i < chosen.length; i++) {
     if (controller.signal.aborted) {
       columns[i].querySelector(".elapsed").textContent = "not run (stopped)";
       outcomes.push("stopped");
       continue;
     }
-    outcomes.push(await runColumn(chosen[i], question, index, columns[i], controller.signal));
+    outcomes.push(await runColumn(chosen[i], question, index, columns[i], controller.signal, records[i]));
   }
   setRunning(null);
   $("ask-status").textContent = summary(outcomes);
+  remember({ id: Date.now().toString(36), question, index, when: new Date().toISOString(), columns: records });
   $("question").focus();
 }
 
@@ -289,9 +347,65 @@ async function showRun() {
     const response = await fetch("/v1/runs/" + encodeURIComponent(name) + "/plot.png", { headers: headers(false) });
     if (response.ok) plot.src = URL.createObjectURL(await response.blob());
     box.replaceChildren(el("h2", {}, name), el("div", { class: "table-wrap" }, reportTable(report.strategies)), plot);
+    const questions = await getJSON("/v1/runs/" + encodeURIComponent(name) + "/questions");
+    box.append(questionView(name, questions));
   } catch (error) {
     box.replaceChildren(el("p", { class: "error" }, error.message));
   }
+}
+
+function f1Of(outcome) {
+  const f1 = outcome && outcome.metrics ? outcome.metrics.f1 : undefined;
+  return f1 === undefined ? null : Number(f1);
+}
+
+async function showTrace(run, label, id, cell) {
+  try {
+    const trace = await getJSON("/v1/runs/" + encodeURIComponent(run) + "/trace?label=" + encodeURIComponent(label) + "&id=" + encodeURIComponent(id));
+    cell.replaceChildren(...trace.steps.map((step, i) => stepCard({ ...step, number: i + 1 }, "")));
+    if (!trace.steps.length) cell.textContent = "(no steps recorded)";
+  } catch (error) {
+    cell.replaceChildren(el("p", { class: "error" }, error.message));
+  }
+}
+
+function questionTable(run, data, a, b, onlyDiffering) {
+  const shown = data.questions.filter((q) => !onlyDiffering || f1Of(q.by[a]) !== f1Of(q.by[b]));
+  const head = el("tr", {}, el("th", {}, "question"), el("th", {}, "gold"),
+    ...data.labels.map((l) => el("th", {}, l)));
+  const rows = shown.map((q) => {
+    const cells = data.labels.map((label) => {
+      const o = q.by[label];
+      if (!o) return el("td", { class: "muted" }, "-");
+      const f1 = f1Of(o);
+      const detail = el("div", { class: "trace" });
+      return el("td", { class: "outcome" + (f1 === null ? "" : f1 >= 0.5 ? " good" : " bad"), "data-label": label },
+        el("div", {}, o.error ? "error: " + o.error : o.prediction || "(no answer)"),
+        el("div", { class: "meta" }, (f1 === null ? "" : "F1 " + f1.toFixed(2)) + (o.grounding ? " · " + o.grounding.replace("_", " ") : "")),
+        el("button", { type: "button", class: "link", onclick: () => showTrace(run, label, q.id, detail) }, "trace"), detail);
+    });
+    return el("tr", { "data-id": q.id }, el("td", {}, q.question), el("td", {}, (q.answers || []).join(" | ")), ...cells);
+  });
+  const caption = el("caption", {}, shown.length + " of " + data.questions.length + " questions");
+  return el("table", { class: "questions" }, caption, el("thead", {}, head), el("tbody", {}, ...rows));
+}
+
+function questionView(run, data) {
+  const pick = (id, selected) => el("select", { id }, ...data.labels.map((l) => {
+    const option = el("option", { value: l }, l);
+    if (l === selected) option.selected = true;
+    return option;
+  }));
+  const a = pick("compare-a", data.labels[0]);
+  const b = pick("compare-b", data.labels[1] || data.labels[0]);
+  const differ = el("input", { type: "checkbox", id: "compare-differ" });
+  const wrap = el("div", { class: "table-wrap" });
+  const redraw = () => wrap.replaceChildren(questionTable(run, data, a.value, b.value, differ.checked));
+  for (const control of [a, b, differ]) control.addEventListener("change", redraw);
+  redraw();
+  return el("section", { "aria-label": "questions" }, el("h3", {}, "Question by question"),
+    el("div", { class: "row" }, el("label", {}, "compare ", a), el("label", {}, " with ", b),
+      el("label", {}, differ, " only where their F1 differs")), wrap);
 }
 
 function switchView(runs) {
@@ -318,6 +432,8 @@ function wire() {
   $("api-key").addEventListener("change", () => { sessionStorage.setItem("ragteam-key", $("api-key").value); load(); });
   $("ask-form").addEventListener("submit", ask);
   $("stop-button").addEventListener("click", stopAsking);
+  window.addEventListener("hashchange", showStored);
+  showHistory();
   $("question").addEventListener("keydown", (e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); $("ask-form").requestSubmit(); } });
   $("tab-ask").onclick = () => switchView(false);
   $("tab-runs").onclick = () => switchView(true);
@@ -343,6 +459,7 @@ async function load() {
     const first = $("strategies").querySelector('input[value="ircot"]') || $("strategies").querySelector("input");
     if (first) first.checked = true;
     $("ask-status").textContent = "";
+    showStored();
   } catch (error) {
     $("ask-status").textContent = "cannot reach the API: " + error.message;
   }
