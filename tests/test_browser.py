@@ -366,3 +366,27 @@ def test_history_keeps_answers_with_a_permalink_and_a_trace_download(
         fresh.screenshot(path=str(shots / "history.png"), full_page=True)
         context.close()
     assert errors == []
+
+
+def test_the_api_reference_renders_offline(browser, bm25_index_dir, shots):
+    """/docs with every request beyond 127.0.0.1 refused: Swagger UI still lists the routes
+    (its files come from the installed swagger-ui-bundle, not a CDN)."""
+    config = ServerConfig(indexes={"demo": bm25_index_dir})
+    errors: list[str] = []
+    refused: list[str] = []
+    with Serving(create_app(config, FakeModel(lambda m, p: "x"))) as url:
+        page = _page(browser, errors)
+
+        def offline(route):
+            if route.request.url.startswith("http://127.0.0.1"):
+                return route.continue_()
+            refused.append(route.request.url)
+            return route.abort()
+
+        page.route("**/*", offline)
+        page.goto(url + "/docs")
+        page.wait_for_selector(".opblock", timeout=20_000)
+        assert page.locator(".opblock").count() >= 5
+        assert "/v1/answer" in page.locator("#swagger-ui").inner_text()
+        page.screenshot(path=str(shots / "docs.png"))
+    assert refused == []

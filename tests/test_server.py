@@ -292,3 +292,14 @@ def test_strategies_say_what_they_are_and_whether_they_can_answer(tmp_path):
     assert found["nor"]["needs_index"] is False
     assert "own knowledge" in found["nor"]["description"]
     assert found["smart"]["description"]
+
+
+def test_docs_are_served_without_a_cdn(bm25_index_dir):
+    with client(bm25_index_dir) as c:
+        page = c.get("/docs")
+        assert page.status_code == 200
+        assert "cdn" not in page.text and "/docs-assets/swagger-ui-bundle.js" in page.text
+        script = c.get("/docs-assets/swagger-ui-bundle.js")
+        assert script.status_code == 200 and len(script.content) > 100_000
+        assert c.get("/docs-assets/../app.py").status_code == 404
+        assert c.get("/docs-assets/index.html").status_code == 404

@@ -28,6 +28,7 @@ from ragteam.errors import (
 from ragteam.llm.base import ChatModel
 from ragteam.router.state import RouterStateError
 from ragteam.server.config import ServerConfig
+from ragteam.server.docs import add_docs_routes
 from ragteam.server.guard import BodyGuard
 from ragteam.server.limits import Busy
 from ragteam.server.openai_chat import add_chat_routes
@@ -58,7 +59,7 @@ class FeedbackRequest(BaseModel):
 def create_app(config: ServerConfig, model: ChatModel | None = None) -> FastAPI:
     """The app; `model` replaces the configured one (tests pass a scripted model)."""
     service = Service(config, model)
-    app = FastAPI(title="ragteam", version=__version__)
+    app = FastAPI(title="ragteam", version=__version__, docs_url=None, redoc_url=None)
     app.state.service = service
     if config.cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=config.cors_origins, allow_methods=["*"])
@@ -102,6 +103,7 @@ def create_app(config: ServerConfig, model: ChatModel | None = None) -> FastAPI:
 
     add_read_routes(app, service, auth)
     add_chat_routes(app, service, auth)
+    add_docs_routes(app)
 
     @app.get("/", include_in_schema=False)
     def page() -> FileResponse:
