@@ -236,6 +236,33 @@ def test_the_gate_queues_times_out_and_hands_slots_on():
     asyncio.run(scenario())
 
 
+def test_a_queued_client_that_goes_away_leaves_the_queue_at_once():
+    """Its place is given up while it waits (not when a slot would have reached it), so the
+    client behind it is served next and the queue has room again."""
+
+    async def scenario():
+        gate = Gate(concurrency=1, queue_size=2, timeout=5)
+        await gate.acquire()
+        left = False
+
+        async def gone():
+            return left
+
+        leaver = asyncio.ensure_future(gate.acquire_unless(gone, every=0.02))
+        stayer = asyncio.ensure_future(gate.acquire_unless(lambda: asyncio.sleep(0, False)))
+        await asyncio.sleep(0.05)
+        assert gate.waiting == 2
+        left = True
+        assert await asyncio.wait_for(leaver, 1) is False
+        assert gate.waiting == 1  # gone before any slot was freed
+        gate.release()
+        assert await asyncio.wait_for(stayer, 1) is True
+        gate.release()
+        await asyncio.wait_for(gate.acquire(), 1)  # the slot the leaver never took is free
+
+    asyncio.run(scenario())
+
+
 def test_a_client_that_goes_away_stops_the_work(bm25_index_dir, tmp_path):
     from ragteam.retrieval import build_index
 
@@ -303,3 +330,64 @@ def test_docs_are_served_without_a_cdn(bm25_index_dir):
         assert script.status_code == 200 and len(script.content) > 100_000
         assert c.get("/docs-assets/../app.py").status_code == 404
         assert c.get("/docs-assets/index.html").status_code == 404
+
+
+def test_sigterm_stops_a_server_with_an_answer_in_flight(bm25_index_dir):
+    """SIGTERM while a slow answer streams: the process exits within the 10 s grace plus a
+    step, not when the answer would have finished (ircot, 1 s a call, up to 8 calls)."""
+    import signal
+    import socket
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import httpx
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    script = Path(__file__).with_name("serve_slow.py")
+    proc = subprocess.Popen([sys.executable, str(script), str(bm25_index_dir), str(port)])
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            try:
+                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        body = {"question": QUESTION, "index": "demo", "strategy": "ircot"}
+        with httpx.stream("POST", url + "/v1/answer/stream", json=body, timeout=30) as reply:
+            for line in reply.iter_lines():
+                if line.startswith("event: step"):
+                    break
+            proc.send_signal(signal.SIGTERM)
+            started = time.time()
+            assert proc.wait(timeout=40) is not None
+        assert time.time() - started < 15
+    finally:
+        proc.kill()
+
+
+def test_closing_the_service_stops_an_answer_at_its_next_step(bm25_index_dir):
+    """At shutdown a running answer stops at its next step instead of running to its end."""
+    from ragteam.server.service import Asked, Cancelled, Service
+
+    calls = []
+
+    def slow(messages, params):
+        calls.append(1)
+        time.sleep(0.3)
+        return "Let me look further. So the answer is: unknown"
+
+    service = Service(ServerConfig(indexes={"demo": bm25_index_dir}), FakeModel(slow))
+    first = threading.Event()
+    running = service.pool.submit(
+        service.answer, Asked(QUESTION, "demo", "ircot"), lambda step: first.set()
+    )
+    assert first.wait(10)
+    service.close()
+    with pytest.raises(Cancelled):
+        running.result(timeout=10)
+    assert len(calls) <= 2

@@ -74,16 +74,18 @@ def create_app(config: ServerConfig, model: ChatModel | None = None) -> FastAPI:
     @app.post("/v1/answer", dependencies=auth)
     async def answer_once(body: AnswerRequest, request: Request) -> dict[str, Any]:
         service.check(body)
-        await service.gate.acquire()
+        if not await service.gate.acquire_unless(request.is_disconnected):
+            return Response(status_code=499)  # left while queued: its place went to the next
         try:
             return (await answer_watched(service, body, request)).to_dict()
         except Cancelled:  # the client left: no one reads a reply
             return Response(status_code=499)
 
     @app.post("/v1/answer/stream", dependencies=auth)
-    async def answer_stream(body: AnswerRequest) -> StreamingResponse:
+    async def answer_stream(body: AnswerRequest, request: Request) -> Response:
         service.check(body)
-        await service.gate.acquire()
+        if not await service.gate.acquire_unless(request.is_disconnected):
+            return Response(status_code=499)
         return StreamingResponse(_stream(service, body), media_type="text/event-stream")
 
     @app.post("/v1/feedback", dependencies=auth)

@@ -39,7 +39,7 @@ def serve_command(
     """Serve the HTTP API and the web page (needs the `server` extra)."""
     with friendly_errors():
         try:
-            import uvicorn
+            import uvicorn  # noqa: F401 - checked here, used by run_server
 
             from ragteam.server.app import create_app
         except ImportError as exc:
@@ -65,7 +65,14 @@ def serve_command(
         app = create_app(config)
         key = "API key required" if config.api_key else "no API key"
         err.print(f"ragteam serving on http://{host}:{port}/ ({key}; API docs at /docs)")
-    # in-flight answers get 10 s to finish on SIGTERM; a second signal stops at once
+    run_server(app, host, port)
+
+
+def run_server(app: object, host: str, port: int) -> None:
+    """uvicorn, as `serve` runs it: on SIGTERM in-flight answers get 10 s to finish, then
+    stop at their next step (`Service.close`); a second signal stops at once."""
+    import uvicorn
+
     uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=10)
 
 

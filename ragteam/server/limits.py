@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import threading
+from collections.abc import Awaitable, Callable
 
 
 class Busy(Exception):
@@ -45,10 +47,35 @@ class Gate:
         try:
             await asyncio.wait_for(granted, self.timeout)
         except TimeoutError:
-            with self._lock:
-                if (loop, granted) in self._waiters:
-                    self._waiters.remove((loop, granted))
+            self._leave(loop, granted)
             raise Busy(f"no answer slot free within {self.timeout:g} s", 10) from None
+        except asyncio.CancelledError:  # its client went away while it waited
+            self._leave(loop, granted)
+            raise
+
+    async def acquire_unless(
+        self, gone: Callable[[], Awaitable[bool]], every: float = 0.25
+    ) -> bool:
+        """Acquire, but give up the place in the queue as soon as `gone()` says the client
+        left (checked every `every` s while waiting). True when a slot is held."""
+        waiting = asyncio.ensure_future(self.acquire())
+        while True:
+            done, _ = await asyncio.wait({waiting}, timeout=every)
+            if done:
+                waiting.result()  # Busy propagates
+                return True
+            if await gone():
+                waiting.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await waiting
+                if not waiting.cancelled() and waiting.exception() is None:
+                    self.release()  # granted in the same instant: hand it on
+                return False
+
+    def _leave(self, loop: asyncio.AbstractEventLoop, granted: asyncio.Future[None]) -> None:
+        with self._lock:
+            if (loop, granted) in self._waiters:
+                self._waiters.remove((loop, granted))
 
     def release(self) -> None:
         with self._lock:

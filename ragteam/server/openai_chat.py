@@ -223,7 +223,8 @@ def add_chat_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
             ext = body.ragteam
             asked = Asked(question, index, strategy, ext.options, ext.choices, ext.claim)
             service.check(asked)
-            await service.gate.acquire()
+            if not await service.gate.acquire_unless(request.is_disconnected):
+                return Response(status_code=499)
         except Exception as exc:  # every refusal in OpenAI's error shape
             return _as_chat_error(exc, service).response()
         if body.stream:

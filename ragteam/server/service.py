@@ -46,6 +46,7 @@ class Service:
         self._lock = threading.Lock()
         self.gate = Gate(config.concurrency, config.queue_size, config.queue_timeout)
         self.pool = ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="answer")
+        self.closing = threading.Event()  # set at shutdown: running answers stop at their next step
 
     def model(self) -> ChatModel:
         with self._lock:  # loaded once, on first use, for every request
@@ -88,8 +89,16 @@ class Service:
         return self._options(request.strategy, request.options)
 
     def answer(self, request: Any, on_step=None) -> Answer:  # noqa: ANN001
-        """Answer one request (an AnswerRequest) in the calling thread."""
+        """Answer one request (an AnswerRequest) in the calling thread; at shutdown it stops at
+        its next step (the process would otherwise wait for it to finish before exiting)."""
         options = self.check(request)
+
+        def stepped(step: Step) -> None:
+            if self.closing.is_set():
+                raise Cancelled("the server is shutting down")
+            if on_step is not None:
+                on_step(step)
+
         return answer(
             request.question,
             index=self.index(request.index),
@@ -98,7 +107,7 @@ class Service:
             options=options,
             choices=request.choices,
             claim=request.claim,
-            on_step=on_step,
+            on_step=stepped,
         )
 
     def _options(self, strategy: str, given: dict[str, Any]) -> dict[str, Any]:
@@ -135,6 +144,7 @@ class Service:
         return sorted(p.name for p in runs.iterdir() if _is_run(p))
 
     def close(self) -> None:
+        self.closing.set()
         self.pool.shutdown(wait=False, cancel_futures=True)
 
 

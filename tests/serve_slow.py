@@ -1,0 +1,20 @@
+"""A server as `ragteam serve` runs it (`run_server`), over a model that takes 1 s a call:
+for the shutdown test. Usage: python serve_slow.py INDEX_DIR PORT"""
+
+import sys
+import time
+from pathlib import Path
+
+from ragteam.llm import FakeModel
+from ragteam.server import ServerConfig, create_app
+from ragteam.server.cli import run_server
+
+
+def slow(messages, params):
+    time.sleep(2.0)
+    return "Let me look further. So the answer is: unknown"
+
+
+if __name__ == "__main__":
+    config = ServerConfig(indexes={"demo": Path(sys.argv[1])})
+    run_server(create_app(config, FakeModel(slow)), "127.0.0.1", int(sys.argv[2]))
