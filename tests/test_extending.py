@@ -1,0 +1,56 @@
+"""docs/extending.md stays true: its strategy example, taken from the page, installed as a
+package (a real dist-info with the page's entry point), answers through the ordinary paths."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from ragteam import answer
+from ragteam.llm import FakeModel
+from ragteam.strategies import available, strategy_roles
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "extending.md"
+
+
+def _blocks(language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
+
+
+@pytest.fixture
+def installed_example(tmp_path, monkeypatch):
+    code = next(b for b in _blocks("python") if b.startswith("# file: pick_one.py"))
+    entry = next(b for b in _blocks("toml") if "ragteam.strategies" in b)
+    name, target = (part.strip().strip('"') for part in entry.splitlines()[1].split("="))
+    (tmp_path / "pick_one.py").write_text(code)
+    info = tmp_path / "pick_one-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: pick-one\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[ragteam.strategies]\n{name} = {target}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield name
+    sys.modules.pop("pick_one", None)
+
+
+def test_the_documented_strategy_installs_and_answers(installed_example, bm25_index_dir):
+    assert installed_example in available()
+    assert strategy_roles(installed_example) == ("judge", "answerer")
+
+    def reply(messages, params):
+        if params.get("json_schema"):
+            return '{"passage": 1}'
+        return "Hevik"
+
+    result = answer(
+        "Where was Emrik Tollan born?",
+        index=bm25_index_dir,
+        strategy=installed_example,
+        model=FakeModel(reply),
+    )
+    assert result.text == "Hevik" and len(result.citations) == 1
+    roles = [s.role for s in result.trace.steps]
+    assert roles == ["retriever", "judge", "answerer"]
+    assert result.grounding().level == "cited"
