@@ -6,7 +6,6 @@ import collections
 import re
 import string
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = set(string.punctuation)
@@ -114,15 +113,3 @@ def retrieval_recall(
         "retrieval_all": float(bool(gold_set) and found == len(gold_set)),
         "retrieval_fraction": found / len(gold_set) if gold_set else 0.0,
     }
-
-
-def cost(totals: dict[str, Any]) -> dict[str, float]:
-    keys = (
-        "llm_calls",
-        "prompt_tokens",
-        "completion_tokens",
-        "seconds",
-        "cache_hits",
-        "parse_failures",
-    )
-    return {k: float(totals.get(k, 0)) for k in keys}

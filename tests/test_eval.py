@@ -1,5 +1,6 @@
 """The evaluation runner and report on a scripted model and a real BM25 index on disk."""
 
+import dataclasses
 import json
 
 import pytest
@@ -16,6 +17,7 @@ from ragteam.eval.report import (
     resolve_baseline,
     role_failures,
 )
+from ragteam.eval.row import EvalRow
 from ragteam.eval.rundir import RunDir
 from ragteam.eval.runner import EvalPlan, run_eval
 from ragteam.llm import FakeModel
@@ -264,7 +266,7 @@ def test_parse_failures_are_counted_per_role_from_the_traces():
     def row(qid, steps):
         metrics = {"em": 0.0, "f1": 0.0, "match": 0.0, "retrieval_all": 0.0}
         cost = {"llm_calls": len(steps), "prompt_tokens": 1, "completion_tokens": 1}
-        return {
+        data = {
             "id": qid,
             "strategy": "smart",
             "metrics": metrics,
@@ -272,14 +274,15 @@ def test_parse_failures_are_counted_per_role_from_the_traces():
             "wall_seconds": 1.0,
             "trace": {"steps": [{"kind": "llm", "role": r, "parse_failures": f} for r, f in steps]},
         }
+        return EvalRow.from_dict(data, "test")
 
     rows = [
         row("a", [("locator", 1), ("locator", 0)]),
         row("b", [("generator", 0), ("locator", 1)]),
     ]
     assert role_failures(rows) == {"locator": (2, 3), "generator": (0, 1)}
-    baseline = dict(rows[0], strategy="oner", trace={"steps": []})
-    text = render_markdown({"smart": {r["id"]: r for r in rows}, "oner": {"a": baseline}})
+    baseline = dataclasses.replace(rows[0], strategy="oner", trace={"steps": []})
+    text = render_markdown({"smart": {r.id: r for r in rows}, "oner": {"a": baseline}})
     assert "| smart | locator | 2 | 3 | 0.67 |" in text
 
 
@@ -328,7 +331,8 @@ def test_report_averages_a_metric_over_the_rows_that_have_it():
         if recall is not None:
             metrics["retrieval_all"] = recall
         cost = {"llm_calls": 1, "prompt_tokens": 1, "completion_tokens": 1, "parse_failures": 0}
-        return {"id": qid, "strategy": "s", "metrics": metrics, "cost": cost, "wall_seconds": 1.0}
+        data = {"id": qid, "strategy": "s", "metrics": metrics, "cost": cost, "wall_seconds": 1.0}
+        return EvalRow.from_dict(data, "test")
 
     a = {"q1": row("q1", 1.0, 1.0), "q2": row("q2", 0.0), "q3": row("q3", 1.0, 0.0)}
     b = {"q1": row("q1", 0.0, 0.0), "q2": row("q2", 1.0), "q3": row("q3", 0.0, 0.0)}
@@ -370,7 +374,8 @@ def test_report_puts_accuracy_first_for_choice_and_claim_tasks():
     def row(q, acc):
         cost = {"llm_calls": 1, "prompt_tokens": 1, "completion_tokens": 1, "parse_failures": 0}
         metrics = {"choice_accuracy": acc, "em": 0.0, "f1": 0.0, "match": 0.0}
-        return {"id": q, "strategy": "s", "metrics": metrics, "cost": cost, "wall_seconds": 1}
+        data = {"id": q, "strategy": "s", "metrics": metrics, "cost": cost, "wall_seconds": 1}
+        return EvalRow.from_dict(data, "test")
 
     table = {"a": {"q1": row("q1", 1.0), "q2": row("q2", 0.0)}, "oner": {"q1": row("q1", 0.0)}}
     text = render_markdown(table, baseline="oner")
@@ -378,3 +383,22 @@ def test_report_puts_accuracy_first_for_choice_and_claim_tasks():
     assert (
         "| a | accuracy | 1 | +1.000" in text and "retrieval recall" not in text.split("Paired")[1]
     )
+
+
+def test_rows_are_typed_and_versioned_and_old_rows_still_load(tmp_path):
+    """A row written today says `version: 2` and carries grounding; a version-1 row (no
+    version, a cost without parse_failures, no grounding) loads with those filled in."""
+    old = {"id": "q1", "strategy": "oner", "metrics": {"f1": 1.0}, "cost": {"llm_calls": 2}}
+    run = RunDir(tmp_path / "run")
+    run.open({})
+    run.append({**old, "wall_seconds": 1.5, "prediction": "Hevik"})
+    [row] = run.rows()
+    assert row.version == 1 and row.cost.parse_failures == 0.0 and row.cost.llm_calls == 2.0
+    assert row.prediction == "Hevik" and row.grounding == ""
+    fresh = EvalRow("q2", "nor", {"f1": 0.0}, row.cost, 0.1, grounding="no_evidence")
+    run.append(fresh)
+    data = json.loads(run.results_path.read_text().splitlines()[-1])
+    assert data["version"] == 2 and data["grounding"] == "no_evidence"
+    assert EvalRow.from_dict(data, "x") == fresh
+    with pytest.raises(InputError, match="x:3 is not a result row: 'cost'"):
+        EvalRow.from_dict({**old, "cost": 5, "wall_seconds": 1}, "x:3")

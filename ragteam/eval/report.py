@@ -10,7 +10,10 @@ from typing import Any
 import numpy as np
 
 from ragteam.errors import InputError
+from ragteam.eval.row import EvalRow
 from ragteam.eval.rundir import RunDir
+
+Table = dict[str, dict[str, EvalRow]]  # label -> question id -> row
 
 QUALITY = ("choice_accuracy", "em", "f1", "match", "retrieval_all")
 BOOTSTRAP = 2000
@@ -36,26 +39,26 @@ def bootstrap_ci(values: list[float], seed: int = 0) -> tuple[float, float]:
     return float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
 
 
-def load_runs(paths: list[Path]) -> dict[str, dict[str, dict[str, Any]]]:
+def load_runs(paths: list[Path]) -> Table:
     """label -> question id -> row. Labels are strategy names, or run/strategy if names repeat."""
-    loaded = [(Path(p), RunDir(p).results()) for p in paths]
+    loaded = [(Path(p), RunDir(p).rows()) for p in paths]
     for path, rows in loaded:
         RunDir(path).config()  # a folder that is not a run is an error
         if not rows:
             raise InputError(f"{path} holds no results yet; run `ragteam eval` first")
-    names = [row["strategy"] for _, rows in loaded for row in rows]
-    repeated = len(paths) > 1 and len(
-        {(p, r["strategy"]) for p, rows in loaded for r in rows}
-    ) > len(set(names))
-    table: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+    names = [row.strategy for _, rows in loaded for row in rows]
+    repeated = len(paths) > 1 and len({(p, r.strategy) for p, rows in loaded for r in rows}) > len(
+        set(names)
+    )
+    table: Table = defaultdict(dict)
     for path, rows in loaded:
         for row in rows:
-            label = f"{path.name}/{row['strategy']}" if repeated else row["strategy"]
-            table[label][row["id"]] = row
+            label = f"{path.name}/{row.strategy}" if repeated else row.strategy
+            table[label][row.id] = row
     return dict(table)
 
 
-def common_questions(table: dict[str, dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+def common_questions(table: Table) -> Table:
     """The same table restricted to the questions every strategy answered."""
     shared = set.intersection(*(set(rows) for rows in table.values())) if table else set()
     if not shared:
@@ -63,33 +66,30 @@ def common_questions(table: dict[str, dict[str, dict[str, Any]]]) -> dict[str, d
     return {label: {q: r for q, r in rows.items() if q in shared} for label, rows in table.items()}
 
 
-def summarize(label: str, rows: list[dict[str, Any]]) -> Summary:
+def summarize(label: str, rows: list[EvalRow]) -> Summary:
     means, counts = {}, {}
     for metric in QUALITY:  # a metric only some rows have is averaged over those rows
-        values = [r["metrics"][metric] for r in rows if metric in r["metrics"]]
+        values = [r.metrics[metric] for r in rows if metric in r.metrics]
         if values:
             means[metric] = (float(np.mean(values)), *bootstrap_ci(values))
             counts[metric] = len(values)
     n = len(rows)
     per_question = {
-        "calls": sum(r["cost"]["llm_calls"] for r in rows) / n,
-        "tokens": sum(r["cost"]["prompt_tokens"] + r["cost"]["completion_tokens"] for r in rows)
-        / n,
-        "seconds": sum(r["wall_seconds"] for r in rows) / n,
-        "parse_failures": sum(r["cost"]["parse_failures"] for r in rows) / n,
+        "calls": sum(r.cost.llm_calls for r in rows) / n,
+        "tokens": sum(r.cost.tokens for r in rows) / n,
+        "seconds": sum(r.wall_seconds for r in rows) / n,
+        "parse_failures": sum(r.cost.parse_failures for r in rows) / n,
     }
-    errors = sum(1 for r in rows if r.get("error"))
+    errors = sum(1 for r in rows if r.error)
     return Summary(label, n, means, per_question, errors, counts)
 
 
-def paired(a: dict[str, dict], b: dict[str, dict], metric: str = "f1") -> dict[str, Any]:
+def paired(a: dict[str, EvalRow], b: dict[str, EvalRow], metric: str = "f1") -> dict[str, Any]:
     """Mean difference (a - b) over the questions both answered and both scored on `metric`
     (retrieval recall exists only where a question marks supporting passages), its CI, and
     win counts."""
-    shared = sorted(
-        q for q in set(a) & set(b) if metric in a[q]["metrics"] and metric in b[q]["metrics"]
-    )
-    diffs = [a[q]["metrics"][metric] - b[q]["metrics"][metric] for q in shared]
+    shared = sorted(q for q in set(a) & set(b) if metric in a[q].metrics and metric in b[q].metrics)
+    diffs = [a[q].metrics[metric] - b[q].metrics[metric] for q in shared]
     low, high = bootstrap_ci(diffs)
     return {
         "n": len(shared),
@@ -101,13 +101,13 @@ def paired(a: dict[str, dict], b: dict[str, dict], metric: str = "f1") -> dict[s
     }
 
 
-def breakdown(table: dict[str, dict[str, dict]], metric: str = "f1") -> dict[str, dict[str, Any]]:
+def breakdown(table: Table, metric: str = "f1") -> dict[str, dict[str, Any]]:
     """label -> group (`type` of the question) -> (n, mean metric)."""
     out: dict[str, dict[str, Any]] = {}
     for label, rows in table.items():
         groups: dict[str, list[float]] = defaultdict(list)
         for row in rows.values():
-            groups[str(row.get("type") or "all")].append(row["metrics"][metric])
+            groups[str(row.type or "all")].append(row.metrics[metric])
         out[label] = {g: (len(v), float(np.mean(v))) for g, v in sorted(groups.items())}
     return out
 
@@ -120,7 +120,7 @@ def _cell(stat: tuple[float, float, float] | None, count: int | None = None, n: 
     return f"{stat[0]:.3f} ({stat[1]:.3f}-{stat[2]:.3f}){partial}"
 
 
-def resolve_baseline(table: dict[str, dict[str, dict]], baseline: str) -> str:
+def resolve_baseline(table: Table, baseline: str) -> str:
     """The label `baseline` names: itself, or the one label that ends in `/baseline`."""
     if baseline in table:
         return baseline
@@ -131,7 +131,7 @@ def resolve_baseline(table: dict[str, dict[str, dict]], baseline: str) -> str:
     raise InputError(f"--baseline {baseline} {what}: use one of {', '.join(table)}")
 
 
-def render_markdown(table: dict[str, dict[str, dict]], baseline: str | None = None) -> str:
+def render_markdown(table: Table, baseline: str | None = None) -> str:
     if baseline is not None:
         baseline = resolve_baseline(table, baseline)
     summaries = [summarize(label, list(rows.values())) for label, rows in table.items()]
@@ -172,7 +172,7 @@ def render_markdown(table: dict[str, dict[str, dict]], baseline: str | None = No
     return "\n".join(lines)
 
 
-def _paired_lines(table: dict[str, dict[str, dict]], baseline: str | None) -> list[str]:
+def _paired_lines(table: Table, baseline: str | None) -> list[str]:
     labels = list(table)
     if len(labels) < 2:
         return []
@@ -182,9 +182,7 @@ def _paired_lines(table: dict[str, dict[str, dict]], baseline: str | None) -> li
         "| strategy | metric | n | mean diff (95% CI) | wins | losses | ties |",
         "|---|---|---|---|---|---|---|",
     ]
-    graded = any(
-        "choice_accuracy" in r["metrics"] for rows in table.values() for r in rows.values()
-    )
+    graded = any("choice_accuracy" in r.metrics for rows in table.values() for r in rows.values())
     metrics = (("choice_accuracy", "accuracy"),) if graded else ()
     for metric, name in (*metrics, ("f1", "F1"), ("retrieval_all", "retrieval recall")):
         for label in labels:
@@ -201,19 +199,19 @@ def _paired_lines(table: dict[str, dict[str, dict]], baseline: str | None) -> li
     return lines + [""]
 
 
-def role_failures(rows: list[dict[str, Any]]) -> dict[str, tuple[int, int]]:
+def role_failures(rows: list[EvalRow]) -> dict[str, tuple[int, int]]:
     """role -> (model calls that failed to parse, model calls), summed over the rows' traces."""
     calls: dict[str, int] = defaultdict(int)
     failed: dict[str, int] = defaultdict(int)
     for row in rows:
-        for step in (row.get("trace") or {}).get("steps", []):
+        for step in (row.trace or {}).get("steps", []):
             if step.get("kind") == "llm":
                 calls[step.get("role") or "?"] += 1
                 failed[step.get("role") or "?"] += 1 if step.get("parse_failures") else 0
     return {role: (failed[role], calls[role]) for role in calls}
 
 
-def _role_lines(table: dict[str, dict[str, dict]]) -> list[str]:
+def _role_lines(table: Table) -> list[str]:
     per = {label: role_failures(list(rows.values())) for label, rows in table.items()}
     if not any(failed for roles in per.values() for failed, _ in roles.values()):
         return []
@@ -228,7 +226,7 @@ def _role_lines(table: dict[str, dict[str, dict]]) -> list[str]:
     return lines
 
 
-def plot(table: dict[str, dict[str, dict]], path: Path) -> Path:
+def plot(table: Table, path: Path) -> Path:
     """F1 against seconds per question, one point per strategy with its 95% CI bar."""
     import matplotlib
 

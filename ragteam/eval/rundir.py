@@ -11,6 +11,7 @@ from typing import Any
 
 from ragteam import atomic
 from ragteam.errors import InputError
+from ragteam.eval.row import EvalRow
 
 CONFIG = "config.json"
 RESULTS = "results.jsonl"
@@ -18,14 +19,6 @@ RESULTS = "results.jsonl"
 
 def write_json_atomic(path: Path, data: Any) -> None:
     atomic.write_json(path, data, sort_keys=True)
-
-
-RETRIED_ERRORS = ("ModelError", "ServerUnreachable")
-
-
-def retryable(row: dict[str, Any]) -> bool:
-    """A row whose model call failed (not its input): worth asking again on resume."""
-    return str(row.get("error") or "").startswith(RETRIED_ERRORS)
 
 
 def config_differences(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> list[str]:
@@ -75,7 +68,8 @@ class RunDir:
             raise InputError(f"{self.path} is not a run directory (no {CONFIG})")
         return json.loads(path.read_text(encoding="utf-8"))
 
-    def results(self) -> list[dict[str, Any]]:
+    def rows(self) -> list[EvalRow]:
+        """The results, typed; a retried (question, strategy) keeps its last row."""
         if not self.results_path.exists():
             return []
         rows = []
@@ -85,24 +79,29 @@ class RunDir:
                     break  # a line cut by an interruption; `open` drops it before appending
                 where = f"{self.results_path.name}:{number}"
                 try:
-                    row = json.loads(raw.decode("utf-8"))
+                    data = json.loads(raw.decode("utf-8"))
                 except (json.JSONDecodeError, UnicodeDecodeError) as exc:
                     reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "not UTF-8"
                     raise InputError(f"{where} is corrupt ({reason})") from exc
-                rows.append(check_row(row, where))
-        latest: dict[tuple[str, str], dict[str, Any]] = {}
-        for row in rows:  # a retried pair keeps its last row
-            latest.pop((row["id"], row["strategy"]), None)
-            latest[(row["id"], row["strategy"])] = row
+                rows.append(EvalRow.from_dict(data, where))
+        latest: dict[tuple[str, str], EvalRow] = {}
+        for row in rows:
+            latest.pop((row.id, row.strategy), None)
+            latest[(row.id, row.strategy)] = row
         return list(latest.values())
+
+    def results(self) -> list[dict[str, Any]]:
+        """The results as plain dicts (what `ragteam.evaluate` returns)."""
+        return [row.to_dict() for row in self.rows()]
 
     def done(self) -> set[tuple[str, str]]:
         """(question, strategy) pairs finished for good: a row that failed on the model or the
         server (an outage, a timeout) is asked again when the run resumes."""
-        return {(r["id"], r["strategy"]) for r in self.results() if not retryable(r)}
+        return {(r.id, r.strategy) for r in self.rows() if not r.retryable}
 
-    def append(self, row: dict[str, Any]) -> None:
-        line = json.dumps(row, ensure_ascii=False, default=str) + "\n"
+    def append(self, row: EvalRow | dict[str, Any]) -> None:
+        data = row.to_dict() if isinstance(row, EvalRow) else row
+        line = json.dumps(data, ensure_ascii=False, default=str) + "\n"
         with self._lock, self.results_path.open("a", encoding="utf-8") as handle:
             handle.write(line)
             handle.flush()
@@ -119,22 +118,3 @@ class RunDir:
                 handle.truncate(len(keep))
                 handle.flush()
                 os.fsync(handle.fileno())
-
-
-_ROW_FIELDS: dict[str, type | tuple[type, ...]] = {
-    "id": str,
-    "strategy": str,
-    "metrics": dict,
-    "cost": dict,
-    "wall_seconds": (int, float),
-}
-
-
-def check_row(row: Any, where: str) -> dict[str, Any]:
-    """A results line must be an object with the fields every reader uses."""
-    if not isinstance(row, dict):
-        raise InputError(f"{where} is not a result row (a JSON object)")
-    for key, kind in _ROW_FIELDS.items():
-        if not isinstance(row.get(key), kind):
-            raise InputError(f"{where} is not a result row: '{key}' is missing or of a wrong type")
-    return row

@@ -16,6 +16,7 @@ from ragteam._version import __version__
 from ragteam.answering import run_posed
 from ragteam.errors import RagteamError
 from ragteam.eval.datasets import Example
+from ragteam.eval.row import Cost, EvalRow
 from ragteam.eval.rundir import RunDir
 from ragteam.llm.base import ChatModel
 from ragteam.retrieval.index import Index
@@ -127,7 +128,7 @@ def evaluate_one(
     index: Index | None,
     role_models: dict[str, ChatModel] | None = None,
     tools: tuple[Tool, ...] = (),
-) -> dict[str, Any]:
+) -> EvalRow:
     """Answer and score one question; a failure is recorded in the row, not raised."""
     trace = Trace()
     started = time.perf_counter()
@@ -144,23 +145,22 @@ def evaluate_one(
     except RagteamError as exc:
         error = f"{type(exc).__name__}: {exc}"
         result = Answer(example.question, "", strategy, [], trace)
-    row = {
-        "id": example.id,
-        "strategy": strategy,
-        "question": example.question,
-        "prediction": result.text,
-        "answers": list(example.answers),
-        "type": example.type,
-        "metrics": score(example, result),
-        "cost": metrics.cost(trace.totals()),
-        "wall_seconds": round(time.perf_counter() - started, 4),
-        "citations": [c.__dict__ for c in result.citations],
-        "grounding": result.grounding().level,
-        "parse_failures_by_role": trace.parse_failures_by_role(),
-        "error": error,
-        "trace": trace.to_dict(),
-    }
-    return row
+    return EvalRow(
+        id=example.id,
+        strategy=strategy,
+        question=example.question,
+        prediction=result.text,
+        answers=list(example.answers),
+        type=example.type,
+        metrics=score(example, result),
+        cost=Cost.from_totals(trace.totals()),
+        wall_seconds=round(time.perf_counter() - started, 4),
+        citations=[c.__dict__ for c in result.citations],
+        grounding=result.grounding().level,
+        parse_failures_by_role=trace.parse_failures_by_role(),
+        error=error,
+        trace=trace.to_dict(),
+    )
 
 
 class Tally:
@@ -168,15 +168,16 @@ class Tally:
     reports progress."""
 
     def __init__(self, run: RunDir, already: int, total: int, progress: Progress | None) -> None:
-        self.run, self.rows, self.total = run, [], total
+        self.run, self.total = run, total
+        self.rows: list[dict[str, Any]] = []
         self._finished, self._f1, self._progress = already, 0.0, progress
         self._started = time.perf_counter()
 
-    def add(self, row: dict[str, Any]) -> None:
+    def add(self, row: EvalRow) -> None:
         self.run.append(row)
-        self.rows.append(row)
+        self.rows.append(row.to_dict())
         self._finished += 1
-        self._f1 += row["metrics"]["f1"]
+        self._f1 += row.metrics["f1"]
         if self._progress:
             elapsed = time.perf_counter() - self._started
             n = len(self.rows)

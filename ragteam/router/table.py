@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ragteam.errors import InputError
 from ragteam.eval.datasets import read_aqa_log
+from ragteam.eval.row import EvalRow
 from ragteam.eval.rundir import RunDir
 from ragteam.metrics import f1_score
 from ragteam.router.actions import Action
@@ -103,10 +104,10 @@ def from_runs(
 ) -> list[Question]:
     """Questions answered by every chosen strategy in the given eval run directories."""
     run_options(paths)  # refuses conflicting options before anything is mixed
-    rows: dict[str, dict[str, dict]] = {}
+    rows: dict[str, dict[str, EvalRow]] = {}
     for path in paths:
-        for row in RunDir(path).results():
-            rows.setdefault(row["id"], {})[row["strategy"]] = row
+        for row in RunDir(path).rows():
+            rows.setdefault(row.id, {})[row.strategy] = row
     names = list(strategies or sorted({s for per in rows.values() for s in per}))
     table = []
     for qid, per in rows.items():
@@ -116,15 +117,15 @@ def from_runs(
         table.append(
             Question(
                 qid,
-                first["question"],
-                tuple(first["answers"]),
-                first.get("type"),
+                first.question,
+                tuple(first.answers),
+                first.type,
                 {
                     n: AgentOutcome(
-                        per[n]["prediction"],
-                        per[n]["wall_seconds"],
-                        per[n]["cost"]["prompt_tokens"] + per[n]["cost"]["completion_tokens"],
-                        per[n]["cost"]["llm_calls"],
+                        per[n].prediction,
+                        per[n].wall_seconds,
+                        per[n].cost.tokens,
+                        per[n].cost.llm_calls,
                     )
                     for n in names
                 },

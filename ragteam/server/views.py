@@ -10,6 +10,7 @@ from fastapi import FastAPI
 from fastapi.responses import Response
 
 from ragteam.errors import UnknownName
+from ragteam.eval.report import Table
 from ragteam.server.service import Service
 
 
@@ -95,7 +96,7 @@ def add_read_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
             raise UnknownName("strategy in this run", label, list(table))
         if id not in table[label]:
             raise UnknownName("question in this run", id, list(table[label])[:20])
-        return table[label][id].get("trace") or {"steps": []}
+        return table[label][id].trace or {"steps": []}
 
     @app.get("/v1/runs/{name}/plot.png", dependencies=auth)
     def run_plot(name: str) -> Response:
@@ -129,21 +130,20 @@ def strategy_info(service: Service, name: str) -> dict[str, Any]:
     }
 
 
-def question_rows(table: dict[str, dict[str, dict[str, Any]]]) -> dict[str, Any]:
+def question_rows(table: Table) -> dict[str, Any]:
     """{labels, questions: [{id, question, answers, by: {label: outcome}}]} in first-seen
     order; a question some strategy did not answer has no entry for it."""
     order: dict[str, dict[str, Any]] = {}
     for label, rows in table.items():
         for qid, row in rows.items():
             entry = order.setdefault(
-                qid,
-                {"id": qid, "question": row.get("question", ""), "answers": row.get("answers", [])},
+                qid, {"id": qid, "question": row.question, "answers": row.answers}
             )
             entry.setdefault("by", {})[label] = {
-                "prediction": row.get("prediction", ""),
-                "metrics": row.get("metrics", {}),
-                "grounding": row.get("grounding", ""),
-                "error": row.get("error"),
-                "seconds": row.get("wall_seconds"),
+                "prediction": row.prediction,
+                "metrics": row.metrics,
+                "grounding": row.grounding,
+                "error": row.error,
+                "seconds": row.wall_seconds,
             }
     return {"labels": list(table), "questions": list(order.values())}
