@@ -68,24 +68,6 @@ def _plain(text: str) -> str:
     return " ".join("".join(ch for ch in text.lower() if ch not in _PUNCT).split())
 
 
-def rouge_l(prediction: str, reference: str) -> float:
-    """ROUGE-L F-measure over normalized tokens (longest common subsequence)."""
-    a, b = normalize_answer(prediction).split(), normalize_answer(reference).split()
-    if not a or not b:
-        return 0.0
-    previous = [0] * (len(b) + 1)
-    for x in a:
-        current = [0]
-        for j, y in enumerate(b, start=1):
-            current.append(previous[j - 1] + 1 if x == y else max(previous[j], current[-1]))
-        previous = current
-    lcs = previous[-1]
-    if lcs == 0:
-        return 0.0
-    precision, recall = lcs / len(a), lcs / len(b)
-    return 2 * precision * recall / (precision + recall)
-
-
 def citation_scores(
     cited: Iterable[str], gold: Iterable[str], any_of: bool = False
 ) -> dict[str, float]:

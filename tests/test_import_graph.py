@@ -65,3 +65,19 @@ def test_no_module_imports_loop_back_to_itself():
         for m in graph.modules
     }
     assert _cycles(edges) == []
+
+
+def test_importing_a_small_module_does_not_load_the_package():
+    """The package `__init__` is lazy: `import ragteam.metrics` loads no model, strategy or
+    API code; `ragteam.answer` still works on first use."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, ragteam.metrics\n"
+        "print(sorted(m for m in sys.modules if m.startswith('ragteam')))\n"
+        "import ragteam\n"
+        "assert callable(ragteam.answer) and issubclass(ragteam.InputError, ragteam.RagteamError)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['ragteam', 'ragteam._version', 'ragteam.metrics']"

@@ -55,12 +55,6 @@ def test_choice_accuracy():
     assert m.choice_accuracy("true", "true") == 1.0 and m.choice_accuracy("false", "true") == 0.0
 
 
-def test_rouge_l():
-    assert m.rouge_l("the cat sat on the mat", "the cat sat on the mat") == 1.0
-    assert m.rouge_l("cat mat", "cat sat on mat") == pytest.approx(2 * 1 * 0.5 / 1.5)
-    assert m.rouge_l("", "x") == 0.0
-
-
 def test_citation_and_retrieval_scores():
     assert m.citation_scores(["a", "b"], ["b", "c"]) == {
         "citation_precision": 0.5,

@@ -44,20 +44,3 @@ def estimate_tokens(text: str) -> int:
     """A conservative token estimate (about 3 characters per token) for backends without a
     tokenizer at hand."""
     return len(text) // 3 + 1
-
-
-@runtime_checkable
-class TextModel(Protocol):
-    """A model that also continues raw text (no chat template): what a model trained on a
-    text format, such as SMART's trajectories, needs."""
-
-    identity: str
-
-    def complete_text(
-        self,
-        prompt: str,
-        *,
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        stop: list[str] | None = None,
-    ) -> Completion: ...
