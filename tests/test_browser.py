@@ -390,3 +390,20 @@ def test_the_api_reference_renders_offline(browser, bm25_index_dir, shots):
         assert "/v1/answer" in page.locator("#swagger-ui").inner_text()
         page.screenshot(path=str(shots / "docs.png"))
     assert refused == []
+
+
+def test_columns_run_together_when_the_server_answers_several_at_once(browser, bm25_index_dir):
+    """With `--concurrency 2` (a served model) two columns work at the same time; with one
+    slot (the in-process model) the second says it is queued."""
+    for slots, together in ((2, True), (1, False)):
+        config = ServerConfig(indexes={"demo": bm25_index_dir}, concurrency=slots)
+        errors: list[str] = []
+        with Serving(create_app(config, FakeModel(_very_slow_reply))) as url:
+            page = _page(browser, errors)
+            page.goto(url + "/")
+            _ask(page, QUESTION, "oner", "nor")
+            page.wait_for_selector(".column .card")
+            labels = page.locator(".column .elapsed").all_inner_texts()
+            assert all("running" in t for t in labels) is together, labels
+            page.wait_for_function("document.querySelector('#ask-status').textContent === 'done'")
+        assert errors == []

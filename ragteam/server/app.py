@@ -69,7 +69,12 @@ def create_app(config: ServerConfig, model: ChatModel | None = None) -> FastAPI:
 
     @app.get("/healthz")
     def healthz() -> dict[str, Any]:
-        return {"status": "ok", "version": __version__, "waiting": service.gate.waiting}
+        return {
+            "status": "ok",
+            "version": __version__,
+            "waiting": service.gate.waiting,
+            "concurrency": config.concurrency,  # the page runs this many columns together
+        }
 
     @app.post("/v1/answer", dependencies=auth)
     async def answer_once(body: AnswerRequest, request: Request) -> dict[str, Any]:

@@ -5,6 +5,7 @@
 const $ = (id) => document.getElementById(id);
 const MAX_QUESTION = 4000; // the server's limit (characters)
 let STRATEGIES = {}; // name -> what /v1/strategies says of it
+let CONCURRENCY = 1; // answers the server computes at once (/healthz)
 
 function headers(json) {
   const h = json ? { "Content-Type": "application/json" } : {};
@@ -307,17 +308,22 @@ async function ask(event) {
     el("h2", {}, name, " ", el("span", { class: "elapsed meta" }, "waiting for the model (queued)")),
     el("div", { class: "steps" })));
   $("columns").replaceChildren(...columns);
-  // one strategy after another: the in-process model answers one request at a time
-  const outcomes = [];
+  // as many columns at once as the server answers at once (the in-process model: one); the
+  // others say they are queued
+  const outcomes = chosen.map(() => "stopped");
   const records = chosen.map((strategy) => ({ strategy, steps: [], facts: {}, answer: null, error: null, outcome: "stopped" }));
-  for (let i = 0; i < chosen.length; i++) {
-    if (controller.signal.aborted) {
-      columns[i].querySelector(".elapsed").textContent = "not run (stopped)";
-      outcomes.push("stopped");
-      continue;
+  let next = 0;
+  const lane = async () => {
+    while (next < chosen.length) {
+      const i = next++;
+      if (controller.signal.aborted) {
+        columns[i].querySelector(".elapsed").textContent = "not run (stopped)";
+        continue;
+      }
+      outcomes[i] = await runColumn(chosen[i], question, index, columns[i], controller.signal, records[i]);
     }
-    outcomes.push(await runColumn(chosen[i], question, index, columns[i], controller.signal, records[i]));
-  }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(CONCURRENCY, chosen.length)) }, lane));
   setRunning(null);
   $("ask-status").textContent = summary(outcomes);
   remember({ id: Date.now().toString(36), question, index, when: new Date().toISOString(), columns: records });
@@ -443,7 +449,8 @@ function wire() {
 
 async function load() {
   try {
-    const [indexes, strategies] = await Promise.all([getJSON("/v1/indexes"), getJSON("/v1/strategies")]);
+    const [indexes, strategies, health] = await Promise.all([getJSON("/v1/indexes"), getJSON("/v1/strategies"), getJSON("/healthz")]);
+    CONCURRENCY = Number(health.concurrency) || 1;
     $("index").replaceChildren(el("option", { value: "" }, "(none: for strategies that need no index)"),
       ...indexes.filter((i) => i.ok).map((i) => el("option", { value: i.name }, i.name + " (" + i.passages + " passages)")));
     if (indexes.some((i) => i.ok)) $("index").selectedIndex = 1;
