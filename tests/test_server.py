@@ -391,3 +391,16 @@ def test_closing_the_service_stops_an_answer_at_its_next_step(bm25_index_dir):
     with pytest.raises(Cancelled):
         running.result(timeout=10)
     assert len(calls) <= 2
+
+
+def test_errors_speak_to_an_api_client_not_to_a_shell():
+    """A web user cannot pass `--index DIR` or run commands on the server: the message says
+    what the request lacks."""
+    from fastapi.testclient import TestClient
+
+    config = ServerConfig(indexes={})
+    with TestClient(create_app(config, FakeModel(lambda m, p: "x"))) as api:
+        reply = api.post("/v1/answer", json={"question": QUESTION, "strategy": "oner"})
+    assert reply.status_code == 400
+    detail = reply.json()["detail"]
+    assert '"index"' in detail and "--index" not in detail

@@ -1,4 +1,5 @@
-"""Messages for HTTP clients carry no server file paths."""
+"""Messages for HTTP clients: no server file paths, and the hints written for the command line
+said in the API's terms (a web user cannot pass `--index`)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,22 @@ from ragteam.server.config import ServerConfig
 _PATH = re.compile(r"(?<![\w:/.])/(?:[\w.@+-]+/)*[\w.@+-]+")
 
 
+# command-line hints -> what they mean to a client of the API
+_FOR_CLIENTS = (
+    (re.compile(r"pass an index \(--index DIR\)"), 'name a served index in the request ("index")'),
+    (
+        re.compile(r"(train (?:it|one) with|retrain with|run) `ragteam router train[^`]*`"),
+        "the server's operator must train the router (ragteam router train) and serve its state",
+    ),
+    (re.compile(r"--opt (\w+)\.(\w+)="), r"option \1.\2="),
+)
+
+
 def redact_paths(text: str, config: ServerConfig | None) -> str:
     """The server's own file paths out of a message: a served index by its name, any other
-    absolute path as <server path>."""
+    absolute path as <server path>; command-line hints in the API's terms."""
+    for pattern, replacement in _FOR_CLIENTS:
+        text = pattern.sub(replacement, text)
     if config is not None:
         for name, directory in config.indexes.items():
             for form in {str(directory), str(Path(directory).resolve())}:
