@@ -138,7 +138,7 @@ def test_an_index_is_hashed_once_per_process_not_on_every_load(tmp_path, monkeyp
     import time
 
     from ragteam.demo import demo_corpus_path
-    from ragteam.retrieval import index as index_module
+    from ragteam.retrieval import digests as index_module
     from ragteam.retrieval.index import build_index, load_index
 
     out = tmp_path / "idx"

@@ -1,16 +1,22 @@
-"""Digests of files computed once per process per file version. An index is verified on
-every load (`ragteam.answer(index=PATH)` loads it per call): its files, its passages and its
-source corpus are hashed the first time, and later loads of unchanged files reuse the result.
+"""Index verification, with digests of files computed once per process per file version. An
+index is verified on every load (`ragteam.answer(index=PATH)` loads it per call): its files,
+its passages and its source corpus are hashed the first time, and later loads of unchanged
+files reuse the result.
 A file version is its path, size, mtime and inode; as git does with "racy" files, one modified
 within the last 2 seconds is hashed every time (a same-size rewrite in the same clock tick
 would keep its mtime)."""
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
+
+from ragteam.errors import IndexUnusable
+from ragteam.retrieval.corpus import source_checksum, source_files
 
 RACY_NS = 2_000_000_000
 _LIMIT = 4096
@@ -51,3 +57,64 @@ def _versions(what: str, files: Iterable[Path]) -> tuple[object, ...] | None:
 
 
 MEMO = DigestMemo()  # one per process: a cache of pure functions of file contents
+
+
+def verify_files(directory: Path, manifest: dict[str, Any], hint: str) -> None:
+    """Every file of the index is listed with its size (and checksum), and matches: a manifest
+    whose list was emptied or cut does not turn the checks off."""
+    present = {
+        p.relative_to(directory).as_posix()
+        for p in directory.rglob("*")
+        if p.is_file() and p.name != "manifest.json"
+    }
+    unlisted = sorted(present - set(manifest["files"]))
+    if unlisted:
+        raise IndexUnusable(
+            f"the manifest of {directory} does not list {', '.join(unlisted[:3])}: it was edited "
+            f"or the index is incomplete; {hint}"
+        )
+    for name, recorded in manifest["files"].items():
+        path = directory / name
+        size, digest = (
+            (recorded.get("size"), recorded.get("sha256"))
+            if isinstance(recorded, dict)
+            else (recorded, None)
+        )
+        if (
+            not path.is_file()
+            or path.stat().st_size != size
+            or (digest is not None and sha256_of(path) != digest)
+        ):
+            raise IndexUnusable(f"{path} is missing or changed since the build; {hint}")
+
+
+def verify_source(directory: Path, manifest: dict[str, Any], hint: str) -> None:
+    source = manifest.get("source") or {}
+    path = Path(source.get("path", ""))
+    if not source.get("path") or not path.exists():
+        return
+    checksum = MEMO.get("source", source_files(path), lambda: source_checksum(path))
+    if checksum != source.get("checksum"):
+        raise IndexUnusable(f"{path} changed after the index at {directory} was built; {hint}")
+
+
+def file_digests(directory: Path) -> dict[str, dict[str, Any]]:
+    """Size and SHA-256 of every index file: a same-size corruption is caught too."""
+    return {
+        p.relative_to(directory).as_posix(): {"size": p.stat().st_size, "sha256": sha256_of(p)}
+        for p in sorted(directory.rglob("*"))
+        if p.is_file() and p.name != "manifest.json"
+    }
+
+
+def sha256_of(path: Path) -> str:
+    """The file's digest; once per process per file version (`digests.MEMO`)."""
+
+    def compute() -> str:
+        digest = hashlib.sha256()
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        return digest.hexdigest()
+
+    return MEMO.get("sha256", [path], compute)

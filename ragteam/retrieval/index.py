@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -21,10 +20,9 @@ from ragteam.retrieval.corpus import (
     load_passages,
     passages_checksum,
     source_checksum,
-    source_files,
 )
 from ragteam.retrieval.dense import DenseSettings
-from ragteam.retrieval.digests import MEMO
+from ragteam.retrieval.digests import MEMO, file_digests, verify_files, verify_source
 from ragteam.types import Passage
 
 FORMAT_VERSION = 1
@@ -232,7 +230,7 @@ def _write_index(
             "mmap": settings["mmap"],
         },
         "dense": dense.to_json() if "dense" in methods else None,
-        "files": _file_sizes(directory),
+        "files": file_digests(directory),
         "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
 
@@ -267,7 +265,7 @@ def load_index(
             f"the index at {directory} has format {manifest.get('format_version')}, this ragteam "
             f"reads format {FORMAT_VERSION}; {hint}"
         )
-    _verify_files(directory, manifest, hint)
+    verify_files(directory, manifest, hint)
     passages = _read_passages(directory / "passages.jsonl")
     checksum = MEMO.get(
         "passages", [directory / "passages.jsonl"], lambda: passages_checksum(passages)
@@ -275,7 +273,7 @@ def load_index(
     if checksum != manifest.get("corpus_checksum"):
         raise IndexUnusable(f"the passages of {directory} do not match its manifest; {hint}")
     if check_source:
-        _verify_source(directory, manifest, hint)
+        verify_source(directory, manifest, hint)
     return Index(
         directory, manifest, passages, _load_searchers(directory, manifest, passages, hint)
     )
@@ -308,45 +306,6 @@ def read_manifest(directory: Path) -> dict[str, Any]:
             f"{rebuild_hint(directory)}"
         )
     return manifest
-
-
-def _verify_files(directory: Path, manifest: dict[str, Any], hint: str) -> None:
-    """Every file of the index is listed with its size (and checksum), and matches: a manifest
-    whose list was emptied or cut does not turn the checks off."""
-    present = {
-        p.relative_to(directory).as_posix()
-        for p in directory.rglob("*")
-        if p.is_file() and p.name != "manifest.json"
-    }
-    unlisted = sorted(present - set(manifest["files"]))
-    if unlisted:
-        raise IndexUnusable(
-            f"the manifest of {directory} does not list {', '.join(unlisted[:3])}: it was edited "
-            f"or the index is incomplete; {hint}"
-        )
-    for name, recorded in manifest["files"].items():
-        path = directory / name
-        size, digest = (
-            (recorded.get("size"), recorded.get("sha256"))
-            if isinstance(recorded, dict)
-            else (recorded, None)
-        )
-        if (
-            not path.is_file()
-            or path.stat().st_size != size
-            or (digest is not None and _sha256(path) != digest)
-        ):
-            raise IndexUnusable(f"{path} is missing or changed since the build; {hint}")
-
-
-def _verify_source(directory: Path, manifest: dict[str, Any], hint: str) -> None:
-    source = manifest.get("source") or {}
-    path = Path(source.get("path", ""))
-    if not source.get("path") or not path.exists():
-        return
-    checksum = MEMO.get("source", source_files(path), lambda: source_checksum(path))
-    if checksum != source.get("checksum"):
-        raise IndexUnusable(f"{path} changed after the index at {directory} was built; {hint}")
 
 
 def _load_searchers(
@@ -392,28 +351,6 @@ def _read_passages(path: Path) -> list[Passage]:
                     f"{path}:{number} is corrupt; {rebuild_hint(path.parent)}"
                 ) from exc
     return passages
-
-
-def _file_sizes(directory: Path) -> dict[str, dict[str, Any]]:
-    """Size and SHA-256 of every index file: a same-size corruption is caught too."""
-    return {
-        p.relative_to(directory).as_posix(): {"size": p.stat().st_size, "sha256": _sha256(p)}
-        for p in sorted(directory.rglob("*"))
-        if p.is_file() and p.name != "manifest.json"
-    }
-
-
-def _sha256(path: Path) -> str:
-    """The file's digest; once per process per file version (`digests.MEMO`)."""
-
-    def compute() -> str:
-        digest = hashlib.sha256()
-        with path.open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-        return digest.hexdigest()
-
-    return MEMO.get("sha256", [path], compute)
 
 
 def _write_json_atomic(path: Path, data: dict[str, Any]) -> None:

@@ -23,7 +23,8 @@ from ragteam.errors import InputError
 from ragteam.training import LORA_TARGETS
 from ragteam.training.build import Example
 from ragteam.training.dataset import read_examples
-from ragteam.training.tokens import IGNORE, Tokenized, tokenize_example
+from ragteam.training.losses import collate, role_losses, trained_loss, validation_loss
+from ragteam.training.tokens import Tokenized, tokenize_example
 
 STAGES = ("short", "long")
 SHORT_ROLES = ("reconstructor", "locator", "generator")
@@ -117,31 +118,11 @@ def _fit(
         torch.set_num_threads(settings.threads)
     device = pick_device(device)
     model, tokenizer, bos = load_base(settings.base)
-    if settings.lora_rank:
-        from ragteam.training.lora import LoraSettings, with_lora
-
-        lora = LoraSettings(
-            settings.lora_rank,
-            settings.lora_alpha,
-            settings.lora_dropout,
-            settings.lora_targets,
-            settings.lora_init,
-            settings.base,
-        )
-        model = with_lora(model, lora)
-    model.to(device)
+    model = _adapted(model, settings).to(device)
     plan, report = _plan(data, settings, tokenizer, bos)
     report.device = device
-    total = len(plan)
-    if settings.max_steps:
-        total = min(total, settings.max_steps)
-    optimizer = torch.optim.AdamW(
-        _trainable(model), lr=settings.lr, weight_decay=settings.weight_decay
-    )
-    warm = max(1, int(total * settings.warmup))
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: min((s + 1) / warm, max(0.0, (total - s) / max(1, total - warm)))
-    )
+    total = min(len(plan), settings.max_steps) if settings.max_steps else len(plan)
+    optimizer, scheduler = _optimizer(model, settings, total)
     start = _restore(out, model, optimizer, scheduler, report) if resume else 0
     model.train()
     began = time.perf_counter() - report.seconds
@@ -154,8 +135,12 @@ def _fit(
         report.losses.append((step + 1, round(loss, 4)))
         last_of_stage = step + 1 == total or plan[step + 1][0] != stage
         if last_of_stage:
-            report.validation[stage] = _validation_loss(model, data, settings, tokenizer, bos)
-            report.validation.update(_role_losses(model, data, settings, tokenizer, bos, stage))
+            report.validation[stage] = validation_loss(
+                model, data, settings.max_length, tokenizer, bos
+            )
+            report.validation.update(
+                role_losses(model, data, settings.max_length, tokenizer, bos, stage)
+            )
             model.train()
         if (step + 1) % settings.checkpoint_every == 0 or last_of_stage:
             _checkpoint(out, model, optimizer, scheduler, report)
@@ -167,13 +152,39 @@ def _fit(
     return report
 
 
+def _adapted(model: Any, settings: FitSettings) -> Any:
+    """The model to train: itself (full fine-tuning) or the frozen base with LoRA."""
+    if not settings.lora_rank:
+        return model
+    from ragteam.training.lora import LoraSettings, with_lora
+
+    lora = LoraSettings(
+        settings.lora_rank,
+        settings.lora_alpha,
+        settings.lora_dropout,
+        settings.lora_targets,
+        settings.lora_init,
+        settings.base,
+    )
+    return with_lora(model, lora)
+
+
+def _optimizer(model: Any, settings: FitSettings, total: int) -> tuple[Any, Any]:
+    """AdamW, and one linear schedule with warm-up over all `total` steps."""
+    import torch
+
+    optimizer = torch.optim.AdamW(
+        _trainable(model), lr=settings.lr, weight_decay=settings.weight_decay
+    )
+    warm = max(1, int(total * settings.warmup))
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: min((s + 1) / warm, max(0.0, (total - s) / max(1, total - warm)))
+    )
+    return optimizer, scheduler
+
+
 def _trainable(model: Any) -> list[Any]:
     return [p for p in model.parameters() if p.requires_grad]
-
-
-def _causal_lm(model: Any) -> Any:
-    """The transformers model under a peft wrapper (LoRA layers inside), or the model."""
-    return model.get_base_model() if hasattr(model, "get_base_model") else model
 
 
 def pick_device(wanted: str) -> str:
@@ -259,93 +270,19 @@ def _batches(items: list[Tokenized], budget: int, rng: random.Random) -> list[li
     return batches
 
 
-def _collate(batch: list[Tokenized], pad: int, device: Any = "cpu") -> tuple[Any, Any, Any]:
-    import torch
-
-    width = max(len(t.input_ids) for t in batch)
-    ids = torch.full((len(batch), width), pad, dtype=torch.long)
-    labels = torch.full((len(batch), width), IGNORE, dtype=torch.long)
-    attention = torch.zeros((len(batch), width), dtype=torch.long)
-    for row, t in enumerate(batch):
-        n = len(t.input_ids)
-        ids[row, :n] = torch.tensor(t.input_ids)
-        labels[row, :n] = torch.tensor(t.labels)
-        attention[row, :n] = 1
-    return ids.to(device), labels.to(device), attention.to(device)
-
-
-def _loss(model: Any, ids: Any, labels: Any, attention: Any) -> Any:
-    """Next-token cross-entropy over trained positions only. The output projection (a 49k
-    vocabulary) runs on those positions alone: masked retrieval text costs no logits."""
-    import torch
-
-    model = _causal_lm(model)
-    hidden = model.model(input_ids=ids, attention_mask=attention).last_hidden_state
-    targets = labels[:, 1:]
-    keep = targets != IGNORE
-    logits = model.lm_head(hidden[:, :-1][keep])
-    return torch.nn.functional.cross_entropy(logits.float(), targets[keep])
-
-
 def _train_step(
     model: Any, optimizer: Any, scheduler: Any, batch: list[Tokenized], tokenizer: Any
 ) -> tuple[float, int, int]:
     import torch
 
-    ids, labels, attention = _collate(batch, tokenizer.pad_token_id or 0, model.device)
-    loss = _loss(model, ids, labels, attention)
+    ids, labels, attention = collate(batch, tokenizer.pad_token_id or 0, model.device)
+    loss = trained_loss(model, ids, labels, attention)
     loss.backward()
     torch.nn.utils.clip_grad_norm_(_trainable(model), 1.0)
     optimizer.step()
     scheduler.step()
     optimizer.zero_grad(set_to_none=True)
     return float(loss.item()), int(attention.sum()), sum(t.trained for t in batch)
-
-
-def _validation_loss(
-    model: Any, data: Path, settings: FitSettings, tokenizer: Any, bos: int | None
-) -> float:
-    """Mean loss over the held-out questions' long trajectories (token-weighted): the number a
-    run is chosen by."""
-    held = [e for e in read_examples(data, "long") if e.split == "validation"]
-    return _mean_loss(model, held, settings, tokenizer, bos)
-
-
-def _role_losses(
-    model: Any, data: Path, settings: FitSettings, tokenizer: Any, bos: int | None, stage: str
-) -> dict[str, float]:
-    """Per role, the held-out questions' short examples (`STAGE:ROLE`): a long-trajectory loss
-    alone can hide one weak role (the generator is few tokens of a trajectory)."""
-    if not (data / "short.jsonl").is_file():
-        return {}
-    held = [e for e in read_examples(data, "short") if e.split == "validation"]
-    roles = sorted({e.role for e in held})
-    return {
-        f"{stage}:{role}": _mean_loss(
-            model, [e for e in held if e.role == role], settings, tokenizer, bos
-        )
-        for role in roles
-    }
-
-
-def _mean_loss(
-    model: Any, held: list[Example], settings: FitSettings, tokenizer: Any, bos: int | None
-) -> float:
-    import torch
-
-    encoded = [tokenize_example(tokenizer, e.text, e.prompt_chars, bos) for e in held]
-    encoded = [t for t in encoded if len(t.input_ids) <= settings.max_length and t.trained]
-    if not encoded:
-        return float("nan")
-    model.eval()
-    total, count = 0.0, 0
-    with torch.no_grad():
-        for t in encoded:
-            ids, labels, attention = _collate([t], 0, model.device)
-            loss = _loss(model, ids, labels, attention)
-            total += float(loss) * t.trained
-            count += t.trained
-    return round(total / count, 4)
 
 
 def _checkpoint(out: Path, model: Any, optimizer: Any, scheduler: Any, report: FitReport) -> None:

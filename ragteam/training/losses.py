@@ -1,0 +1,90 @@
+"""Losses of `train fit`: next-token cross-entropy over the trained positions of a batch, and
+the held-out validation losses a run is chosen by (whole trajectories, and per role)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ragteam.training.build import Example
+from ragteam.training.dataset import read_examples
+from ragteam.training.tokens import IGNORE, Tokenized, tokenize_example
+
+
+def causal_lm(model: Any) -> Any:
+    """The transformers model under a peft wrapper (LoRA layers inside), or the model."""
+    return model.get_base_model() if hasattr(model, "get_base_model") else model
+
+
+def collate(batch: list[Tokenized], pad: int, device: Any = "cpu") -> tuple[Any, Any, Any]:
+    import torch
+
+    width = max(len(t.input_ids) for t in batch)
+    ids = torch.full((len(batch), width), pad, dtype=torch.long)
+    labels = torch.full((len(batch), width), IGNORE, dtype=torch.long)
+    attention = torch.zeros((len(batch), width), dtype=torch.long)
+    for row, t in enumerate(batch):
+        n = len(t.input_ids)
+        ids[row, :n] = torch.tensor(t.input_ids)
+        labels[row, :n] = torch.tensor(t.labels)
+        attention[row, :n] = 1
+    return ids.to(device), labels.to(device), attention.to(device)
+
+
+def trained_loss(model: Any, ids: Any, labels: Any, attention: Any) -> Any:
+    """Next-token cross-entropy over trained positions only. The output projection (a 49k
+    vocabulary) runs on those positions alone: masked retrieval text costs no logits."""
+    import torch
+
+    model = causal_lm(model)
+    hidden = model.model(input_ids=ids, attention_mask=attention).last_hidden_state
+    targets = labels[:, 1:]
+    keep = targets != IGNORE
+    logits = model.lm_head(hidden[:, :-1][keep])
+    return torch.nn.functional.cross_entropy(logits.float(), targets[keep])
+
+
+def validation_loss(
+    model: Any, data: Path, max_length: int, tokenizer: Any, bos: int | None
+) -> float:
+    """Mean loss over the held-out questions' long trajectories (token-weighted): the number a
+    run is chosen by."""
+    held = [e for e in read_examples(data, "long") if e.split == "validation"]
+    return mean_loss(model, held, max_length, tokenizer, bos)
+
+
+def role_losses(
+    model: Any, data: Path, max_length: int, tokenizer: Any, bos: int | None, stage: str
+) -> dict[str, float]:
+    """Per role, the held-out questions' short examples (`STAGE:ROLE`): a long-trajectory loss
+    alone can hide one weak role (the generator is few tokens of a trajectory)."""
+    if not (data / "short.jsonl").is_file():
+        return {}
+    held = [e for e in read_examples(data, "short") if e.split == "validation"]
+    roles = sorted({e.role for e in held})
+    return {
+        f"{stage}:{role}": mean_loss(
+            model, [e for e in held if e.role == role], max_length, tokenizer, bos
+        )
+        for role in roles
+    }
+
+
+def mean_loss(
+    model: Any, held: list[Example], max_length: int, tokenizer: Any, bos: int | None
+) -> float:
+    import torch
+
+    encoded = [tokenize_example(tokenizer, e.text, e.prompt_chars, bos) for e in held]
+    encoded = [t for t in encoded if len(t.input_ids) <= max_length and t.trained]
+    if not encoded:
+        return float("nan")
+    model.eval()
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for t in encoded:
+            ids, labels, attention = collate([t], 0, model.device)
+            loss = trained_loss(model, ids, labels, attention)
+            total += float(loss) * t.trained
+            count += t.trained
+    return round(total / count, 4)
