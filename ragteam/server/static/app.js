@@ -61,7 +61,7 @@ function searchHits(step, index) {
 function stepCard(step, index) {
   const failed = step.parse_failures > 0 || step.error;
   const parts = [];
-  if (step.kind === "llm") parts.push(step.prompt_tokens + "+" + step.completion_tokens + " tokens");
+  if (step.kind === "llm" && step.prompt_tokens !== undefined) parts.push(step.prompt_tokens + "+" + step.completion_tokens + " tokens");
   parts.push(Number(step.seconds || 0).toFixed(2) + " s");
   if (step.cached) parts.push("cached");
   const output = show(step.output);
