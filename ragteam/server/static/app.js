@@ -117,7 +117,7 @@ function answerBox(result, index, feedbackId, facts, record) {
     el("div", { class: "grounding", "data-testid": "grounding" }, GROUNDING_ICON[g.level] + " " + g.message),
     el("div", { class: "text" }, result.answer || "(no answer)"),
     cites.length ? el("div", {}, "citations: ", ...cites) : null,
-    el("div", { class: "meta" }, notes.join(" · "),
+    el("div", { class: "meta" }, notes.join(" · "), record ? " · " : null,
       record ? el("button", { type: "button", class: "link download", onclick: () => downloadTrace(result, record) }, "download trace (JSON)") : null));
   if (feedbackId) {
     const note = el("span", { class: "muted" });
