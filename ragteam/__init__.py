@@ -13,7 +13,7 @@ from ragteam._version import __version__
 
 _LAZY = {
     "answer": "ragteam.api",
-    "evaluate": "ragteam.eval.evaluate",
+    "evaluate": "ragteam.evaluation",
     "Tool": "ragteam.tools",
     "tool": "ragteam.tools",
     "Answer": "ragteam.types",
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
         ServerUnreachable,
         UnknownName,
     )
-    from ragteam.eval.evaluate import evaluate
+    from ragteam.evaluation import evaluate
     from ragteam.tools import Tool, tool
     from ragteam.types import Answer, Citation, Passage
 

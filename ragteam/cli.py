@@ -12,7 +12,7 @@ import typer
 
 from ragteam._version import __version__
 from ragteam.api import answer
-from ragteam.cli_common import (
+from ragteam.commands.common import (
     McpOpt,
     ToolsOpt,
     err,
@@ -21,17 +21,17 @@ from ragteam.cli_common import (
     parse_options,
     user_tools,
 )
-from ragteam.cli_model import ModelOpt, with_model_options
+from ragteam.commands.eval import eval_command, report_command
+from ragteam.commands.index import build_with_progress, index_app
+from ragteam.commands.model_options import ModelOpt, with_model_options
+from ragteam.commands.router import feedback_command, router_app
+from ragteam.commands.serve import mcp_command, serve_command
+from ragteam.commands.train import train_app
 from ragteam.errors import RagteamError
-from ragteam.eval.cli import eval_command, report_command
 from ragteam.llm import ModelOptions
 from ragteam.render import answer_view, trace_view
-from ragteam.retrieval.cli import build_with_progress, index_app
 from ragteam.retrieval.index import load_index
-from ragteam.router.cli import feedback_command, router_app
-from ragteam.server.cli import mcp_command, serve_command
 from ragteam.strategies import available
-from ragteam.training.cli import train_app
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 

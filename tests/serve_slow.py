@@ -5,9 +5,9 @@ import sys
 import time
 from pathlib import Path
 
+from ragteam.commands.serve import run_server
 from ragteam.llm import FakeModel
 from ragteam.server import ServerConfig, create_app
-from ragteam.server.cli import run_server
 
 
 def slow(messages, params):

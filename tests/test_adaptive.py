@@ -187,7 +187,7 @@ def test_router_trains_on_our_own_eval_runs(bm25_index_dir, tmp_path):
 def test_feedback_without_state_uses_the_default_path(tmp_path, monkeypatch):
     """The README's exact command: `ragteam feedback ID --correct`, no --state."""
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
-    from ragteam.router.cli import default_state_path
+    from ragteam.router.state import default_state_path
 
     result = CliRunner().invoke(app, ["feedback", "nope", "--correct"])
     assert result.exit_code == 2, result.output

@@ -67,6 +67,22 @@ def test_no_module_imports_loop_back_to_itself():
     assert _cycles(edges) == []
 
 
+def test_folders_do_not_import_each_other_in_a_loop():
+    """Folders read top-down too: a loop between two subpackages (e.g. retrieval -> a CLI
+    helper -> tools -> retrieval) is found here; top-level modules count as their own folder."""
+    graph = grimp.build_graph("ragteam")
+
+    def folder(module: str) -> str:
+        return ".".join(module.split(".")[:2])
+
+    edges: dict[str, set[str]] = {}
+    for m in graph.modules:
+        for i in graph.find_modules_directly_imported_by(m):
+            if i.startswith("ragteam") and folder(i) != folder(m):
+                edges.setdefault(folder(m), set()).add(folder(i))
+    assert _cycles(edges) == []
+
+
 def test_importing_a_small_module_does_not_load_the_package():
     """The package `__init__` is lazy: `import ragteam.metrics` loads no model, strategy or
     API code; `ragteam.answer` still works on first use."""

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragteam.eval.evaluate import evaluate
+from ragteam.evaluation import evaluate
 from ragteam.llm import ModelOptions
 from ragteam.retrieval import build_index, load_index
 
@@ -60,7 +60,10 @@ def test_index_build_on_ray_matches_a_local_build(cluster, tmp_path):
 
     local, remote = tmp_path / "local", tmp_path / "ray"
     build_index(demo_corpus_path(), local, retriever="dense")
-    manifest = build_index(demo_corpus_path(), remote, retriever="dense", ray=cluster)
+    from ragteam.scale.ray_index import ray_encoder
+
+    encode = ray_encoder(cluster)
+    manifest = build_index(demo_corpus_path(), remote, retriever="dense", encode=encode)
     assert manifest["embedding_model"] == load_index(local).manifest["embedding_model"]
     a, b = load_index(local), load_index(remote)
     ids = lambda index, q: [p.id for p in index.retrieve(q, 5)]  # noqa: E731

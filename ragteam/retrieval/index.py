@@ -23,9 +23,12 @@ from ragteam.retrieval.corpus import (
 )
 from ragteam.retrieval.dense import DenseSettings
 from ragteam.retrieval.digests import MEMO, file_digests, verify_files, verify_source
+from ragteam.retrieval.encoders import EncoderSpec
 from ragteam.types import Passage
 
 FORMAT_VERSION = 1
+# passage texts, the encoder to use, progress -> their vectors (computed elsewhere, e.g. Ray)
+RemoteEncode = Callable[[list[str], EncoderSpec, Any], Any]
 RETRIEVERS = ("bm25", "dense", "hybrid")
 RRF_K = 60
 CACHE_SIZE = 4096
@@ -131,12 +134,13 @@ def build_index(
     bm25_stemmer: str = "english",
     dense: DenseSettings | None = None,
     mmap: bool = False,
-    ray: str | None = None,
+    encode: RemoteEncode | None = None,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Build an index of `src` into `out`, aside first, then swapped in by rename. `dense`
     chooses the encoder and FAISS index type; `mmap` makes loads map files, not read them;
-    `ray` (a cluster address) encodes the passages on that Ray cluster."""
+    `encode` computes the passage vectors elsewhere (`ragteam.scale.ray_index.ray_encoder`:
+    on a Ray cluster) instead of in this process."""
     if retriever not in RETRIEVERS:
         raise UnknownName("retriever", retriever, list(RETRIEVERS))
     started = time.perf_counter()
@@ -154,7 +158,7 @@ def build_index(
             "bm25_stemmer": bm25_stemmer,
             "dense": dense or DenseSettings(),
             "mmap": mmap,
-            "ray": ray,
+            "encode": encode,
         }
         manifest = _write_index(staging, passages, src, settings, progress)
         manifest["build_seconds"] = round(time.perf_counter() - started, 3)
@@ -209,7 +213,7 @@ def _write_index(
     dense: DenseSettings = settings["dense"]
     if "dense" in methods:
         report = (lambda done, total: progress("embed", done, total)) if progress else None
-        built = _dense_build(passages, dense, settings["ray"], report)
+        built = _dense_build(passages, dense, settings["encode"], report)
         built.save(directory)
         embedding = built.encoder.identity
     src_path = Path(src).expanduser().resolve()
@@ -236,17 +240,15 @@ def _write_index(
 
 
 def _dense_build(
-    passages: list[Passage], dense: DenseSettings, ray: str | None, report: Any
+    passages: list[Passage], dense: DenseSettings, encode: RemoteEncode | None, report: Any
 ) -> Any:
     from ragteam.retrieval.dense import DenseRetriever, passage_text
     from ragteam.retrieval.encoder_registry import make_encoder
 
-    if not ray:
+    if encode is None:
         return DenseRetriever.build(passages, report, dense)
-    from ragteam.scale.ray_index import encode_on_ray
-
     texts = [passage_text(p) for p in passages]
-    vectors = encode_on_ray(texts, dense.encoder, address=ray, progress=report)
+    vectors = encode(texts, dense.encoder, report)
     return DenseRetriever.from_vectors(passages, vectors, make_encoder(dense.encoder), dense)
 
 

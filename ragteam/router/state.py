@@ -28,6 +28,13 @@ class RouterStateError(RagteamError):
     """A router state file is missing, corrupt or from another version."""
 
 
+def default_state_path() -> Path:
+    """Where the router's state lives unless a path is given (the user's data folder)."""
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("ragteam")) / "router.json"
+
+
 @dataclass
 class RouterState:
     setup: dict[str, Any]

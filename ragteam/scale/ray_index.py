@@ -10,6 +10,7 @@ import numpy as np
 
 from ragteam.retrieval.encoder_registry import make_encoder
 from ragteam.retrieval.encoders import EncoderSpec, Progress
+from ragteam.retrieval.index import RemoteEncode
 from ragteam.scale.cluster import connected
 
 BATCH = 256
@@ -62,3 +63,20 @@ def encode_on_ray(
             if progress:
                 progress(done, len(texts))
     return out if out is not None else np.zeros((0, 0), dtype="float32")
+
+
+def ray_encoder(address: str, actors: int = 0, cpus_per_actor: float = 1.0) -> RemoteEncode:
+    """What `build_index(encode=...)` takes to encode the passages on the Ray cluster at
+    `address` (the driver still writes the index)."""
+
+    def encode(texts: list[str], spec: EncoderSpec, progress: Any) -> np.ndarray:
+        return encode_on_ray(
+            texts,
+            spec,
+            address=address,
+            actors=actors,
+            cpus_per_actor=cpus_per_actor,
+            progress=progress,
+        )
+
+    return encode

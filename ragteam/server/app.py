@@ -95,8 +95,8 @@ def create_app(config: ServerConfig, model: ChatModel | None = None) -> FastAPI:
 
     @app.post("/v1/feedback", dependencies=auth)
     def feedback(body: FeedbackRequest) -> dict[str, Any]:
-        from ragteam.router.cli import default_state_path
         from ragteam.router.online import give_feedback
+        from ragteam.router.state import default_state_path
 
         if (body.correct is None) == (body.answer is None):
             raise InputError("give exactly one of correct (true/false) or answer (the right one)")

@@ -38,7 +38,7 @@ class Adaptive:
         state has been trained yet."""
         from pathlib import Path
 
-        from ragteam.router.cli import default_state_path
+        from ragteam.router.state import default_state_path
 
         path = Path(str(options.get("state") or default_state_path()))
         if path.is_file():
@@ -46,9 +46,8 @@ class Adaptive:
         return "no trained router yet (train one with `ragteam router train`, then serve it)"
 
     def run(self, question: str, ctx) -> Answer:  # noqa: ANN001 - Context (import cycle)
-        from ragteam.router.cli import default_state_path
         from ragteam.router.online import remember
-        from ragteam.router.state import load_state
+        from ragteam.router.state import default_state_path, load_state
 
         path = self.state or str(default_state_path())
         router = load_state(path).router()

@@ -7,20 +7,15 @@ from typing import Annotated
 
 import typer
 
-from ragteam.cli_common import friendly_errors, out
+from ragteam.commands.common import friendly_errors, out
 from ragteam.errors import InputError
+from ragteam.router.state import default_state_path
 
 router_app = typer.Typer(no_args_is_help=True, help="Train, evaluate and reproduce the AQA router.")
 
 LogOpt = Annotated[list[Path], typer.Option("--log", help="AQA *_complete.jsonl log(s)")]
 RunsOpt = Annotated[list[Path], typer.Option("--runs", help="ragteam eval run directories")]
 AgentsOpt = Annotated[str, typer.Option(help="comma-separated agents (strategies)")]
-
-
-def default_state_path() -> Path:
-    from platformdirs import user_data_dir
-
-    return Path(user_data_dir("ragteam")) / "router.json"
 
 
 def _questions(logs: list[Path], runs: list[Path], agents: list[str] | None):

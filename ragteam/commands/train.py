@@ -9,8 +9,8 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from ragteam.cli_common import LoggedProgress, friendly_errors, out
-from ragteam.cli_model import with_model_options
+from ragteam.commands.common import LoggedProgress, friendly_errors, out
+from ragteam.commands.model_options import with_model_options
 from ragteam.llm import ModelOptions
 from ragteam.training import LORA_TARGETS
 

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 from rich.progress import BarColumn, TaskID, TextColumn, TimeElapsedColumn
 
-from ragteam.cli_common import LoggedProgress, err, friendly_errors, out
+from ragteam.commands.common import LoggedProgress, err, friendly_errors, out
 from ragteam.retrieval.dense import INDEX_KINDS, DenseSettings
 from ragteam.retrieval.encoders import LOCAL_BACKENDS, EncoderSpec
 from ragteam.retrieval.index import RETRIEVERS, build_index, load_index, read_manifest
@@ -57,8 +57,20 @@ def index_build(
             nprobe=nprobe,
             ef_search=ef_search,
         )
+        encode = None
+        if ray:
+            from ragteam.scale.ray_index import ray_encoder
+
+            encode = ray_encoder(ray)
         manifest = build_with_progress(
-            src, out_dir, retriever, passage_words, bm25_stemmer, dense=dense, mmap=mmap, ray=ray
+            src,
+            out_dir,
+            retriever,
+            passage_words,
+            bm25_stemmer,
+            dense=dense,
+            mmap=mmap,
+            encode=encode,
         )
         if manifest.get("replaced"):
             err.print(f"replaced the index that was in {out_dir}")

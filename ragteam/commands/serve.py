@@ -8,8 +8,8 @@ from typing import Annotated
 
 import typer
 
-from ragteam.cli_common import err, friendly_errors
-from ragteam.cli_model import ModelOpt, with_model_options
+from ragteam.commands.common import err, friendly_errors
+from ragteam.commands.model_options import ModelOpt, with_model_options
 from ragteam.errors import InputError
 from ragteam.llm import ModelOptions
 

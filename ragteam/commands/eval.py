@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
-from ragteam.cli_common import (
+from ragteam.commands.common import (
     LoggedProgress,
     McpOpt,
     ToolsOpt,
@@ -18,7 +18,7 @@ from ragteam.cli_common import (
     parse_options,
     user_tools,
 )
-from ragteam.cli_model import ModelOpt, with_model_options
+from ragteam.commands.model_options import ModelOpt, with_model_options
 from ragteam.errors import InputError
 from ragteam.llm import ModelOptions
 
@@ -48,8 +48,8 @@ def eval_command(
     ray_cpus: Annotated[float, typer.Option(min=0.1, help="CPUs per Ray actor")] = 1.0,
 ) -> None:
     """Run strategies over a dataset; rerunning the same command resumes."""
-    from ragteam.eval.evaluate import evaluate
     from ragteam.eval.rundir import RunDir
+    from ragteam.evaluation import evaluate
 
     with friendly_errors(), user_tools(tools, mcp, model_options.timeout) as extra:
         with LoggedProgress(
