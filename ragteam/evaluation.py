@@ -9,7 +9,7 @@ from typing import Any
 from ragteam.errors import InputError
 from ragteam.eval.datasets import load_dataset
 from ragteam.eval.rundir import RunDir
-from ragteam.eval.runner import EvalPlan, Progress, run_eval
+from ragteam.eval.runner import EvalPlan, EvalProgress, run_eval
 from ragteam.llm import ModelOptions, load_model
 from ragteam.llm.base import ChatModel
 from ragteam.retrieval.index import Index, load_index
@@ -29,7 +29,7 @@ def evaluate(
     limit: int | None = None,
     workers: int = 4,
     tools: Iterable[Tool | Callable[..., Any]] = (),
-    progress: Progress | None = None,
+    progress: EvalProgress | None = None,
     ray: str | None = None,
     ray_actors: int = 0,
     ray_cpus_per_actor: float = 1.0,
@@ -86,7 +86,7 @@ def _on_ray(
     role_models: dict[str, str | ChatModel],
     actors: int,
     cpus: float,
-    progress: Progress | None,
+    progress: EvalProgress | None,
 ) -> list[dict[str, Any]]:
     from ragteam.scale.ray_eval import run_eval_ray
 

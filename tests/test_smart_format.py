@@ -9,8 +9,8 @@ from ragteam.agents.smart_format import (
     Judgement,
     Trajectory,
     parse,
-    render,
     render_prompt,
+    render_trajectory,
 )
 
 DATA = Path(__file__).resolve().parent / "data" / "smart"
@@ -28,9 +28,9 @@ def whole(x):
 def test_long_examples_round_trip(example):
     t = parse(example["output"])
     assert t.intents and len(t.passages) == 3 and len(t.judgements) == 3 and t.answer
-    canonical = render(t)
+    canonical = render_trajectory(t)
     assert parse(canonical) == t
-    assert render(parse(canonical)) == canonical
+    assert render_trajectory(parse(canonical)) == canonical
     for j in t.judgements:
         if j.relevant:
             assert j.fact and j.fact in t.passages[j.index - 1][1]  # facts are verbatim
@@ -49,7 +49,7 @@ def test_what_the_first_example_says():
     assert t.judgements[2].fact.startswith("He hit it against the Tigers' Justin Verlander")
     assert (t.answer, t.citations) == ("Alex Rodriguez", [2, 3])
     # canonical form = the original without the space that opens each fact line
-    assert render(t) == examples("long")[0]["output"].replace("\n ", "\n")
+    assert render_trajectory(t) == examples("long")[0]["output"].replace("\n ", "\n")
 
 
 def test_variants_in_the_released_examples_are_accepted():
@@ -61,7 +61,7 @@ def test_variants_in_the_released_examples_are_accepted():
     assert long["long_example_2"].answer == "B: 12pm"
     assert [j.relevant for j in long["long_example_3"].judgements] == [False] * 3  # no colon
     assert long["long_example_3"].citations == [] and "Conclusion" in long["long_example_3"].answer
-    assert "[Cite]" not in render(long["long_example_3"])
+    assert "[Cite]" not in render_trajectory(long["long_example_3"])
     short = {x["id"]: parse(whole(x)) for x in examples("short")}
     assert short["short_example_1"].passages[0][0] == "LeBron James"  # <|retrieval|>
     assert short["short_example_2"].answer == "false" and short["short_example_2"].citations == [1]
@@ -77,7 +77,7 @@ def test_render_canonical_text_exactly():
         "ans",
         [1],
     )
-    assert render(t) == (
+    assert render_trajectory(t) == (
         "<|Reconstructor|>:\nSearch(a b; c)</eor>\n\n"
         "<retrieval>[1] T1\nx y\n[2] T2\nz</retrieval>\n\n"
         "<|Locator|>:\n[Relevant]: [1] T1\nx y\n"

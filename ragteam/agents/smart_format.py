@@ -80,7 +80,7 @@ def render_generator(answer: str, citations: list[int]) -> str:
     return f"{GENERATOR}{answer.strip()}{cite}{EOG}"
 
 
-def render(t: Trajectory) -> str:
+def render_trajectory(t: Trajectory) -> str:
     """The long trajectory in canonical form."""
     return (
         render_reconstructor(t.intents)

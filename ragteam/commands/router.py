@@ -105,10 +105,15 @@ def reproduce_command(
     seeds: Annotated[int, typer.Option(help="also report the spread over seeds 0..N-1")] = 20,
 ) -> None:
     """Recompute the AQA paper's Tables 1 and 2 from its logs, next to the paper's values."""
-    from ragteam.router.reproduce import render, reproduce, seed_spread
+    from ragteam.router.reproduce import render_reproduction, reproduce, seed_spread
 
     with friendly_errors():
-        out.print(render(reproduce(data, seed=seed)), markup=False, highlight=False, soft_wrap=True)
+        out.print(
+            render_reproduction(reproduce(data, seed=seed)),
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
         if seeds:
             out.print(
                 "\n" + seed_spread(data, range(seeds)),

@@ -26,7 +26,7 @@ from ragteam.trace import Trace
 from ragteam.types import Answer
 
 # (done, total, mean F1 so far, seconds per question so far)
-Progress = Callable[[int, int, float, float], None]
+EvalProgress = Callable[[int, int, float, float], None]
 
 
 @dataclass
@@ -167,7 +167,9 @@ class Tally:
     """The single writer of a run: appends each finished row (fsynced by `RunDir`) and
     reports progress."""
 
-    def __init__(self, run: RunDir, already: int, total: int, progress: Progress | None) -> None:
+    def __init__(
+        self, run: RunDir, already: int, total: int, progress: EvalProgress | None
+    ) -> None:
         self.run, self.total = run, total
         self.rows: list[dict[str, Any]] = []
         self._finished, self._f1, self._progress = already, 0.0, progress
@@ -198,7 +200,7 @@ def run_eval(
     run: RunDir,
     model: ChatModel,
     index: Index | None,
-    progress: Progress | None = None,
+    progress: EvalProgress | None = None,
 ) -> list[dict[str, Any]]:
     """Evaluate every (question, strategy) pair not yet in `run`; returns the new rows."""
     for name, options in plan.strategies.items():

@@ -13,7 +13,7 @@ import numpy as np
 
 from ragteam.errors import IndexUnusable, InputError, UnknownName
 from ragteam.retrieval.encoder_registry import make_encoder
-from ragteam.retrieval.encoders import Encoder, EncoderSpec, Progress
+from ragteam.retrieval.encoders import EncodeProgress, Encoder, EncoderSpec
 from ragteam.types import Passage
 
 INDEX_KINDS = ("flat", "hnsw", "ivfpq")
@@ -134,7 +134,7 @@ class DenseRetriever:
     def build(
         cls,
         passages: list[Passage],
-        progress: Progress | None = None,
+        progress: EncodeProgress | None = None,
         settings: DenseSettings | None = None,
     ) -> DenseRetriever:
         settings = settings or DenseSettings()
@@ -190,6 +190,6 @@ class DenseRetriever:
         return hits[:k]
 
 
-def encode(texts: list[str], progress: Progress | None = None) -> np.ndarray:
+def encode(texts: list[str], progress: EncodeProgress | None = None) -> np.ndarray:
     """Unit-length MiniLM embeddings with the reference (PyTorch) encoder."""
     return make_encoder(EncoderSpec()).encode(texts, progress)

@@ -12,7 +12,7 @@ import httpx
 import numpy as np
 
 from ragteam.errors import IndexUnusable
-from ragteam.retrieval.encoders import EncoderSpec, Progress
+from ragteam.retrieval.encoders import EncodeProgress, EncoderSpec
 
 RETRIES = 3
 
@@ -26,7 +26,7 @@ class ServerEncoder:
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         self._client = httpx.Client(base_url=spec.base_url, timeout=timeout, headers=headers)
 
-    def encode(self, texts: list[str], progress: Progress | None = None) -> np.ndarray:
+    def encode(self, texts: list[str], progress: EncodeProgress | None = None) -> np.ndarray:
         size = self._spec.batch
         batches = [texts[i : i + size] for i in range(0, len(texts), size)]
         rows: list[np.ndarray] = []

@@ -17,7 +17,7 @@ import numpy as np
 
 from ragteam.errors import IndexUnusable, InputError
 
-Progress = Callable[[int, int], None]
+EncodeProgress = Callable[[int, int], None]
 LOCAL_BACKENDS = ("torch", "onnx", "onnx-int8")
 CHUNK = 256  # texts per progress step (sorted by length first, so batches pad little)
 
@@ -26,7 +26,7 @@ class Encoder(Protocol):
     identity: str  # recorded in the manifest; a different identity makes the index stale
     spec: dict[str, Any]  # enough to rebuild this encoder when the index is loaded
 
-    def encode(self, texts: list[str], progress: Progress | None = None) -> np.ndarray: ...
+    def encode(self, texts: list[str], progress: EncodeProgress | None = None) -> np.ndarray: ...
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ def weights_fingerprint() -> str:
 def length_sorted(
     texts: list[str],
     encode_chunk: Callable[[list[str]], np.ndarray],
-    progress: Progress | None,
+    progress: EncodeProgress | None,
 ) -> np.ndarray:
     """Encode longest first in chunks (batches pad to similar lengths), rows in input order."""
     order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
@@ -118,7 +118,7 @@ class TorchEncoder:
         self.identity = weights_fingerprint()
         self._model = _sentence_transformer()
 
-    def encode(self, texts: list[str], progress: Progress | None = None) -> np.ndarray:
+    def encode(self, texts: list[str], progress: EncodeProgress | None = None) -> np.ndarray:
         def chunk(batch: list[str]) -> np.ndarray:
             return self._model.encode(
                 batch,

@@ -33,7 +33,7 @@ RETRIEVERS = ("bm25", "dense", "hybrid")
 RRF_K = 60
 CACHE_SIZE = 4096
 
-Progress = Callable[[str, int, int], None]  # (phase, done, total)
+BuildProgress = Callable[[str, int, int], None]  # (phase, done, total)
 
 
 class Searcher(Protocol):
@@ -135,7 +135,7 @@ def build_index(
     dense: DenseSettings | None = None,
     mmap: bool = False,
     encode: RemoteEncode | None = None,
-    progress: Progress | None = None,
+    progress: BuildProgress | None = None,
 ) -> dict[str, Any]:
     """Build an index of `src` into `out`, aside first, then swapped in by rename. `dense`
     chooses the encoder and FAISS index type; `mmap` makes loads map files, not read them;
@@ -192,7 +192,7 @@ def _write_index(
     passages: list[Passage],
     src: str | Path,
     settings: dict[str, Any],
-    progress: Progress | None,
+    progress: BuildProgress | None,
 ) -> dict[str, Any]:
     from ragteam.retrieval.bm25 import PARAMS as BM25_PARAMS
     from ragteam.retrieval.bm25 import BM25Retriever

@@ -11,8 +11,8 @@ import numpy as np
 
 from ragteam.errors import IndexUnusable
 from ragteam.retrieval.encoders import (
+    EncodeProgress,
     EncoderSpec,
-    Progress,
     embedding_model_dir,
     length_sorted,
     max_seq_length,
@@ -126,7 +126,7 @@ class OnnxEncoder:
             str(exported_model(int8)), options, providers=["CPUExecutionProvider"]
         )
 
-    def encode(self, texts: list[str], progress: Progress | None = None) -> np.ndarray:
+    def encode(self, texts: list[str], progress: EncodeProgress | None = None) -> np.ndarray:
         def chunk(batch: list[str]) -> np.ndarray:
             return np.concatenate(
                 [self._batch(batch[i : i + BATCH]) for i in range(0, len(batch), BATCH)]

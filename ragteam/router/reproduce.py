@@ -103,7 +103,7 @@ def reproduce(
     )
 
 
-def render(rep: Reproduction) -> str:
+def render_reproduction(rep: Reproduction) -> str:
     lines = [
         "Table 1 (train, F1 / mean seconds): ours | paper",
         "",

@@ -17,7 +17,7 @@ from ragteam.eval.datasets import Example
 from ragteam.eval.rundir import RunDir
 from ragteam.eval.runner import (
     EvalPlan,
-    Progress,
+    EvalProgress,
     Tally,
     evaluate_one,
     index_config,
@@ -68,7 +68,7 @@ def run_eval_ray(
     role_specs: dict[str, str] | None = None,
     actors: int = 0,
     cpus_per_actor: float = 1.0,
-    progress: Progress | None = None,
+    progress: EvalProgress | None = None,
 ) -> list[dict[str, Any]]:
     """Evaluate the pairs not yet in `run` on the Ray cluster at `address`. `actors` 0: as
     many as the cluster's CPUs allow at `cpus_per_actor` each."""

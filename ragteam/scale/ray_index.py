@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ragteam.retrieval.encoder_registry import make_encoder
-from ragteam.retrieval.encoders import EncoderSpec, Progress
+from ragteam.retrieval.encoders import EncodeProgress, EncoderSpec
 from ragteam.retrieval.index import RemoteEncode
 from ragteam.scale.cluster import connected
 
@@ -34,7 +34,7 @@ def encode_on_ray(
     address: str,
     actors: int = 0,
     cpus_per_actor: float = 1.0,
-    progress: Progress | None = None,
+    progress: EncodeProgress | None = None,
 ) -> np.ndarray:
     """Unit-length vectors of `texts`, in order, encoded across the cluster."""
     with connected(address) as ray:

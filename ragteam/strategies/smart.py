@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ragteam.agents import smart as roles
-from ragteam.agents.smart_format import Judgement, Trajectory, render
+from ragteam.agents.smart_format import Judgement, Trajectory, render_trajectory
 from ragteam.errors import InputError, ParseError
 from ragteam.llm.base import ChatModel
 from ragteam.strategies.base import Context, fit_passages, fit_question, fit_text
@@ -86,7 +86,9 @@ class Smart:
             ctx.trace.note("smart", f"generator failed: {exc.reason}; no answer")
             text, numbers = "", []
         trajectory.answer, trajectory.citations = text, numbers
-        ctx.trace.note("smart", "trajectory in SMART's format", trajectory=render(trajectory))
+        ctx.trace.note(
+            "smart", "trajectory in SMART's format", trajectory=render_trajectory(trajectory)
+        )
         cited = [passages[n - 1] for n in numbers if 0 < n <= len(passages)]
         return Answer(
             question, text, self.name, [Citation(p.id, p.title, p.doc_id) for p in cited], ctx.trace

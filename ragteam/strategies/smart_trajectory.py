@@ -148,6 +148,8 @@ def _check_judgements(step: Step, passages: list[Passage]) -> list[Judgement]:
 
 
 def note_trajectory(trace: Trace, t: Trajectory) -> None:
-    from ragteam.agents.smart_format import render
+    from ragteam.agents.smart_format import render_trajectory
 
-    trace.note("smart", "trajectory in SMART's format", trajectory=render(t), event="trajectory")
+    trace.note(
+        "smart", "trajectory in SMART's format", trajectory=render_trajectory(t), event="trajectory"
+    )

@@ -30,12 +30,12 @@ from ragteam.agents.smart_format import (
     RECONSTRUCTOR,
     Judgement,
     Trajectory,
-    render,
     render_generator,
     render_locator,
     render_prompt,
     render_reconstructor,
     render_retrieval,
+    render_trajectory,
 )
 from ragteam.errors import ParseError
 from ragteam.llm.base import ChatModel
@@ -203,7 +203,11 @@ class Example:
 def long_example(item: Item) -> Example:
     prompt = item.prompt
     return Example(
-        f"{item.id}/long", "long", prompt + render(item.trajectory), len(prompt), item.split
+        f"{item.id}/long",
+        "long",
+        prompt + render_trajectory(item.trajectory),
+        len(prompt),
+        item.split,
     )
 
 
