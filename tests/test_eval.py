@@ -402,3 +402,26 @@ def test_rows_are_typed_and_versioned_and_old_rows_still_load(tmp_path):
     assert EvalRow.from_dict(data, "x") == fresh
     with pytest.raises(InputError, match="x:3 is not a result row: 'cost'"):
         EvalRow.from_dict({**old, "cost": 5, "wall_seconds": 1}, "x:3")
+
+
+def test_report_pairs_on_the_task_metric_first():
+    """PopQA is scored by match: `--metric match` compares on it before F1."""
+
+    def row(q, match, f1):
+        cost = {"llm_calls": 1, "prompt_tokens": 1, "completion_tokens": 1}
+        data = {
+            "id": q,
+            "strategy": "s",
+            "metrics": {"em": 0.0, "f1": f1, "match": match},
+            "cost": cost,
+            "wall_seconds": 1,
+        }
+        return EvalRow.from_dict(data, "test")
+
+    a = {"q1": row("q1", 1.0, 0.2), "q2": row("q2", 1.0, 0.1)}
+    b = {"q1": row("q1", 0.0, 0.4), "q2": row("q2", 0.0, 0.3)}
+    text = render_markdown({"a": a, "oner": b}, metric="match")
+    paired = text.split("Paired differences")[1].splitlines()
+    rows = [line for line in paired if line.startswith("| a |")]
+    assert rows[0].startswith("| a | match | 2 | +1.000") and rows[1].startswith("| a | F1 |")
+    assert "| a | match |" not in render_markdown({"a": a, "oner": b})

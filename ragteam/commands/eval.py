@@ -107,15 +107,27 @@ def report_command(
     plot_path: Annotated[Path | None, typer.Option("--plot", help="PNG to write")] = None,
     markdown: Annotated[Path | None, typer.Option("--markdown", help="also write here")] = None,
     common: Annotated[bool, typer.Option(help="only questions every strategy answered")] = False,
+    metric: Annotated[
+        str | None,
+        typer.Option(help="the task's metric, paired first: choice_accuracy | f1 | em | match"),
+    ] = None,
 ) -> None:
     """Tables with bootstrap CIs, a breakdown by question type, paired comparisons, a plot."""
-    from ragteam.eval.report import common_questions, load_runs, plot, render_markdown
+    from ragteam.eval.report import (
+        METRIC_NAMES,
+        common_questions,
+        load_runs,
+        plot,
+        render_markdown,
+    )
 
     with friendly_errors():
         table = load_runs(runs)
         if common:
             table = common_questions(table)
-        text = render_markdown(table, baseline)
+        if metric is not None and metric not in METRIC_NAMES:
+            raise InputError(f"--metric {metric}: one of {', '.join(METRIC_NAMES)}")
+        text = render_markdown(table, baseline, metric)
         out.print(text, markup=False, highlight=False, soft_wrap=True)
         if markdown:
             markdown.parent.mkdir(parents=True, exist_ok=True)

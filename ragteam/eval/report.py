@@ -131,7 +131,18 @@ def resolve_baseline(table: Table, baseline: str) -> str:
     raise InputError(f"--baseline {baseline} {what}: use one of {', '.join(table)}")
 
 
-def render_markdown(table: Table, baseline: str | None = None) -> str:
+METRIC_NAMES = {
+    "choice_accuracy": "accuracy",
+    "f1": "F1",
+    "em": "EM",
+    "match": "match",
+    "retrieval_all": "retrieval recall",
+}
+
+
+def render_markdown(table: Table, baseline: str | None = None, metric: str | None = None) -> str:
+    """The report. `metric` is the task's own metric, compared pairwise first (default:
+    accuracy for multiple-choice/claim runs, else F1; PopQA's is `match`)."""
     if baseline is not None:
         baseline = resolve_baseline(table, baseline)
     summaries = [summarize(label, list(rows.values())) for label, rows in table.items()]
@@ -168,11 +179,11 @@ def render_markdown(table: Table, baseline: str | None = None) -> str:
             cells = [f"{per[g][1]:.3f} ({per[g][0]})" if g in per else "-" for g in names]
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
         lines.append("")
-    lines += _paired_lines(table, baseline) + _role_lines(table)
+    lines += _paired_lines(table, baseline, metric) + _role_lines(table)
     return "\n".join(lines)
 
 
-def _paired_lines(table: Table, baseline: str | None) -> list[str]:
+def _paired_lines(table: Table, baseline: str | None, task_metric: str | None) -> list[str]:
     labels = list(table)
     if len(labels) < 2:
         return []
@@ -183,8 +194,10 @@ def _paired_lines(table: Table, baseline: str | None) -> list[str]:
         "|---|---|---|---|---|---|---|",
     ]
     graded = any("choice_accuracy" in r.metrics for rows in table.values() for r in rows.values())
-    metrics = (("choice_accuracy", "accuracy"),) if graded else ()
-    for metric, name in (*metrics, ("f1", "F1"), ("retrieval_all", "retrieval recall")):
+    first = task_metric or ("choice_accuracy" if graded else "f1")
+    order = dict.fromkeys((first, "f1", "retrieval_all"))
+    for metric in order:
+        name = METRIC_NAMES.get(metric, metric)
         for label in labels:
             if label == base:
                 continue
