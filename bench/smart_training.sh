@@ -2,7 +2,8 @@
 # The shipped SMART agent (ragteam/data/smart-135m-lora.gguf), rebuilt from the repository:
 # trajectories of every training file, a LoRA adapter over the embedded SmolLM2-135M (short
 # reconstructor and locator examples, then long trajectories), exported as a GGUF LoRA adapter.
-# About 75 min of training on 2 CPU cores; resumable: rerun the same command after a kill.
+# About 3 hours of training on 2 CPU cores (two runs); resumable: rerun the same command after a
+# kill.
 # Then the evaluation of docs/benchmarks.md section 14 (about 30 min).
 set -euo pipefail
 OUT=${OUT:-bench/out}
@@ -21,12 +22,20 @@ cat bench/data/train/train_corpus.jsonl bench/data/train/formats/formats_corpus.
     --exclude bench/data/hotpotqa/dev300.jsonl --exclude bench/data/suite/arc/dev100.jsonl \
     --exclude bench/data/suite/popqa/dev100.jsonl \
     --exclude bench/data/suite/pubhealth/dev100.jsonl --skip-unsupported
+# Stages 1-2 (v1, 88 min): short reconstructor and locator examples, then long trajectories.
 resume=""
 [ -f "$OUT/smart-lora/settings.json" ] && resume="--resume"
-ragteam train fit --data "$OUT/traj-all" --out "$OUT/smart-lora" --lora --lora-rank 16 \
-    --lora-alpha 32 --short-roles reconstructor,locator --epochs 0.3 --long-epochs 0.4 \
-    --lr 5e-4 --threads 2 $resume
-cp "$OUT/smart-lora/adapter.gguf" ragteam/data/smart-135m-lora.gguf
+[ -f "$OUT/smart-lora/adapter.gguf" ] || ragteam train fit --data "$OUT/traj-all" \
+    --out "$OUT/smart-lora" --lora --lora-rank 16 --lora-alpha 32 \
+    --short-roles reconstructor,locator --epochs 0.3 --long-epochs 0.4 --lr 5e-4 --threads 2 $resume
+# Stage 3 (v2, 96 min): 0.8 more epoch of long trajectories, continuing v1's adapter from its
+# GGUF, a fresh schedule at lr 3e-4, another seed (another sample of the trajectories).
+resume=""
+[ -f "$OUT/smart-lora2/settings.json" ] && resume="--resume"
+ragteam train fit --data "$OUT/traj-all" --out "$OUT/smart-lora2" --lora --lora-rank 16 \
+    --lora-init "$OUT/smart-lora/adapter.gguf" --stage long --long-epochs 0.8 --lr 3e-4 --seed 1 \
+    --threads 2 $resume
+cp "$OUT/smart-lora2/adapter.gguf" ragteam/data/smart-135m-lora.gguf
 # Evaluation: the 100 seeded dev300 questions of benchmarks 7-9, hybrid index of the test corpus.
 python bench/subset.py bench/data/hotpotqa/dev300.jsonl --n 100 --seed 0 \
     --out "$OUT/dev300-seed0-100.jsonl"
