@@ -404,3 +404,15 @@ def test_errors_speak_to_an_api_client_not_to_a_shell():
     assert reply.status_code == 400
     detail = reply.json()["detail"]
     assert '"index"' in detail and "--index" not in detail
+
+
+def test_run_question_routes_refuse_unknown_names(bm25_index_dir, tmp_path):
+    """The per-question routes reach runs, labels and rows by name only."""
+    with client(bm25_index_dir, runs_dir=one_run_folder(tmp_path, "r1")) as c:
+        assert c.get("/v1/runs/r1/questions").json()["questions"][0]["id"] == "q1"
+        assert c.get("/v1/runs/r1/trace", params={"label": "oner", "id": "q1"}).status_code == 200
+        for params in ({"label": "nope", "id": "q1"}, {"label": "oner", "id": "../x"}):
+            reply = c.get("/v1/runs/r1/trace", params=params)
+            assert reply.status_code == 404 and reply.json()["detail"].startswith("unknown")
+        assert c.get("/v1/runs/..%2Fr1/questions").status_code == 404
+        assert c.get("/v1/runs/r1/trace").status_code == 422  # label and id are required
