@@ -3,10 +3,13 @@ StrategyQA) that ships in bench/data/train/formats/ (see bench/data/README.md).
 
     python bench/formats_sample.py SHARED/data/train/formats --out bench/data/train/formats
 
-Rows are taken per `type` in a seeded order, only of the types with evidence: a row without
-evidence cannot label the fact locator (its trajectories would teach it that nothing is ever
-relevant) and a 135M model's own knowledge answers none of them. The corpus is copied whole:
-its other passages are the retrieval distractors.
+Rows are taken per `type` in a seeded order. Rows with evidence train every role. Labelled rows
+without evidence (ARC-Easy/Challenge and PubHealth train, `*-noevidence`) train the generator
+only (`ragteam train build` makes them answer-only: nothing says which passage supports their
+label, so they must not teach the fact locator); they are the only training rows in the formats
+of two SMART-suite tasks. EntityQuestions (open answers, no evidence) is not sampled: without
+evidence in the training corpus its rows would teach answering from memory. The corpus is copied
+whole: its other passages are the retrieval distractors.
 """
 
 from __future__ import annotations
@@ -24,6 +27,9 @@ QUOTA = {
     "fm2": 350,
     "covidfact": 250,
     "strategyqa": 300,
+    "arc-easy-noevidence": 400,
+    "arc-challenge-noevidence": 400,
+    "pubhealth-noevidence": 500,
 }
 FILES = (
     "multiple_choice_train.jsonl",

@@ -226,7 +226,7 @@ def test_a_gguf_adapter_reads_back_as_the_peft_weights(adapter):
 
 def test_lora_init_continues_a_gguf_adapter(adapter, tmp_path):
     """`--lora-init FILE.gguf` (the shipped adapter's form) starts from the adapter's loss;
-    a wrong rank is named; per-role validation losses are recorded."""
+    a wrong rank is named; per-role validation losses are recorded, from the start too."""
     from ragteam.errors import InputError
     from ragteam.training.fit import FitSettings, fit
 
@@ -251,7 +251,9 @@ def test_lora_init_continues_a_gguf_adapter(adapter, tmp_path):
     (traj / "short.jsonl").write_text("".join(json.dumps(r) + "\n" for r in short))
     report = fit(traj, tmp_path / "again", settings)
     assert report.losses[0][1] < fresh_first / 2
-    assert set(report.validation) == {"long", "long:reconstructor"}
+    # the starting adapter is measured on the same held-out questions before any step
+    assert set(report.validation) == {"start", "start:reconstructor", "long", "long:reconstructor"}
     assert report.validation["long:reconstructor"] < fresh_first / 2
+    assert report.validation["start"] < fresh_first / 2
     with pytest.raises(InputError, match="--lora-rank 8"):
         fit(traj, tmp_path / "rank", dataclasses.replace(settings, lora_rank=16))

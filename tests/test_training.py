@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ragteam.agents.smart_format import parse
+from ragteam.agents.smart_format import EOG, parse
 from ragteam.errors import InputError
 from ragteam.retrieval import build_index, load_index
 from ragteam.trace import Trace
@@ -323,14 +323,23 @@ def test_bad_format_rows_name_file_and_line(tmp_path, row, message):
         read_train_questions(path)
 
 
-def test_choices_as_a_list_and_claims_without_evidence(tmp_path):
+def test_choices_as_a_list_and_labelled_rows_without_evidence(tmp_path, formats_index):
     path = tmp_path / "rows.jsonl"
     rows = [
         {"id": "m", "question": "q", "choices": ["x", "y"], "label": "B"},
         {"id": "c", "question": "The sky is green.", "label": "false"},
+        {"id": "p", "question": "Who wrote Hamlet?", "answers": ["Shakespeare"]},
     ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    skipped: list[str] = []
-    [mc] = read_train_questions(path, skip_unsupported=True, skipped=skipped)
+    mc, claim, plain = read_train_questions(path)
     assert mc.choices == {"A": "x", "B": "y"} and mc.evidence_answers == ("y",)
-    assert len(skipped) == 1 and skipped[0].endswith(":2")
+    assert (mc.kind, claim.kind, plain.kind) == ("noevidence", "noevidence", "plain")
+    index = load_index(formats_index)
+    for q in (mc, claim):
+        item = build_item(q, index, BuildSettings())
+        # nothing says which passage supports a label: no locator labels, generator only
+        assert item.answer_only and item.label_source == "none"
+        assert not any(j.relevant for j in item.trajectory.judgements)
+        [example] = short_examples(item)
+        assert example.role == "generator" and example.text.endswith(q.answers[0] + EOG)
+    assert not build_item(plain, index, BuildSettings()).answer_only

@@ -77,6 +77,12 @@ class Item:
     def prompt(self) -> str:
         return render_prompt(self.posed or self.question)
 
+    @property
+    def answer_only(self) -> bool:
+        """No evidence labels: only its generator example is a training text (its locator
+        judgements are not known, so they must not be taught)."""
+        return self.label_source == "none"
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
@@ -119,6 +125,8 @@ def gold_facts(q: TrainQuestion, passage: Passage) -> list[str]:
         if passage.title not in q.facts:
             return []
         return _best_sentence(passage.text, [*q.sub_answers, *q.answers], list(q.sub_questions))
+    if q.kind == "noevidence":
+        return []
     return _best_sentence(passage.text, list(q.evidence_answers), [], require_answer=True)
 
 
@@ -153,6 +161,8 @@ def judge(
             facts = gold_facts(q, p)
         relevant = bool(facts)
         judgements.append(Judgement(n, p.title if relevant else "", relevant, "\n".join(facts)))
+    if q.kind == "noevidence":
+        return judgements, "none"
     return judgements, "teacher" if use_teacher else "gold"
 
 
@@ -234,6 +244,7 @@ def short_examples(item: Item) -> list[Example]:
     return [
         Example(f"{item.id}/{role}", role, head + target, len(head), item.split)
         for role, head, target in stages
+        if role == "generator" or not item.answer_only
     ]
 
 
@@ -271,6 +282,7 @@ class Statistics:
     gold_all_retrieved: int = 0
     gold_retrieved: float = 0.0
     no_relevant: int = 0
+    answer_only: int = 0
     tokens: dict[str, list[int]] = field(default_factory=dict)
 
     def add(self, item: Item, examples: list[Example], count: Callable[[str], int]) -> None:
@@ -279,10 +291,12 @@ class Statistics:
         self.formats[item.format] += 1
         self.intents += len(item.trajectory.intents)
         self.passages += len(item.trajectory.passages)
-        for j in item.trajectory.judgements:
-            self.judgements["relevant" if j.relevant else "irrelevant"] += 1
-        if not any(j.relevant for j in item.trajectory.judgements):
-            self.no_relevant += 1
+        if item.answer_only:  # its judgements are no labels: not counted as such
+            self.answer_only += 1
+        else:
+            for j in item.trajectory.judgements:
+                self.judgements["relevant" if j.relevant else "irrelevant"] += 1
+            self.no_relevant += not any(j.relevant for j in item.trajectory.judgements)
         seen = {title for title, _ in item.trajectory.passages}
         gold = set(item.gold_titles)
         if gold:
@@ -305,6 +319,7 @@ class Statistics:
             "judgements": {"relevant": relevant, "irrelevant": irrelevant},
             "relevant_share": round(relevant / max(1, relevant + irrelevant), 3),
             "questions_without_relevant_passage": self.no_relevant,
+            "answer_only_questions": self.answer_only,
             "gold_paragraphs_all_retrieved": round(self.gold_all_retrieved / n, 3),
             "gold_paragraphs_retrieved_mean": round(self.gold_retrieved / n, 3),
             "tokens": {role: _summary(v) for role, v in self.tokens.items()},

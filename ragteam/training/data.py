@@ -35,7 +35,7 @@ class TrainQuestion:
     id: str
     question: str
     answers: tuple[str, ...]
-    kind: str  # hotpotqa | musique | plain
+    kind: str  # hotpotqa | musique | plain | noevidence (a label with no evidence)
     facts: dict[str, tuple[str, ...]] = field(default_factory=dict)
     paragraphs: dict[str, str] = field(default_factory=dict)  # title -> text of its context
     sub_questions: tuple[str, ...] = ()
@@ -125,16 +125,15 @@ def _parse_row(
     labelled: bool = False,
 ) -> TrainQuestion:
     """`labelled` rows (multiple choice, claims) answer with a label, which need not occur in
-    the evidence; a claim without evidence cannot label the locator and is unsupported."""
+    the evidence. A labelled row without evidence cannot label the fact locator (nothing says
+    which passage supports a label): it is kind `noevidence`, which trains the generator only
+    (answering the posed question in its format after whatever was located)."""
     if "supporting_facts" in row:
         return _hotpotqa(qid, question, answers, row, where, check=not labelled)
     if "decomposition" in row:
         return _musique(qid, question, answers, row, where)
-    if labelled and "choices" not in row:
-        raise UnsupportedAnswer(
-            f"{where}: a claim without evidence ('supporting_facts') cannot label the fact "
-            "locator; add its evidence or drop it (`--skip-unsupported` skips such rows)"
-        )
+    if labelled:
+        return TrainQuestion(qid, question, answers, "noevidence", where=where)
     return TrainQuestion(qid, question, answers, "plain", where=where)
 
 

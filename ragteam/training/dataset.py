@@ -69,10 +69,11 @@ def build_dataset(
     stats = Statistics()
     rendered: dict[str, list[Example]] = {"long": [], "short": []}
     for item in items:
-        long, shorts = long_example(item), short_examples(item)
-        rendered["long"].append(long)
+        long = [] if item.answer_only else [long_example(item)]
+        shorts = short_examples(item)
+        rendered["long"].extend(long)
         rendered["short"].extend(shorts)
-        stats.add(item, [long, *shorts], count_tokens)
+        stats.add(item, [*long, *shorts], count_tokens)
     summary = stats.to_dict()
     summary["validation_questions"] = sum(1 for i in items if i.split == "validation")
     staging = out.parent / f".{out.name}.building-{os.getpid()}"

@@ -124,6 +124,10 @@ def _fit(
     total = min(len(plan), settings.max_steps) if settings.max_steps else len(plan)
     optimizer, scheduler = _optimizer(model, settings, total)
     start = _restore(out, model, optimizer, scheduler, report) if resume else 0
+    if start == 0 and settings.lora_init:
+        # the adapter trained on is itself a candidate: its held-out losses on this data, so
+        # that the run is chosen against it on the same questions
+        _validate(report, model, data, settings, tokenizer, bos, "start")
     model.train()
     began = time.perf_counter() - report.seconds
     for step in range(start, total):
@@ -135,12 +139,7 @@ def _fit(
         report.losses.append((step + 1, round(loss, 4)))
         last_of_stage = step + 1 == total or plan[step + 1][0] != stage
         if last_of_stage:
-            report.validation[stage] = validation_loss(
-                model, data, settings.max_length, tokenizer, bos
-            )
-            report.validation.update(
-                role_losses(model, data, settings.max_length, tokenizer, bos, stage)
-            )
+            _validate(report, model, data, settings, tokenizer, bos, stage)
             model.train()
         if (step + 1) % settings.checkpoint_every == 0 or last_of_stage:
             _checkpoint(out, model, optimizer, scheduler, report)
@@ -150,6 +149,20 @@ def _fit(
     _save_model(out, model, tokenizer)
     _write_json(out / "training.json", asdict(report))
     return report
+
+
+def _validate(
+    report: FitReport,
+    model: Any,
+    data: Path,
+    settings: FitSettings,
+    tokenizer: Any,
+    bos: int | None,
+    name: str,
+) -> None:
+    """Held-out losses after `name` (a stage, or `start`): whole trajectories and per role."""
+    report.validation[name] = validation_loss(model, data, settings.max_length, tokenizer, bos)
+    report.validation.update(role_losses(model, data, settings.max_length, tokenizer, bos, name))
 
 
 def _adapted(model: Any, settings: FitSettings) -> Any:

@@ -3,6 +3,7 @@ the held-out validation losses a run is chosen by (whole trajectories, and per r
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -57,17 +58,43 @@ def role_losses(
     model: Any, data: Path, max_length: int, tokenizer: Any, bos: int | None, stage: str
 ) -> dict[str, float]:
     """Per role, the held-out questions' short examples (`STAGE:ROLE`): a long-trajectory loss
-    alone can hide one weak role (the generator is few tokens of a trajectory)."""
+    alone can hide one weak role (the generator is few tokens of a trajectory). The generator's
+    loss is also given per question format (`STAGE:generator@multiple_choice`) when the data
+    mixes formats: a format the model cannot answer hides in the mean."""
     if not (data / "short.jsonl").is_file():
         return {}
     held = [e for e in read_examples(data, "short") if e.split == "validation"]
-    roles = sorted({e.role for e in held})
+    groups = {role: [e for e in held if e.role == role] for role in sorted({e.role for e in held})}
+    formats = _formats(data)
+    if len(set(formats.values())) > 1:
+        for fmt in sorted(set(formats.values())):
+            groups[f"generator@{fmt}"] = [
+                e for e in groups.get("generator", []) if formats.get(_item_id(e)) == fmt
+            ]
     return {
-        f"{stage}:{role}": mean_loss(
-            model, [e for e in held if e.role == role], max_length, tokenizer, bos
-        )
-        for role in roles
+        f"{stage}:{name}": mean_loss(model, examples, max_length, tokenizer, bos)
+        for name, examples in groups.items()
+        if examples
     }
+
+
+def _item_id(example: Example) -> str:
+    return example.id.rsplit("/", 1)[0]
+
+
+def _formats(data: Path) -> dict[str, str]:
+    """Question id -> format (open, multiple_choice, claim) of a trajectory folder's held-out
+    questions; empty for folders built before formats were recorded."""
+    path = data / "items.jsonl"
+    if not path.is_file():
+        return {}
+    found: dict[str, str] = {}
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            item = json.loads(line)
+            if item.get("split") == "validation":
+                found[str(item["id"])] = str(item.get("format", "open"))
+    return found
 
 
 def mean_loss(
