@@ -21,7 +21,7 @@ from ragteam.training.build import (
     short_examples,
 )
 from ragteam.training.data import check_disjoint, read_train_questions
-from ragteam.training.dataset import build_dataset, read_all, read_examples
+from ragteam.training.dataset import build_dataset, read_all, read_examples, read_splits
 from ragteam.training.tokens import IGNORE, masked_spans, tokenize_example
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -221,6 +221,23 @@ def test_build_dataset_writes_splits_and_statistics(questions, train_index, tmp_
     with pytest.raises(InputError, match="not empty"):
         build_dataset(questions, load_index(train_index), out, BuildSettings())
     assert not list(tmp_path.glob(".traj.building-*"))
+
+
+def test_a_larger_build_keeps_the_earlier_splits(questions, train_index, tmp_path):
+    """Adding questions never moves an earlier build's questions across train/validation: a
+    model trained on the earlier build is validated on questions it never saw."""
+    index = load_index(train_index)
+    settings = BuildSettings(validation_share=0.3)
+    build_dataset(questions[:5], index, tmp_path / "small", settings)
+    before = read_splits(tmp_path / "small")
+    assert set(before.values()) == {"train", "validation"}
+    other = BuildSettings(validation_share=0.3, seed=7)  # another seed would reshuffle them
+    build_dataset(questions, index, tmp_path / "big", other, keep_splits=tmp_path / "small")
+    after = read_splits(tmp_path / "big")
+    assert {q: after[q] for q in before} == before and len(after) == len(questions)
+    assert "validation" in {after[q.id] for q in questions[5:]}
+    with pytest.raises(InputError, match="keep-splits"):
+        build_dataset(questions, index, tmp_path / "x", settings, keep_splits=tmp_path / "none")
 
 
 def test_fit_refuses_a_folder_holding_another_run(tmp_path):

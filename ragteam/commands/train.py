@@ -54,6 +54,13 @@ def build_command(
         bool, typer.Option(help="skip rows whose answer is in no supporting paragraph")
     ] = False,
     seed: int = 0,
+    keep_splits: Annotated[
+        Path | None,
+        typer.Option(
+            help="an earlier build folder: its questions keep their train/validation split "
+            "(a model trained on it is never validated on its training questions)"
+        ),
+    ] = None,
 ) -> None:
     """Build long and short SMART trajectories (and their statistics) from training data."""
     from ragteam.llm import load_model
@@ -77,7 +84,9 @@ def build_command(
                 teacher=teacher_model,
                 count_tokens=counter.count_tokens,
                 progress=lambda: bar.advance(task),
+                keep_splits=keep_splits,
                 extra={
+                    "keep_splits": str(keep_splits) if keep_splits else None,
                     "data": [str(p) for p in data],
                     "exclude": [str(p) for p in exclude],
                     "excluded_questions_checked": compared,

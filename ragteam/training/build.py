@@ -248,12 +248,20 @@ def short_examples(item: Item) -> list[Example]:
     ]
 
 
-def assign_splits(items: list[Item], settings: BuildSettings) -> None:
-    """A seeded held-out slice of whole questions for validation loss."""
-    order = list(range(len(items)))
-    random.Random(settings.seed).shuffle(order)
-    held = max(1, round(len(items) * settings.validation_share)) if len(items) > 1 else 0
-    for position in order[:held]:
+def assign_splits(
+    items: list[Item], settings: BuildSettings, kept: dict[str, str] | None = None
+) -> None:
+    """A seeded held-out slice of whole questions for validation loss. `kept` (question id ->
+    split, from an earlier build) fixes the split of the questions it names, so that a model
+    trained on the earlier build is never validated on questions it was trained on; the new
+    questions get their own seeded held-out share."""
+    kept = kept or {}
+    for item in items:
+        item.split = kept.get(item.id, "train")
+    new = [n for n, item in enumerate(items) if item.id not in kept]
+    random.Random(settings.seed).shuffle(new)
+    held = max(1, round(len(new) * settings.validation_share)) if len(new) > 1 else 0
+    for position in new[:held]:
         items[position].split = "validation"
 
 

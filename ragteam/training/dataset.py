@@ -60,12 +60,14 @@ def build_dataset(
     count_tokens: Callable[[str], int] = lambda text: len(text) // 4,
     progress: Callable[[], None] | None = None,
     extra: dict[str, Any] | None = None,
+    keep_splits: Path | None = None,
 ) -> dict[str, Any]:
-    """Build, render and write every trajectory; returns the statistics."""
+    """Build, render and write every trajectory; returns the statistics. `keep_splits`: an
+    earlier trajectory folder whose questions keep their train/validation split here."""
     if out.exists() and any(out.iterdir()):
         raise InputError(f"{out} is not empty; pick a new --out or delete it first")
     items = list(build_items(questions, index, settings, teacher, progress))
-    assign_splits(items, settings)
+    assign_splits(items, settings, read_splits(keep_splits) if keep_splits else None)
     stats = Statistics()
     rendered: dict[str, list[Example]] = {"long": [], "short": []}
     for item in items:
@@ -94,6 +96,22 @@ def build_dataset(
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return summary
+
+
+def read_splits(folder: Path) -> dict[str, str]:
+    """Question id -> split of a trajectory folder's `items.jsonl`."""
+    path = folder / "items.jsonl"
+    if not path.is_file():
+        raise InputError(f"no items.jsonl in {folder}: --keep-splits names a `train build` folder")
+    splits: dict[str, str] = {}
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            try:
+                item = json.loads(line)
+                splits[str(item["id"])] = str(item["split"])
+            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                raise InputError(f"{path}:{number}: not a trajectory item ({exc})") from exc
+    return splits
 
 
 def read_examples(folder: Path, kind: str) -> list[Example]:
