@@ -6,9 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ragteam.agents.role import Role
 from ragteam.llm.base import ChatModel
-from ragteam.llm.calls import complete_json
-from ragteam.prompts import render
 from ragteam.trace import Trace
 
 TEXT = {"type": "string", "maxLength": 300}
@@ -93,15 +92,16 @@ class PlanExecState:
         ]
 
 
+PLANNER = Role("planner", "marag_planner", PLAN_SCHEMA, max_tokens=200)
+STEP_DEFINER = Role("step_definer", "marag_step", STEP_SCHEMA, max_tokens=120)
+EXTRACTOR = Role("extractor", "marag_extractor", NOTE_SCHEMA, max_tokens=120)
+QA = Role("qa", "marag_qa", QA_SCHEMA, max_tokens=160)
+SUMMARY = Role("summary", "marag_summary", SUMMARY_SCHEMA, max_tokens=160)
+ROLES = (PLANNER, STEP_DEFINER, EXTRACTOR, QA, SUMMARY)
+
+
 def plan(model: ChatModel, trace: Trace, question: str) -> PlanState:
-    value = complete_json(
-        model,
-        trace,
-        "planner",
-        render("marag_planner", question=question),
-        PLAN_SCHEMA,
-        max_tokens=200,
-    )
+    value = PLANNER.ask(model, trace, question=question)
     steps = [s.strip() for s in value["steps"] if s.strip()]
     return PlanState(value["analysis"], steps)
 
@@ -109,40 +109,25 @@ def plan(model: ChatModel, trace: Trace, question: str) -> PlanState:
 def define_step(model: ChatModel, trace: Trace, state: PlanExecState, step: str) -> StepTaskState:
     plan_text = " ".join(f"{i}. {s}" for i, s in enumerate(state.plan, start=1))
     history = "; ".join(f"{q} -> {a}" for q, a in state.history()) or "none"
-    value = complete_json(
+    value = STEP_DEFINER.ask(
         model,
         trace,
-        "step_definer",
-        render(
-            "marag_step",
-            question=state.original_question,
-            plan=plan_text,
-            history=history,
-            step=step,
-        ),
-        STEP_SCHEMA,
-        max_tokens=120,
+        question=state.original_question,
+        plan=plan_text,
+        history=history,
+        step=step,
     )
     return StepTaskState(value["type"], value["task"].strip())
 
 
 def extract(model: ChatModel, trace: Trace, task: str, document: str) -> str:
-    value = complete_json(
-        model,
-        trace,
-        "extractor",
-        render("marag_extractor", task=task, document=document),
-        NOTE_SCHEMA,
-        max_tokens=120,
-    )
+    value = EXTRACTOR.ask(model, trace, task=task, document=document)
     return value["note"].strip()
 
 
 def answer_step(model: ChatModel, trace: Trace, task: str, notes: list[str]) -> QAAnswerState:
     shown = "\n".join(f"- {n}" for n in notes) or "- (no notes)"
-    value = complete_json(
-        model, trace, "qa", render("marag_qa", task=task, notes=shown), QA_SCHEMA, max_tokens=160
-    )
+    value = QA.ask(model, trace, task=task, notes=shown)
     return QAAnswerState(
         value["analysis"], value["answer"].strip(), value["success"], int(value["rating"])
     )
@@ -150,13 +135,6 @@ def answer_step(model: ChatModel, trace: Trace, task: str, notes: list[str]) -> 
 
 def summarize(model: ChatModel, trace: Trace, state: PlanExecState) -> str:
     steps = "\n".join(f"- {q} -> {a}" for q, a in state.history()) or "- (no steps)"
-    value = complete_json(
-        model,
-        trace,
-        "summary",
-        render("marag_summary", question=state.original_question, steps=steps),
-        SUMMARY_SCHEMA,
-        max_tokens=160,
-    )
+    value = SUMMARY.ask(model, trace, question=state.original_question, steps=steps)
     state.plan_summary = value["output"]
     return value["answer"].strip()

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from ragteam.agents.role import Role
 from ragteam.llm.base import ChatModel
-from ragteam.llm.calls import complete_json
 from ragteam.metrics import f1_score
-from ragteam.prompts import render
 from ragteam.retrieval import Index, retrieve_traced
 from ragteam.trace import Trace
 from ragteam.types import Passage
@@ -39,6 +38,14 @@ GENERATOR_SCHEMA = {
     },
     "required": ["answer", "citations"],
 }
+
+RECONSTRUCTOR = Role("reconstructor", "smart_reconstructor", INTENTS_SCHEMA, max_tokens=96)
+LOCATOR = Role("locator", "smart_locator", LOCATOR_SCHEMA, max_tokens=96)
+GENERATOR = Role("generator", "smart_generator", GENERATOR_SCHEMA, max_tokens=64)
+# with no facts the generator answers from the request alone: from the model's own knowledge,
+# like its worked example (so not grounded)
+GENERATOR_DIRECT = replace(GENERATOR, prompt="smart_direct", grounded=False)
+ROLES = (RECONSTRUCTOR, LOCATOR, GENERATOR)
 
 
 def squash(text: str) -> str:
@@ -77,14 +84,7 @@ def gather_passages(index: Index, trace: Trace, intents: list[str], k: int) -> l
 
 def reconstruct(model: ChatModel, trace: Trace, question: str, max_intents: int) -> list[str]:
     """Search intents for the request (deduplicated, at most `max_intents`)."""
-    value = complete_json(
-        model,
-        trace,
-        "reconstructor",
-        render("smart_reconstructor", question=question),
-        INTENTS_SCHEMA,
-        max_tokens=96,
-    )
+    value = RECONSTRUCTOR.ask(model, trace, question=question)
     intents = list(dict.fromkeys(i.strip() for i in value["intents"] if i.strip()))
     return intents[:max_intents]
 
@@ -116,20 +116,14 @@ def locate(
             return "the fact must be copied word for word from the passage"
         return None
 
-    value = complete_json(
+    value = LOCATOR.ask(
         model,
         trace,
-        "locator",
-        render(
-            "smart_locator",
-            question=question,
-            number=str(number),
-            title=passage.title,
-            text=passage.text,
-        ),
-        LOCATOR_SCHEMA,
-        max_tokens=96,
         check=check,
+        question=question,
+        number=str(number),
+        title=passage.title,
+        text=passage.text,
     )
     fact = squash(value["fact"]) if value["relevant"] else ""
     if fact and not fact_in_passage(fact, passage.text):
@@ -153,15 +147,7 @@ def generate(
 ) -> tuple[str, list[int]]:
     """Answer from (number, title, fact-or-text) triples; with none, from the request alone."""
     if not facts:
-        value = complete_json(
-            model,
-            trace,
-            "generator",
-            render("smart_direct", question=question),
-            GENERATOR_SCHEMA,
-            max_tokens=max_tokens,
-            grounded=False,  # answers from the model's own knowledge, like its example
-        )
+        value = GENERATOR_DIRECT.ask(model, trace, max_tokens=max_tokens, question=question)
         return value["answer"].strip(), []
     shown = "\n".join(f"[{n}] {title}: {text}" for n, title, text in facts)
     allowed = {n for n, _, _ in facts}
@@ -172,13 +158,7 @@ def generate(
             f"citations {wrong} are not among the fact numbers {sorted(allowed)}" if wrong else None
         )
 
-    value = complete_json(
-        model,
-        trace,
-        "generator",
-        render("smart_generator", facts=shown, question=question),
-        GENERATOR_SCHEMA,
-        max_tokens=max_tokens,
-        check=check,
+    value = GENERATOR.ask(
+        model, trace, check=check, max_tokens=max_tokens, facts=shown, question=question
     )
     return value["answer"].strip(), list(dict.fromkeys(value["citations"]))

@@ -3,12 +3,11 @@ verifier, final answer. Each role is a prompt, a JSON schema and a typed result.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from ragteam.agents.role import Role
 from ragteam.llm.base import ChatModel
-from ragteam.llm.calls import complete_json
-from ragteam.prompts import render
 from ragteam.tools.base import Tool
 from ragteam.trace import Trace
 from ragteam.types import Passage
@@ -42,6 +41,18 @@ def choice_schema(names: list[str]) -> dict[str, Any]:
         "properties": {"thought": {"type": "string", "maxLength": 250}, "tool": {"enum": names}},
         "required": ["thought", "tool"],
     }
+
+
+PLANNER = Role("planner", "smurfs_planner", PLAN_SCHEMA)
+# the executor's two prompts (which tool, then its arguments) are one role: one model plays it;
+# each call gives the schema of the tools at hand
+EXECUTOR = Role("executor", "smurfs_executor")
+ARGUMENTS = replace(EXECUTOR, prompt="smurfs_arguments", max_tokens=160)
+ANSWER_AGENT = Role("answer_agent", "smurfs_answer", ANSWER_SCHEMA, max_tokens=80)
+# a verdict may name the sub-task's words that the worked example also names
+VERIFIER = Role("verifier", "smurfs_verifier", VERDICT_SCHEMA, max_tokens=100, grounded=False)
+FINAL = Role("final", "smurfs_final", ANSWER_SCHEMA, max_tokens=80)
+ROLES = (PLANNER, EXECUTOR, ANSWER_AGENT, VERIFIER, FINAL)
 
 
 @dataclass
@@ -80,9 +91,7 @@ def seen_text(records: list[StepRecord], limit: int = 8) -> str:
 
 
 def plan(model: ChatModel, trace: Trace, question: str) -> list[str]:
-    value = complete_json(
-        model, trace, "planner", render("smurfs_planner", question=question), PLAN_SCHEMA
-    )
+    value = PLANNER.ask(model, trace, question=question)
     return [t.strip() for t in value["Tasks"] if t.strip()]
 
 
@@ -91,11 +100,10 @@ def choose_tool(
 ) -> tuple[str, str]:
     """(thought, tool name) among `tools`."""
     listing = "\n".join(f"- {t.describe()}" for t in tools)
-    messages = render("smurfs_executor", task=task, known=known, hint=hint or "none", tools=listing)
     # Grounded: a thought that copies the worked example's names would carry them into the
     # arguments prompt, where they then look like the sub-task's own words.
-    schema = choice_schema([t.name for t in tools])
-    value = complete_json(model, trace, "executor", messages, schema)
+    role = replace(EXECUTOR, schema=choice_schema([t.name for t in tools]))
+    value = role.ask(model, trace, task=task, known=known, hint=hint or "none", tools=listing)
     return value["thought"].strip(), value["tool"]
 
 
@@ -108,16 +116,16 @@ def write_arguments(
     chosen: Tool,
     seen: str = "none",
 ) -> dict[str, Any]:
-    messages = render(
-        "smurfs_arguments",
+    role = replace(ARGUMENTS, schema=bounded_strings(chosen.schema_now()))
+    return role.ask(
+        model,
+        trace,
         task=task,
         known=known,
         seen=seen,
         thought=thought or "none",
         tool=chosen.describe(),
     )
-    schema = bounded_strings(chosen.schema_now())
-    return complete_json(model, trace, "executor", messages, schema, max_tokens=160)
 
 
 def bounded_strings(schema: dict[str, Any], limit: int = ARGUMENT_CHARS) -> dict[str, Any]:
@@ -134,22 +142,17 @@ def bounded_strings(schema: dict[str, Any], limit: int = ARGUMENT_CHARS) -> dict
 
 
 def condense(model: ChatModel, trace: Trace, task: str, output: str) -> str:
-    messages = render("smurfs_answer", task=task, output=output)
-    value = complete_json(model, trace, "answer_agent", messages, ANSWER_SCHEMA, max_tokens=80)
+    value = ANSWER_AGENT.ask(model, trace, task=task, output=output)
     return value["answer"].strip()
 
 
 def verify(model: ChatModel, trace: Trace, task: str, answer: str) -> tuple[str, str]:
     """(status, hint)."""
-    messages = render("smurfs_verifier", task=task, answer=answer or "(empty)")
-    value = complete_json(
-        model, trace, "verifier", messages, VERDICT_SCHEMA, max_tokens=100, grounded=False
-    )
+    value = VERIFIER.ask(model, trace, task=task, answer=answer or "(empty)")
     return value["status"], value["hint"].strip()
 
 
 def final_answer(model: ChatModel, trace: Trace, question: str, log: list[SubTask]) -> str:
     shown = "\n".join(f"- {s.task} -> {s.answer}" for s in log) or "- (none)"
-    messages = render("smurfs_final", question=question, log=shown)
-    value = complete_json(model, trace, "final", messages, ANSWER_SCHEMA, max_tokens=80)
+    value = FINAL.ask(model, trace, question=question, log=shown)
     return value["answer"].strip()

@@ -24,6 +24,11 @@ def load_prompt(name: str) -> tuple[tuple[str, str], ...]:
         raise RagteamError(
             f"no prompt template '{name}' in ragteam/prompts; reinstall ragteam"
         ) from exc
+    return parse_template(text)
+
+
+def parse_template(text: str) -> tuple[tuple[str, str], ...]:
+    """The (role, body) turns of a template's text."""
     turns: list[tuple[str, list[str]]] = []
     for line in text.splitlines():
         if line.startswith("### ") and line[4:].strip() in ROLES:
@@ -39,7 +44,12 @@ _SLOT = re.compile(r"\{([a-z_]+)\}")
 def render(name: str, **values: str) -> list[Message]:
     """Fill `{slot}`s named in `values` in one pass; other braces (JSON examples) stay as they
     are, and text inside the values is never treated as a slot."""
+    return fill(load_prompt(name), **values)
+
+
+def fill(turns: tuple[tuple[str, str], ...], **values: str) -> list[Message]:
+    """`render` for turns already parsed (a template given inline, `parse_template`)."""
     return [
         {"role": role, "content": _SLOT.sub(lambda m: values.get(m.group(1), m.group(0)), body)}
-        for role, body in load_prompt(name)
+        for role, body in turns
     ]

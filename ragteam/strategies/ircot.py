@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ragteam.llm.calls import complete_traced
-from ragteam.prompts import render
+from ragteam.agents.readers import ANSWERER, REASONER
+from ragteam.agents.role import role_names
 from ragteam.retrieval import retrieve_traced
 from ragteam.strategies.base import (
     Context,
@@ -22,7 +22,7 @@ from ragteam.strategies.base import (
     fit_question,
     format_passages,
 )
-from ragteam.strategies.baselines import STOP, read_answer
+from ragteam.strategies.baselines import read_answer
 from ragteam.types import Answer, Passage
 
 ANSWER = re.compile(r"so the answer is\s*:?\s*(.+)", re.IGNORECASE | re.DOTALL)
@@ -31,7 +31,7 @@ ANSWER = re.compile(r"so the answer is\s*:?\s*(.+)", re.IGNORECASE | re.DOTALL)
 @dataclass
 class IRCoT:
     name: ClassVar[str] = "ircot"
-    roles: ClassVar[tuple[str, ...]] = ("reasoner", "answerer")
+    roles: ClassVar[tuple[str, ...]] = role_names(REASONER, ANSWERER)
     needs_index: ClassVar[bool] = True
     k: int = 3
     max_steps: int = 5
@@ -49,19 +49,13 @@ class IRCoT:
         answer = ""
         for _step in range(self.max_steps):
             shown = self._shown(ctx, asked, rounds, sentences)
-            messages = render(
-                "ircot",
+            reply = REASONER.say(
+                REASONER.model(ctx),
+                ctx.trace,
+                max_tokens=self.max_sentence_tokens,
                 passages=format_passages(shown),
                 question=asked,
                 reasoning=" ".join(sentences) or "(none yet)",
-            )
-            reply = complete_traced(
-                ctx.model_for("reasoner"),
-                ctx.trace,
-                "reasoner",
-                messages,
-                max_tokens=self.max_sentence_tokens,
-                stop=STOP,
             )
             sentence = " ".join(reply.text.split())
             if match := ANSWER.search(sentence):
@@ -85,13 +79,12 @@ class IRCoT:
     ) -> list[Passage]:
         """Newest passages first, then older ones, trimmed to what the window holds."""
         newest_first = [p for group in reversed(rounds) for p in group]
-        fixed = sum(
-            ctx.model_for("reasoner").count_tokens(m["content"]) + 8
-            for m in render("ircot", passages="", question=question, reasoning=" ".join(sentences))
+        reasoner = REASONER.model(ctx)
+        fixed = REASONER.prompt_tokens(
+            reasoner, passages="", question=question, reasoning=" ".join(sentences)
         )
-        reasoner = ctx.model_for("reasoner")
         budget = reasoner.context_length - self.max_sentence_tokens - fixed - 16
-        return fit_passages(ctx, newest_first, budget, "reasoner")
+        return fit_passages(ctx, newest_first, budget, REASONER.name)
 
     def _read_answer(
         self, ctx: Context, question: str, rounds: list[list[Passage]], sentences: list[str]

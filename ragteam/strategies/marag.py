@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ragteam.agents import marag as roles
+from ragteam.agents.role import role_names
 from ragteam.errors import ParseError
 from ragteam.retrieval import retrieve_traced
 from ragteam.strategies.base import Context, fit_question, fit_text
@@ -26,7 +27,7 @@ class _Budget(Exception):
 @dataclass
 class MARAG:
     name: ClassVar[str] = "marag"
-    roles: ClassVar[tuple[str, ...]] = ("planner", "step_definer", "extractor", "qa", "summary")
+    roles: ClassVar[tuple[str, ...]] = role_names(*roles.ROLES)
     needs_index: ClassVar[bool] = True
     k: int = 5
     max_steps: int = 4
@@ -83,7 +84,7 @@ class MARAG:
 
     def _plan(self, ctx: Context, question: str) -> list[str]:
         try:
-            steps = roles.plan(ctx.model_for("planner"), ctx.trace, question).step
+            steps = roles.plan(roles.PLANNER.model(ctx), ctx.trace, question).step
         except ParseError as exc:
             ctx.trace.note("marag", f"planner failed ({exc.reason}); one step: the question")
             return [question]
@@ -98,7 +99,7 @@ class MARAG:
         if not state.step_output and not self.define_first:
             return roles.StepTaskState("question-answering", step)
         try:
-            return roles.define_step(ctx.model_for("step_definer"), ctx.trace, state, step)
+            return roles.define_step(roles.STEP_DEFINER.model(ctx), ctx.trace, state, step)
         except ParseError as exc:
             ctx.trace.note("marag", f"step definer failed ({exc.reason}); asking the step as is")
             return roles.StepTaskState("question-answering", step)
@@ -119,14 +120,14 @@ class MARAG:
                 notes.append(self._note(ctx, task.task, p))
             notes_for_qa = [n for n in notes if n]
         try:
-            output = roles.answer_step(ctx.model_for("qa"), ctx.trace, task.task, notes_for_qa)
+            output = roles.answer_step(roles.QA.model(ctx), ctx.trace, task.task, notes_for_qa)
         except ParseError as exc:
             ctx.trace.note("marag", f"QA agent failed ({exc.reason}); stopping")
             output = roles.QAAnswerState("", "", "no", 0)
         return output, docs, notes
 
     def _note(self, ctx: Context, task: str, passage: Passage) -> str:
-        model = ctx.model_for("extractor")
+        model = roles.EXTRACTOR.model(ctx)
         document = f"{passage.title}: {fit_text(model, passage.text, self.document_tokens)[0]}"
         try:
             return roles.extract(model, ctx.trace, task, document)
@@ -138,7 +139,7 @@ class MARAG:
         if not state.step_output:
             return ""
         try:
-            return roles.summarize(ctx.model_for("summary"), ctx.trace, state)
+            return roles.summarize(roles.SUMMARY.model(ctx), ctx.trace, state)
         except ParseError as exc:
             ctx.trace.note("marag", f"summary failed ({exc.reason}); using the last step answer")
             return state.step_output[-1].answer

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ragteam.agents import smart as roles
+from ragteam.agents.role import role_names
 from ragteam.agents.smart_format import Judgement, Trajectory, render_trajectory
 from ragteam.errors import InputError, ParseError
 from ragteam.llm.base import ChatModel
@@ -32,7 +33,8 @@ MODES = ("auto", "modular", "trajectory")
 @dataclass
 class Smart:
     name: ClassVar[str] = "smart"
-    roles: ClassVar[tuple[str, ...]] = ("reconstructor", "locator", "generator", "trajectory")
+    # the modular roles, and the one model that plays the whole trajectory (mode=trajectory)
+    roles: ClassVar[tuple[str, ...]] = (*role_names(*roles.ROLES), ROLE_MODEL)
     needs_index: ClassVar[bool] = True
     client_text_options: ClassVar[tuple[str, ...]] = ("mode",)
     k: int = 3
@@ -80,7 +82,7 @@ class Smart:
             note_facts(ctx, passages, [(n, fact) for n, _title, fact in facts])
         try:
             text, numbers = roles.generate(
-                ctx.model_for("generator"), ctx.trace, asked, facts, self.max_answer_tokens
+                roles.GENERATOR.model(ctx), ctx.trace, asked, facts, self.max_answer_tokens
             )
         except ParseError as exc:
             ctx.trace.note("smart", f"generator failed: {exc.reason}; no answer")
@@ -150,7 +152,7 @@ class Smart:
             return [question]
         try:
             intents = roles.reconstruct(
-                ctx.model_for("reconstructor"), ctx.trace, question, self.max_intents
+                roles.RECONSTRUCTOR.model(ctx), ctx.trace, question, self.max_intents
             )
         except ParseError as exc:
             ctx.trace.note("smart", f"reconstructor failed ({exc.reason}); using the question")
@@ -162,13 +164,13 @@ class Smart:
     def _passages(self, ctx: Context, intents: list[str]) -> list[Passage]:
         found = roles.gather_passages(ctx.require_index(self.name), ctx.trace, intents, self.k)
         room = (
-            ctx.model_for("locator").context_length // 2
+            roles.LOCATOR.model(ctx).context_length // 2
         )  # one passage must fit a locator prompt easily
         return [
             Passage(
                 p.id,
                 p.title,
-                fit_text(ctx.model_for("locator"), p.text, room)[0],
+                fit_text(roles.LOCATOR.model(ctx), p.text, room)[0],
                 p.doc_id,
                 p.score,
             )
@@ -187,7 +189,7 @@ class Smart:
         for n, p in numbered:
             try:
                 located = roles.locate(
-                    ctx.model_for("locator"), ctx.trace, question, n, p, self.snap_facts
+                    roles.LOCATOR.model(ctx), ctx.trace, question, n, p, self.snap_facts
                 )
             except ParseError as exc:
                 ctx.trace.note("smart", f"locator failed on [{n}] ({exc.reason}); passing it raw")
@@ -201,9 +203,9 @@ class Smart:
         return self._fit(ctx, facts)
 
     def _fit(self, ctx: Context, facts: list[tuple[int, str, str]]) -> list[tuple[int, str, str]]:
-        budget = ctx.model_for("generator").context_length - self.max_answer_tokens - 400
+        budget = roles.GENERATOR.model(ctx).context_length - self.max_answer_tokens - 400
         as_passages = [Passage(str(n), title, text) for n, title, text in facts]
-        fitted = fit_passages(ctx, as_passages, budget, "generator")
+        fitted = fit_passages(ctx, as_passages, budget, roles.GENERATOR.name)
         return [(int(p.id), p.title, p.text) for p in fitted]
 
 

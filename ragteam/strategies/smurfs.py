@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ragteam.agents import smurfs as roles
+from ragteam.agents.role import role_names
 from ragteam.agents.smurfs import StepRecord, SubTask
 from ragteam.errors import InputError, ParseError
 from ragteam.strategies.base import Context, cite, fit_question
@@ -32,7 +33,7 @@ class _Budget(Exception):
 @dataclass
 class Smurfs:
     name: ClassVar[str] = "smurfs"
-    roles: ClassVar[tuple[str, ...]] = ("planner", "executor", "answer_agent", "verifier", "final")
+    roles: ClassVar[tuple[str, ...]] = role_names(*roles.ROLES)
     needs_index: ClassVar[bool] = False  # search/lookup join the tools when an index is given
     k: int = 3
     max_subtasks: int = 3
@@ -73,7 +74,7 @@ class Smurfs:
             return [question]
         self._spend(ctx)
         try:
-            tasks = roles.plan(ctx.model_for("planner"), ctx.trace, question)
+            tasks = roles.plan(roles.PLANNER.model(ctx), ctx.trace, question)
         except ParseError as exc:
             ctx.trace.note("smurfs", f"planner failed ({exc.reason}); one sub-task: the request")
             return [question]
@@ -124,7 +125,7 @@ class Smurfs:
         untried: list[Any],
     ) -> StepRecord:
         known = roles.known_text(log, local)
-        executor = ctx.model_for("executor")
+        executor = roles.EXECUTOR.model(ctx)
         if len(untried) == 1:
             thought, name = "", untried[0].name
         else:
@@ -155,7 +156,7 @@ class Smurfs:
             return bound(output, 300)
         self._spend(ctx)
         try:
-            return roles.condense(ctx.model_for("answer_agent"), ctx.trace, task, output)
+            return roles.condense(roles.ANSWER_AGENT.model(ctx), ctx.trace, task, output)
         except ParseError as exc:
             ctx.trace.note("smurfs", f"answer agent failed ({exc.reason}); raw output kept")
             return bound(output, 300)
@@ -167,7 +168,7 @@ class Smurfs:
             return "pending", "the last tool found nothing; search with other words"
         self._spend(ctx)
         try:
-            return roles.verify(ctx.model_for("verifier"), ctx.trace, task, answer)
+            return roles.verify(roles.VERIFIER.model(ctx), ctx.trace, task, answer)
         except ParseError as exc:
             ctx.trace.note("smurfs", f"verifier failed ({exc.reason}); taken as solved")
             return "solved", ""
@@ -181,7 +182,7 @@ class Smurfs:
     def _final(self, ctx: Context, question: str, log: list[SubTask]) -> str:
         self._spend(ctx)
         try:
-            return roles.final_answer(ctx.model_for("final"), ctx.trace, question, log)
+            return roles.final_answer(roles.FINAL.model(ctx), ctx.trace, question, log)
         except ParseError as exc:
             ctx.trace.note("smurfs", f"final answer failed ({exc.reason}); last solved sub-task")
             return _last_solved(log)

@@ -64,22 +64,23 @@ def role_losses(
     if not (data / "short.jsonl").is_file():
         return {}
     held = [e for e in read_examples(data, "short") if e.split == "validation"]
-    groups = {role: [e for e in held if e.role == role] for role in sorted({e.role for e in held})}
+    losses = example_losses(model, held, max_length, tokenizer, bos)
+    groups = {
+        role: [e.id for e in held if e.role == role] for role in sorted({e.role for e in held})
+    }
     formats = _formats(data)
     if len(set(formats.values())) > 1:
         for fmt in sorted(set(formats.values())):
             groups[f"generator@{fmt}"] = [
-                e for e in groups.get("generator", []) if formats.get(_item_id(e)) == fmt
+                i for i in groups.get("generator", []) if formats.get(i.rsplit("/", 1)[0]) == fmt
             ]
-    return {
-        f"{stage}:{name}": mean_loss(model, examples, max_length, tokenizer, bos)
-        for name, examples in groups.items()
-        if examples
-    }
-
-
-def _item_id(example: Example) -> str:
-    return example.id.rsplit("/", 1)[0]
+    found = {}
+    for name, ids in groups.items():
+        measured = [losses[i] for i in ids if i in losses]
+        if measured:
+            total, count = sum(m[0] for m in measured), sum(m[1] for m in measured)
+            found[f"{stage}:{name}"] = round(total / count, 4)
+    return found
 
 
 def _formats(data: Path) -> dict[str, str]:
@@ -100,18 +101,28 @@ def _formats(data: Path) -> dict[str, str]:
 def mean_loss(
     model: Any, held: list[Example], max_length: int, tokenizer: Any, bos: int | None
 ) -> float:
+    """Token-weighted mean loss of `held` (NaN when none fits `max_length`)."""
+    measured = example_losses(model, held, max_length, tokenizer, bos).values()
+    count = sum(n for _, n in measured)
+    return round(sum(total for total, _ in measured) / count, 4) if count else float("nan")
+
+
+def example_losses(
+    model: Any, held: list[Example], max_length: int, tokenizer: Any, bos: int | None
+) -> dict[str, tuple[float, int]]:
+    """Example id -> (summed loss, trained tokens), for every example that fits `max_length`."""
     import torch
 
-    encoded = [tokenize_example(tokenizer, e.text, e.prompt_chars, bos) for e in held]
-    encoded = [t for t in encoded if len(t.input_ids) <= max_length and t.trained]
-    if not encoded:
-        return float("nan")
     model.eval()
-    total, count = 0.0, 0
+    found: dict[str, tuple[float, int]] = {}
     with torch.no_grad():
-        for t in encoded:
+        for e in held:
+            t = tokenize_example(tokenizer, e.text, e.prompt_chars, bos)
+            if len(t.input_ids) > max_length or not t.trained:
+                continue
             ids, labels, attention = collate([t], 0, model.device)
-            loss = trained_loss(model, ids, labels, attention)
-            total += float(loss) * t.trained
-            count += t.trained
-    return round(total / count, 4)
+            found[e.id] = (
+                float(trained_loss(model, ids, labels, attention)) * t.trained,
+                t.trained,
+            )
+    return found

@@ -1,0 +1,17 @@
+"""The plain-text roles of the baselines and IRCoT: an answerer (with passages, or from the
+model's own knowledge) and IRCoT's one-sentence reasoner."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ragteam.agents.role import Role
+
+STOP = ("\n\n", "\nQuestion:", "<|im_end|>")
+
+# reads the answer off numbered passages; a reply copying the worked example is retried without it
+ANSWERER = Role("answerer", "oner", max_tokens=48, stop=STOP)
+# NoR: the same role answering from the model's own knowledge
+ANSWERER_DIRECT = replace(ANSWERER, prompt="nor", grounded=False)
+# IRCoT: the next reasoning sentence over the passages so far
+REASONER = Role("reasoner", "ircot", max_tokens=48, grounded=False, stop=STOP)
