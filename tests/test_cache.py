@@ -45,3 +45,13 @@ def test_two_ggufs_of_one_name_and_size_are_different_models(tmp_path):
         path.write_bytes(bytes(data))
     assert gguf_fingerprint(a) != gguf_fingerprint(b)
     assert gguf_fingerprint(a) == gguf_fingerprint(a)
+
+
+def test_a_logit_bias_is_part_of_a_raw_text_key(tmp_path):
+    inner = FakeModel(["plain", "biased", "other"])
+    model = CachedModel(inner, tmp_path / "c.sqlite")
+    assert model.complete_text("go", max_tokens=4).text == "plain"
+    assert model.complete_text("go", max_tokens=4, logit_bias={7: 2.0}).text == "biased"
+    assert model.complete_text("go", max_tokens=4, logit_bias={7: 1.0}).text == "other"
+    assert model.complete_text("go", max_tokens=4, logit_bias={7: 2.0}).text == "biased"
+    assert model.complete_text("go", max_tokens=4).text == "plain" and len(inner.calls) == 3

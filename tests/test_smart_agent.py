@@ -80,3 +80,18 @@ def test_the_shipped_agent_answers_on_the_embedded_model(bm25_index_dir):
     # the trained agent is a different model from the base: never the base's cache entries
     llm_steps = [s for s in result.trace.steps if s.kind == "llm"]
     assert all(s.meta.get("mode") == "trajectory" for s in llm_steps)
+
+
+@pytest.mark.integration
+def test_a_locator_bias_makes_the_real_locator_judge_more_passages_relevant(bm25_index_dir):
+    """llama.cpp applies the bias: a large one turns every judgement to "[Relevant]"."""
+
+    def judged(bias: float) -> list[bool]:
+        result = answer(
+            QUESTION, index=bm25_index_dir, strategy="smart", options={"locator_bias": bias}
+        )
+        [step] = [s for s in result.trace.steps if s.role == "locator"]
+        return [line.startswith("[Relevant]") for line in step.output.splitlines() if "]: [" in line]
+
+    plain, forced = judged(0.0), judged(40.0)
+    assert forced and all(forced) and sum(forced) > sum(plain)

@@ -110,3 +110,24 @@ def test_empty_answer_is_a_failed_generator_step(bm25_index_dir):
 def test_unknown_mode_is_refused():
     with pytest.raises(InputError, match="mode must be one of"):
         make_strategy("smart", {"mode": "joint"})
+
+
+class Tokenizing(FakeModel):
+    """A scripted model whose tokenizer is one id per character."""
+
+    def tokenize(self, text: str) -> list[int]:
+        return [ord(c) for c in text]
+
+
+def test_locator_bias_reaches_only_the_locator_call_on_the_token_that_parts_the_judgements(
+    bm25_index_dir,
+):
+    model = Tokenizing(scripted()._fn)
+    result = run(model, bm25_index_dir, locator_bias=2.5)
+    # "[Relevant]" and "[Irrelevant]" part at their second character: R against I
+    assert [c.get("logit_bias") for c in model.calls] == [None, {ord("R"): 2.5}, None]
+    [locator] = [s for s in result.trace.steps if s.role == "locator"]
+    assert locator.meta["logit_bias"] == {ord("R"): 2.5}
+    assert run(scripted(), bm25_index_dir).text == "Hevik"  # no bias: no tokenizer needed
+    with pytest.raises(InputError, match="tokenizer"):
+        run(scripted(), bm25_index_dir, locator_bias=1.0)

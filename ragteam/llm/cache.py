@@ -103,19 +103,36 @@ class CachedModel:
         max_tokens: int = 256,
         temperature: float = 0.0,
         stop: list[str] | None = None,
+        logit_bias: dict[int, float] | None = None,
     ) -> Completion:
-        """Raw-text continuation, cached like chat calls (keyed apart from them)."""
+        """Raw-text continuation, cached like chat calls (keyed apart from them; a logit bias
+        is part of the key)."""
         inner = getattr(self.inner, "complete_text", None)
         if inner is None:
             raise ModelError(
                 f"model {self.identity} cannot continue raw text; use an in-process GGUF "
                 "(--model PATH.gguf) for this"
             )
-        params = {"max_tokens": max_tokens, "temperature": temperature, "stop": stop}
+        params: dict[str, Any] = {
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "stop": stop,
+        }
+        if logit_bias:
+            params["logit_bias"] = logit_bias
         if temperature > 0:
             return inner(prompt, **params)
-        key = cache_key(self.identity, [{"role": "raw-text", "content": prompt}], params)
+        keyed = {**params, "logit_bias": {str(k): v for k, v in sorted((logit_bias or {}).items())}}
+        if not logit_bias:
+            keyed.pop("logit_bias")  # entries cached before biases existed stay valid
+        key = cache_key(self.identity, [{"role": "raw-text", "content": prompt}], keyed)
         return self._cached(key, lambda: inner(prompt, **params))
+
+    def tokenize(self, text: str) -> list[int]:
+        tokenize = getattr(self.inner, "tokenize", None)
+        if tokenize is None:
+            raise ModelError(f"model {self.identity} does not expose its tokenizer")
+        return list(tokenize(text))
 
     def count_tokens(self, text: str) -> int:
         return self.inner.count_tokens(text)

@@ -68,15 +68,19 @@ class FakeModel:
         max_tokens: int = 256,
         temperature: float = 0.0,
         stop: list[str] | None = None,
+        logit_bias: dict[int, float] | None = None,
     ) -> Completion:
-        """Raw-text continuation from the same script; the call is kept with role `raw`.
-        Like a server, the reply is cut before the first stop string."""
+        """Raw-text continuation from the same script; the call is kept with role `raw` (and
+        its `logit_bias`, which a script cannot apply). Like a server, the reply is cut before
+        the first stop string."""
         result = self.complete(
             [{"role": "raw", "content": prompt}],
             max_tokens=max_tokens,
             temperature=temperature,
             stop=stop,
         )
+        if logit_bias:
+            self.calls[-1]["logit_bias"] = logit_bias
         text = result.text
         for marker in stop or []:
             text = text.split(marker, 1)[0]

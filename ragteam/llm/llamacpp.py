@@ -190,14 +190,20 @@ class LlamaCppModel:
         max_tokens: int = 256,
         temperature: float = 0.0,
         stop: list[str] | None = None,
+        logit_bias: dict[int, float] | None = None,
     ) -> Completion:
         """Continue `prompt` as raw text. llama.cpp keeps the KV state of the longest prefix
-        shared with the previous call, so a prompt that extends the last one is cheap."""
+        shared with the previous call, so a prompt that extends the last one is cheap.
+        `logit_bias` adds to the logits of the token ids it names at every generated position."""
         started = time.perf_counter()
         with self._lock:
             try:
                 out = self._llm.create_completion(
-                    prompt, max_tokens=max_tokens, temperature=temperature, stop=stop or []
+                    prompt,
+                    max_tokens=max_tokens,
+                    temperature=temperature,
+                    stop=stop or [],
+                    logit_bias=logit_bias or None,
                 )
             except ValueError as exc:
                 raise ModelError(
@@ -212,8 +218,12 @@ class LlamaCppModel:
         )
 
     def count_tokens(self, text: str) -> int:
+        return len(self.tokenize(text))
+
+    def tokenize(self, text: str) -> list[int]:
+        """The token ids of `text` (no BOS, special markers read as text)."""
         with self._lock:
-            return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+            return list(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
 
 _LOCKS: dict[int, threading.Lock] = {}

@@ -50,6 +50,8 @@ class Smart:
     # modular: four prompted roles; trajectory: one trained model plays them all
     mode: str = "auto"
     max_passages: int = 6  # trajectory mode: passages in the <retrieval> block
+    # trajectory mode: logit bias toward judging a passage "[Relevant]" (recall for precision)
+    locator_bias: float = 0.0
 
     @staticmethod
     def describe() -> str:
@@ -133,6 +135,7 @@ class Smart:
             self.max_passages,
             self.max_answer_tokens,
             with_question=self.with_question is not False,
+            locator_bias=self.locator_bias,
         )
         trajectory, passages = run_trajectory(asked, ctx, settings, model)
         note_trajectory(ctx.trace, trajectory)

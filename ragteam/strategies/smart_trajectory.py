@@ -21,8 +21,10 @@ from ragteam.agents.smart_format import (
     EOL,
     EOR,
     GENERATOR,
+    IRRELEVANT,
     LOCATOR,
     RECONSTRUCTOR,
+    RELEVANT,
     Judgement,
     Trajectory,
     parse_generator,
@@ -32,6 +34,7 @@ from ragteam.agents.smart_format import (
     render_prompt,
     render_retrieval,
 )
+from ragteam.errors import InputError
 from ragteam.formats import search_text
 from ragteam.llm.base import ChatModel, Completion
 from ragteam.strategies.base import Context, fit_text
@@ -51,21 +54,32 @@ class TrajectorySettings:
     # retrieve with the question too (first), beside the model's intents: the agent then finds
     # at least what the question alone finds
     with_question: bool = True
+    # added to the logit of the token that makes a judgement "[Relevant]" (not "[Irrelevant]"):
+    # > 0 trades locator precision for recall (bench/locator_margin.py measures the trade on
+    # held-out training questions)
+    locator_bias: float = 0.0
 
 
 def continue_text(
-    ctx: Context, role: str, prompt: str, stop: str, max_tokens: int, model: ChatModel
+    ctx: Context,
+    role: str,
+    prompt: str,
+    stop: str,
+    max_tokens: int,
+    model: ChatModel,
+    logit_bias: dict[int, float] | None = None,
 ) -> Step:
     """One raw-text continuation by `model`, recorded as an llm step of `role`."""
     complete = getattr(model, "complete_text", None)
     if complete is None:
-        from ragteam.errors import InputError
-
         raise InputError(
             "smart mode=trajectory needs a model that continues raw text: an in-process GGUF "
             "trained with `ragteam train fit` (--model PATH.gguf)"
         )
-    result: Completion = complete(prompt, max_tokens=max_tokens, temperature=0.0, stop=[stop])
+    extra = {"logit_bias": logit_bias} if logit_bias else {}
+    result: Completion = complete(
+        prompt, max_tokens=max_tokens, temperature=0.0, stop=[stop], **extra
+    )
     return ctx.trace.add(
         Step(
             kind="llm",
@@ -76,9 +90,27 @@ def continue_text(
             completion_tokens=result.completion_tokens,
             seconds=result.seconds,
             cached=result.cached,
-            meta={"mode": "trajectory"},
+            meta={"mode": "trajectory", **({"logit_bias": logit_bias} if logit_bias else {})},
         )
     )
+
+
+def relevant_bias(model: ChatModel, bias: float) -> dict[int, float]:
+    """`bias` on the first token where "[Relevant]" and "[Irrelevant]" part (empty for 0)."""
+    if not bias:
+        return {}
+    tokenize = getattr(model, "tokenize", None)
+    if tokenize is None:
+        raise InputError(
+            "smart locator_bias needs a model whose tokenizer ragteam reads: an in-process GGUF"
+        )
+    relevant, irrelevant = tokenize(RELEVANT), tokenize(IRRELEVANT)
+    parted = next(
+        (n for n, (a, b) in enumerate(zip(relevant, irrelevant, strict=False)) if a != b), None
+    )
+    if parted is None:
+        raise InputError("smart locator_bias: the tokenizer reads both judgements alike")
+    return {relevant[parted]: bias}
 
 
 def _fail(step: Step, reason: str) -> None:
@@ -111,7 +143,8 @@ def run_trajectory(
     ]
     t.passages = [(p.title, p.text) for p in passages]
     text += render_retrieval(t.passages) + LOCATOR
-    step = continue_text(ctx, "locator", text, EOL, 48 * max(1, len(passages)) + 32, model)
+    bias = relevant_bias(model, s.locator_bias)
+    step = continue_text(ctx, "locator", text, EOL, 48 * max(1, len(passages)) + 32, model, bias)
     t.judgements = _check_judgements(step, passages)
     text += render_locator(t.judgements)[len(LOCATOR) :] + GENERATOR
     step = continue_text(ctx, "generator", text, EOG, s.max_answer_tokens, model)
