@@ -35,7 +35,25 @@ resume=""
 ragteam train fit --data "$OUT/traj-all" --out "$OUT/smart-lora2" --lora --lora-rank 16 \
     --lora-init "$OUT/smart-lora/adapter.gguf" --stage long --long-epochs 0.8 --lr 3e-4 --seed 1 \
     --threads 2 $resume
-cp "$OUT/smart-lora2/adapter.gguf" ragteam/data/smart-135m-lora.gguf
+# Stage 4 (v3, ~80 min): every format. The same questions plus answer-only ARC-Easy/Challenge
+# and PubHealth train rows (labels without evidence: generator examples only), the earlier
+# build's train/validation split kept; 0.25 epoch of generator examples, then 0.15 epoch of whole
+# trajectories, continuing v2's adapter; chosen against v2 by the validation losses `start:*`.
+[ -d "$OUT/traj-v3" ] || ragteam train build \
+    --data bench/data/train/hotpotqa_train.jsonl --data bench/data/train/musique_train.jsonl \
+    --data bench/data/train/formats/multiple_choice_train.jsonl \
+    --data bench/data/train/formats/claims_train.jsonl \
+    --data bench/data/train/formats/strategyqa_train.jsonl \
+    --index "$OUT/indexes/train-all-bm25" --out "$OUT/traj-v3" --keep-splits "$OUT/traj-all" \
+    --exclude bench/data/hotpotqa/dev300.jsonl --exclude bench/data/suite/arc/dev100.jsonl \
+    --exclude bench/data/suite/popqa/dev100.jsonl \
+    --exclude bench/data/suite/pubhealth/dev100.jsonl --skip-unsupported
+resume=""
+[ -f "$OUT/smart-lora3/settings.json" ] && resume="--resume"
+ragteam train fit --data "$OUT/traj-v3" --out "$OUT/smart-lora3" --lora --lora-rank 16 \
+    --lora-alpha 32 --lora-init "$OUT/smart-lora2/adapter.gguf" --stage both \
+    --short-roles generator --epochs 0.25 --long-epochs 0.15 --lr 2e-4 --seed 2 --threads 2 $resume
+cp "$OUT/smart-lora3/adapter.gguf" ragteam/data/smart-135m-lora.gguf
 # Evaluation: the 100 seeded dev300 questions of benchmarks 7-9, hybrid index of the test corpus.
 python bench/subset.py bench/data/hotpotqa/dev300.jsonl --n 100 --seed 0 \
     --out "$OUT/dev300-seed0-100.jsonl"

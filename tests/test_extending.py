@@ -54,3 +54,39 @@ def test_the_documented_strategy_installs_and_answers(installed_example, bm25_in
     roles = [s.role for s in result.trace.steps]
     assert roles == ["retriever", "judge", "answerer"]
     assert result.grounding().level == "cited"
+
+
+@pytest.fixture
+def installed_encoder(tmp_path, monkeypatch):
+    code = next(b for b in _blocks("python") if b.startswith("# file: hashed_words.py"))
+    entry = next(b for b in _blocks("toml") if "ragteam.encoders" in b)
+    name, target = (part.strip().strip('"') for part in entry.splitlines()[1].split("="))
+    (tmp_path / "hashed_words.py").write_text(code)
+    info = tmp_path / "hashed_words-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: hashed-words\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[ragteam.encoders]\n{name} = {target}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield name
+    sys.modules.pop("hashed_words", None)
+
+
+def test_the_documented_encoder_installs_and_builds_a_dense_index(installed_encoder, tmp_path):
+    from typer.testing import CliRunner
+
+    from ragteam.cli import app
+    from ragteam.demo import demo_corpus_path
+    from ragteam.retrieval import load_index
+    from ragteam.retrieval.encoder_registry import encoder_names
+
+    assert installed_encoder in encoder_names()
+    corpus = demo_corpus_path()
+    out = tmp_path / "idx"
+    args = ["index", "build", str(corpus), "--out", str(out), "--retriever", "dense"]
+    result = CliRunner().invoke(app, [*args, "--encoder", installed_encoder])
+    assert result.exit_code == 0, result.output
+    index = load_index(out)  # the manifest's backend name finds the plugin again
+    hits = index.retrieve("Wrenhold Lighthouse engineer", 3)
+    assert hits and any("Wrenhold" in h.title or "Wrenhold" in h.text for h in hits)
+    wrong = CliRunner().invoke(app, [*args, "--encoder", "no-such-encoder"])
+    assert wrong.exit_code != 0 and installed_encoder in wrong.output

@@ -11,7 +11,8 @@ from rich.progress import BarColumn, TaskID, TextColumn, TimeElapsedColumn
 
 from ragteam.commands.common import LoggedProgress, err, friendly_errors, out
 from ragteam.retrieval.dense import INDEX_KINDS, DenseSettings
-from ragteam.retrieval.encoders import LOCAL_BACKENDS, EncoderSpec
+from ragteam.retrieval.encoder_registry import parse_encoder
+from ragteam.retrieval.encoders import LOCAL_BACKENDS
 from ragteam.retrieval.index import RETRIEVERS, build_index, load_index, read_manifest
 
 index_app = typer.Typer(no_args_is_help=True, help="Build and inspect indexes.")
@@ -27,7 +28,11 @@ def index_build(
     ] = 100,
     bm25_stemmer: Annotated[str, typer.Option(help="Snowball language, or none")] = "english",
     encoder: Annotated[
-        str, typer.Option(help=f"{' | '.join(LOCAL_BACKENDS)} | openai:MODEL (with --embed-url)")
+        str,
+        typer.Option(
+            help=f"{' | '.join(LOCAL_BACKENDS)} | openai:MODEL (with --embed-url) | an installed "
+            "encoder plugin's name"
+        ),
     ] = "torch",
     embed_url: Annotated[
         str, typer.Option(help="OpenAI-compatible server for openai:MODEL embeddings")
@@ -50,7 +55,7 @@ def index_build(
     """Build an index (aside, then swapped in: an existing index is never left half-written)."""
     with friendly_errors():
         dense = DenseSettings(
-            encoder=EncoderSpec.parse(encoder, embed_url, embed_batch),
+            encoder=parse_encoder(encoder, embed_url, embed_batch),
             kind=index_type,
             shards=shards,
             nlist=nlist,

@@ -1,11 +1,15 @@
 """Encoders by backend name: a registry the index builder and loader look up. Built in: `torch`
 (sentence-transformers), `onnx` and `onnx-int8` (ONNX Runtime), `server` (a served
-/v1/embeddings model). Another backend is one `register_encoder(name, factory)` call."""
+/v1/embeddings model). Another backend is one `register_encoder(name, factory)` call, or an
+installed package's entry point in the `ragteam.encoders` group (a factory `EncoderSpec ->
+Encoder`), which `--encoder NAME` then names like a built-in one."""
 
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable
+from importlib.metadata import EntryPoint, entry_points
 
 from ragteam.errors import IndexUnusable
 from ragteam.retrieval.encoders import Encoder, EncoderSpec, TorchEncoder
@@ -43,10 +47,31 @@ def register_encoder(backend: str, factory: Factory) -> None:
     ENCODERS[backend] = factory
 
 
+@functools.cache
+def _plugins(path: tuple[str, ...]) -> dict[str, EntryPoint]:
+    """Installed encoder entry points (looked up once per `sys.path`)."""
+    return {ep.name: ep for ep in entry_points(group="ragteam.encoders")}
+
+
+def encoder_names() -> list[str]:
+    """Every backend `--encoder` may name: built in, registered, installed."""
+    return sorted({*ENCODERS, *_plugins(tuple(sys.path))} - {"server"})
+
+
+def parse_encoder(text: str, base_url: str = "", batch: int = 64) -> EncoderSpec:
+    """`--encoder`: a backend name (built in, registered or installed) or `openai:MODEL`."""
+    if text != "server" and text in encoder_names():
+        return EncoderSpec(text)
+    return EncoderSpec.parse(text, base_url, batch, known=encoder_names())
+
+
 def make_encoder(spec: EncoderSpec) -> Encoder:
     factory = ENCODERS.get(spec.backend)
+    if factory is None and (plugin := _plugins(tuple(sys.path)).get(spec.backend)):
+        factory = plugin.load()
     if factory is None:
         raise IndexUnusable(
-            f"unknown encoder backend '{spec.backend}'; known: {', '.join(sorted(ENCODERS))}"
+            f"unknown encoder backend '{spec.backend}'; known: {', '.join(encoder_names())} "
+            "(an index built with a plugin's encoder needs that plugin installed)"
         )
     return factory(spec)

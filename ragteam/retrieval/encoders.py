@@ -41,8 +41,11 @@ class EncoderSpec:
     concurrency: int = 4
 
     @classmethod
-    def parse(cls, text: str, base_url: str = "", batch: int = 64) -> EncoderSpec:
-        """`torch`, `onnx`, `onnx-int8` or `openai:MODEL` (served at `base_url`)."""
+    def parse(
+        cls, text: str, base_url: str = "", batch: int = 64, known: list[str] | None = None
+    ) -> EncoderSpec:
+        """`torch`, `onnx`, `onnx-int8` or `openai:MODEL` (served at `base_url`); `known`
+        names the backends an unknown name's error lists."""
         if text in LOCAL_BACKENDS:
             return cls(text)
         if text.startswith("openai:") and len(text) > len("openai:"):
@@ -53,7 +56,7 @@ class EncoderSpec:
             return cls("server", text.removeprefix("openai:"), base_url.rstrip("/"), batch)
         from ragteam.errors import UnknownName
 
-        raise UnknownName("encoder", text, [*LOCAL_BACKENDS, "openai:MODEL"])
+        raise UnknownName("encoder", text, [*(known or LOCAL_BACKENDS), "openai:MODEL"])
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"backend": self.backend}
