@@ -91,7 +91,9 @@ def test_a_locator_bias_makes_the_real_locator_judge_more_passages_relevant(bm25
             QUESTION, index=bm25_index_dir, strategy="smart", options={"locator_bias": bias}
         )
         [step] = [s for s in result.trace.steps if s.role == "locator"]
-        return [line.startswith("[Relevant]") for line in step.output.splitlines() if "]: [" in line]
+        return [
+            line.startswith("[Relevant]") for line in step.output.splitlines() if "]: [" in line
+        ]
 
     plain, forced = judged(0.0), judged(40.0)
     assert forced and all(forced) and sum(forced) > sum(plain)

@@ -360,3 +360,48 @@ def test_choices_as_a_list_and_labelled_rows_without_evidence(tmp_path, formats_
         [example] = short_examples(item)
         assert example.role == "generator" and example.text.endswith(q.answers[0] + EOG)
     assert not build_item(plain, index, BuildSettings()).answer_only
+
+
+def test_generator_validation_loss_is_also_given_per_format(tmp_path, monkeypatch):
+    """A format the model cannot answer must not hide in the generator's mean."""
+    from ragteam.training import losses
+
+    items = [("q1", "open"), ("q2", "claim"), ("q3", "claim"), ("q4", "open")]
+    splits = {"q4": "train"}
+    (tmp_path / "items.jsonl").write_text(
+        "".join(
+            json.dumps({"id": i, "format": f, "split": splits.get(i, "validation")}) + "\n"
+            for i, f in items
+        )
+    )
+    examples = [
+        {
+            "id": f"{i}/{role}",
+            "role": role,
+            "text": "x",
+            "prompt_chars": 0,
+            "split": splits.get(i, "validation"),
+        }
+        for i, _ in items
+        for role in ("locator", "generator")
+    ]
+    (tmp_path / "short.jsonl").write_text("".join(json.dumps(e) + "\n" for e in examples))
+    # (summed loss, trained tokens) per example: the claim answers are the hard ones
+    given = {
+        "q1/generator": (1.0, 10),
+        "q2/generator": (6.0, 2),
+        "q3/generator": (2.0, 2),
+        "q1/locator": (3.0, 30),
+        "q2/locator": (3.0, 30),
+        "q3/locator": (3.0, 30),
+    }
+    monkeypatch.setattr(
+        losses, "example_losses", lambda model, held, *a: {e.id: given[e.id] for e in held}
+    )
+    found = losses.role_losses(None, tmp_path, 1536, None, None, "long")
+    assert found == {
+        "long:generator": round(9.0 / 14, 4),
+        "long:locator": 0.1,
+        "long:generator@claim": 2.0,
+        "long:generator@open": 0.1,
+    }
