@@ -20,18 +20,24 @@ def _blocks(language: str) -> list[str]:
     return re.findall(rf"```{language}\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
 
 
+def _install(tmp_path: Path, monkeypatch, module: str, group: str) -> str:
+    """The page's `# file: MODULE.py` block and its `group` entry point, installed as a real
+    dist-info on sys.path; returns the entry point's name."""
+    code = next(b for b in _blocks("python") if b.startswith(f"# file: {module}.py"))
+    entry = next(b for b in _blocks("toml") if f'"{group}"' in b)
+    name, target = (part.strip().strip('"') for part in entry.splitlines()[1].split("="))
+    (tmp_path / f"{module}.py").write_text(code)
+    info = tmp_path / f"{module}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[{group}]\n{name} = {target}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return name
+
+
 @pytest.fixture
 def installed_example(tmp_path, monkeypatch):
-    code = next(b for b in _blocks("python") if b.startswith("# file: pick_one.py"))
-    entry = next(b for b in _blocks("toml") if "ragteam.strategies" in b)
-    name, target = (part.strip().strip('"') for part in entry.splitlines()[1].split("="))
-    (tmp_path / "pick_one.py").write_text(code)
-    info = tmp_path / "pick_one-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: pick-one\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(f"[ragteam.strategies]\n{name} = {target}\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    yield name
+    yield _install(tmp_path, monkeypatch, "pick_one", "ragteam.strategies")
     sys.modules.pop("pick_one", None)
 
 
@@ -58,16 +64,7 @@ def test_the_documented_strategy_installs_and_answers(installed_example, bm25_in
 
 @pytest.fixture
 def installed_encoder(tmp_path, monkeypatch):
-    code = next(b for b in _blocks("python") if b.startswith("# file: hashed_words.py"))
-    entry = next(b for b in _blocks("toml") if "ragteam.encoders" in b)
-    name, target = (part.strip().strip('"') for part in entry.splitlines()[1].split("="))
-    (tmp_path / "hashed_words.py").write_text(code)
-    info = tmp_path / "hashed_words-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: hashed-words\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(f"[ragteam.encoders]\n{name} = {target}\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    yield name
+    yield _install(tmp_path, monkeypatch, "hashed_words", "ragteam.encoders")
     sys.modules.pop("hashed_words", None)
 
 
