@@ -30,7 +30,14 @@ def build_mcp(service: Service) -> MCPServer:
             "and returns the answer with citations; `search` and `passage` read the index."
         ),
     )
+    _add_ask(server, service)
+    _add_reading(server, service)
+    for name in service.config.indexes:
+        _add_index_resource(server, service, name)
+    return server
 
+
+def _add_ask(server: MCPServer, service: Service) -> None:
     @server.tool()
     async def ask(
         question: str,
@@ -69,24 +76,31 @@ def build_mcp(service: Service) -> MCPServer:
             raise ToolError(str(exc)) from exc
         finally:
             service.gate.release()
-        steps = answer.trace.steps if answer.trace else []
-        return {
-            "answer": answer.text,
-            "strategy": answer.strategy,
-            "citations": [c.__dict__ for c in answer.citations],
-            "grounding": answer.grounding().to_dict(),
-            "steps": [
-                {
-                    "kind": s.kind,
-                    "role": s.role,
-                    "seconds": round(s.seconds, 3),
-                    "failed": bool(s.error or s.parse_failures),
-                }
-                for s in steps
-            ],
-            "cost": answer.trace.totals() if answer.trace else {},
-        }
+        return _payload(answer)
 
+
+def _payload(answer: Any) -> dict[str, Any]:
+    """What `ask` returns: the answer, citations, grounding and a summary of the steps."""
+    steps = answer.trace.steps if answer.trace else []
+    return {
+        "answer": answer.text,
+        "strategy": answer.strategy,
+        "citations": [c.__dict__ for c in answer.citations],
+        "grounding": answer.grounding().to_dict(),
+        "steps": [
+            {
+                "kind": s.kind,
+                "role": s.role,
+                "seconds": round(s.seconds, 3),
+                "failed": bool(s.error or s.parse_failures),
+            }
+            for s in steps
+        ],
+        "cost": answer.trace.totals() if answer.trace else {},
+    }
+
+
+def _add_reading(server: MCPServer, service: Service) -> None:
     @server.tool()
     def search(query: str, k: int = 5, index: str | None = None) -> list[dict[str, Any]]:
         """Passages of a served index for a query, best first, with ids and scores.
@@ -116,10 +130,6 @@ def build_mcp(service: Service) -> MCPServer:
         if found is None:
             raise ToolError(f"no passage '{id}' in this index")
         return {"id": found.id, "title": found.title, "text": found.text}
-
-    for name in service.config.indexes:
-        _add_index_resource(server, service, name)
-    return server
 
 
 def _loaded(service: Service, index: str | None) -> Any:
