@@ -76,6 +76,19 @@ def create_app(config: ServerConfig, model: ChatModel | None = None) -> FastAPI:
             "concurrency": config.concurrency,  # the page runs this many columns together
         }
 
+    _add_answer_routes(app, service, auth)
+    add_read_routes(app, service, auth)
+    add_chat_routes(app, service, auth)
+    add_docs_routes(app)
+    _add_page_routes(app)
+    app.router.on_shutdown.append(service.close)
+    return app
+
+
+def _add_answer_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
+    """Answers (once, or streamed as server-sent events) and feedback for the router."""
+    config = service.config
+
     @app.post("/v1/answer", dependencies=auth)
     async def answer_once(body: AnswerRequest, request: Request) -> dict[str, Any]:
         service.check(body)
@@ -108,9 +121,9 @@ def create_app(config: ServerConfig, model: ChatModel | None = None) -> FastAPI:
         )
         return {"feedback_id": body.feedback_id, "reward": reward}
 
-    add_read_routes(app, service, auth)
-    add_chat_routes(app, service, auth)
-    add_docs_routes(app)
+
+def _add_page_routes(app: FastAPI) -> None:
+    """The web page and its two static files."""
 
     @app.get("/", include_in_schema=False)
     def page() -> FileResponse:
@@ -123,9 +136,6 @@ def create_app(config: ServerConfig, model: ChatModel | None = None) -> FastAPI:
             raise UnknownName("static file", name, list(allowed))
         text = STATIC.joinpath(name).read_text("utf-8")
         return Response(text, media_type=allowed[name])
-
-    app.router.on_shutdown.append(service.close)
-    return app
 
 
 def _sse(event: str, data: Any) -> bytes:

@@ -15,6 +15,12 @@ from ragteam.server.service import Service
 
 
 def add_read_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
+    """Strategies, indexes and passages; eval runs (`add_run_routes`)."""
+    _add_index_routes(app, service, auth)
+    add_run_routes(app, service, auth)
+
+
+def _add_index_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
     @app.get("/v1/strategies", dependencies=auth)
     def strategies() -> list[dict[str, Any]]:
         from ragteam.strategies import available
@@ -54,30 +60,19 @@ def add_read_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
             raise UnknownName("passage", passage_id, [])
         return found.to_dict()
 
+
+def add_run_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
+    """Eval runs: their names, reports, question-by-question rows, traces and plots."""
+
     @app.get("/v1/runs", dependencies=auth)
     def runs() -> list[str]:
         return service.run_names()
 
     @app.get("/v1/runs/{name}", dependencies=auth)
     def run_report(name: str, baseline: str | None = None) -> dict[str, Any]:
-        from ragteam.eval.report import load_runs, render_markdown, summarize
+        from ragteam.eval.report import load_runs
 
-        table = load_runs([service.run_dir(name)])
-        summaries = [summarize(label, list(rows.values())) for label, rows in table.items()]
-        return {
-            "name": name,
-            "strategies": [
-                {
-                    "label": s.label,
-                    "n": s.n,
-                    "means": {k: list(v) for k, v in s.means.items()},
-                    "per_question": s.per_question,
-                    "errors": s.errors,
-                }
-                for s in summaries
-            ],
-            "markdown": render_markdown(table, baseline),
-        }
+        return run_summary(name, load_runs([service.run_dir(name)]), baseline)
 
     @app.get("/v1/runs/{name}/questions", dependencies=auth)
     def run_questions(name: str) -> dict[str, Any]:
@@ -106,6 +101,28 @@ def add_read_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             path = plot(table, Path(tmp) / "plot.png")
             return Response(path.read_bytes(), media_type="image/png")
+
+
+def run_summary(name: str, table: Table, baseline: str | None) -> dict[str, Any]:
+    """A run's report: per strategy its means (with intervals) and per-question scores, and
+    the markdown tables `ragteam report` prints."""
+    from ragteam.eval.report import render_markdown, summarize
+
+    summaries = [summarize(label, list(rows.values())) for label, rows in table.items()]
+    return {
+        "name": name,
+        "strategies": [
+            {
+                "label": s.label,
+                "n": s.n,
+                "means": {k: list(v) for k, v in s.means.items()},
+                "per_question": s.per_question,
+                "errors": s.errors,
+            }
+            for s in summaries
+        ],
+        "markdown": render_markdown(table, baseline),
+    }
 
 
 def strategy_info(service: Service, name: str) -> dict[str, Any]:
