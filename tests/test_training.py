@@ -236,7 +236,7 @@ def test_a_larger_build_keeps_the_earlier_splits(questions, train_index, tmp_pat
     after = read_splits(tmp_path / "big")
     assert {q: after[q] for q in before} == before and len(after) == len(questions)
     assert "validation" in {after[q.id] for q in questions[5:]}
-    with pytest.raises(InputError, match="keep-splits"):
+    with pytest.raises(InputError, match="items.jsonl"):
         build_dataset(questions, index, tmp_path / "x", settings, keep_splits=tmp_path / "none")
 
 

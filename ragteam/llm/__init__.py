@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from pathlib import Path
 
 from ragteam.errors import ModelError, UnknownName
@@ -12,6 +11,7 @@ from ragteam.llm.base import ChatModel, Completion, Message, estimate_tokens
 from ragteam.llm.cache import CachedModel, default_cache_path
 from ragteam.llm.calls import complete_grounded, complete_json, complete_traced
 from ragteam.llm.fake import FakeModel
+from ragteam.plugins import installed
 
 __all__ = [
     "CachedModel",
@@ -106,7 +106,7 @@ def _resolve(spec: str, opts: ModelOptions) -> ChatModel:
             max_retries=opts.retries,
         )
     scheme, sep, name = spec.partition(":")
-    plugins = {ep.name: ep for ep in entry_points(group="ragteam.models")}
+    plugins = installed("ragteam.models")
     if sep and scheme in plugins:
         return plugins[scheme].load()(name, opts)
     raise UnknownName(

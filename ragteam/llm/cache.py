@@ -122,10 +122,8 @@ class CachedModel:
             params["logit_bias"] = logit_bias
         if temperature > 0:
             return inner(prompt, **params)
-        keyed = {**params, "logit_bias": {str(k): v for k, v in sorted((logit_bias or {}).items())}}
-        if not logit_bias:
-            keyed.pop("logit_bias")  # entries cached before biases existed stay valid
-        key = cache_key(self.identity, [{"role": "raw-text", "content": prompt}], keyed)
+        # without a bias the key is the one cached before biases existed
+        key = cache_key(self.identity, [{"role": "raw-text", "content": prompt}], params)
         return self._cached(key, lambda: inner(prompt, **params))
 
     def tokenize(self, text: str) -> list[int]:

@@ -7,11 +7,10 @@ Encoder`), which `--encoder NAME` then names like a built-in one."""
 from __future__ import annotations
 
 import functools
-import sys
 from collections.abc import Callable
-from importlib.metadata import EntryPoint, entry_points
 
 from ragteam.errors import IndexUnusable
+from ragteam.plugins import installed
 from ragteam.retrieval.encoders import Encoder, EncoderSpec, TorchEncoder
 
 Factory = Callable[[EncoderSpec], Encoder]
@@ -47,15 +46,9 @@ def register_encoder(backend: str, factory: Factory) -> None:
     ENCODERS[backend] = factory
 
 
-@functools.cache
-def _plugins(path: tuple[str, ...]) -> dict[str, EntryPoint]:
-    """Installed encoder entry points (looked up once per `sys.path`)."""
-    return {ep.name: ep for ep in entry_points(group="ragteam.encoders")}
-
-
 def encoder_names() -> list[str]:
     """Every backend `--encoder` may name: built in, registered, installed."""
-    return sorted({*ENCODERS, *_plugins(tuple(sys.path))} - {"server"})
+    return sorted({*ENCODERS, *installed("ragteam.encoders")} - {"server"})
 
 
 def parse_encoder(text: str, base_url: str = "", batch: int = 64) -> EncoderSpec:
@@ -67,7 +60,7 @@ def parse_encoder(text: str, base_url: str = "", batch: int = 64) -> EncoderSpec
 
 def make_encoder(spec: EncoderSpec) -> Encoder:
     factory = ENCODERS.get(spec.backend)
-    if factory is None and (plugin := _plugins(tuple(sys.path)).get(spec.backend)):
+    if factory is None and (plugin := installed("ragteam.encoders").get(spec.backend)):
         factory = plugin.load()
     if factory is None:
         raise IndexUnusable(

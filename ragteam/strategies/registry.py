@@ -9,10 +9,10 @@ import dataclasses
 import functools
 import importlib
 import sys
-from importlib.metadata import entry_points
 from typing import Any
 
 from ragteam.errors import InputError, UnknownName
+from ragteam.plugins import installed
 from ragteam.strategies.base import Strategy
 
 BUILTIN: dict[str, str] = {
@@ -27,13 +27,7 @@ BUILTIN: dict[str, str] = {
 
 
 def _plugins() -> dict[str, Any]:
-    return _entry_points(tuple(sys.path))
-
-
-@functools.lru_cache(maxsize=8)
-def _entry_points(path: tuple[str, ...]) -> dict[str, Any]:
-    """Read once per search path (a package put on the path later is still found)."""
-    return {ep.name: ep for ep in entry_points(group="ragteam.strategies")}
+    return installed("ragteam.strategies")
 
 
 def _load(name: str) -> type:
@@ -45,7 +39,7 @@ def _load_on(name: str, path: tuple[str, ...]) -> type:
     if name in BUILTIN:
         module, _, attr = BUILTIN[name].partition(":")
         return getattr(importlib.import_module(module), attr)
-    return _entry_points(path)[name].load()
+    return installed("ragteam.strategies")[name].load()
 
 
 def _names() -> list[str]:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import importlib
 import sys
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
 from ragteam.errors import InputError
+from ragteam.plugins import installed
 from ragteam.tools.base import Tool, ToolBox, ToolOutput, ToolResult, bound, make_tool, tool
 from ragteam.tools.builtin import calculator, general_tools, index_tools, today
 
@@ -54,4 +54,4 @@ def import_tool(spec: str) -> Tool:
 
 def plugin_tools() -> list[Tool]:
     """Tools registered by installed packages (entry-point group `ragteam.tools`)."""
-    return [make_tool(ep.load(), name=ep.name) for ep in entry_points(group="ragteam.tools")]
+    return [make_tool(ep.load(), name=ep.name) for ep in installed("ragteam.tools").values()]

@@ -100,18 +100,25 @@ def build_dataset(
 
 def read_splits(folder: Path) -> dict[str, str]:
     """Question id -> split of a trajectory folder's `items.jsonl`."""
+    return {str(item["id"]): str(item["split"]) for item in read_items(folder)}
+
+
+def read_items(folder: Path) -> list[dict[str, Any]]:
+    """The structured trajectories of a folder's `items.jsonl` (id, split, format, ...)."""
     path = folder / "items.jsonl"
     if not path.is_file():
-        raise InputError(f"no items.jsonl in {folder}: --keep-splits names a `train build` folder")
-    splits: dict[str, str] = {}
+        raise InputError(f"no items.jsonl in {folder}: name a `train build` folder")
+    items: list[dict[str, Any]] = []
     with path.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
             try:
                 item = json.loads(line)
-                splits[str(item["id"])] = str(item["split"])
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                if not isinstance(item, dict) or "id" not in item or "split" not in item:
+                    raise ValueError("no id or split")
+            except ValueError as exc:
                 raise InputError(f"{path}:{number}: not a trajectory item ({exc})") from exc
-    return splits
+            items.append(item)
+    return items
 
 
 def read_examples(folder: Path, kind: str) -> list[Example]:

@@ -3,12 +3,11 @@ the held-out validation losses a run is chosen by (whole trajectories, and per r
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from ragteam.training.build import Example
-from ragteam.training.dataset import read_examples
+from ragteam.training.dataset import read_examples, read_items
 from ragteam.training.tokens import IGNORE, Tokenized, tokenize_example
 
 
@@ -86,16 +85,13 @@ def role_losses(
 def _formats(data: Path) -> dict[str, str]:
     """Question id -> format (open, multiple_choice, claim) of a trajectory folder's held-out
     questions; empty for folders built before formats were recorded."""
-    path = data / "items.jsonl"
-    if not path.is_file():
+    if not (data / "items.jsonl").is_file():
         return {}
-    found: dict[str, str] = {}
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            item = json.loads(line)
-            if item.get("split") == "validation":
-                found[str(item["id"])] = str(item.get("format", "open"))
-    return found
+    return {
+        str(item["id"]): str(item.get("format", "open"))
+        for item in read_items(data)
+        if item["split"] == "validation"
+    }
 
 
 def mean_loss(
