@@ -216,7 +216,7 @@ def test_bad_urls_commands_and_out_paths_are_messages(tmp_path, bm25_index_dir):
         app,
         ["eval", "--data", str(data), "-s", "nor", "--model", "openai:m", "--out", str(a_file)],
     )
-    assert out_file.exit_code == 2 and "is a file" in out_file.output
+    assert out_file.exit_code == 2 and "is a file" in " ".join(out_file.output.split())
     for result in (bad_url, bad_mcp, out_file):
         assert "Traceback" not in result.output
 
