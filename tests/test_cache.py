@@ -55,3 +55,13 @@ def test_a_logit_bias_is_part_of_a_raw_text_key(tmp_path):
     assert model.complete_text("go", max_tokens=4, logit_bias={7: 1.0}).text == "other"
     assert model.complete_text("go", max_tokens=4, logit_bias={7: 2.0}).text == "biased"
     assert model.complete_text("go", max_tokens=4).text == "plain" and len(inner.calls) == 3
+
+
+def test_a_grammar_is_part_of_a_raw_text_key(tmp_path):
+    inner = FakeModel(["plain", "constrained", "other"])
+    model = CachedModel(inner, tmp_path / "c.sqlite")
+    assert model.complete_text("go", max_tokens=4).text == "plain"
+    assert model.complete_text("go", max_tokens=4, grammar='root ::= "a"').text == "constrained"
+    assert model.complete_text("go", max_tokens=4, grammar='root ::= "b"').text == "other"
+    assert model.complete_text("go", max_tokens=4, grammar='root ::= "a"').text == "constrained"
+    assert inner.calls[1]["grammar"] == 'root ::= "a"' and len(inner.calls) == 3

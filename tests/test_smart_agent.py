@@ -10,6 +10,7 @@ from test_smart import truthful_locator
 from test_smart_trajectory import QUESTION
 from test_smart_trajectory import scripted as trajectory_script
 
+from ragteam.agents.smart_format import parse_locator, parse_retrieval
 from ragteam.api import answer
 from ragteam.llm import FakeModel
 from ragteam.strategies import smart_agent
@@ -98,3 +99,18 @@ def test_a_locator_bias_makes_the_real_locator_judge_more_passages_relevant(bm25
 
     plain, forced = judged(0.0), judged(4.0)
     assert len(forced) == len(plain) and sum(forced) > sum(plain)
+
+
+@pytest.mark.integration
+def test_the_real_locator_under_its_grammar_writes_only_copied_facts(bm25_index_dir):
+    result = answer(
+        QUESTION, index=bm25_index_dir, strategy="smart", options={"locator_grammar": True}
+    )
+    [step] = [s for s in result.trace.steps if s.role == "locator"]
+    assert step.meta["grammar"] == "locator" and step.parse_failures == 0
+    shown = parse_retrieval(step.input[0]["content"])
+    judged = parse_locator(step.output)
+    assert [j.index for j in judged] == list(range(1, len(shown) + 1))
+    for j in judged:
+        lines = j.fact.splitlines()
+        assert all(line in " ".join(shown[j.index - 1][1].split()) for line in lines)

@@ -131,3 +131,20 @@ def test_locator_bias_reaches_only_the_locator_call_on_the_token_that_parts_the_
     assert run(scripted(), bm25_index_dir).text == "Hevik"  # no bias: no tokenizer needed
     with pytest.raises(InputError, match="tokenizer"):
         run(scripted(), bm25_index_dir, locator_bias=1.0)
+
+
+def test_locator_grammar_reaches_only_the_locator_call_and_names_every_shown_passage(
+    bm25_index_dir,
+):
+    model = scripted()
+    result = run(model, bm25_index_dir, locator_grammar=True)
+    grammars = [c.get("grammar") for c in model.calls]
+    assert grammars[0] is None and grammars[2] is None and grammars[1]
+    [locator] = [s for s in result.trace.steps if s.role == "locator"]
+    assert locator.meta["grammar"] == "locator"
+    shown = parse_retrieval(locator.input[0]["content"])
+    for n, (title, text) in enumerate(shown, start=1):
+        assert f'"[Relevant]: [{n}] {title}\\n"' in grammars[1]
+        assert first_sentence(text) in grammars[1]
+    assert result.text == "Hevik"
+    assert "grammar" not in run(scripted(), bm25_index_dir).trace.steps[-1].meta

@@ -116,6 +116,25 @@ def test_every_item_gets_its_own_retrieval(questions, train_index):
     assert len({tuple(i.passage_ids) for i in items}) == len(items)
 
 
+def test_question_first_builds_the_retrieval_block_as_inference_does(questions, train_index):
+    """Question searched first (MuSiQue's gold sub-questions too), then every intent, then the
+    question's further hits until the block holds `max_passages`."""
+    index = load_index(train_index)
+    settings = BuildSettings(k=2, max_passages=5, question_first=True)
+    for q in questions:
+        item = build_item(q, index, settings)
+        asked = [p.id for p in index.retrieve(q.question, 10)]
+        assert item.passage_ids[:2] == asked[:2]
+        expected = asked[:2]
+        for intent in item.trajectory.intents:
+            expected += [p.id for p in index.retrieve(intent, 2) if p.id not in expected]
+        expected += [i for i in asked if i not in expected]
+        assert item.passage_ids == expected[:5]
+        assert len(item.trajectory.passages) == 5  # the slice's index holds enough
+    plain = build_item(questions[0], index, BuildSettings(k=2, max_passages=5))
+    assert len(plain.passage_ids) <= 4  # without it: only what the intents found
+
+
 def test_gold_sentences_become_verbatim_relevant_facts(questions, train_index):
     """The authors' second bug (a misspelled 'true') dropped every relevant passage."""
     index = load_index(train_index)

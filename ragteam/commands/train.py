@@ -54,6 +54,13 @@ def build_command(
         bool, typer.Option(help="skip rows whose answer is in no supporting paragraph")
     ] = False,
     seed: int = 0,
+    question_first: Annotated[
+        bool,
+        typer.Option(
+            help="search the posed question first and fill the retrieval block up to "
+            "--max-passages with its further hits (as `smart` does at inference)"
+        ),
+    ] = False,
     keep_splits: Annotated[
         Path | None,
         typer.Option(
@@ -70,7 +77,13 @@ def build_command(
 
     with friendly_errors():
         questions, skipped, compared = read_all(data, exclude, skip_unsupported)
-        settings = BuildSettings(k=k, max_intents=max_intents, max_passages=max_passages, seed=seed)
+        settings = BuildSettings(
+            k=k,
+            max_intents=max_intents,
+            max_passages=max_passages,
+            seed=seed,
+            question_first=question_first,
+        )
         loaded = load_index(index)
         teacher_model = load_model(teacher, model_options) if teacher else None
         counter = load_model("embedded")  # the embedded tokenizer counts training tokens

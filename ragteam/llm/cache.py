@@ -104,9 +104,10 @@ class CachedModel:
         temperature: float = 0.0,
         stop: list[str] | None = None,
         logit_bias: dict[int, float] | None = None,
+        grammar: str | None = None,
     ) -> Completion:
         """Raw-text continuation, cached like chat calls (keyed apart from them; a logit bias
-        is part of the key)."""
+        and a grammar are part of the key)."""
         inner = getattr(self.inner, "complete_text", None)
         if inner is None:
             raise ModelError(
@@ -120,9 +121,11 @@ class CachedModel:
         }
         if logit_bias:
             params["logit_bias"] = logit_bias
+        if grammar is not None:
+            params["grammar"] = grammar
         if temperature > 0:
             return inner(prompt, **params)
-        # without a bias the key is the one cached before biases existed
+        # without a bias or grammar the key is the one cached before they existed
         key = cache_key(self.identity, [{"role": "raw-text", "content": prompt}], params)
         return self._cached(key, lambda: inner(prompt, **params))
 

@@ -69,10 +69,11 @@ class FakeModel:
         temperature: float = 0.0,
         stop: list[str] | None = None,
         logit_bias: dict[int, float] | None = None,
+        grammar: str | None = None,
     ) -> Completion:
         """Raw-text continuation from the same script; the call is kept with role `raw` (and
-        its `logit_bias`, which a script cannot apply). Like a server, the reply is cut before
-        the first stop string."""
+        its `logit_bias` and `grammar`, which a script cannot apply). Like a server, the reply
+        is cut before the first stop string."""
         result = self.complete(
             [{"role": "raw", "content": prompt}],
             max_tokens=max_tokens,
@@ -81,6 +82,8 @@ class FakeModel:
         )
         if logit_bias:
             self.calls[-1]["logit_bias"] = logit_bias
+        if grammar is not None:
+            self.calls[-1]["grammar"] = grammar
         text = result.text
         for marker in stop or []:
             text = text.split(marker, 1)[0]

@@ -191,10 +191,15 @@ class LlamaCppModel:
         temperature: float = 0.0,
         stop: list[str] | None = None,
         logit_bias: dict[int, float] | None = None,
+        grammar: str | None = None,
     ) -> Completion:
         """Continue `prompt` as raw text. llama.cpp keeps the KV state of the longest prefix
         shared with the previous call, so a prompt that extends the last one is cheap.
-        `logit_bias` adds to the logits of the token ids it names at every generated position."""
+        `logit_bias` adds to the logits of the token ids it names at every generated position;
+        `grammar` (GBNF) constrains what may be generated."""
+        kwargs: dict[str, Any] = {"logit_bias": logit_bias or None}
+        if grammar is not None:
+            kwargs.update(self._text_grammar(grammar, temperature))
         started = time.perf_counter()
         with self._lock:
             try:
@@ -203,12 +208,15 @@ class LlamaCppModel:
                     max_tokens=max_tokens,
                     temperature=temperature,
                     stop=stop or [],
-                    logit_bias=logit_bias or None,
+                    **kwargs,
                 )
             except ValueError as exc:
                 raise ModelError(
                     f"llama.cpp rejected the prompt: {exc}. Shorten the input or raise n_ctx."
                 ) from exc
+            finally:
+                for processor in kwargs.get("logits_processor", []):
+                    processor.close()
         usage = out.get("usage", {})
         return Completion(
             out["choices"][0].get("text") or "",
@@ -216,6 +224,19 @@ class LlamaCppModel:
             usage.get("completion_tokens", 0),
             time.perf_counter() - started,
         )
+
+    def _text_grammar(self, grammar: str, temperature: float) -> dict[str, Any]:
+        """Greedy decoding checks the grammar on the favourite token only; sampling uses
+        llama-cpp-python's own grammar sampler."""
+        try:
+            if temperature <= 0:
+                processor = GreedyGrammar(self._llm._model.vocab, grammar, self._llm.n_vocab())
+                return {"logits_processor": [processor]}
+            from llama_cpp import LlamaGrammar
+
+            return {"grammar": LlamaGrammar.from_string(grammar, verbose=False)}
+        except ValueError as exc:
+            raise ModelError(f"llama.cpp could not parse the grammar: {exc}") from exc
 
     def count_tokens(self, text: str) -> int:
         return len(self.tokenize(text))

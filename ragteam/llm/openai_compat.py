@@ -100,9 +100,13 @@ class OpenAICompatModel:
         max_tokens: int = 256,
         temperature: float = 0.0,
         stop: list[str] | None = None,
+        grammar: str | None = None,
     ) -> Completion:
-        """Raw-text continuation through `/completions` (vLLM, llama.cpp's server)."""
+        """Raw-text continuation through `/completions` (vLLM, llama.cpp's server). A GBNF
+        `grammar` is sent as llama.cpp's server takes it (the `grammar` field)."""
         body = self._body({"prompt": prompt}, max_tokens, temperature, stop)
+        if grammar is not None:
+            body["grammar"] = grammar
         started = time.perf_counter()
         data = self._post("/completions", body)
         return self._completion(data, lambda c: c.get("text"), prompt, started)

@@ -52,6 +52,9 @@ class Smart:
     max_passages: int = 6  # trajectory mode: passages in the <retrieval> block
     # trajectory mode: logit bias toward judging a passage "[Relevant]" (recall for precision)
     locator_bias: float = 0.0
+    # trajectory mode: decode the locator under a grammar (SMART's format, each passage judged
+    # once, facts copied sentence by sentence): no invented fact can drop a judgement
+    locator_grammar: bool = False
 
     @staticmethod
     def describe() -> str:
@@ -136,6 +139,7 @@ class Smart:
             self.max_answer_tokens,
             with_question=self.with_question is not False,
             locator_bias=self.locator_bias,
+            locator_grammar=self.locator_grammar,
         )
         trajectory, passages = run_trajectory(asked, ctx, settings, model)
         note_trajectory(ctx.trace, trajectory)

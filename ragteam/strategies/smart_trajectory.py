@@ -14,6 +14,7 @@ dropped from the text the generator sees.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ragteam.agents import smart as roles
 from ragteam.agents.smart_format import (
@@ -34,6 +35,7 @@ from ragteam.agents.smart_format import (
     render_prompt,
     render_retrieval,
 )
+from ragteam.agents.smart_grammar import locator_grammar
 from ragteam.errors import InputError
 from ragteam.formats import search_text
 from ragteam.llm.base import ChatModel, Completion
@@ -58,6 +60,9 @@ class TrajectorySettings:
     # > 0 trades locator precision for recall (bench/locator_margin.py measures the trade on
     # held-out training questions)
     locator_bias: float = 0.0
+    # constrain the locator to SMART's format with facts copied from the passages
+    # (ragteam/agents/smart_grammar.py)
+    locator_grammar: bool = False
 
 
 def continue_text(
@@ -68,6 +73,7 @@ def continue_text(
     max_tokens: int,
     model: ChatModel,
     logit_bias: dict[int, float] | None = None,
+    grammar: str | None = None,
 ) -> Step:
     """One raw-text continuation by `model`, recorded as an llm step of `role`."""
     complete = getattr(model, "complete_text", None)
@@ -76,7 +82,9 @@ def continue_text(
             "smart mode=trajectory needs a model that continues raw text: an in-process GGUF "
             "trained with `ragteam train fit` (--model PATH.gguf)"
         )
-    extra = {"logit_bias": logit_bias} if logit_bias else {}
+    extra: dict[str, Any] = {"logit_bias": logit_bias} if logit_bias else {}
+    if grammar is not None:
+        extra["grammar"] = grammar
     result: Completion = complete(
         prompt, max_tokens=max_tokens, temperature=0.0, stop=[stop], **extra
     )
@@ -90,7 +98,11 @@ def continue_text(
             completion_tokens=result.completion_tokens,
             seconds=result.seconds,
             cached=result.cached,
-            meta={"mode": "trajectory", **({"logit_bias": logit_bias} if logit_bias else {})},
+            meta={
+                "mode": "trajectory",
+                **({"logit_bias": logit_bias} if logit_bias else {}),
+                **({"grammar": "locator"} if grammar is not None else {}),
+            },
         )
     )
 
@@ -144,7 +156,10 @@ def run_trajectory(
     t.passages = [(p.title, p.text) for p in passages]
     text += render_retrieval(t.passages) + LOCATOR
     bias = relevant_bias(model, s.locator_bias)
-    step = continue_text(ctx, "locator", text, EOL, 48 * max(1, len(passages)) + 32, model, bias)
+    grammar = locator_grammar(t.passages) if s.locator_grammar else None
+    # the grammar bounds the output itself: room for three copied sentences a passage
+    budget = (120 if grammar else 48) * max(1, len(passages)) + 32
+    step = continue_text(ctx, "locator", text, EOL, budget, model, bias, grammar)
     t.judgements = _check_judgements(step, passages)
     text += render_locator(t.judgements)[len(LOCATOR) :] + GENERATOR
     step = continue_text(ctx, "generator", text, EOG, s.max_answer_tokens, model)

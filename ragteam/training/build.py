@@ -38,8 +38,10 @@ from ragteam.agents.smart_format import (
     render_trajectory,
 )
 from ragteam.errors import ParseError
+from ragteam.formats import search_text
 from ragteam.llm.base import ChatModel
 from ragteam.metrics import f1_score, normalize_answer
+from ragteam.retrieval import retrieve_traced
 from ragteam.retrieval.index import Index
 from ragteam.trace import Trace
 from ragteam.training.data import YES_NO, TrainQuestion
@@ -55,6 +57,10 @@ class BuildSettings:
     max_passages: int = 6  # trajectory length bound: passages past this are dropped
     seed: int = 0
     validation_share: float = 0.05
+    # as inference (`smart` trajectory mode, with_question): the posed question is searched
+    # first, and the <retrieval> block is filled up to `max_passages` with its further hits, so
+    # the locator learns on as many passages, as ordered, as it judges at inference
+    question_first: bool = False
 
 
 @dataclass
@@ -166,13 +172,30 @@ def judge(
     return judgements, "teacher" if use_teacher else "gold"
 
 
+def retrieve_for(
+    q: TrainQuestion, intents: list[str], index: Index, settings: BuildSettings, trace: Trace
+) -> list[Passage]:
+    """The trajectory's passages: top-k per intent (after the question when `question_first`,
+    then topped up with the question's further hits), at most `max_passages`."""
+    searched = intents
+    if settings.question_first:
+        asked = search_text(q.posed)
+        searched = [asked, *(i for i in intents if i.strip().lower() != asked.lower())]
+    passages = roles.gather_passages(index, trace, searched, settings.k)
+    if settings.question_first and len(passages) < settings.max_passages:
+        seen = {p.id for p in passages}
+        more = retrieve_traced(index, trace, "retriever", searched[0], 2 * settings.max_passages)
+        passages += [p for p in more if p.id not in seen]
+    return passages[: settings.max_passages]
+
+
 def build_item(
     q: TrainQuestion, index: Index, settings: BuildSettings, teacher: ChatModel | None = None
 ) -> Item:
     """The whole trajectory of one question, from its own retrieval (never another's)."""
     trace = Trace()
     intents, source = intents_for(q, settings, teacher, trace)
-    passages = roles.gather_passages(index, trace, intents, settings.k)[: settings.max_passages]
+    passages = retrieve_for(q, intents, index, settings, trace)
     judgements, label_source = judge(q, passages, teacher, trace)
     cited = [j.index for j in judgements if j.relevant]
     trajectory = Trajectory(
