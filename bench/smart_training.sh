@@ -53,6 +53,28 @@ resume=""
 ragteam train fit --data "$OUT/traj-v3" --out "$OUT/smart-lora3" --lora --lora-rank 16 \
     --lora-alpha 32 --lora-init "$OUT/smart-lora2/adapter.gguf" --stage both \
     --short-roles generator --epochs 0.25 --long-epochs 0.15 --lr 2e-4 --seed 2 --threads 2 $resume
+# Stage 5 (v4, ~55 min): the locator on the passages it judges at inference. Trajectories
+# rebuilt over a hybrid index of the training corpora (the retriever `smart` runs with), the
+# posed question searched first and the <retrieval> block filled to 6 passages (as inference
+# does); 0.25 epoch of whole trajectories continuing v3, chosen by the validation losses against
+# its start on the same held-out questions.
+[ -d "$OUT/indexes/train-all-hybrid" ] || ragteam index build "$OUT/train_all_corpus.jsonl" \
+    --out "$OUT/indexes/train-all-hybrid" --retriever hybrid --passage-words 0
+[ -d "$OUT/traj-v4" ] || ragteam train build \
+    --data bench/data/train/hotpotqa_train.jsonl --data bench/data/train/musique_train.jsonl \
+    --data bench/data/train/formats/multiple_choice_train.jsonl \
+    --data bench/data/train/formats/claims_train.jsonl \
+    --data bench/data/train/formats/strategyqa_train.jsonl \
+    --index "$OUT/indexes/train-all-hybrid" --out "$OUT/traj-v4" --keep-splits "$OUT/traj-all" \
+    --question-first \
+    --exclude bench/data/hotpotqa/dev300.jsonl --exclude bench/data/suite/arc/dev100.jsonl \
+    --exclude bench/data/suite/popqa/dev100.jsonl \
+    --exclude bench/data/suite/pubhealth/dev100.jsonl --skip-unsupported
+resume=""
+[ -f "$OUT/smart-lora4/settings.json" ] && resume="--resume"
+ragteam train fit --data "$OUT/traj-v4" --out "$OUT/smart-lora4" --lora --lora-rank 16 \
+    --lora-alpha 32 --lora-init "$OUT/smart-lora3/adapter.gguf" --stage long \
+    --long-epochs 0.25 --lr 2e-4 --seed 3 --threads 2 $resume
 cp "$OUT/smart-lora3/adapter.gguf" ragteam/data/smart-135m-lora.gguf
 # Evaluation: the 100 seeded dev300 questions of benchmarks 7-9, hybrid index of the test corpus.
 python bench/subset.py bench/data/hotpotqa/dev300.jsonl --n 100 --seed 0 \

@@ -402,6 +402,9 @@ def test_rows_are_typed_and_versioned_and_old_rows_still_load(tmp_path):
     assert EvalRow.from_dict(data, "x") == fresh
     with pytest.raises(InputError, match="x:3 is not a result row: 'cost'"):
         EvalRow.from_dict({**old, "cost": 5, "wall_seconds": 1}, "x:3")
+    for bad in ({**old, "cost": {"llm_calls": "two"}}, {**old, "version": "v2"}):
+        with pytest.raises(InputError, match="x:4 is not a result row: a cost or its version"):
+            EvalRow.from_dict({**bad, "wall_seconds": 1}, "x:4")
 
 
 def test_report_pairs_on_the_task_metric_first():

@@ -416,3 +416,24 @@ def test_run_question_routes_refuse_unknown_names(bm25_index_dir, tmp_path):
             assert reply.status_code == 404 and reply.json()["detail"].startswith("unknown")
         assert c.get("/v1/runs/..%2Fr1/questions").status_code == 404
         assert c.get("/v1/runs/r1/trace").status_code == 422  # label and id are required
+
+
+def test_a_run_is_read_once_and_again_when_it_grows(bm25_index_dir, tmp_path, monkeypatch):
+    """The run routes share one read of results.jsonl until the file changes."""
+    from ragteam.eval import report
+
+    runs = one_run_folder(tmp_path, "r1")
+    reads = []
+    real = report.load_runs
+    monkeypatch.setattr(report, "load_runs", lambda paths: reads.append(paths) or real(paths))
+    with client(bm25_index_dir, runs_dir=runs) as c:
+        assert c.get("/v1/runs/r1").status_code == 200
+        assert len(c.get("/v1/runs/r1/questions").json()["questions"]) == 1
+        assert c.get("/v1/runs/r1/trace", params={"label": "oner", "id": "q1"}).status_code == 200
+        assert len(reads) == 1
+        results = runs / "r1" / "results.jsonl"
+        row = json.loads(results.read_text())
+        with results.open("a") as f:
+            f.write(json.dumps({**row, "id": "q2"}) + "\n")
+        assert len(c.get("/v1/runs/r1/questions").json()["questions"]) == 2
+        assert len(reads) == 2

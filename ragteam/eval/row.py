@@ -67,8 +67,13 @@ class EvalRow:
                 )
         known = {f.name for f in fields(cls)}
         values = {k: v for k, v in data.items() if k in known}
-        values["cost"] = Cost.from_totals(data["cost"])
-        values["version"] = int(data.get("version", 1))
+        try:
+            values["cost"] = Cost.from_totals(data["cost"])
+            values["version"] = int(data.get("version", 1))
+        except (TypeError, ValueError) as exc:
+            raise InputError(
+                f"{where} is not a result row: a cost or its version is not a number ({exc})"
+            ) from exc
         return cls(**values)
 
     @property

@@ -7,7 +7,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragteam.api import answer
 from ragteam.errors import InputError, UnknownName
@@ -19,6 +19,9 @@ from ragteam.server.limits import Gate
 from ragteam.strategies import client_options
 from ragteam.trace import Step
 from ragteam.types import Answer
+
+if TYPE_CHECKING:
+    from ragteam.eval.report import Table
 
 
 class Cancelled(Exception):
@@ -43,6 +46,8 @@ class Service:
         self.config = config
         self._model = model
         self._indexes: dict[str, Index] = {}
+        # run name -> (results.jsonl's size and mtime, its table): read again only when it changed
+        self._tables: dict[str, tuple[tuple[int, int], Table]] = {}
         self._lock = threading.Lock()
         self.gate = Gate(config.concurrency, config.queue_size, config.queue_timeout)
         self.pool = ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="answer")
@@ -136,6 +141,23 @@ class Service:
         if name not in found:
             raise UnknownName("run", name, list(found))
         return found[name]
+
+    def run_table(self, name: str) -> Table:
+        """The run's rows (label -> question id -> row), read again only when its
+        results.jsonl changed (a run still being written grows)."""
+        from ragteam.eval.report import load_runs
+
+        path = self.run_dir(name)
+        stat = (path / "results.jsonl").stat()
+        stamp = (stat.st_size, stat.st_mtime_ns)
+        with self._lock:
+            known = self._tables.get(name)
+        if known is not None and known[0] == stamp:
+            return known[1]
+        table = load_runs([path])
+        with self._lock:
+            self._tables[name] = (stamp, table)
+        return table
 
     def run_names(self) -> list[str]:
         runs = self.config.runs_dir

@@ -70,23 +70,17 @@ def add_run_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
 
     @app.get("/v1/runs/{name}", dependencies=auth)
     def run_report(name: str, baseline: str | None = None) -> dict[str, Any]:
-        from ragteam.eval.report import load_runs
-
-        return run_summary(name, load_runs([service.run_dir(name)]), baseline)
+        return run_summary(name, service.run_table(name), baseline)
 
     @app.get("/v1/runs/{name}/questions", dependencies=auth)
     def run_questions(name: str) -> dict[str, Any]:
         """Question by question: each strategy's prediction, scores and grounding (no
         traces: `/v1/runs/{name}/trace` has one)."""
-        from ragteam.eval.report import load_runs
-
-        return question_rows(load_runs([service.run_dir(name)]))
+        return question_rows(service.run_table(name))
 
     @app.get("/v1/runs/{name}/trace", dependencies=auth)
     def run_trace(name: str, label: str, id: str) -> dict[str, Any]:  # noqa: A002 - the row id
-        from ragteam.eval.report import load_runs
-
-        table = load_runs([service.run_dir(name)])
+        table = service.run_table(name)
         if label not in table:
             raise UnknownName("strategy in this run", label, list(table))
         if id not in table[label]:
@@ -95,9 +89,9 @@ def add_run_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
 
     @app.get("/v1/runs/{name}/plot.png", dependencies=auth)
     def run_plot(name: str) -> Response:
-        from ragteam.eval.report import load_runs, plot
+        from ragteam.eval.report import plot
 
-        table = load_runs([service.run_dir(name)])
+        table = service.run_table(name)
         with tempfile.TemporaryDirectory() as tmp:
             path = plot(table, Path(tmp) / "plot.png")
             return Response(path.read_bytes(), media_type="image/png")
