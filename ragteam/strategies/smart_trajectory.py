@@ -62,7 +62,7 @@ class TrajectorySettings:
     locator_bias: float = 0.0
     # constrain the locator to SMART's format with facts copied from the passages
     # (ragteam/agents/smart_grammar.py)
-    locator_grammar: bool = False
+    locator_grammar: bool = True
 
 
 def continue_text(
