@@ -15,6 +15,7 @@ from typing import ClassVar
 from ragteam.agents import smart as roles
 from ragteam.agents.role import role_names
 from ragteam.agents.smart_format import Judgement, Trajectory, render_trajectory
+from ragteam.agents.smart_labels import LabelCalibration, load_calibration
 from ragteam.errors import InputError, ParseError
 from ragteam.llm.base import ChatModel
 from ragteam.strategies.base import Context, fit_passages, fit_question, fit_text
@@ -56,6 +57,9 @@ class Smart:
     # once, facts copied sentence by sentence): no invented fact can drop a judgement
     # (docs/benchmarks.md section 18: parse failures 8% -> 0, F1 unchanged)
     locator_grammar: bool = True
+    # trajectory mode, multiple choice and claims: the per-label biases fitted on training rows
+    # for the adapter in use (ADAPTER.labels.json beside it), when there are any
+    label_calibration: bool = True
 
     @staticmethod
     def describe() -> str:
@@ -130,6 +134,21 @@ class Smart:
         )
         return choice.mode, choice.model
 
+    def _calibration(self, ctx: Context, model: ChatModel | None) -> LabelCalibration | None:
+        """The label calibration of the trajectory model's adapter (noted in the trace)."""
+        adapter = adapter_of(model or ctx.model_for(ROLE_MODEL))
+        if not self.label_calibration or adapter is None:
+            return None
+        found = load_calibration(adapter)
+        if found is not None:
+            ctx.trace.note(
+                "smart",
+                f"label calibration {found.path.name} (labelled formats)",
+                event="label_calibration",
+                path=str(found.path),
+            )
+        return found
+
     def _run_trajectory(
         self, question: str, asked: str, ctx: Context, model: ChatModel | None
     ) -> Answer:
@@ -141,6 +160,7 @@ class Smart:
             with_question=self.with_question is not False,
             locator_bias=self.locator_bias,
             locator_grammar=self.locator_grammar,
+            calibration=self._calibration(ctx, model),
         )
         trajectory, passages = run_trajectory(asked, ctx, settings, model)
         note_trajectory(ctx.trace, trajectory)

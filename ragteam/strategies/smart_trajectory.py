@@ -36,6 +36,7 @@ from ragteam.agents.smart_format import (
     render_retrieval,
 )
 from ragteam.agents.smart_grammar import locator_grammar
+from ragteam.agents.smart_labels import LabelCalibration, label_bias
 from ragteam.errors import InputError
 from ragteam.formats import search_text
 from ragteam.llm.base import ChatModel, Completion
@@ -63,6 +64,9 @@ class TrajectorySettings:
     # constrain the locator to SMART's format with facts copied from the passages
     # (ragteam/agents/smart_grammar.py)
     locator_grammar: bool = True
+    # per-label logit biases for labelled formats, fitted on training rows for this adapter
+    # (ragteam/agents/smart_labels.py); None: the generator's own preference
+    calibration: LabelCalibration | None = None
 
 
 def continue_text(
@@ -74,8 +78,11 @@ def continue_text(
     model: ChatModel,
     logit_bias: dict[int, float] | None = None,
     grammar: str | None = None,
+    first_token_bias: dict[int, float] | None = None,
 ) -> Step:
-    """One raw-text continuation by `model`, recorded as an llm step of `role`."""
+    """One raw-text continuation by `model`, recorded as an llm step of `role`.
+    `first_token_bias` applies to the first generated token only (a label's choice): that token
+    is one call, the rest a second one continuing it (llama.cpp keeps the shared KV state)."""
     complete = getattr(model, "complete_text", None)
     if complete is None:
         raise InputError(
@@ -85,24 +92,34 @@ def continue_text(
     extra: dict[str, Any] = {"logit_bias": logit_bias} if logit_bias else {}
     if grammar is not None:
         extra["grammar"] = grammar
-    result: Completion = complete(
-        prompt, max_tokens=max_tokens, temperature=0.0, stop=[stop], **extra
+    parts: list[Completion] = []
+    if first_token_bias and max_tokens > 1:
+        biased = {"logit_bias": first_token_bias}
+        parts.append(complete(prompt, max_tokens=1, temperature=0.0, stop=[stop], **biased))
+    head = "".join(p.text for p in parts)
+    parts.append(
+        complete(
+            prompt + head, max_tokens=max_tokens - len(parts), temperature=0.0, stop=[stop], **extra
+        )
     )
+    meta: dict[str, Any] = {"mode": "trajectory"}
+    if logit_bias:
+        meta["logit_bias"] = logit_bias
+    if first_token_bias:
+        meta["first_token_bias"] = first_token_bias
+    if grammar is not None:
+        meta["grammar"] = "locator"
     return ctx.trace.add(
         Step(
             kind="llm",
             role=role,
             input=[{"role": "raw", "content": prompt}],
-            output=result.text,
-            prompt_tokens=result.prompt_tokens,
-            completion_tokens=result.completion_tokens,
-            seconds=result.seconds,
-            cached=result.cached,
-            meta={
-                "mode": "trajectory",
-                **({"logit_bias": logit_bias} if logit_bias else {}),
-                **({"grammar": "locator"} if grammar is not None else {}),
-            },
+            output=head + parts[-1].text,
+            prompt_tokens=parts[0].prompt_tokens,
+            completion_tokens=sum(p.completion_tokens for p in parts),
+            seconds=sum(p.seconds for p in parts),
+            cached=all(p.cached for p in parts),
+            meta=meta,
         )
     )
 
@@ -162,7 +179,10 @@ def run_trajectory(
     step = continue_text(ctx, "locator", text, EOL, budget, model, bias, grammar)
     t.judgements = _check_judgements(step, passages)
     text += render_locator(t.judgements)[len(LOCATOR) :] + GENERATOR
-    step = continue_text(ctx, "generator", text, EOG, s.max_answer_tokens, model)
+    labels = label_bias(model.tokenize, question, s.calibration) if s.calibration else {}
+    step = continue_text(
+        ctx, "generator", text, EOG, s.max_answer_tokens, model, first_token_bias=labels
+    )
     t.answer, cites = parse_generator(step.output)
     if not t.answer:
         _fail(step, "empty answer")
