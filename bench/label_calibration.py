@@ -13,12 +13,12 @@ half, score the other) says how much of the gain is real. A test set never picks
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 from pathlib import Path
 
 import numpy as np
+from teacher_forced import agent, arguments
 
 GRID = np.round(np.arange(-6.0, 6.0001, 0.1), 2)
 
@@ -95,28 +95,15 @@ def two_fold(rows: list[dict], seed: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("data", type=Path, help="a `train build` folder")
-    parser.add_argument("--adapter", type=Path, required=True)
+    parser = arguments(__doc__, threads=2)
     parser.add_argument("--per-format", type=int, default=400, help="rows per format (seeded)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
-    from llama_cpp import Llama
-
     from ragteam.agents.smart_labels import calibration_path
     from ragteam.atomic import write_json
     from ragteam.llm.gguf_files import gguf_fingerprint
-    from ragteam.llm.llamacpp import embedded_model_path
 
-    llm = Llama(
-        model_path=str(embedded_model_path()),
-        lora_path=str(args.adapter),
-        n_ctx=4096,
-        n_threads=args.threads,
-        logits_all=True,
-        verbose=False,
-    )
+    llm = agent(args.adapter, args.threads)
     rows = rows_of(args.data, args.per_format, args.seed)
     score(llm, rows)
     biases, report = {}, {}

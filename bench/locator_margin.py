@@ -12,11 +12,10 @@ would be set to; a dev set never picks it.
 
 from __future__ import annotations
 
-import argparse
 import json
-from pathlib import Path
 
 import numpy as np
+from teacher_forced import agent, arguments
 
 RELEVANT, IRRELEVANT = "[Relevant]", "[Irrelevant]"
 
@@ -57,23 +56,8 @@ def table(points: list[tuple[float, bool]], biases: list[float]) -> list[dict[st
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("data", type=Path, help="a `train build` folder")
-    parser.add_argument("--adapter", type=Path, required=True)
-    parser.add_argument("--threads", type=int, default=1)
-    args = parser.parse_args()
-    from llama_cpp import Llama
-
-    from ragteam.llm.llamacpp import embedded_model_path
-
-    llm = Llama(
-        model_path=str(embedded_model_path()),
-        lora_path=str(args.adapter),
-        n_ctx=4096,
-        n_threads=args.threads,
-        logits_all=True,
-        verbose=False,
-    )
+    args = arguments(__doc__, threads=1).parse_args()
+    llm = agent(args.adapter, args.threads)
     points: list[tuple[float, bool]] = []
     with (args.data / "long.jsonl").open(encoding="utf-8") as handle:
         for line in handle:

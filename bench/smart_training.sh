@@ -8,20 +8,24 @@
 set -euo pipefail
 OUT=${OUT:-bench/out}
 mkdir -p "$OUT"
+# Trajectories of every training file, never a test question (extra options: index, out, ...).
+build_trajectories() {
+    ragteam train build \
+        --data bench/data/train/hotpotqa_train.jsonl --data bench/data/train/musique_train.jsonl \
+        --data bench/data/train/formats/multiple_choice_train.jsonl \
+        --data bench/data/train/formats/claims_train.jsonl \
+        --data bench/data/train/formats/strategyqa_train.jsonl \
+        --exclude bench/data/hotpotqa/dev300.jsonl --exclude bench/data/suite/arc/dev100.jsonl \
+        --exclude bench/data/suite/popqa/dev100.jsonl \
+        --exclude bench/data/suite/pubhealth/dev100.jsonl --skip-unsupported "$@"
+}
 # Training data: an index of the training corpora (never a test corpus), then trajectories.
 cat bench/data/train/train_corpus.jsonl bench/data/train/formats/formats_corpus.jsonl \
     > "$OUT/train_all_corpus.jsonl"
 [ -d "$OUT/indexes/train-all-bm25" ] || ragteam index build "$OUT/train_all_corpus.jsonl" \
     --out "$OUT/indexes/train-all-bm25" --retriever bm25 --passage-words 0
-[ -d "$OUT/traj-all" ] || ragteam train build \
-    --data bench/data/train/hotpotqa_train.jsonl --data bench/data/train/musique_train.jsonl \
-    --data bench/data/train/formats/multiple_choice_train.jsonl \
-    --data bench/data/train/formats/claims_train.jsonl \
-    --data bench/data/train/formats/strategyqa_train.jsonl \
-    --index "$OUT/indexes/train-all-bm25" --out "$OUT/traj-all" \
-    --exclude bench/data/hotpotqa/dev300.jsonl --exclude bench/data/suite/arc/dev100.jsonl \
-    --exclude bench/data/suite/popqa/dev100.jsonl \
-    --exclude bench/data/suite/pubhealth/dev100.jsonl --skip-unsupported
+[ -d "$OUT/traj-all" ] || build_trajectories --index "$OUT/indexes/train-all-bm25" \
+    --out "$OUT/traj-all"
 # Stages 1-2 (v1, 88 min): short reconstructor and locator examples, then long trajectories.
 resume=""
 [ -f "$OUT/smart-lora/settings.json" ] && resume="--resume"
@@ -39,15 +43,8 @@ ragteam train fit --data "$OUT/traj-all" --out "$OUT/smart-lora2" --lora --lora-
 # and PubHealth train rows (labels without evidence: generator examples only), the earlier
 # build's train/validation split kept; 0.25 epoch of generator examples, then 0.15 epoch of whole
 # trajectories, continuing v2's adapter; chosen against v2 by the validation losses `start:*`.
-[ -d "$OUT/traj-v3" ] || ragteam train build \
-    --data bench/data/train/hotpotqa_train.jsonl --data bench/data/train/musique_train.jsonl \
-    --data bench/data/train/formats/multiple_choice_train.jsonl \
-    --data bench/data/train/formats/claims_train.jsonl \
-    --data bench/data/train/formats/strategyqa_train.jsonl \
-    --index "$OUT/indexes/train-all-bm25" --out "$OUT/traj-v3" --keep-splits "$OUT/traj-all" \
-    --exclude bench/data/hotpotqa/dev300.jsonl --exclude bench/data/suite/arc/dev100.jsonl \
-    --exclude bench/data/suite/popqa/dev100.jsonl \
-    --exclude bench/data/suite/pubhealth/dev100.jsonl --skip-unsupported
+[ -d "$OUT/traj-v3" ] || build_trajectories --index "$OUT/indexes/train-all-bm25" \
+    --out "$OUT/traj-v3" --keep-splits "$OUT/traj-all"
 resume=""
 [ -f "$OUT/smart-lora3/settings.json" ] && resume="--resume"
 ragteam train fit --data "$OUT/traj-v3" --out "$OUT/smart-lora3" --lora --lora-rank 16 \
@@ -60,16 +57,8 @@ ragteam train fit --data "$OUT/traj-v3" --out "$OUT/smart-lora3" --lora --lora-r
 # its start on the same held-out questions.
 [ -d "$OUT/indexes/train-all-hybrid" ] || ragteam index build "$OUT/train_all_corpus.jsonl" \
     --out "$OUT/indexes/train-all-hybrid" --retriever hybrid --passage-words 0
-[ -d "$OUT/traj-v4" ] || ragteam train build \
-    --data bench/data/train/hotpotqa_train.jsonl --data bench/data/train/musique_train.jsonl \
-    --data bench/data/train/formats/multiple_choice_train.jsonl \
-    --data bench/data/train/formats/claims_train.jsonl \
-    --data bench/data/train/formats/strategyqa_train.jsonl \
-    --index "$OUT/indexes/train-all-hybrid" --out "$OUT/traj-v4" --keep-splits "$OUT/traj-all" \
-    --question-first \
-    --exclude bench/data/hotpotqa/dev300.jsonl --exclude bench/data/suite/arc/dev100.jsonl \
-    --exclude bench/data/suite/popqa/dev100.jsonl \
-    --exclude bench/data/suite/pubhealth/dev100.jsonl --skip-unsupported
+[ -d "$OUT/traj-v4" ] || build_trajectories --index "$OUT/indexes/train-all-hybrid" \
+    --out "$OUT/traj-v4" --keep-splits "$OUT/traj-all" --question-first
 resume=""
 [ -f "$OUT/smart-lora4/settings.json" ] && resume="--resume"
 ragteam train fit --data "$OUT/traj-v4" --out "$OUT/smart-lora4" --lora --lora-rank 16 \

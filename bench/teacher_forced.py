@@ -1,0 +1,33 @@
+"""Shared by the bench scripts that read the trained agent teacher-forced on training
+trajectories (locator_margin.py, label_calibration.py): their arguments and llama.cpp over the
+embedded GGUF with an adapter, keeping the logits of every position."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+
+def arguments(doc: str, threads: int) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=doc)
+    parser.add_argument("data", type=Path, help="a `train build` folder")
+    parser.add_argument("--adapter", type=Path, required=True)
+    parser.add_argument("--threads", type=int, default=threads)
+    return parser
+
+
+def agent(adapter: Path, threads: int) -> Any:
+    """The embedded model with `adapter`, as inference runs it, logits kept for every token."""
+    from llama_cpp import Llama
+
+    from ragteam.llm.llamacpp import embedded_model_path
+
+    return Llama(
+        model_path=str(embedded_model_path()),
+        lora_path=str(adapter),
+        n_ctx=4096,
+        n_threads=threads,
+        logits_all=True,
+        verbose=False,
+    )
