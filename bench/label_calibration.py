@@ -8,7 +8,8 @@ short.jsonl), the prompt up to `<|Generator|>:` is read teacher-forced with llam
 embedded GGUF and the adapter (the model and numbers inference uses), and the log-probability of
 each label's first token is kept. The biases maximise accuracy on those rows (one for "true"
 against "false"; one per option label by coordinate ascent); a two-fold estimate (fit on one
-half, score the other) says how much of the gain is real. A test set never picks them.
+half, score the other) says how much of the gain is real: a format's biases are kept only when
+that estimate beats the uncalibrated accuracy. A test set never picks them.
 """
 
 from __future__ import annotations
@@ -57,11 +58,14 @@ def score(llm, rows: list[dict]) -> None:
     def tokenize(text: str) -> list[int]:
         return llm.tokenize(text.encode(), add_bos=False, special=False)
 
-    for row in rows:
+    for n, row in enumerate(rows, start=1):
+        if n % 50 == 0:
+            print(f"scored {n}/{len(rows)}", flush=True)
         tokens = llm.tokenize(row["prompt"].encode(), add_bos=True, special=True)
         llm.reset()
         llm.eval(tokens)
-        logits = np.asarray(llm.scores[len(tokens) - 1], dtype=np.float64)
+        last = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(llm.n_vocab(),))
+        logits = last.astype(np.float64)  # the last position's (logits_all is off)
         logp = logits - logits.max() - np.log(np.exp(logits - logits.max()).sum())
         row["logp"] = {label: float(logp[first_token(tokenize, label)]) for label in row["labels"]}
 
@@ -103,7 +107,7 @@ def main() -> None:
     from ragteam.atomic import write_json
     from ragteam.llm.gguf_files import gguf_fingerprint
 
-    llm = agent(args.adapter, args.threads)
+    llm = agent(args.adapter, args.threads, every_logit=False)
     rows = rows_of(args.data, args.per_format, args.seed)
     score(llm, rows)
     biases, report = {}, {}
@@ -111,14 +115,20 @@ def main() -> None:
         mine = [r for r in rows if posed_format(r) == fmt]
         if not mine:
             continue
-        biases[fmt] = fit(mine)
+        fitted = fit(mine)
         golds = [r["gold"] for r in mine]
+        held = two_fold(mine, args.seed)
+        # kept only where fitting on one half helps the other: else the gain is noise
+        kept = held > accuracy(mine, {})
+        if kept:
+            biases[fmt] = {label: b + 0.0 for label, b in fitted.items()}  # no -0.0
         report[fmt] = {
+            "kept": kept,
             "rows": len(mine),
             "gold_labels": {lab: golds.count(lab) for lab in sorted(set(golds))},
             "accuracy_before": round(accuracy(mine, {}), 3),
-            "accuracy_fitted": round(accuracy(mine, biases[fmt]), 3),
-            "accuracy_two_fold": round(two_fold(mine, args.seed), 3),
+            "accuracy_fitted": round(accuracy(mine, fitted), 3),
+            "accuracy_two_fold": round(held, 3),
             "majority_label_share": round(max(map(golds.count, set(golds))) / len(golds), 3),
         }
     out = calibration_path(args.adapter)

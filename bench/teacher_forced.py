@@ -17,8 +17,10 @@ def arguments(doc: str, threads: int) -> argparse.ArgumentParser:
     return parser
 
 
-def agent(adapter: Path, threads: int) -> Any:
-    """The embedded model with `adapter`, as inference runs it, logits kept for every token."""
+def agent(adapter: Path, threads: int, every_logit: bool = True) -> Any:
+    """The embedded model with `adapter`, as inference runs it; `every_logit` keeps the logits
+    of every position (else the last one only: the output layer is most of a 135M model's
+    work, so reading one position is several times faster)."""
     from llama_cpp import Llama
 
     from ragteam.llm.llamacpp import embedded_model_path
@@ -28,6 +30,6 @@ def agent(adapter: Path, threads: int) -> Any:
         lora_path=str(adapter),
         n_ctx=4096,
         n_threads=threads,
-        logits_all=True,
+        logits_all=every_logit,
         verbose=False,
     )
