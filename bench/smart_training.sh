@@ -64,7 +64,11 @@ resume=""
 ragteam train fit --data "$OUT/traj-v4" --out "$OUT/smart-lora4" --lora --lora-rank 16 \
     --lora-alpha 32 --lora-init "$OUT/smart-lora3/adapter.gguf" --stage long \
     --long-epochs 0.25 --lr 2e-4 --seed 3 --threads 2 $resume
-cp "$OUT/smart-lora3/adapter.gguf" ragteam/data/smart-135m-lora.gguf
+# Label calibration for v4, fitted on training rows of the v4 build (benchmarks 18c).
+python bench/label_calibration.py "$OUT/traj-v4" --adapter "$OUT/smart-lora4/adapter.gguf" \
+    --per-format 200 --threads 2
+cp "$OUT/smart-lora4/adapter.gguf" ragteam/data/smart-135m-lora.gguf
+cp "$OUT/smart-lora4/adapter.labels.json" ragteam/data/smart-135m-lora.labels.json
 # Evaluation: the 100 seeded dev300 questions of benchmarks 7-9, hybrid index of the test corpus.
 python bench/subset.py bench/data/hotpotqa/dev300.jsonl --n 100 --seed 0 \
     --out "$OUT/dev300-seed0-100.jsonl"
