@@ -12,6 +12,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ragteam.errors import ModelError
 from ragteam.llm.base import Completion, Message
 from ragteam.llm.gguf_files import adapter_base, gguf_fingerprint
@@ -200,6 +202,12 @@ class LlamaCppModel:
         kwargs: dict[str, Any] = {"logit_bias": logit_bias or None}
         if grammar is not None:
             kwargs.update(self._text_grammar(grammar, temperature))
+        ours = list(kwargs.get("logits_processor", []))
+        if ours and logit_bias:
+            # llama-cpp-python drops every processor when given both (its list.extend returns
+            # None): the bias goes first in our own list, so the grammar sees biased logits
+            kwargs["logits_processor"] = [_bias_processor(logit_bias), *ours]
+            kwargs["logit_bias"] = None
         started = time.perf_counter()
         with self._lock:
             try:
@@ -215,7 +223,7 @@ class LlamaCppModel:
                     f"llama.cpp rejected the prompt: {exc}. Shorten the input or raise n_ctx."
                 ) from exc
             finally:
-                for processor in kwargs.get("logits_processor", []):
+                for processor in ours:
                     processor.close()
         usage = out.get("usage", {})
         return Completion(
@@ -261,6 +269,19 @@ def _lock_for(key: int) -> threading.Lock:
 def _prefix_states(llm: Any) -> PrefixStates:
     """One set of snapshots per loaded model, shared by every wrapper around it."""
     return PrefixStates(llm)
+
+
+def _bias_processor(bias: dict[int, float]) -> Any:
+    """A logits processor adding `bias` (token id -> value) at every generated position."""
+    ids = np.fromiter(bias.keys(), dtype=np.intp)
+    values = np.fromiter(bias.values(), dtype=np.float32)
+
+    def add(_input_ids: Any, logits: Any) -> Any:
+        biased = np.array(logits, copy=True)
+        biased[ids] += values
+        return biased
+
+    return add
 
 
 @functools.lru_cache(maxsize=256)
