@@ -26,7 +26,7 @@ GRID = np.round(np.arange(-6.0, 6.0001, 0.1), 2)
 
 def rows_of(data: Path, per_format: int, seed: int) -> list[dict]:
     """Training-split generator examples of labelled formats, with their item's gold label."""
-    from ragteam.agents.smart_labels import posed_labels
+    from ragteam.formats import posed_format
 
     items = {}
     with (data / "items.jsonl").open(encoding="utf-8") as handle:
@@ -41,11 +41,16 @@ def rows_of(data: Path, per_format: int, seed: int) -> list[dict]:
             item = items.get(ex["id"].rsplit("/", 1)[0])
             if ex["role"] != "generator" or item is None:
                 continue
-            fmt, labels = posed_labels(item["posed"])
+            fmt, labels = posed_format(item["posed"])
             gold = item["answers"][0]
             if fmt == item["format"] and gold in labels:
                 found[fmt].append(
-                    {"prompt": ex["text"][: ex["prompt_chars"]], "labels": labels, "gold": gold}
+                    {
+                        "prompt": ex["text"][: ex["prompt_chars"]],
+                        "format": fmt,
+                        "labels": labels,
+                        "gold": gold,
+                    }
                 )
     rng = random.Random(seed)
     return [r for rows in found.values() for r in rng.sample(rows, min(per_format, len(rows)))]
@@ -112,7 +117,7 @@ def main() -> None:
     score(llm, rows)
     biases, report = {}, {}
     for fmt in ("multiple_choice", "claim"):
-        mine = [r for r in rows if posed_format(r) == fmt]
+        mine = [r for r in rows if r["format"] == fmt]
         if not mine:
             continue
         fitted = fit(mine)
@@ -141,10 +146,6 @@ def main() -> None:
         },
     )
     print(json.dumps({"written": str(out), "biases": biases, **report}, indent=1))
-
-
-def posed_format(row: dict) -> str:
-    return "claim" if row["labels"] == ["true", "false"] else "multiple_choice"
 
 
 if __name__ == "__main__":

@@ -56,7 +56,29 @@ def search_text(posed: str) -> str:
     """What to search with for a posed question: without the format's instruction line (the
     options of a multiple-choice question stay: they name what to look for)."""
     head, sep, rest = posed.partition("\n")
-    choice_head = head.startswith("Given ") and MULTIPLE_CHOICE.split("four ")[1] in head
-    if sep and (choice_head or head == TRUE_FALSE):
+    if sep and posed_format(posed)[0] != "open":
         return rest.strip()
     return posed
+
+
+_OPTION = re.compile(r"^([A-Za-z0-9]): ")
+
+
+def posed_format(posed: str) -> tuple[str, list[str]]:
+    """The format of a question as `pose` wrote it ("open", "multiple_choice", "claim") and the
+    labels its answer is one of (the options' labels; "true" and "false")."""
+    head, _, rest = posed.partition("\n")
+    if head == TRUE_FALSE:
+        return "claim", ["true", "false"]
+    if not (head.startswith("Given ") and MULTIPLE_CHOICE.split("four ")[1] in head):
+        return "open", []
+    announced = head.split()[1]  # "four", "five", "12": how many options follow
+    count = {"four": 4, **{name: n for n, name in NUMBERS.items()}}.get(announced)
+    count = count or (int(announced) if announced.isdigit() else None)
+    labels: list[str] = []
+    for line in reversed(rest.split("\n")):
+        match = _OPTION.match(line)
+        if not match or len(labels) == count:
+            break
+        labels.append(match.group(1))
+    return "multiple_choice", labels[::-1]

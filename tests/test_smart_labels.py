@@ -15,10 +15,9 @@ from ragteam.agents.smart_labels import (
     calibration_path,
     label_bias,
     load_calibration,
-    posed_labels,
 )
 from ragteam.errors import InputError
-from ragteam.formats import pose
+from ragteam.formats import pose, posed_format
 from ragteam.llm import ModelOptions
 from ragteam.llm.gguf_files import gguf_fingerprint
 from ragteam.retrieval import load_index
@@ -30,13 +29,13 @@ CHOICES = {"A": "Hevik", "B": "Oslo", "C": "Bergen", "D": "Tromsø"}
 
 
 def test_the_posed_question_says_its_format_and_labels():
-    assert posed_labels(pose(QUESTION, choices=CHOICES)) == ("multiple_choice", list("ABCD"))
+    assert posed_format(pose(QUESTION, choices=CHOICES)) == ("multiple_choice", list("ABCD"))
     five = {**CHOICES, "E": "Narvik"}
-    assert posed_labels(pose(QUESTION, choices=five)) == ("multiple_choice", list("ABCDE"))
+    assert posed_format(pose(QUESTION, choices=five)) == ("multiple_choice", list("ABCDE"))
     numbered = {"1": "x", "2": "y", "3": "z"}
-    assert posed_labels(pose("Q?\nA: not an option", choices=numbered))[1] == ["1", "2", "3"]
-    assert posed_labels(pose("Tollan built it.", claim=True)) == ("claim", ["true", "false"])
-    assert posed_labels(QUESTION) == ("open", [])
+    assert posed_format(pose("Q?\nA: not an option", choices=numbered))[1] == ["1", "2", "3"]
+    assert posed_format(pose("Tollan built it.", claim=True)) == ("claim", ["true", "false"])
+    assert posed_format(QUESTION) == ("open", [])
 
 
 def write_calibration(adapter, biases, fingerprint=None):

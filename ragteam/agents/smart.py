@@ -62,10 +62,15 @@ SNAP_MIN = 0.5
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
+def sentences(text: str) -> list[str]:
+    """The sentences of `text`, whitespace squashed (as a located fact copies them)."""
+    return [s.strip() for s in _SENTENCE_END.split(squash(text)) if s.strip()]
+
+
 def nearest_sentence(fact: str, passage_text: str) -> tuple[str, float]:
     """The passage sentence sharing the most words with `fact`, and its token F1 with it."""
     best, best_score = "", 0.0
-    for sentence in _SENTENCE_END.split(squash(passage_text)):
+    for sentence in sentences(passage_text):
         score = f1_score(fact, [sentence])
         if score > best_score:
             best, best_score = sentence, score

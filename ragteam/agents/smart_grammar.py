@@ -10,11 +10,9 @@ lost. Under the grammar the model still chooses, token by token, between `[Relev
 
 from __future__ import annotations
 
-import re
-
+from ragteam.agents.smart import sentences
 from ragteam.agents.smart_format import EOL, IRRELEVANT, NO_FACTS, RELEVANT
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 MAX_FACT_LINES = 3  # training facts hold one or two gold sentences, rarely three
 
 
@@ -34,9 +32,8 @@ def literal(text: str) -> str:
 
 
 def fact_sentences(text: str) -> list[str]:
-    """The passage's sentences as a fact line may hold them (whitespace squashed)."""
-    squashed = " ".join(text.split())
-    return list(dict.fromkeys(s.strip() for s in _SENTENCE_END.split(squashed) if s.strip()))
+    """The passage's sentences as a fact line may hold them (whitespace squashed, each once)."""
+    return list(dict.fromkeys(sentences(text)))
 
 
 def locator_grammar(passages: list[tuple[str, str]], end: str = EOL) -> str:

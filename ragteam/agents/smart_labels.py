@@ -11,19 +11,17 @@ name its fingerprint: another adapter never gets them.
 
 from __future__ import annotations
 
+import functools
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ragteam.errors import InputError
-from ragteam.formats import MULTIPLE_CHOICE, NUMBERS, TRUE_FALSE
+from ragteam.formats import posed_format
 from ragteam.llm.gguf_files import gguf_fingerprint
 
 FORMATS = ("multiple_choice", "claim")
-_OPTION = re.compile(r"^([A-Za-z0-9]): ")
-_CHOICE_HEAD = MULTIPLE_CHOICE.split("four ")[1]  # "answer candidates, choose ..."
 
 
 @dataclass(frozen=True)
@@ -38,10 +36,18 @@ def calibration_path(adapter: Path) -> Path:
 
 
 def load_calibration(adapter: Path) -> LabelCalibration | None:
-    """The calibration fitted for `adapter`, if one lies beside it and names it."""
+    """The calibration fitted for `adapter`, if one lies beside it and names it. Read once per
+    version of both files (every answer asks; the adapter's fingerprint reads 1 MB of it)."""
     path = calibration_path(adapter)
     if not path.is_file():
         return None
+    stamps = tuple((p.stat().st_size, p.stat().st_mtime_ns) for p in (adapter, path))
+    return _load(adapter, stamps)
+
+
+@functools.lru_cache(maxsize=8)
+def _load(adapter: Path, _stamps: tuple[tuple[int, int], ...]) -> LabelCalibration | None:
+    path = calibration_path(adapter)
     try:
         data: Any = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(data.get("biases"), dict):
@@ -62,29 +68,6 @@ def load_calibration(adapter: Path) -> LabelCalibration | None:
     return LabelCalibration(path, fitted_for, biases)
 
 
-def posed_labels(posed: str) -> tuple[str, list[str]]:
-    """The format of a posed question and the labels its answer is one of."""
-    head, _, rest = posed.partition("\n")
-    if head == TRUE_FALSE:
-        return "claim", ["true", "false"]
-    if head.startswith("Given ") and _CHOICE_HEAD in head:
-        count = _choice_count(head.split()[1])
-        labels = []
-        for line in reversed(rest.split("\n")):
-            match = _OPTION.match(line)
-            if not match or len(labels) == count:
-                break
-            labels.append(match.group(1))
-        return "multiple_choice", labels[::-1]
-    return "open", []
-
-
-def _choice_count(word: str) -> int | None:
-    """How many options the instruction announces ("four", "five", "12")."""
-    words = {"four": 4, **{name: n for n, name in NUMBERS.items()}}
-    return words.get(word) or (int(word) if word.isdigit() else None)
-
-
 def first_token(tokenize: Any, label: str) -> int:
     """The token a generator's answer `label` starts with (the answer opens its line)."""
     return int(tokenize(label)[0])
@@ -92,7 +75,7 @@ def first_token(tokenize: Any, label: str) -> int:
 
 def label_bias(tokenize: Any, posed: str, calibration: LabelCalibration) -> dict[int, float]:
     """Token id -> bias for the labels of this question (empty for an open question)."""
-    fmt, labels = posed_labels(posed)
+    fmt, labels = posed_format(posed)
     fitted = calibration.biases.get(fmt, {})
     bias = {first_token(tokenize, label): fitted[label] for label in labels if label in fitted}
     return {token: b for token, b in bias.items() if b}

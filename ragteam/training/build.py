@@ -47,8 +47,6 @@ from ragteam.trace import Trace
 from ragteam.training.data import YES_NO, TrainQuestion
 from ragteam.types import Passage
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-
 
 @dataclass(frozen=True)
 class BuildSettings:
@@ -117,10 +115,6 @@ def intents_for(
     return heuristic_intents(q, settings.max_intents), "heuristic"
 
 
-def sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
-
-
 def gold_facts(q: TrainQuestion, passage: Passage) -> list[str]:
     """Verbatim sentences of `passage` that the data marks as evidence (empty: irrelevant)."""
     squashed = roles.squash(passage.text)
@@ -139,7 +133,7 @@ def gold_facts(q: TrainQuestion, passage: Passage) -> list[str]:
 def _best_sentence(
     text: str, answers: list[str], topics: list[str], require_answer: bool = False
 ) -> list[str]:
-    candidates = sentences(roles.squash(text))
+    candidates = roles.sentences(text)
     keys = [normalize_answer(a) for a in answers if normalize_answer(a) not in ("", *YES_NO)]
     holding = [s for s in candidates if any(k in normalize_answer(s) for k in keys)]
     if holding:
