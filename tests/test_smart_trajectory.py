@@ -78,6 +78,21 @@ def test_trajectory_mode_runs_the_four_stages_in_one_growing_text(bm25_index_dir
     assert facts and all(index.passage(pid) for pid in facts)
 
 
+def test_the_block_is_filled_as_training_builds_it(bm25_index_dir):
+    """Question's top k, the intents' hits, then the question's further hits up to
+    max_passages: the block `train build --question-first` trains the locator on."""
+    model = scripted()
+    run(model, bm25_index_dir, k=1, max_passages=5)
+    shown = [title for title, _ in parse_retrieval(model.calls[1]["messages"][0]["content"])]
+    index = load_index(bm25_index_dir)
+    asked = [p.id for p in index.retrieve(QUESTION, 5)]
+    expected = asked[:1]
+    for intent in ("Wrenhold Lighthouse", "Emrik Tollan"):
+        expected += [p.id for p in index.retrieve(intent, 1) if p.id not in expected]
+    expected = (expected + [i for i in asked if i not in expected])[:5]
+    assert len(expected) == 5 and shown == [index.passage(i).title for i in expected]
+
+
 def test_without_the_question_only_the_intents_are_searched(bm25_index_dir):
     result = run(scripted(), bm25_index_dir, with_question=False)
     retrieved = [s.input["query"] for s in result.trace.steps if s.kind == "retrieve"]

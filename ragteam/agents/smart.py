@@ -87,6 +87,28 @@ def gather_passages(index: Index, trace: Trace, intents: list[str], k: int) -> l
     return list(found.values())
 
 
+def retrieval_block(
+    index: Index,
+    trace: Trace,
+    intents: list[str],
+    k: int,
+    max_passages: int,
+    question: str | None = None,
+) -> list[Passage]:
+    """The passages of SMART's `<retrieval>` block, as training builds it and the trajectory
+    agent is shown it: with `question` (the posed question's search text), its top `k` first,
+    then each intent's top `k`, then the question's further hits until the block holds
+    `max_passages`; without, the intents' hits alone. At most `max_passages`, deduplicated."""
+    if question is None:
+        return gather_passages(index, trace, intents, k)[:max_passages]
+    asked = retrieve_traced(index, trace, "retriever", question, max(k, max_passages))
+    found = {p.id: p for p in asked[:k]}
+    others = [i for i in intents if i.strip().lower() != question.strip().lower()]
+    for p in gather_passages(index, trace, others, k) + asked[k:]:
+        found.setdefault(p.id, p)
+    return list(found.values())[:max_passages]
+
+
 def reconstruct(model: ChatModel, trace: Trace, question: str, max_intents: int) -> list[str]:
     """Search intents for the request (deduplicated, at most `max_intents`)."""
     value = RECONSTRUCTOR.ask(model, trace, question=question)

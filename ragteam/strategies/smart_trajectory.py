@@ -161,14 +161,11 @@ def run_trajectory(
         _fail(step, "no Search(...) intents; retrieving with the question")
         t.intents = [question]
     text += step.output.strip() + EOR + "\n\n"
-    searched = t.intents
-    if s.with_question:
-        asked = search_text(question)
-        searched = [asked, *(i for i in t.intents if i.strip().lower() != asked.lower())]
-    passages = roles.gather_passages(ctx.require_index("smart"), ctx.trace, searched, s.k)
+    asked = search_text(question) if s.with_question else None
+    index = ctx.require_index("smart")
     passages = [
         Passage(p.id, p.title, fit_text(model, p.text, s.passage_tokens)[0], p.doc_id, p.score)
-        for p in passages[: s.max_passages]
+        for p in roles.retrieval_block(index, ctx.trace, t.intents, s.k, s.max_passages, asked)
     ]
     t.passages = [(p.title, p.text) for p in passages]
     text += render_retrieval(t.passages) + LOCATOR

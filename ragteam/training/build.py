@@ -41,7 +41,6 @@ from ragteam.errors import ParseError
 from ragteam.formats import search_text
 from ragteam.llm.base import ChatModel
 from ragteam.metrics import f1_score, normalize_answer
-from ragteam.retrieval import retrieve_traced
 from ragteam.retrieval.index import Index
 from ragteam.trace import Trace
 from ragteam.training.data import YES_NO, TrainQuestion
@@ -169,18 +168,10 @@ def judge(
 def retrieve_for(
     q: TrainQuestion, intents: list[str], index: Index, settings: BuildSettings, trace: Trace
 ) -> list[Passage]:
-    """The trajectory's passages: top-k per intent (after the question when `question_first`,
-    then topped up with the question's further hits), at most `max_passages`."""
-    searched = intents
-    if settings.question_first:
-        asked = search_text(q.posed)
-        searched = [asked, *(i for i in intents if i.strip().lower() != asked.lower())]
-    passages = roles.gather_passages(index, trace, searched, settings.k)
-    if settings.question_first and len(passages) < settings.max_passages:
-        seen = {p.id for p in passages}
-        more = retrieve_traced(index, trace, "retriever", searched[0], 2 * settings.max_passages)
-        passages += [p for p in more if p.id not in seen]
-    return passages[: settings.max_passages]
+    """The trajectory's passages (agents/smart.retrieval_block, as inference shows them): the
+    posed question first when `question_first`, at most `max_passages`."""
+    asked = search_text(q.posed) if settings.question_first else None
+    return roles.retrieval_block(index, trace, intents, settings.k, settings.max_passages, asked)
 
 
 def build_item(
