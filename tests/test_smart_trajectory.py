@@ -82,7 +82,7 @@ def test_the_block_is_filled_as_training_builds_it(bm25_index_dir):
     """Question's top k, the intents' hits, then the question's further hits up to
     max_passages: the block `train build --question-first` trains the locator on."""
     model = scripted()
-    run(model, bm25_index_dir, k=1, max_passages=5)
+    run(model, bm25_index_dir, k=1, max_passages=5, fill_block=True)
     shown = [title for title, _ in parse_retrieval(model.calls[1]["messages"][0]["content"])]
     index = load_index(bm25_index_dir)
     asked = [p.id for p in index.retrieve(QUESTION, 5)]
@@ -91,6 +91,10 @@ def test_the_block_is_filled_as_training_builds_it(bm25_index_dir):
         expected += [p.id for p in index.retrieve(intent, 1) if p.id not in expected]
     expected = (expected + [i for i in asked if i not in expected])[:5]
     assert len(expected) == 5 and shown == [index.passage(i).title for i in expected]
+    unfilled = scripted()
+    run(unfilled, bm25_index_dir, k=1, max_passages=5)
+    prompt = unfilled.calls[1]["messages"][0]["content"]
+    assert len(parse_retrieval(prompt)) == 3  # the default: the question's and intents' top k
 
 
 def test_without_the_question_only_the_intents_are_searched(bm25_index_dir):

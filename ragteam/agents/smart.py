@@ -94,14 +94,16 @@ def retrieval_block(
     k: int,
     max_passages: int,
     question: str | None = None,
+    fill: bool = True,
 ) -> list[Passage]:
-    """The passages of SMART's `<retrieval>` block, as training builds it and the trajectory
-    agent is shown it: with `question` (the posed question's search text), its top `k` first,
-    then each intent's top `k`, then the question's further hits until the block holds
-    `max_passages`; without, the intents' hits alone. At most `max_passages`, deduplicated."""
+    """The passages of SMART's `<retrieval>` block, at most `max_passages`, deduplicated: with
+    `question` (the posed question's search text), its top `k` first, then each intent's top
+    `k`, then (`fill`) the question's further hits until the block is full, as `train build
+    --question-first` builds it; without, the intents' hits alone."""
     if question is None:
         return gather_passages(index, trace, intents, k)[:max_passages]
-    asked = retrieve_traced(index, trace, "retriever", question, max(k, max_passages))
+    depth = max(k, max_passages) if fill else k
+    asked = retrieve_traced(index, trace, "retriever", question, depth)
     found = {p.id: p for p in asked[:k]}
     others = [i for i in intents if i.strip().lower() != question.strip().lower()]
     for p in gather_passages(index, trace, others, k) + asked[k:]:

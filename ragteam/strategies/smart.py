@@ -53,6 +53,9 @@ class Smart:
     max_passages: int = 6  # trajectory mode: passages in the <retrieval> block
     # trajectory mode: logit bias toward judging a passage "[Relevant]" (recall for precision)
     locator_bias: float = 0.0
+    # trajectory mode: fill the <retrieval> block to max_passages with the question's further
+    # hits, as training builds it (measured worse on v4: docs/benchmarks.md section 19a)
+    fill_block: bool = False
     # trajectory mode: decode the locator under a grammar (SMART's format, each passage judged
     # once, facts copied sentence by sentence): no invented fact can drop a judgement
     # (docs/benchmarks.md section 18: parse failures 8% -> 0, F1 unchanged)
@@ -159,6 +162,7 @@ class Smart:
             self.max_answer_tokens,
             with_question=self.with_question is not False,
             locator_bias=self.locator_bias,
+            fill_block=self.fill_block,
             locator_grammar=self.locator_grammar,
             calibration=self._calibration(ctx, model),
         )

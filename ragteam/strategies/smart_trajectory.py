@@ -61,6 +61,10 @@ class TrajectorySettings:
     # > 0 trades locator precision for recall (bench/locator_margin.py measures the trade on
     # held-out training questions)
     locator_bias: float = 0.0
+    # fill the block to max_passages with the question's further hits, as `train build
+    # --question-first` trains on; off by default: on v4 it showed more gold (+.10 retrieval
+    # recall) that the locator did not find, and F1 fell .028 (docs/benchmarks.md section 19a)
+    fill_block: bool = False
     # constrain the locator to SMART's format with facts copied from the passages
     # (ragteam/agents/smart_grammar.py)
     locator_grammar: bool = True
@@ -165,7 +169,9 @@ def run_trajectory(
     index = ctx.require_index("smart")
     passages = [
         Passage(p.id, p.title, fit_text(model, p.text, s.passage_tokens)[0], p.doc_id, p.score)
-        for p in roles.retrieval_block(index, ctx.trace, t.intents, s.k, s.max_passages, asked)
+        for p in roles.retrieval_block(
+            index, ctx.trace, t.intents, s.k, s.max_passages, asked, s.fill_block
+        )
     ]
     t.passages = [(p.title, p.text) for p in passages]
     text += render_retrieval(t.passages) + LOCATOR
