@@ -20,13 +20,25 @@ from ragteam.eval.datasets import load_dataset
 from ragteam.eval.rundir import RunDir
 
 
-def shown_passages(steps: list[dict], limit: int | None) -> list[str]:
-    seen: dict[str, None] = {}
+def shown_passages(steps: list[dict], note: dict | None, limit: int | None) -> list[str]:
+    """Document ids of passages [1]..[n] as the locator saw them: the trajectory note's ids
+    (recorded since the block can be filled), else each shown title's first retrieved hit, else
+    the retrieved hits deduplicated in order (cut to `limit`)."""
+    if note and "passage_ids" in note["meta"]:
+        return list(note["meta"]["passage_ids"])
+    hits: dict[str, str] = {}
     for step in steps:
         if step["kind"] == "retrieve":
             for hit in step["output"]:
-                seen.setdefault(hit.get("doc_id") or hit["id"], None)
-    ids = list(seen)
+                hits.setdefault(hit.get("doc_id") or hit["id"], hit.get("title", ""))
+    if note:
+        by_title: dict[str, str] = {}
+        for doc, title in hits.items():
+            by_title.setdefault(title, doc)
+        titles = [title for title, _text in parse(note["meta"]["trajectory"]).passages]
+        if all(t in by_title for t in titles):
+            return [by_title[t] for t in titles]
+    ids = list(hits)
     return ids[:limit] if limit else ids
 
 
@@ -47,7 +59,7 @@ def analyse(rows: list[dict], gold: dict[str, set[str]], limit: int | None) -> d
         notes = [s for s in steps if s["kind"] == "note" and "trajectory" in s.get("meta", {})]
         if not notes:
             continue
-        ids = shown_passages(steps, row_limit)
+        ids = shown_passages(steps, notes[-1], row_limit)
         wanted = gold.get(row["id"], set())
         gold_shown += len(wanted & set(ids))
         for j in parse(notes[-1]["meta"]["trajectory"]).judgements:

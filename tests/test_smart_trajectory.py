@@ -82,7 +82,7 @@ def test_the_block_is_filled_as_training_builds_it(bm25_index_dir):
     """Question's top k, the intents' hits, then the question's further hits up to
     max_passages: the block `train build --question-first` trains the locator on."""
     model = scripted()
-    run(model, bm25_index_dir, k=1, max_passages=5, fill_block=True)
+    result = run(model, bm25_index_dir, k=1, max_passages=5, fill_block=True)
     shown = [title for title, _ in parse_retrieval(model.calls[1]["messages"][0]["content"])]
     index = load_index(bm25_index_dir)
     asked = [p.id for p in index.retrieve(QUESTION, 5)]
@@ -91,6 +91,8 @@ def test_the_block_is_filled_as_training_builds_it(bm25_index_dir):
         expected += [p.id for p in index.retrieve(intent, 1) if p.id not in expected]
     expected = (expected + [i for i in asked if i not in expected])[:5]
     assert len(expected) == 5 and shown == [index.passage(i).title for i in expected]
+    [note] = [s for s in result.trace.steps if s.meta.get("event") == "trajectory"]
+    assert note.meta["passage_ids"] == expected  # [n] -> passage, for the locator's scoring
     unfilled = scripted()
     run(unfilled, bm25_index_dir, k=1, max_passages=5)
     prompt = unfilled.calls[1]["messages"][0]["content"]

@@ -167,7 +167,7 @@ class Smart:
             calibration=self._calibration(ctx, model),
         )
         trajectory, passages = run_trajectory(asked, ctx, settings, model)
-        note_trajectory(ctx.trace, trajectory)
+        note_trajectory(ctx.trace, trajectory, passages)
         relevant = [(j.index, j.fact) for j in trajectory.judgements if j.relevant]
         note_facts(ctx, passages, relevant)
         cited = [passages[n - 1] for n in trajectory.citations]

@@ -218,9 +218,14 @@ def _check_judgements(step: Step, passages: list[Passage]) -> list[Judgement]:
     return [kept[n] for n in sorted(kept)]
 
 
-def note_trajectory(trace: Trace, t: Trajectory) -> None:
+def note_trajectory(trace: Trace, t: Trajectory, passages: list[Passage]) -> None:
+    """The trajectory's text, and the ids of its passages [1]..[n] as shown."""
     from ragteam.agents.smart_format import render_trajectory
 
     trace.note(
-        "smart", "trajectory in SMART's format", trajectory=render_trajectory(t), event="trajectory"
+        "smart",
+        "trajectory in SMART's format",
+        trajectory=render_trajectory(t),
+        passage_ids=[p.doc_id or p.id for p in passages],
+        event="trajectory",
     )
