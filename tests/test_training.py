@@ -275,6 +275,72 @@ def test_fit_refuses_a_folder_holding_another_run(tmp_path):
         _claim_folder(tmp_path / "other", FitSettings(), resume=False)
 
 
+def test_a_run_recorded_before_a_setting_existed_resumes(tmp_path):
+    """A setting added since the run began counts as its default; any other change refuses."""
+    from ragteam.training.fit import FitSettings, _claim_folder
+
+    _claim_folder(tmp_path / "run", FitSettings(lr=1e-4), resume=False)
+    recorded = json.loads((tmp_path / "run" / "settings.json").read_text())
+    del recorded["decision_weight"]
+    (tmp_path / "run" / "settings.json").write_text(json.dumps(recorded))
+    _claim_folder(tmp_path / "run", FitSettings(lr=1e-4), resume=True)
+    with pytest.raises(InputError, match="other settings"):
+        _claim_folder(tmp_path / "run", FitSettings(lr=1e-4, decision_weight=3.0), resume=True)
+
+
+def test_decision_weight_marks_the_token_where_each_judgement_is_decided():
+    prompt = "<|Instruction|>:\n[Relevant]: [1] in the question</eoi>\n\n"
+    body = (
+        "<|Reconstructor|>:\nSearch(x)</eor>\n\n<retrieval>[1] T\nsome text\n[2] U\nmore"
+        "</retrieval>\n\n<|Locator|>:\n[Relevant]: [1] T\nsome text\n"
+        "[Irrelevant]: [2] Lacking Supporting Facts</eol>\n\n<|Generator|>:\nX</eog>"
+    )
+    text = prompt + body
+    plain = tokenize_example(WordTokenizer(), text, len(prompt), bos=99)
+    assert plain.weights is None
+    weighted = tokenize_example(WordTokenizer(), text, len(prompt), bos=99, decision_weight=3.0)
+    assert weighted.labels == plain.labels and len(weighted.weights) == len(plain.input_ids)
+    spans = WordTokenizer()(text)["offset_mapping"]
+    heavy = [text[a:b] for (a, b), w in zip(spans, weighted.weights[1:], strict=True) if w != 1]
+    assert heavy == ["[Relevant]:", "[Irrelevant]:"]  # the locator's, not the prompt's
+    assert weighted.weights[0] == 1.0  # bos
+
+
+def test_weighted_loss_is_the_weighted_mean_of_token_losses():
+    import torch
+
+    from ragteam.training.losses import collate, collate_weights, trained_loss
+    from ragteam.training.tokens import Tokenized
+
+    torch.manual_seed(0)
+
+    class Tiny(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = torch.nn.Embedding(12, 8)
+            self.lm_head = torch.nn.Linear(8, 12)
+            self.model = self
+
+        def forward(self, input_ids, attention_mask):
+            return type("Out", (), {"last_hidden_state": self.embed(input_ids)})()
+
+    model = Tiny()
+    ids = [1, 2, 3, 4, 5]
+    labels = [IGNORE, IGNORE, 3, 4, 5]
+    plain = Tokenized(ids, labels)
+    ones = Tokenized(ids, labels, [1.0] * 5)
+    heavy = Tokenized(ids, labels, [1.0, 1.0, 1.0, 4.0, 1.0])
+    args = collate([plain], 0)
+    base = trained_loss(model, *args)
+    assert collate_weights([plain]) is None
+    assert torch.allclose(trained_loss(model, *args, collate_weights([ones])), base)
+    logits = model.lm_head(model.embed(torch.tensor([ids]))[0, 1:4])
+    each = torch.nn.functional.cross_entropy(logits, torch.tensor([3, 4, 5]), reduction="none")
+    expected = (each * torch.tensor([1.0, 4.0, 1.0])).sum() / 6.0
+    got = trained_loss(model, *args, collate_weights([heavy]))
+    assert torch.allclose(got, expected) and not torch.allclose(got, base)
+
+
 def test_item_round_trips_to_dict(questions, train_index):
     item = build_item(questions[-1], load_index(train_index), BuildSettings())
     data = item.to_dict()

@@ -43,6 +43,22 @@ def test_tokenizer_matches_llama_cpp_and_mask_holds_on_real_tokens(base, embedde
     assert "body words" not in decoded_trained and "Who?" not in decoded_trained
 
 
+def test_decision_weight_lands_on_the_deciding_token_of_the_real_tokenizer(base):
+    from ragteam.training.tokens import tokenize_example
+
+    _model, tokenizer, bos = base
+    prompt = "<|Instruction|>:\nWho?</eoi>\n\n"
+    text = prompt + (
+        "<|Locator|>:\n[Relevant]: [1] T\nbody words\n"
+        "[Irrelevant]: [2] Lacking Supporting Facts</eol>"
+    )
+    weighted = tokenize_example(tokenizer, text, len(prompt), bos, decision_weight=2.0)
+    heavy = [t for t, w in zip(weighted.input_ids, weighted.weights, strict=True) if w == 2.0]
+    pieces = [tokenizer.decode([t]).lstrip("[") for t in heavy]
+    assert len(pieces) == 2 and pieces[0] != pieces[1]  # where the two judgements part
+    assert "Relevant".startswith(pieces[0]) and "Irrelevant".startswith(pieces[1]), pieces
+
+
 def test_exporting_the_untouched_base_reproduces_its_weights(base, tmp_path):
     """Transformers undoes llama.cpp's Q/K permutation on load; the export must redo it."""
     from gguf import GGUFReader

@@ -153,6 +153,14 @@ def fit_command(
             help="continue an adapter: a run's adapter/ folder or a .gguf adapter (with --lora)"
         ),
     ] = None,
+    decision_weight: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            help="loss weight of the token where each locator judgement is decided "
+            "(Relevant/Irrelevant); 1: as any token",
+        ),
+    ] = 1.0,
 ) -> None:
     """Fine-tune the base model on the trajectories (short, then long), then export a GGUF
     (a full model, or with --lora a GGUF LoRA adapter for `--lora FILE`)."""
@@ -186,6 +194,7 @@ def fit_command(
             lora_dropout=lora_dropout,
             lora_targets=tuple(t.strip() for t in lora_targets.split(",") if t.strip()),
             lora_init=str(lora_init) if lora_init else "",
+            decision_weight=decision_weight,
         )
         if export not in ("none", *EXPORT_TYPES):
             raise InputError(f"--export must be one of {', '.join(EXPORT_TYPES)} or none")

@@ -23,7 +23,13 @@ from ragteam.errors import InputError
 from ragteam.training import LORA_TARGETS
 from ragteam.training.build import Example
 from ragteam.training.dataset import read_examples
-from ragteam.training.losses import collate, role_losses, trained_loss, validation_loss
+from ragteam.training.losses import (
+    collate,
+    collate_weights,
+    role_losses,
+    trained_loss,
+    validation_loss,
+)
 from ragteam.training.tokens import Tokenized, tokenize_example
 
 STAGES = ("short", "long")
@@ -51,6 +57,8 @@ class FitSettings:
     lora_dropout: float = 0.05
     lora_targets: tuple[str, ...] = LORA_TARGETS
     lora_init: str = ""  # continue training this adapter folder (an earlier run's adapter/)
+    # weight of each locator judgement's deciding token ("Relevant"/"Irrelevant") in the loss
+    decision_weight: float = 1.0
 
 
 @dataclass
@@ -218,7 +226,9 @@ def _claim_folder(out: Path, settings: FitSettings, resume: bool) -> None:
     recorded = out / "settings.json"
     wanted = json.loads(json.dumps(asdict(settings)))
     if recorded.is_file():
-        if json.loads(recorded.read_text(encoding="utf-8")) != wanted:
+        # a setting added since the run began counts as its default
+        defaults = json.loads(json.dumps(asdict(FitSettings())))
+        if {**defaults, **json.loads(recorded.read_text(encoding="utf-8"))} != wanted:
             raise InputError(
                 f"{out} holds a training run with other settings; pick another --out "
                 "(or delete it) — `--resume` continues only the same run"
@@ -243,7 +253,10 @@ def _plan(
         if stage not in STAGES:
             raise InputError(f"unknown stage '{stage}'; stages: {', '.join(STAGES)}")
         examples = _stage_examples(data, stage, settings, rng)
-        encoded = [tokenize_example(tokenizer, e.text, e.prompt_chars, bos) for e in examples]
+        encoded = [
+            tokenize_example(tokenizer, e.text, e.prompt_chars, bos, settings.decision_weight)
+            for e in examples
+        ]
         kept = [t for t in encoded if len(t.input_ids) <= settings.max_length and t.trained]
         report.dropped_too_long += len(encoded) - len(kept)
         report.examples[stage] = len(kept)
@@ -289,7 +302,7 @@ def _train_step(
     import torch
 
     ids, labels, attention = collate(batch, tokenizer.pad_token_id or 0, model.device)
-    loss = trained_loss(model, ids, labels, attention)
+    loss = trained_loss(model, ids, labels, attention, collate_weights(batch, model.device))
     loss.backward()
     torch.nn.utils.clip_grad_norm_(_trainable(model), 1.0)
     optimizer.step()

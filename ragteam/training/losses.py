@@ -31,9 +31,23 @@ def collate(batch: list[Tokenized], pad: int, device: Any = "cpu") -> tuple[Any,
     return ids.to(device), labels.to(device), attention.to(device)
 
 
-def trained_loss(model: Any, ids: Any, labels: Any, attention: Any) -> Any:
-    """Next-token cross-entropy over trained positions only. The output projection (a 49k
-    vocabulary) runs on those positions alone: masked retrieval text costs no logits."""
+def collate_weights(batch: list[Tokenized], device: Any = "cpu") -> Any:
+    """Per-position loss weights of a batch (padding 0), or None when every token weighs 1."""
+    import torch
+
+    if all(t.weights is None for t in batch):
+        return None
+    width = max(len(t.input_ids) for t in batch)
+    weights = torch.zeros((len(batch), width), dtype=torch.float32)
+    for row, t in enumerate(batch):
+        weights[row, : len(t.input_ids)] = torch.tensor(t.weights or [1.0] * len(t.input_ids))
+    return weights.to(device)
+
+
+def trained_loss(model: Any, ids: Any, labels: Any, attention: Any, weights: Any = None) -> Any:
+    """Next-token cross-entropy over trained positions only (with `weights`, their weighted
+    mean). The output projection (a 49k vocabulary) runs on those positions alone: masked
+    retrieval text costs no logits."""
     import torch
 
     model = causal_lm(model)
@@ -41,7 +55,11 @@ def trained_loss(model: Any, ids: Any, labels: Any, attention: Any) -> Any:
     targets = labels[:, 1:]
     keep = targets != IGNORE
     logits = model.lm_head(hidden[:, :-1][keep])
-    return torch.nn.functional.cross_entropy(logits.float(), targets[keep])
+    if weights is None:
+        return torch.nn.functional.cross_entropy(logits.float(), targets[keep])
+    each = torch.nn.functional.cross_entropy(logits.float(), targets[keep], reduction="none")
+    kept = weights[:, 1:][keep]
+    return (each * kept).sum() / kept.sum()
 
 
 def validation_loss(
