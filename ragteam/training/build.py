@@ -54,9 +54,9 @@ class BuildSettings:
     max_passages: int = 6  # trajectory length bound: passages past this are dropped
     seed: int = 0
     validation_share: float = 0.05
-    # as inference (`smart` trajectory mode, with_question): the posed question is searched
-    # first, and the <retrieval> block is filled up to `max_passages` with its further hits, so
-    # the locator learns on as many passages, as ordered, as it judges at inference
+    # the posed question is searched first (as `smart` trajectory mode does, with_question),
+    # and the <retrieval> block is filled up to `max_passages` with its further hits (as
+    # inference does only with `--opt fill_block=true`: docs/benchmarks.md section 19a)
     question_first: bool = False
 
 
