@@ -76,6 +76,17 @@ _FLAGS: list[tuple[str, Any, Any]] = [
         None,
     ),
     (
+        "merge_lora",
+        Annotated[
+            bool,
+            typer.Option(
+                "--merge-lora/--apply-lora",
+                help="merge --lora into the model once (cached, faster) or apply it per token",
+            ),
+        ],
+        _DEFAULTS.merge_lora,
+    ),
+    (
         "no_cache",
         Annotated[bool, typer.Option("--no-cache", help="do not use the LLM cache")],
         False,
@@ -95,6 +106,7 @@ def resolve(values: dict[str, Any]) -> ModelOptions:
         timeout=values["timeout"],
         retries=values["retries"],
         lora=values["lora"],
+        merge_lora=values["merge_lora"],
     )
 
 

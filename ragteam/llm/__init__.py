@@ -56,6 +56,9 @@ class ModelOptions:
     speedups: bool = True
     # a GGUF LoRA adapter applied over an in-process GGUF model (`ragteam train fit --lora`)
     lora: Path | None = None
+    # merge the adapter into the base once (a cached q8_0 GGUF) instead of applying it on every
+    # token: about 30% faster on the embedded model (docs/benchmarks.md section 20)
+    merge_lora: bool = True
 
 
 def load_model(spec: str | None = None, options: ModelOptions | None = None) -> ChatModel:
@@ -81,6 +84,7 @@ def _resolve(spec: str, opts: ModelOptions) -> ChatModel:
         "n_threads": opts.n_threads,
         "speedups": opts.speedups,
         "lora": opts.lora,
+        "merge_lora": opts.merge_lora,
     }
     if spec in EMBEDDED_ALIASES:
         return LlamaCppModel(None, **local)

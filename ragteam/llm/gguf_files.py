@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Any
 
 from ragteam.errors import ModelError
 
@@ -44,3 +45,16 @@ def adapter_base(path: Path) -> tuple[str, str]:
         return str(field.contents()) if field is not None else ""
 
     return text(BASE_KEY), text(BASE_NAME_KEY)
+
+
+def finish_gguf(writer: Any, tmp: Path, out: Path) -> Path:
+    """Write a GGUFWriter's file aside, then move it into place: never a half-written file."""
+    try:
+        writer.write_header_to_file()
+        writer.write_kv_data_to_file()
+        writer.write_tensors_to_file()
+        writer.close()
+        tmp.replace(out)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return out

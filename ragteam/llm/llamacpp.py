@@ -105,6 +105,7 @@ class LlamaCppModel:
         seed: int = 0,
         speedups: bool = True,
         lora: str | Path | None = None,
+        merge_lora: bool = True,
     ) -> None:
         resolved = Path(path) if path else embedded_model_path()
         if not resolved.is_file():
@@ -115,16 +116,25 @@ class LlamaCppModel:
         self.n_threads = n_threads
         threads = n_threads or max(1, os.cpu_count() or 1)
         fingerprint = gguf_fingerprint(resolved)
+        self.merge_lora = merge_lora
+        weights, applied = resolved, None
         if self.lora is not None:
             check_adapter(self.lora, resolved, fingerprint)
-        self._llm = _load(str(resolved), n_ctx, threads, seed, str(self.lora) if lora else None)
+            if merge_lora:  # one plain GGUF, made once and cached: no run-time LoRA product
+                weights = _merged(resolved, self.lora)
+            else:
+                applied = str(self.lora)
+        self._llm = _load(str(weights), n_ctx, threads, seed, applied)
         self._lock = _lock_for(id(self._llm))
         self.speedups = speedups
         self._states = _prefix_states(self._llm) if speedups else None
         # The adapter is part of the model: base and base+adapter never share a cache entry.
+        # Merged weights are rounded to q8_0: a model of their own, too.
         self.identity = f"llama.cpp:{resolved.name}:{fingerprint}" + (
             f"+lora:{self.lora.name}:{gguf_fingerprint(self.lora)}" if self.lora else ""
         )
+        if self.lora is not None and merge_lora:
+            self.identity += f"+merged:{merge_tag()}"
 
     def complete(
         self,
@@ -287,6 +297,24 @@ def _bias_processor(bias: dict[int, float]) -> Any:
 @functools.lru_cache(maxsize=256)
 def _grammar_text(schema_json: str) -> str | None:
     return schema_grammar(json.loads(schema_json))
+
+
+def _merged(base: Path, adapter: Path) -> Path:
+    from ragteam.llm.gguf_merge import merged_model
+
+    try:
+        return merged_model(base, adapter)
+    except (OSError, ValueError) as exc:
+        raise ModelError(
+            f"could not merge the LoRA adapter {adapter.name} into {base.name} ({exc}): "
+            "free disk space in the cache folder, or apply it at run time (--apply-lora)"
+        ) from exc
+
+
+def merge_tag() -> str:
+    from ragteam.llm.gguf_merge import MERGE_VERSION, OUT_TYPE
+
+    return f"{OUT_TYPE.lower()}-v{MERGE_VERSION}"
 
 
 def check_adapter(adapter: Path, base: Path, fingerprint: str) -> None:

@@ -94,15 +94,23 @@ def trained_model(base: ChatModel, adapter: Path) -> ChatModel:
         getattr(inner, "n_threads", None),
         getattr(inner, "speedups", True),
         str(cache) if cache else None,
+        getattr(inner, "merge_lora", True),
     )
 
 
 @functools.lru_cache(maxsize=4)
 def _load_trained(
-    adapter: str, n_ctx: int, threads: int | None, speedups: bool, cache: str | None
+    adapter: str,
+    n_ctx: int,
+    threads: int | None,
+    speedups: bool,
+    cache: str | None,
+    merge: bool = True,
 ) -> ChatModel:
     from ragteam.llm.cache import CachedModel
     from ragteam.llm.llamacpp import LlamaCppModel
 
-    model = LlamaCppModel(None, n_ctx=n_ctx, n_threads=threads, speedups=speedups, lora=adapter)
+    model = LlamaCppModel(
+        None, n_ctx=n_ctx, n_threads=threads, speedups=speedups, lora=adapter, merge_lora=merge
+    )
     return CachedModel(model, Path(cache)) if cache else model

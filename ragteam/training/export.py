@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ragteam.errors import ModelError
+from ragteam.llm.gguf_files import finish_gguf
 
 SUPPORTED = ("llama",)
 TYPES = ("f16", "q8_0", "f32")
@@ -109,20 +110,7 @@ def export_gguf(state: dict[str, Any], base: Path, out: Path, out_type: str = "q
             writer.add_tensor(tensor.name, data.astype(np.float16))
         else:
             writer.add_tensor(tensor.name, quantize(data, qtype), raw_dtype=qtype)
-    return finish(writer, tmp, out)
-
-
-def finish(writer: Any, tmp: Path, out: Path) -> Path:
-    """Write a GGUFWriter's file aside, then move it into place: never a half-written file."""
-    try:
-        writer.write_header_to_file()
-        writer.write_kv_data_to_file()
-        writer.write_tensors_to_file()
-        writer.close()
-        tmp.replace(out)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return out
+    return finish_gguf(writer, tmp, out)
 
 
 def export_folder(model_dir: Path, base: Path, out: Path, out_type: str = "q8_0") -> Path:

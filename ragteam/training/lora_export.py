@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from ragteam.errors import ModelError
-from ragteam.llm.gguf_files import BASE_KEY, BASE_NAME_KEY, gguf_fingerprint
-from ragteam.training.export import SUPPORTED, finish, permute
+from ragteam.llm.gguf_files import BASE_KEY, BASE_NAME_KEY, finish_gguf, gguf_fingerprint
+from ragteam.training.export import SUPPORTED, permute
 
 TYPES = ("f16", "f32")
 _PEFT = re.compile(
@@ -103,7 +103,7 @@ def export_lora(folder: Path, base: Path, out: Path, out_type: str = "f16") -> P
     for name, data in pairs:
         array = np.ascontiguousarray(data, dtype=np.float32)
         writer.add_tensor(name, array.astype(np.float16) if out_type == "f16" else array)
-    return finish(writer, tmp, out)
+    return finish_gguf(writer, tmp, out)
 
 
 def _check_shapes(pairs: list[tuple[str, Any]], shapes: dict[str, list[int]]) -> None:
