@@ -428,3 +428,38 @@ def test_report_pairs_on_the_task_metric_first():
     rows = [line for line in paired if line.startswith("| a |")]
     assert rows[0].startswith("| a | match | 2 | +1.000") and rows[1].startswith("| a | F1 |")
     assert "| a | match |" not in render_markdown({"a": a, "oner": b})
+
+
+def test_gold_shown_counts_only_the_passages_the_reader_was_shown():
+    """smart retrieves more than it shows (max_passages): retrieval recall counts every hit,
+    `gold shown` only the passages its trace says the reading model saw."""
+    from ragteam.eval.datasets import Example
+    from ragteam.eval.runner import score
+    from ragteam.trace import Step, Trace
+    from ragteam.types import Answer
+
+    def answer(shown: list[str] | None) -> Answer:
+        trace = Trace()
+        hits = [{"id": f"{d}#0", "doc_id": d} for d in ("a", "gold1", "gold2")]
+        trace.add(Step(kind="retrieve", role="r", input="q", output=hits))
+        if shown is not None:
+            trace.note("smart", "trajectory", passage_ids=shown, event="trajectory")
+        return Answer(question="q", text="x", strategy="smart", trace=trace)
+
+    example = Example(id="q", question="q", answers=("x",), supporting_ids=("gold1", "gold2"))
+    cut = score(example, answer(["a", "gold1"]))
+    assert cut["retrieval_all"] == 1.0 and cut["shown_all"] == 0.0
+    assert cut["shown_fraction"] == 0.5
+    assert "shown_all" not in score(example, answer(None))  # not recorded: not invented
+
+    def row(q, shown):
+        cost = {"llm_calls": 1, "prompt_tokens": 1, "completion_tokens": 1}
+        metrics = {"em": 0.0, "f1": 0.5, "match": 0.0, "retrieval_all": 1.0, "shown_all": shown}
+        data = {"id": q, "strategy": "s", "metrics": metrics, "cost": cost, "wall_seconds": 1}
+        return EvalRow.from_dict(data, "test")
+
+    a = {"q1": row("q1", 0.0), "q2": row("q2", 1.0)}
+    b = {"q1": row("q1", 1.0), "q2": row("q2", 1.0)}
+    text = render_markdown({"a": a, "oner": b})
+    assert "gold shown (all)" in text and "| a | 2 |" in text
+    assert "| a | gold shown | 2 | -0.500" in text

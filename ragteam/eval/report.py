@@ -15,7 +15,7 @@ from ragteam.eval.rundir import RunDir
 
 Table = dict[str, dict[str, EvalRow]]  # label -> question id -> row
 
-QUALITY = ("choice_accuracy", "em", "f1", "match", "retrieval_all")
+QUALITY = ("choice_accuracy", "em", "f1", "match", "retrieval_all", "shown_all")
 BOOTSTRAP = 2000
 
 
@@ -137,6 +137,7 @@ METRIC_NAMES = {
     "em": "EM",
     "match": "match",
     "retrieval_all": "retrieval recall",
+    "shown_all": "gold shown",
 }
 
 
@@ -147,10 +148,15 @@ def render_markdown(table: Table, baseline: str | None = None, metric: str | Non
         baseline = resolve_baseline(table, baseline)
     summaries = [summarize(label, list(rows.values())) for label, rows in table.items()]
     graded = any("choice_accuracy" in s.means for s in summaries)  # the task's metric first
+    shown = any("shown_all" in s.means for s in summaries)  # gold among the passages shown
     lines = [
         "| strategy | n | " + ("accuracy | " if graded else "") + "EM | F1 | match "
-        "| retrieval recall (all gold) | calls/q | tokens/q | s/q | parse fail/q | errors |",
-        "|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if graded else ""),
+        "| retrieval recall (all gold) | "
+        + ("gold shown (all) | " if shown else "")
+        + "calls/q | tokens/q | s/q | parse fail/q | errors |",
+        "|---|---|---|---|---|---|---|---|---|---|---|"
+        + ("---|" if graded else "")
+        + ("---|" if shown else ""),
     ]
     for s in summaries:
         pq = s.per_question
@@ -164,7 +170,12 @@ def render_markdown(table: Table, baseline: str | None = None, metric: str | Non
             f"{_cell(s.means.get('f1'))} | "
             f"{_cell(s.means.get('match'))} | "
             f"{_cell(s.means.get('retrieval_all'), s.counts.get('retrieval_all'), s.n)} | "
-            f"{pq['calls']:.2f} | {pq['tokens']:.0f} | {pq['seconds']:.2f} | "
+            + (
+                f"{_cell(s.means.get('shown_all'), s.counts.get('shown_all'), s.n)} | "
+                if shown
+                else ""
+            )
+            + f"{pq['calls']:.2f} | {pq['tokens']:.0f} | {pq['seconds']:.2f} | "
             f"{pq['parse_failures']:.2f} | {s.errors} |"
         )
     lines.append("\nMeans with 95% bootstrap intervals in brackets.\n")
@@ -195,7 +206,7 @@ def _paired_lines(table: Table, baseline: str | None, task_metric: str | None) -
     ]
     graded = any("choice_accuracy" in r.metrics for rows in table.values() for r in rows.values())
     first = task_metric or ("choice_accuracy" if graded else "f1")
-    order = dict.fromkeys((first, "f1", "retrieval_all"))
+    order = dict.fromkeys((first, "f1", "retrieval_all", "shown_all"))
     for metric in order:
         name = METRIC_NAMES.get(metric, metric)
         for label in labels:

@@ -105,6 +105,13 @@ def score(example: Example, answer: Answer) -> dict[str, float]:
         seen = seen_doc_ids(answer.trace)
         any_of = example.evidence == "any"
         scores |= metrics.retrieval_recall(seen, example.supporting_ids, any_of=any_of)
+        shown = shown_doc_ids(answer.trace)
+        if shown is not None:  # what the reading model was shown, where a strategy records it
+            got = metrics.retrieval_recall(shown, example.supporting_ids, any_of=any_of)
+            scores |= {
+                "shown_all": got["retrieval_all"],
+                "shown_fraction": got["retrieval_fraction"],
+            }
         cited = [c.doc_id or c.passage_id for c in answer.citations]
         scores |= metrics.citation_scores(cited, example.supporting_ids, any_of=any_of)
     return scores
@@ -118,6 +125,19 @@ def seen_doc_ids(trace: Trace | None) -> list[str]:
             for hit in step.output:
                 seen.setdefault(hit.get("doc_id") or hit["id"], None)
     return list(seen)
+
+
+def shown_doc_ids(trace: Trace | None) -> list[str] | None:
+    """Document ids of the passages a strategy showed its reading model (the `passage_ids` its
+    trace records, e.g. smart's trajectory: fewer than it retrieved when it cuts to
+    `max_passages`); None when the strategy records none."""
+    shown: dict[str, None] | None = None
+    for step in trace.steps if trace else []:
+        ids = step.meta.get("passage_ids")
+        if isinstance(ids, list):
+            shown = shown if shown is not None else {}
+            shown.update(dict.fromkeys(str(i) for i in ids))
+    return list(shown) if shown is not None else None
 
 
 def evaluate_one(
