@@ -490,3 +490,46 @@ def test_generator_validation_loss_is_also_given_per_format(tmp_path, monkeypatc
         "long:generator@claim": 2.0,
         "long:generator@open": 0.1,
     }
+
+
+def test_shuffled_blocks_keep_labels_with_their_passages(questions, train_index, tmp_path):
+    """`train build --shuffle-passages` and `train shuffle`: each block in a seeded random
+    order; every judgement, fact and citation still names its own passage."""
+    from ragteam.training.dataset import read_items, shuffle_dataset
+    from ragteam.training.reorder import item_from_dict, shuffle_item
+
+    index = load_index(train_index)
+    build_dataset(questions, index, tmp_path / "plain", BuildSettings(question_first=True))
+    count = len  # any token counter
+    shuffle_dataset(tmp_path / "plain", tmp_path / "mixed", seed=3, count_tokens=count)
+    plain = {r["id"]: item_from_dict(r) for r in read_items(tmp_path / "plain")}
+    mixed = {r["id"]: item_from_dict(r) for r in read_items(tmp_path / "mixed")}
+    assert plain.keys() == mixed.keys()
+    moved = 0
+    for qid, before in plain.items():
+        t, u = before.trajectory, mixed[qid].trajectory
+        assert sorted(u.passages) == sorted(t.passages) and u.answer == t.answer
+        assert mixed[qid].split == before.split
+        moved += u.passages != t.passages
+        facts = {t.passages[j.index - 1]: (j.relevant, j.fact) for j in t.judgements}
+        assert {u.passages[j.index - 1]: (j.relevant, j.fact) for j in u.judgements} == facts
+        assert [j.index for j in u.judgements] == sorted(j.index for j in u.judgements)
+        assert sorted(u.passages[c - 1] for c in u.citations) == sorted(
+            t.passages[c - 1] for c in t.citations
+        )
+        by_id = dict(zip(before.passage_ids, t.passages, strict=True))
+        assert [by_id[i] for i in mixed[qid].passage_ids] == u.passages
+    assert moved >= len(plain) // 2
+    again = shuffle_item(plain[next(iter(plain))], 3)  # seeded: the same order every time
+    assert again.trajectory == mixed[next(iter(plain))].trajectory
+    for example in read_examples(tmp_path / "mixed", "long"):
+        parsed = parse(example.text)  # the texts are rendered from the shuffled trajectories
+        assert parsed.passages == mixed[example.id.removesuffix("/long")].trajectory.passages
+    settings = json.loads((tmp_path / "mixed" / "settings.json").read_text())
+    assert settings["build"]["shuffle_passages"] and settings["shuffled_from"].endswith("plain")
+    built = BuildSettings(question_first=True, shuffle_passages=True, seed=3)
+    build_dataset(questions, index, tmp_path / "direct", built)
+    direct = {r["id"]: item_from_dict(r).trajectory for r in read_items(tmp_path / "direct")}
+    assert direct == {q: i.trajectory for q, i in mixed.items()}
+    with pytest.raises(InputError, match="not empty"):
+        shuffle_dataset(tmp_path / "plain", tmp_path / "mixed", seed=3, count_tokens=count)

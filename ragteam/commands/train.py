@@ -68,6 +68,13 @@ def build_command(
             "(a model trained on it is never validated on its training questions)"
         ),
     ] = None,
+    shuffle_passages: Annotated[
+        bool,
+        typer.Option(
+            help="each retrieval block in a seeded random order, so that the locator cannot "
+            "learn that the first passage is the relevant one"
+        ),
+    ] = False,
 ) -> None:
     """Build long and short SMART trajectories (and their statistics) from training data."""
     from ragteam.llm import load_model
@@ -83,6 +90,7 @@ def build_command(
             max_passages=max_passages,
             seed=seed,
             question_first=question_first,
+            shuffle_passages=shuffle_passages,
         )
         loaded = load_index(index)
         teacher_model = load_model(teacher, model_options) if teacher else None
@@ -112,6 +120,23 @@ def build_command(
             f"{stats['questions']} trajectories in {out_dir} "
             f"({len(skipped)} rows skipped; checked against {compared} excluded questions)"
         )
+
+
+@train_app.command("shuffle")
+def shuffle_command(
+    data: Annotated[Path, typer.Option("--data", help="a folder from `train build`")],
+    out_dir: Annotated[Path, typer.Option("--out", help="folder to write (must be new)")],
+    seed: int = 0,
+) -> None:
+    """Copy a trajectory folder with each retrieval block in a seeded random order (labels,
+    citations and splits follow; nothing is retrieved again)."""
+    from ragteam.llm import load_model
+    from ragteam.training.dataset import shuffle_dataset
+
+    with friendly_errors():
+        counter = load_model("embedded")  # the embedded tokenizer counts training tokens
+        stats = shuffle_dataset(data, out_dir, seed, counter.count_tokens)
+        out.print(f"{stats['questions']} trajectories in {out_dir}, blocks shuffled (seed {seed})")
 
 
 @train_app.command("fit")

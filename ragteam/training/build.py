@@ -58,6 +58,9 @@ class BuildSettings:
     # and the <retrieval> block is filled up to `max_passages` with its further hits (as
     # inference does only with `--opt fill_block=true`: docs/benchmarks.md section 19a)
     question_first: bool = False
+    # each <retrieval> block in a seeded random order (training/reorder.py): retrieval order
+    # puts a gold paragraph first so often that a locator learns the position, not the text
+    shuffle_passages: bool = False
 
 
 @dataclass

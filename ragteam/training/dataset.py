@@ -22,6 +22,7 @@ from ragteam.retrieval.index import Index
 from ragteam.training.build import (
     BuildSettings,
     Example,
+    Item,
     Statistics,
     assign_splits,
     build_items,
@@ -29,6 +30,7 @@ from ragteam.training.build import (
     short_examples,
 )
 from ragteam.training.data import TrainQuestion, check_disjoint, read_train_questions
+from ragteam.training.reorder import item_from_dict, shuffle_item
 
 FILES = ("items.jsonl", "long.jsonl", "short.jsonl", "stats.json", "settings.json")
 
@@ -68,6 +70,30 @@ def build_dataset(
         raise InputError(f"{out} is not empty; pick a new --out or delete it first")
     items = list(build_items(questions, index, settings, teacher, progress))
     assign_splits(items, settings, read_splits(keep_splits) if keep_splits else None)
+    if settings.shuffle_passages:
+        items = [shuffle_item(item, settings.seed) for item in items]
+    about = {"build": asdict(settings), "index": str(index.directory), **(extra or {})}
+    return write_dataset(items, out, about, count_tokens)
+
+
+def shuffle_dataset(
+    source: Path, out: Path, seed: int, count_tokens: Callable[[str], int]
+) -> dict[str, Any]:
+    """A copy of the build folder `source` with every trajectory's passages in a seeded random
+    order (training/reorder.py), the same questions, splits and labels; no retrieval again."""
+    if out.exists() and any(out.iterdir()):
+        raise InputError(f"{out} is not empty; pick a new --out or delete it first")
+    items = [shuffle_item(item_from_dict(row), seed) for row in read_items(source)]
+    about = json.loads((source / "settings.json").read_text(encoding="utf-8"))
+    about["build"] = {**about.get("build", {}), "shuffle_passages": True, "seed": seed}
+    about["shuffled_from"] = str(source)
+    return write_dataset(items, out, about, count_tokens)
+
+
+def write_dataset(
+    items: list[Item], out: Path, about: dict[str, Any], count_tokens: Callable[[str], int]
+) -> dict[str, Any]:
+    """Render the items' training texts and write the folder aside, then swap it in."""
     stats = Statistics()
     rendered: dict[str, list[Example]] = {"long": [], "short": []}
     for item in items:
@@ -86,10 +112,7 @@ def build_dataset(
         for kind, examples in rendered.items():
             _write_jsonl(staging / f"{kind}.jsonl", [e.to_dict() for e in examples])
         _write_json(staging / "stats.json", summary)
-        _write_json(
-            staging / "settings.json",
-            {"build": asdict(settings), "index": str(index.directory), **(extra or {})},
-        )
+        _write_json(staging / "settings.json", about)
         if out.exists():
             out.rmdir()
         staging.rename(out)
