@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections import Counter
 from pathlib import Path
 
 from ragteam.agents.smart_format import parse
@@ -80,6 +81,33 @@ def analyse(rows: list[dict], gold: dict[str, set[str]], limit: int | None) -> d
     }
 
 
+def by_position(rows: list[dict], gold: dict[str, set[str]]) -> dict[str, str]:
+    """Per passage number [n]: how often the locator judged it relevant (of the blocks that
+    had an [n]), and how many of the gold passages shown there it located. A locator that
+    reads position instead of text judges [1] relevant every time."""
+    judged, shown = Counter(), Counter()
+    gold_at, located = Counter(), Counter()
+    for row in rows:
+        steps = row["trace"]["steps"]
+        notes = [s for s in steps if s["kind"] == "note" and "trajectory" in s.get("meta", {})]
+        if not notes:
+            continue
+        ids = shown_passages(steps, notes[-1], 6 if ran_trajectory(row) else None)
+        relevant = {
+            j.index for j in parse(notes[-1]["meta"]["trajectory"]).judgements if j.relevant
+        }
+        for n, doc in enumerate(ids, start=1):
+            shown[n] += 1
+            judged[n] += n in relevant
+            if doc in gold.get(row["id"], set()):
+                gold_at[n] += 1
+                located[n] += n in relevant
+    return {
+        f"[{n}]": f"relevant {judged[n]}/{shown[n]}, gold located {located[n]}/{gold_at[n]}"
+        for n in sorted(shown)
+    }
+
+
 def answer_sources(rows: list[dict]) -> dict[str, int]:
     """Where each wrong answer's gold went missing: never retrieved, retrieved but not located
     as a fact, or located but not chosen by the generator (gold text matched after SQuAD
@@ -132,6 +160,7 @@ def main() -> None:
         limit = options.get("max_passages", 6) if options.get("mode") == "trajectory" else None
         rows = [r for r in rundir.results() if r["strategy"] == "smart"]
         print(run, json.dumps({**analyse(rows, gold, limit), **answer_sources(rows)}))
+        print("  by position:", json.dumps(by_position(rows, gold)))
 
 
 if __name__ == "__main__":
