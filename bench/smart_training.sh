@@ -72,6 +72,8 @@ resume=""
 ragteam train fit --data "$OUT/traj-v4" --out "$OUT/smart-lora5" --lora --lora-rank 16 \
     --lora-alpha 32 --lora-init "$OUT/smart-lora4/adapter.gguf" --stage long \
     --long-epochs 0.4 --lr 2e-4 --seed 4 --threads 2 $resume
+# Tried and not shipped (benchmarks 20b): run 6, the same trajectories with shuffled blocks
+# (`ragteam train shuffle`), because every locator so far judges passage [1] relevant.
 # Label calibration, fitted on training rows of the v4 build (benchmarks 18c).
 python bench/label_calibration.py "$OUT/traj-v4" --adapter "$OUT/smart-lora5/adapter.gguf" \
     --per-format 200 --threads 2
