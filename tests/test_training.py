@@ -527,6 +527,7 @@ def test_shuffled_blocks_keep_labels_with_their_passages(questions, train_index,
         assert parsed.passages == mixed[example.id.removesuffix("/long")].trajectory.passages
     settings = json.loads((tmp_path / "mixed" / "settings.json").read_text())
     assert settings["build"]["shuffle_passages"] and settings["shuffled_from"].endswith("plain")
+    assert settings["build"]["shuffle_seed"] == 3 and settings["build"]["seed"] == 0  # splits' seed
     built = BuildSettings(question_first=True, shuffle_passages=True, seed=3)
     build_dataset(questions, index, tmp_path / "direct", built)
     direct = {r["id"]: item_from_dict(r).trajectory for r in read_items(tmp_path / "direct")}

@@ -131,13 +131,14 @@ def shown_doc_ids(trace: Trace | None) -> list[str] | None:
     """Document ids of the passages a strategy showed its reading model (the `passage_ids` its
     trace records, e.g. smart's trajectory: fewer than it retrieved when it cuts to
     `max_passages`); None when the strategy records none."""
-    shown: dict[str, None] | None = None
-    for step in trace.steps if trace else []:
-        ids = step.meta.get("passage_ids")
-        if isinstance(ids, list):
-            shown = shown if shown is not None else {}
-            shown.update(dict.fromkeys(str(i) for i in ids))
-    return list(shown) if shown is not None else None
+    recorded = [
+        s.meta["passage_ids"]
+        for s in (trace.steps if trace else [])
+        if isinstance(s.meta.get("passage_ids"), list)
+    ]
+    if not recorded:
+        return None
+    return list(dict.fromkeys(str(i) for ids in recorded for i in ids))
 
 
 def evaluate_one(

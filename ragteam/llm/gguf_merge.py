@@ -32,13 +32,17 @@ def merged_cache_dir() -> Path:
     return Path(user_cache_dir("ragteam")) / "merged"
 
 
-def merged_model(base: Path, adapter: Path, cache_dir: Path | None = None) -> Path:
-    """The merged GGUF of `adapter` over `base`, made on first use and reused after."""
+def merged_model(
+    base: Path, adapter: Path, cache_dir: Path | None = None, base_fingerprint: str = ""
+) -> Path:
+    """The merged GGUF of `adapter` over `base`, made on first use and reused after
+    (`base_fingerprint`: the base's, when the caller has it already)."""
     from filelock import FileLock
 
     folder = cache_dir or merged_cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
-    key = f"{gguf_fingerprint(base)}-{gguf_fingerprint(adapter)}-v{MERGE_VERSION}"
+    base_key = base_fingerprint or gguf_fingerprint(base)
+    key = f"{base_key}-{gguf_fingerprint(adapter)}-v{MERGE_VERSION}"
     out = folder / f"{base.stem}+{adapter.stem}-{key.replace(':', '_')}.gguf"
     with FileLock(str(out) + ".lock"):
         if not out.is_file():
@@ -70,7 +74,7 @@ def merge_adapter(base: Path, adapter: Path, out: Path) -> Path:
     """Write base + adapter as one GGUF at `out` (see the module's docstring)."""
     import numpy as np
     from gguf import GGMLQuantizationType, GGUFReader, GGUFValueType, GGUFWriter, Keys
-    from gguf.quants import dequantize, quantize
+    from gguf.quants import QuantError, dequantize, quantize
 
     deltas, alpha = _adapter_deltas(adapter)
     reader = GGUFReader(base)
@@ -97,7 +101,14 @@ def merge_adapter(base: Path, adapter: Path, out: Path) -> Path:
                 f"{adapter}: {t.name} adapts a {weight.shape} weight with a {delta.shape} "
                 "update: the adapter belongs to another base model"
             )
-        writer.add_tensor(t.name, quantize(weight + delta, q8), raw_dtype=q8)
+        try:
+            merged = quantize(weight + delta, q8)
+        except QuantError as exc:  # rows not a multiple of q8_0's block: another architecture
+            raise ModelError(
+                f"{t.name} of {base.name} cannot be written as {OUT_TYPE} ({exc}): "
+                "apply the adapter at run time instead (--apply-lora)"
+            ) from exc
+        writer.add_tensor(t.name, merged, raw_dtype=q8)
     if deltas:
         raise ModelError(
             f"{adapter} adapts tensors {base.name} does not have ({sorted(deltas)[:3]}...): "

@@ -121,7 +121,7 @@ class LlamaCppModel:
         if self.lora is not None:
             check_adapter(self.lora, resolved, fingerprint)
             if merge_lora:  # one plain GGUF, made once and cached: no run-time LoRA product
-                weights = _merged(resolved, self.lora)
+                weights = _merged(resolved, self.lora, fingerprint)
             else:
                 applied = str(self.lora)
         self._llm = _load(str(weights), n_ctx, threads, seed, applied)
@@ -299,11 +299,11 @@ def _grammar_text(schema_json: str) -> str | None:
     return schema_grammar(json.loads(schema_json))
 
 
-def _merged(base: Path, adapter: Path) -> Path:
+def _merged(base: Path, adapter: Path, fingerprint: str) -> Path:
     from ragteam.llm.gguf_merge import merged_model
 
     try:
-        return merged_model(base, adapter)
+        return merged_model(base, adapter, base_fingerprint=fingerprint)
     except (OSError, ValueError) as exc:
         raise ModelError(
             f"could not merge the LoRA adapter {adapter.name} into {base.name} ({exc}): "

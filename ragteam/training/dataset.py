@@ -85,7 +85,7 @@ def shuffle_dataset(
         raise InputError(f"{out} is not empty; pick a new --out or delete it first")
     items = [shuffle_item(item_from_dict(row), seed) for row in read_items(source)]
     about = json.loads((source / "settings.json").read_text(encoding="utf-8"))
-    about["build"] = {**about.get("build", {}), "shuffle_passages": True, "seed": seed}
+    about["build"] = {**about.get("build", {}), "shuffle_passages": True, "shuffle_seed": seed}
     about["shuffled_from"] = str(source)
     return write_dataset(items, out, about, count_tokens)
 
