@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from ragteam.agents.smart_format import GENERATOR, LOCATOR, RECONSTRUCTOR, parse_retrieval
@@ -46,7 +48,7 @@ def run(model, index_dir, **options):
         index=load_index(index_dir),
         strategy="smart",
         model=model,
-        options={"mode": "trajectory", **options},
+        options={"mode": "trajectory", "rerank": False, **options},
     )
 
 
@@ -170,3 +172,41 @@ def test_locator_grammar_reaches_only_the_locator_call_and_names_every_shown_pas
     assert result.text == "Hevik"
     plain = run(scripted(), bm25_index_dir, locator_grammar=False)
     assert not any("grammar" in s.meta for s in plain.trace.steps)
+
+
+class Reversing:
+    """A reranker that puts the block in reverse retrieval order (a stand-in for MiniLM)."""
+
+    identity = "rerank:reversing"
+
+    def rerank(self, question, passages):
+        return [(p, float(n)) for n, p in enumerate(passages)][::-1]
+
+
+def test_a_reranker_orders_the_block_the_locator_reads(bm25_index_dir, monkeypatch):
+    from ragteam.strategies import smart
+
+    plain = scripted()
+    run(plain, bm25_index_dir)
+    monkeypatch.setattr(smart, "load_reranker", lambda path: Reversing())
+    reranked = scripted()
+    result = run(reranked, bm25_index_dir, rerank=True, reranker="any.safetensors")
+
+    def shown(model):
+        return [title for title, _ in parse_retrieval(model.calls[1]["messages"][0]["content"])]
+
+    assert len(shown(plain)) > 1 and shown(reranked) == shown(plain)[::-1]
+    [step] = [s for s in result.trace.steps if s.role == "reranker"]
+    assert step.kind == "retrieve" and step.input["method"] == "rerank:reversing"
+    [note] = [s for s in result.trace.steps if s.meta.get("event") == "trajectory"]
+    assert note.meta["passage_ids"] == [h["doc_id"] or h["id"] for h in step.output]
+
+
+def test_without_the_shipped_reranker_the_block_keeps_retrieval_order(bm25_index_dir, monkeypatch):
+    from ragteam.strategies import smart
+
+    monkeypatch.setattr(smart, "shipped_reranker_path", lambda: Path("/nonexistent/r.safetensors"))
+    result = run(scripted(), bm25_index_dir, rerank=True)
+    assert not [s for s in result.trace.steps if s.role == "reranker"]
+    [note] = [s for s in result.trace.steps if s.meta.get("event") == "rerank"]
+    assert "no reranker installed" in note.output

@@ -1,4 +1,4 @@
-"""`ragteam train build|fit|export`: SMART trajectory learning from the command line."""
+"""`ragteam train build|shuffle|fit|export|rerank`: SMART trajectory learning."""
 
 from __future__ import annotations
 
@@ -243,6 +243,39 @@ def fit_command(
             _export(out_dir / "adapter", base, out_dir / "adapter.gguf", "f16")
         elif export != "none":
             _export(out_dir / "model", base, out_dir / "model.gguf", export)
+
+
+@train_app.command("rerank")
+def rerank_command(
+    data: Annotated[Path, typer.Option("--data", help="a folder from `train build`")],
+    out_file: Annotated[Path, typer.Option("--out", help="reranker to write (.safetensors)")],
+    epochs: Annotated[float, typer.Option(min=0.1, max=20)] = 2.0,
+    lr: Annotated[float, typer.Option(min=1e-7, max=1e-2)] = 3e-5,
+    layers: Annotated[int, typer.Option(min=1, max=6, help="top MiniLM layers trained")] = 2,
+    threads: Annotated[int, typer.Option(min=0, help="torch threads (0: default)")] = 0,
+    seed: int = 0,
+) -> None:
+    """Train the block reranker (MiniLM cross-encoder) on a trajectory folder's retrieval
+    blocks; the epoch with the lowest validation loss is kept."""
+    from ragteam.training.rerank import RerankSettings, train_reranker
+
+    settings = RerankSettings(
+        epochs=epochs, lr=lr, layers=layers, seed=seed, threads=threads or None
+    )
+    with friendly_errors():
+        with _bar("train rerank") as bar:
+            task = bar.add_task("training", total=None, info="")
+
+            def show(step: int, steps: int, loss: float) -> None:
+                bar.update(task, completed=step, total=steps, info=f"loss {loss:.3f}")
+
+            record = train_reranker(data, out_file, settings, report=out.print, on_step=show)
+        chosen = record["chosen"]
+        out.print(
+            f"wrote {out_file} (epoch {chosen['epoch']}, validation loss {chosen['loss']:.4f}; "
+            f"answer first {chosen['first_answer_retrieval']:.3f} in retrieval order -> "
+            f"{chosen['first_answer_reranked']:.3f})"
+        )
 
 
 @train_app.command("export")

@@ -10,6 +10,7 @@ generator answer -> an empty answer with the failure in the trace.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar
 
 from ragteam.agents import smart as roles
@@ -18,6 +19,7 @@ from ragteam.agents.smart_format import Judgement, Trajectory, render_trajectory
 from ragteam.agents.smart_labels import LabelCalibration, load_calibration
 from ragteam.errors import InputError, ParseError
 from ragteam.llm.base import ChatModel
+from ragteam.retrieval.rerank import Reranker, load_reranker, shipped_reranker_path
 from ragteam.strategies.base import Context, fit_passages, fit_question, fit_text
 from ragteam.strategies.smart_agent import ADAPTER_NAME, adapter_of, choose, shipped_adapter
 from ragteam.strategies.smart_trajectory import (
@@ -63,6 +65,11 @@ class Smart:
     # trajectory mode, multiple choice and claims: the per-label biases fitted on training rows
     # for the adapter in use (ADAPTER.labels.json beside it), when there are any
     label_calibration: bool = True
+    # trajectory mode: order the <retrieval> block with a reranker that reads each passage
+    # beside the question (the trained agent answers from passage [1]); `reranker` names a
+    # file from `ragteam train rerank` (empty: the shipped one, when installed)
+    rerank: bool = True
+    reranker: str = ""
 
     @staticmethod
     def describe() -> str:
@@ -152,6 +159,20 @@ class Smart:
             )
         return found
 
+    def _reranker(self, ctx: Context) -> Reranker | None:
+        """The block's reranker (noted in the trace), or None: asked off, or not installed."""
+        if not self.rerank:
+            return None
+        path = Path(self.reranker).expanduser() if self.reranker else shipped_reranker_path()
+        if not self.reranker and not path.is_file():
+            ctx.trace.note(
+                "smart", "no reranker installed: the block stays in retrieval order", event="rerank"
+            )
+            return None
+        found = load_reranker(path)
+        ctx.trace.note("smart", f"block ordered by {found.identity}", event="rerank")
+        return found
+
     def _run_trajectory(
         self, question: str, asked: str, ctx: Context, model: ChatModel | None
     ) -> Answer:
@@ -165,6 +186,7 @@ class Smart:
             fill_block=self.fill_block,
             locator_grammar=self.locator_grammar,
             calibration=self._calibration(ctx, model),
+            reranker=self._reranker(ctx),
         )
         trajectory, passages = run_trajectory(asked, ctx, settings, model)
         note_trajectory(ctx.trace, trajectory, passages)

@@ -40,6 +40,7 @@ from ragteam.agents.smart_labels import LabelCalibration, label_bias
 from ragteam.errors import InputError
 from ragteam.formats import search_text
 from ragteam.llm.base import ChatModel, Completion
+from ragteam.retrieval.rerank import Reranker, rerank_traced
 from ragteam.strategies.base import Context, fit_text
 from ragteam.trace import Step, Trace
 from ragteam.types import Passage
@@ -71,6 +72,9 @@ class TrajectorySettings:
     # per-label logit biases for labelled formats, fitted on training rows for this adapter
     # (ragteam/agents/smart_labels.py); None: the generator's own preference
     calibration: LabelCalibration | None = None
+    # orders the block by reading each passage beside the question (the agent answers from
+    # [1]: docs/benchmarks.md sections 20a and 21); None keeps retrieval order
+    reranker: Reranker | None = None
 
 
 def continue_text(
@@ -167,11 +171,14 @@ def run_trajectory(
     text += step.output.strip() + EOR + "\n\n"
     asked = search_text(question) if s.with_question else None
     index = ctx.require_index("smart")
+    found = roles.retrieval_block(
+        index, ctx.trace, t.intents, s.k, s.max_passages, asked, s.fill_block
+    )
+    if s.reranker is not None:
+        found = rerank_traced(s.reranker, ctx.trace, question, found)
     passages = [
         Passage(p.id, p.title, fit_text(model, p.text, s.passage_tokens)[0], p.doc_id, p.score)
-        for p in roles.retrieval_block(
-            index, ctx.trace, t.intents, s.k, s.max_passages, asked, s.fill_block
-        )
+        for p in found
     ]
     t.passages = [(p.title, p.text) for p in passages]
     text += render_retrieval(t.passages) + LOCATOR

