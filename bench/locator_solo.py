@@ -23,7 +23,9 @@ from ragteam.agents.smart_format import (
 )
 
 
-def solo_margins(llm, prompt: str, intents: list[str], passages: list[tuple[str, str]]) -> list[float]:
+def solo_margins(
+    llm, prompt: str, intents: list[str], passages: list[tuple[str, str]]
+) -> list[float]:
     """The first judgement's margin with each passage alone in the block."""
     rel = llm.tokenize(b"[Relevant]", add_bos=False, special=False)
     irr = llm.tokenize(b"[Irrelevant]", add_bos=False, special=False)
@@ -65,7 +67,8 @@ def main() -> None:
             labels = {j.index: j.relevant for j in t.judgements}
             if not t.passages or not any(labels.values()):
                 continue
-            margins = solo_margins(llm, example["text"][: example["prompt_chars"]], t.intents, t.passages)
+            prompt = example["text"][: example["prompt_chars"]]
+            margins = solo_margins(llm, prompt, t.intents, t.passages)
             marks = [labels.get(n, False) for n in range(1, len(t.passages) + 1)]
             scores += margins
             gold += marks

@@ -77,7 +77,10 @@ def test_a_folder_without_items_is_refused(tmp_path):
 def trained(tmp_path_factory):
     """A reranker trained for one epoch on blocks whose answer passage moves around."""
     rows = [item(n, answer_at=1 + n % 4, relevant=[1 + n % 4]) for n in range(16)]
-    rows += [item(100 + n, answer_at=1 + n % 4, relevant=[1 + n % 4], split="validation") for n in range(4)]
+    rows += [
+        item(100 + n, answer_at=1 + n % 4, relevant=[1 + n % 4], split="validation")
+        for n in range(4)
+    ]
     folder = write_build(tmp_path_factory.mktemp("rr") / "build", rows)
     out = folder.parent / "rerank.safetensors"
     settings = RerankSettings(epochs=2, lr=1e-4, head_lr=2e-2, layers=1, blocks_per_step=2)
@@ -89,7 +92,8 @@ def test_training_lowers_validation_loss_and_keeps_the_best_epoch(trained):
     out, record = trained
     losses = [r["loss"] for r in record["history"]]
     assert record["chosen"]["loss"] == min(losses) < losses[0]
-    assert record["chosen"]["first_answer_reranked"] >= record["history"][0]["first_answer_reranked"]
+    start, chosen = record["history"][0], record["chosen"]
+    assert chosen["first_answer_reranked"] >= start["first_answer_reranked"]
     assert json.loads(out.with_suffix(".json").read_text())["train_blocks"] == 16
 
 
@@ -116,15 +120,16 @@ def test_the_loaded_reranker_orders_passages_by_score_and_is_traced(trained):
     assert scores == reranker.scores(question, passages)  # deterministic
     trace = Trace()
     ordered = rerank_traced(reranker, trace, question, passages)
-    assert [p.id for p in ordered] == [p.id for _, p in sorted(zip(scores, passages), key=lambda x: -x[0])]
+    best_first = sorted(zip(scores, passages, strict=True), key=lambda x: -x[0])
+    assert [p.id for p in ordered] == [p.id for _, p in best_first]
     [step] = trace.steps
     assert step.role == "reranker" and step.input["method"] == reranker.identity
     assert [h["id"] for h in step.output] == [p.id for p in ordered]
 
 
 def test_a_missing_corrupt_or_foreign_file_is_a_clear_error(tmp_path):
-    from safetensors.torch import save_file
     import torch
+    from safetensors.torch import save_file
 
     with pytest.raises(InputError, match="no reranker"):
         load_reranker(tmp_path / "none.safetensors")
