@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from ragteam.agents.smart_format import GENERATOR, LOCATOR, RECONSTRUCTOR, parse_retrieval
@@ -48,7 +46,7 @@ def run(model, index_dir, **options):
         index=load_index(index_dir),
         strategy="smart",
         model=model,
-        options={"mode": "trajectory", "rerank": False, **options},
+        options={"mode": "trajectory", **options},
     )
 
 
@@ -190,23 +188,15 @@ def test_a_reranker_orders_the_block_the_locator_reads(bm25_index_dir, monkeypat
     run(plain, bm25_index_dir)
     monkeypatch.setattr(smart, "load_reranker", lambda path: Reversing())
     reranked = scripted()
-    result = run(reranked, bm25_index_dir, rerank=True, reranker="any.safetensors")
+    result = run(reranked, bm25_index_dir, reranker="any.safetensors")
 
     def shown(model):
         return [title for title, _ in parse_retrieval(model.calls[1]["messages"][0]["content"])]
 
     assert len(shown(plain)) > 1 and shown(reranked) == shown(plain)[::-1]
     [step] = [s for s in result.trace.steps if s.role == "reranker"]
+    [note] = [s for s in result.trace.steps if s.meta.get("event") == "rerank"]
+    assert "rerank:reversing" in note.output
     assert step.kind == "retrieve" and step.input["method"] == "rerank:reversing"
     [note] = [s for s in result.trace.steps if s.meta.get("event") == "trajectory"]
     assert note.meta["passage_ids"] == [h["doc_id"] or h["id"] for h in step.output]
-
-
-def test_without_the_shipped_reranker_the_block_keeps_retrieval_order(bm25_index_dir, monkeypatch):
-    from ragteam.strategies import smart
-
-    monkeypatch.setattr(smart, "shipped_reranker_path", lambda: Path("/nonexistent/r.safetensors"))
-    result = run(scripted(), bm25_index_dir, rerank=True)
-    assert not [s for s in result.trace.steps if s.role == "reranker"]
-    [note] = [s for s in result.trace.steps if s.meta.get("event") == "rerank"]
-    assert "no reranker installed" in note.output

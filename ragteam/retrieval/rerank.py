@@ -4,8 +4,10 @@ one-number head, trained by `ragteam train rerank` on SMART training blocks.
 
 SMART's trained agent answers from the first passage of its `<retrieval>` block (the locator
 learned the position: docs/benchmarks.md section 20a), so the order of the block decides the
-answer; this model orders it by reading. The weights file holds only what training changed
-(the top layers and the head, fp16): the rest comes from the installed MiniLM.
+answer; this model orders it by reading, on top of a learned prior for each retrieval rank.
+The weights file holds only what training changed (the top layers and the head, fp16): the
+rest comes from the installed MiniLM. None ships: the one trained on 2 CPU cores did not beat
+retrieval order on held-out questions (docs/benchmarks.md section 21).
 """
 
 from __future__ import annotations
@@ -22,11 +24,7 @@ from ragteam.types import Passage
 
 MAX_TOKENS = 256  # question + title + passage, in MiniLM word pieces
 HEAD = "head"  # name prefix of the scoring head's tensors in the weights file
-
-
-def shipped_reranker_path() -> Path:
-    """The reranker shipped as package data (it may be missing when package data is stripped)."""
-    return Path(__file__).resolve().parent.parent / "data" / "rerank-minilm.safetensors"
+MAX_BLOCK = 16  # retrieval ranks with a learned prior; later ones share the last
 
 
 def pair_text(passage: Passage) -> str:
@@ -34,7 +32,8 @@ def pair_text(passage: Passage) -> str:
 
 
 class ScoringModel:
-    """MiniLM + a linear head on the [CLS] vector; `trainable` top layers (training only)."""
+    """MiniLM + a linear head on the [CLS] vector, plus a learned prior for each retrieval
+    rank (the reranker refines retrieval's order: it does not forget it)."""
 
     def __init__(self, threads: int | None = None) -> None:
         import torch
@@ -48,6 +47,7 @@ class ScoringModel:
         self.tokenizer = AutoTokenizer.from_pretrained(str(folder))
         self.encoder = AutoModel.from_pretrained(str(folder))
         self.head = torch.nn.Linear(self.encoder.config.hidden_size, 1)
+        self.head.prior = torch.nn.Parameter(torch.zeros(MAX_BLOCK))  # type: ignore[assignment]
 
     def batch(self, question: str, texts: list[str]) -> dict[str, Any]:
         return self.tokenizer(
@@ -60,8 +60,12 @@ class ScoringModel:
         )
 
     def forward(self, inputs: dict[str, Any]) -> Any:
+        """Scores of a block's passages, given in retrieval order."""
+        import torch
+
         hidden = self.encoder(**inputs).last_hidden_state[:, 0]
-        return self.head(hidden).squeeze(-1)
+        ranks = torch.clamp(torch.arange(hidden.shape[0]), max=MAX_BLOCK - 1)
+        return self.head(hidden).squeeze(-1) + self.head.prior[ranks]
 
     def changed_state(self, layers: int) -> dict[str, Any]:
         """The tensors training changes: the top `layers` encoder layers and the head."""
@@ -87,8 +91,14 @@ class ScoringModel:
                 f"the reranker does not fit the installed MiniLM ({len(missing)} unknown "
                 "tensors): retrain it with `ragteam train rerank`"
             )
-        self.encoder.load_state_dict(encoder, strict=False)
-        self.head.load_state_dict({k: v.to(torch.float32) for k, v in head.items()})
+        try:
+            self.encoder.load_state_dict(encoder, strict=False)
+            self.head.load_state_dict({k: v.to(torch.float32) for k, v in head.items()})
+        except RuntimeError as exc:  # a tensor of another shape, a head of another version
+            raise InputError(
+                f"the reranker does not fit this ragteam ({exc}): retrain it with "
+                "`ragteam train rerank`"
+            ) from exc
         for p in self.encoder.parameters():
             p.data = p.data.to(torch.float32)
 
@@ -112,6 +122,7 @@ class Reranker:
         return f"rerank:{self.path.name}:{_digest(self.path)}"
 
     def scores(self, question: str, passages: list[Passage]) -> list[float]:
+        """One score a passage; `passages` in retrieval order (its rank counts)."""
         if not passages:
             return []
         import torch
@@ -133,15 +144,14 @@ def _digest(path: Path) -> str:
 
 
 @functools.lru_cache(maxsize=2)
-def load_reranker(path: Path | None = None, threads: int | None = None) -> Reranker:
-    """The reranker at `path` (default: the shipped one), loaded once per process."""
+def load_reranker(path: Path, threads: int | None = None) -> Reranker:
+    """The reranker at `path`, loaded once per process."""
     from safetensors.torch import load_file
 
-    path = path or shipped_reranker_path()
     if not path.is_file():
         raise InputError(
-            f"no reranker at {path}: train one with `ragteam train rerank`, or run without "
-            "reranking (--opt rerank=false)"
+            f"no reranker at {path}: train one with `ragteam train rerank`, or leave the "
+            "`reranker` option empty (retrieval order)"
         )
     try:
         tensors = load_file(str(path))

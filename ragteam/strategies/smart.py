@@ -19,7 +19,7 @@ from ragteam.agents.smart_format import Judgement, Trajectory, render_trajectory
 from ragteam.agents.smart_labels import LabelCalibration, load_calibration
 from ragteam.errors import InputError, ParseError
 from ragteam.llm.base import ChatModel
-from ragteam.retrieval.rerank import Reranker, load_reranker, shipped_reranker_path
+from ragteam.retrieval.rerank import Reranker, load_reranker
 from ragteam.strategies.base import Context, fit_passages, fit_question, fit_text
 from ragteam.strategies.smart_agent import ADAPTER_NAME, adapter_of, choose, shipped_adapter
 from ragteam.strategies.smart_trajectory import (
@@ -65,10 +65,10 @@ class Smart:
     # trajectory mode, multiple choice and claims: the per-label biases fitted on training rows
     # for the adapter in use (ADAPTER.labels.json beside it), when there are any
     label_calibration: bool = True
-    # trajectory mode: order the <retrieval> block with a reranker that reads each passage
-    # beside the question (the trained agent answers from passage [1]); `reranker` names a
-    # file from `ragteam train rerank` (empty: the shipped one, when installed)
-    rerank: bool = True
+    # trajectory mode: order the <retrieval> block with a reranker from `ragteam train
+    # rerank` (a file), which reads each passage beside the question (the trained agent
+    # answers from passage [1]); empty: retrieval order. None ships: the one trained here did
+    # not beat retrieval order on held-out questions (docs/benchmarks.md section 21)
     reranker: str = ""
 
     @staticmethod
@@ -160,16 +160,10 @@ class Smart:
         return found
 
     def _reranker(self, ctx: Context) -> Reranker | None:
-        """The block's reranker (noted in the trace), or None: asked off, or not installed."""
-        if not self.rerank:
+        """The block's reranker, if one is named (noted in the trace)."""
+        if not self.reranker:
             return None
-        path = Path(self.reranker).expanduser() if self.reranker else shipped_reranker_path()
-        if not self.reranker and not path.is_file():
-            ctx.trace.note(
-                "smart", "no reranker installed: the block stays in retrieval order", event="rerank"
-            )
-            return None
-        found = load_reranker(path)
+        found = load_reranker(Path(self.reranker).expanduser())
         ctx.trace.note("smart", f"block ordered by {found.identity}", event="rerank")
         return found
 
