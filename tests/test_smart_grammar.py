@@ -66,21 +66,3 @@ def test_llama_cpp_accepts_copied_facts_and_rejects_invented_ones():
     assert not _accepts(grammar, good.replace("1871", "1872"))  # an invented year
     assert not _accepts(grammar, good.replace("[2]", "[3]", 1))  # out of order
     assert not _accepts(grammar, "[Relevant]: [1] Wrenhold Lighthouse\nNothing here.")
-
-
-FACTS = [(1, 'Built in 1871 by "Emrik" Tollan.'), (3, "Tollan was born in Hevik.")]
-
-
-@pytest.mark.integration
-def test_llama_cpp_accepts_answers_copied_from_one_fact_and_cited():
-    from ragteam.agents.smart_format import EOG, parse_generator
-    from ragteam.agents.smart_grammar import answer_grammar
-
-    grammar = answer_grammar(FACTS)
-    good = "Hevik\n[Cite]: [3]" + EOG
-    assert _accepts(grammar, good) and parse_generator(good) == ("Hevik", [3])
-    assert _accepts(grammar, '"Emrik" Tollan\n[Cite]: [1] [3]' + EOG)
-    assert _accepts(grammar, "yes\n[Cite]: [1]" + EOG)
-    assert not _accepts(grammar, "Skarn\n[Cite]: [3]" + EOG)  # in no fact
-    assert not _accepts(grammar, "Tollan. Tollan\n[Cite]: [1]" + EOG)  # across two facts
-    assert not _accepts(grammar, "Hevik\n[Cite]: [2]" + EOG)  # [2] located nothing

@@ -70,9 +70,6 @@ class Smart:
     # answers from passage [1]); empty: retrieval order. None ships: the one trained here did
     # not beat retrieval order on held-out questions (docs/benchmarks.md section 21)
     reranker: str = ""
-    # trajectory mode, open questions: decode the answer under a grammar (a span of a located
-    # fact, or yes/no; docs/benchmarks.md section 21d)
-    answer_grammar: bool = False
 
     @staticmethod
     def describe() -> str:
@@ -184,7 +181,6 @@ class Smart:
             locator_grammar=self.locator_grammar,
             calibration=self._calibration(ctx, model),
             reranker=self._reranker(ctx),
-            answer_grammar=self.answer_grammar,
         )
         trajectory, passages = run_trajectory(asked, ctx, settings, model)
         note_trajectory(ctx.trace, trajectory, passages)

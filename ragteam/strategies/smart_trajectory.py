@@ -35,10 +35,10 @@ from ragteam.agents.smart_format import (
     render_prompt,
     render_retrieval,
 )
-from ragteam.agents.smart_grammar import answer_grammar, locator_grammar
+from ragteam.agents.smart_grammar import locator_grammar
 from ragteam.agents.smart_labels import LabelCalibration, label_bias
 from ragteam.errors import InputError
-from ragteam.formats import posed_format, search_text
+from ragteam.formats import search_text
 from ragteam.llm.base import ChatModel, Completion
 from ragteam.retrieval.rerank import Reranker, rerank_traced
 from ragteam.strategies.base import Context, fit_text
@@ -75,9 +75,6 @@ class TrajectorySettings:
     # orders the block by reading each passage beside the question (the agent answers from
     # [1]: docs/benchmarks.md sections 20a and 21); None keeps retrieval order
     reranker: Reranker | None = None
-    # open questions: the answer decoded under a grammar, a span of a located fact or yes/no
-    # (ragteam/agents/smart_grammar.py); labelled formats keep their label bias instead
-    answer_grammar: bool = False
 
 
 def continue_text(
@@ -119,7 +116,7 @@ def continue_text(
     if first_token_bias:
         meta["first_token_bias"] = first_token_bias
     if grammar is not None:
-        meta["grammar"] = role
+        meta["grammar"] = "locator"
     return ctx.trace.add(
         Step(
             kind="llm",
@@ -193,14 +190,8 @@ def run_trajectory(
     t.judgements = _check_judgements(step, passages)
     text += render_locator(t.judgements)[len(LOCATOR) :] + GENERATOR
     labels = label_bias(model.tokenize, question, s.calibration) if s.calibration else {}
-    located = [(j.index, j.fact) for j in t.judgements if j.relevant]
-    spans = (
-        answer_grammar(located)
-        if s.answer_grammar and located and posed_format(question)[0] == "open"
-        else None
-    )
     step = continue_text(
-        ctx, "generator", text, EOG, s.max_answer_tokens, model, None, spans, labels
+        ctx, "generator", text, EOG, s.max_answer_tokens, model, first_token_bias=labels
     )
     t.answer, cites = parse_generator(step.output)
     if not t.answer:
