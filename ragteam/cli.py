@@ -12,6 +12,7 @@ import typer
 
 from ragteam._version import __version__
 from ragteam.api import answer
+from ragteam.commands.cache import cache_app
 from ragteam.commands.common import (
     McpOpt,
     ToolsOpt,
@@ -204,6 +205,7 @@ app.command("serve")(serve_command)
 app.command("mcp")(mcp_command)
 app.add_typer(router_app, name="router")
 app.add_typer(train_app, name="train")
+app.add_typer(cache_app, name="cache")
 
 if __name__ == "__main__":  # pragma: no cover
     app()
