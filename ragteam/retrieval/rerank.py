@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ragteam.errors import InputError
+from ragteam.trace import Step, Trace
 from ragteam.types import Passage
 
 MAX_TOKENS = 256  # question + title + passage, in MiniLM word pieces
@@ -165,22 +166,12 @@ def load_reranker(path: Path, threads: int | None = None) -> Reranker:
     return Reranker(path, model)
 
 
-def reranker_card(path: Path) -> dict[str, Any]:
-    """The training record saved beside a reranker (`NAME.json`), if any."""
-    card = path.with_suffix(".json")
-    return json.loads(card.read_text(encoding="utf-8")) if card.is_file() else {}
-
-
 def rerank_traced(
-    reranker: Reranker, trace: Any, question: str, passages: list[Passage]
+    reranker: Reranker, trace: Trace, question: str, passages: list[Passage]
 ) -> list[Passage]:
     """`reranker.rerank`, recorded as a retrieval step of the role "reranker" (its input the
     question and the reranker's identity, its output the passages in their new order with
     the reranker's scores)."""
-    import time
-
-    from ragteam.trace import Step
-
     started = time.perf_counter()
     ranked = reranker.rerank(question, passages)
     trace.add(

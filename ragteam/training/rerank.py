@@ -194,9 +194,12 @@ def train_reranker(
 
 
 def _saver(model: ScoringModel, layers: int, out: Path, save_file: Any) -> Callable[[], None]:
+    """Writes the changed tensors (fp16) aside, then renames: a kill never leaves half a file."""
+    import torch
+
     def save() -> None:
         tensors = {
-            k: v.detach().to(dtype=_half()).contiguous()
+            k: v.detach().to(dtype=torch.float16).contiguous()
             for k, v in model.changed_state(layers).items()
         }
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -207,9 +210,3 @@ def _saver(model: ScoringModel, layers: int, out: Path, save_file: Any) -> Calla
         staging.replace(out)
 
     return save
-
-
-def _half() -> Any:
-    import torch
-
-    return torch.float16
