@@ -113,3 +113,32 @@ def test_names_that_the_request_itself_contains_are_not_copies():
     model = FakeModel([{"answer": "Emrik Tollan", "rating": 9}])
     value = complete_json(model, Trace(), "direct", FEW_SHOT, SCHEMA, grounded=False)
     assert value["answer"] == "Emrik Tollan"
+
+
+TEMPLATED = [
+    {
+        "role": "system",
+        "content": 'Reply in JSON: {"analysis": "...", "answer": "short answer", '
+        '"success": "yes" or "no", "rating": 0-10}.',
+    },
+    {"role": "user", "content": "Who built it?"},
+]
+
+
+def test_a_reply_repeating_the_templates_placeholder_is_retried():
+    model = FakeModel(
+        [{"answer": "Short answer.", "rating": 5}, {"answer": "Reddick", "rating": 5}]
+    )
+    trace = Trace()
+    value = complete_json(model, trace, "qa", TEMPLATED, SCHEMA)
+    assert value["answer"] == "Reddick"
+    first, second = trace.steps
+    assert first.parse_failures == 1 and "'Short answer.'" in first.error
+    assert "placeholder" in model.calls[1]["messages"][-1]["content"]
+
+
+def test_real_values_of_the_template_and_dots_are_not_placeholders():
+    reply = {"analysis": "...", "answer": "yes", "rating": 5}
+    trace = Trace()
+    value = complete_json(FakeModel([reply]), trace, "qa", TEMPLATED, SCHEMA)
+    assert value == reply and trace.totals()["parse_failures"] == 0

@@ -65,6 +65,11 @@ def complete_json(
         copied = copied_from_examples(result.text, messages) if grounded and not error else []
         if copied:
             error = _copy_error(copied)
+        elif error is None and (echoed := echoed_placeholders(value, messages[0]["content"])):
+            error = (
+                f"the reply repeats the placeholder {echoed[0]!r} of the reply template: "
+                "write the actual content instead"
+            )
         trace.add(_llm_step(role, attempt_messages, result, error))
         if error is None:
             return value
@@ -134,6 +139,25 @@ def copied_from_examples(reply: str, messages: list[Message]) -> list[str]:
     said = {w.lower() for w in _WORD.findall(reply)}
     names = dict.fromkeys(n for n in _NAME.findall(examples) if n.lower() not in _COMMON)
     return [n for n in names if n.lower() in said and n.lower() not in real]
+
+
+# a quoted value in the system prompt's JSON template: `"answer": "short answer"`, not the
+# alternatives of `"success": "yes" or "no"` (those are real values)
+_TEMPLATE_VALUE = re.compile(r'":\s*"([^"]{2,40})"(?!\s+or\b)')
+
+
+def echoed_placeholders(value: Any, system: str) -> list[str]:
+    """Top-level string fields of a JSON reply that only repeat a worded placeholder of the
+    reply template in the system prompt ("short answer", "one sentence"; "..." is no word)."""
+    if not isinstance(value, dict):
+        return []
+    found = _TEMPLATE_VALUE.findall(system)
+    placeholders = {p.strip().lower() for p in found if any(c.isalpha() for c in p)}
+    return [
+        v
+        for v in value.values()
+        if isinstance(v, str) and v.strip().lower().strip(".") in placeholders
+    ]
 
 
 def _strip_fences(text: str) -> str:
