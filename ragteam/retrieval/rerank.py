@@ -54,7 +54,7 @@ class ScoringModel:
         return self.tokenizer(
             [question] * len(texts),
             texts,
-            truncation="only_second",
+            truncation="longest_first",  # a huge question is cut too, never refused
             max_length=MAX_TOKENS,
             padding=True,
             return_tensors="pt",
@@ -100,8 +100,6 @@ class ScoringModel:
                 f"the reranker does not fit this ragteam ({exc}): retrain it with "
                 "`ragteam train rerank`"
             ) from exc
-        for p in self.encoder.parameters():
-            p.data = p.data.to(torch.float32)
 
 
 def _layer_of(name: str) -> int | None:
@@ -117,10 +115,7 @@ class Reranker:
 
     path: Path
     model: Any
-
-    @property
-    def identity(self) -> str:
-        return f"rerank:{self.path.name}:{_digest(self.path)}"
+    identity: str  # name and content hash: in the trace beside the order it gave
 
     def scores(self, question: str, passages: list[Passage]) -> list[float]:
         """One score a passage; `passages` in retrieval order (its rank counts)."""
@@ -139,31 +134,32 @@ class Reranker:
         return [scored[n] for n in order]
 
 
-@functools.lru_cache(maxsize=4)
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
-
-
-@functools.lru_cache(maxsize=2)
 def load_reranker(path: Path, threads: int | None = None) -> Reranker:
-    """The reranker at `path`, loaded once per process."""
-    from safetensors.torch import load_file
-
+    """The reranker at `path`, loaded once per process (again when the file changes)."""
     if not path.is_file():
         raise InputError(
             f"no reranker at {path}: train one with `ragteam train rerank`, or leave the "
             "`reranker` option empty (retrieval order)"
         )
+    stat = path.stat()
+    return _load(path.resolve(), (stat.st_mtime_ns, stat.st_size), threads)
+
+
+@functools.lru_cache(maxsize=2)
+def _load(path: Path, _stamp: tuple[int, int], threads: int | None) -> Reranker:
+    from safetensors.torch import load_file
+
     try:
         tensors = load_file(str(path))
     except Exception as exc:  # safetensors raises its own types for a corrupt header
         raise InputError(
-            f"the reranker {path} is unreadable ({exc}): retrain or reinstall"
+            f"the reranker {path} is unreadable ({exc}): retrain it with `ragteam train rerank`"
         ) from exc
     model = ScoringModel(threads)
     model.load_changed(tensors)
     model.encoder.eval()
-    return Reranker(path, model)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    return Reranker(path, model, f"rerank:{path.name}:{digest}")
 
 
 def rerank_traced(
