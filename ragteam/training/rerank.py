@@ -142,18 +142,7 @@ def train_reranker(
     torch.manual_seed(settings.seed)
     rng = random.Random(settings.seed)
     model = ScoringModel(settings.threads)
-    top = set(model.changed_state(settings.layers))
-    for name, p in model.encoder.named_parameters():
-        p.requires_grad = f"encoder.{name}" in top
-    optimizer = torch.optim.AdamW(
-        [
-            {
-                "params": [p for p in model.encoder.parameters() if p.requires_grad],
-                "lr": settings.lr,
-            },
-            {"params": list(model.head.parameters()), "lr": settings.head_lr},
-        ]
-    )
+    optimizer = _optimizer(model, settings)
     history = [{"epoch": 0.0, **evaluate(model, held)}]
     report(json.dumps(history[-1]))
     best = history[0]["loss"]
@@ -191,6 +180,22 @@ def train_reranker(
     }
     write_json(out.with_suffix(".json"), record)
     return record
+
+
+def _optimizer(model: ScoringModel, settings: RerankSettings) -> Any:
+    """AdamW over the top `settings.layers` encoder layers and the head; the rest frozen."""
+    import torch
+
+    top = set(model.changed_state(settings.layers))
+    for name, p in model.encoder.named_parameters():
+        p.requires_grad = f"encoder.{name}" in top
+    trained = [p for p in model.encoder.parameters() if p.requires_grad]
+    return torch.optim.AdamW(
+        [
+            {"params": trained, "lr": settings.lr},
+            {"params": list(model.head.parameters()), "lr": settings.head_lr},
+        ]
+    )
 
 
 def _saver(model: ScoringModel, layers: int, out: Path, save_file: Any) -> Callable[[], None]:
