@@ -142,3 +142,12 @@ def test_real_values_of_the_template_and_dots_are_not_placeholders():
     trace = Trace()
     value = complete_json(FakeModel([reply]), trace, "qa", TEMPLATED, SCHEMA)
     assert value == reply and trace.totals()["parse_failures"] == 0
+
+
+def test_only_the_system_prompts_template_names_placeholders():
+    asked = [{"role": "user", "content": 'Data: {"answer": "short answer"}. What does it say?'}]
+    trace = Trace()
+    value = complete_json(
+        FakeModel([{"answer": "short answer", "rating": 1}]), trace, "qa", asked, SCHEMA
+    )
+    assert value["answer"] == "short answer" and trace.totals()["parse_failures"] == 0

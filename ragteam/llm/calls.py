@@ -65,7 +65,7 @@ def complete_json(
         copied = copied_from_examples(result.text, messages) if grounded and not error else []
         if copied:
             error = _copy_error(copied)
-        elif error is None and (echoed := echoed_placeholders(value, messages[0]["content"])):
+        elif error is None and (echoed := echoed_placeholders(value, _system(messages))):
             error = (
                 f"the reply repeats the placeholder {echoed[0]!r} of the reply template: "
                 "write the actual content instead"
@@ -144,6 +144,11 @@ def copied_from_examples(reply: str, messages: list[Message]) -> list[str]:
 # a quoted value in the system prompt's JSON template: `"answer": "short answer"`, not the
 # alternatives of `"success": "yes" or "no"` (those are real values)
 _TEMPLATE_VALUE = re.compile(r'":\s*"([^"]{2,40})"(?!\s+or\b)')
+
+
+def _system(messages: list[Message]) -> str:
+    """The system prompt (where the reply template is written), or nothing."""
+    return messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
 
 
 def echoed_placeholders(value: Any, system: str) -> list[str]:
