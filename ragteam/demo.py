@@ -6,8 +6,7 @@ import json
 from importlib import resources
 from pathlib import Path
 
-from platformdirs import user_cache_dir
-
+from ragteam import paths
 from ragteam._version import __version__
 
 DEMO_QUESTION = "In which village was the engineer who built the Wrenhold Lighthouse born?"
@@ -23,4 +22,4 @@ def demo_questions() -> list[dict]:
 
 
 def demo_index_dir() -> Path:
-    return Path(user_cache_dir("ragteam")) / f"demo-index-{__version__}"
+    return paths.demo_index_dir(__version__)

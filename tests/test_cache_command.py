@@ -5,8 +5,11 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
+from ragteam import paths
 from ragteam.cli import app
-from ragteam.commands.cache import cache_root
+from ragteam.demo import demo_index_dir
+from ragteam.llm.cache import default_cache_path
+from ragteam.paths import cache_root
 
 runner = CliRunner()
 
@@ -16,11 +19,14 @@ def cache(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     root = cache_root()
     assert root.is_relative_to(tmp_path)
-    (root / "merged").mkdir(parents=True)
-    (root / "merged" / "a+b.gguf").write_bytes(b"x" * 2_000_000)
-    (root / "demo-index-0.1.0").mkdir()
-    (root / "demo-index-0.1.0" / "manifest.json").write_text("{}")
-    (root / "llm-cache.sqlite").write_bytes(b"y" * 1000)
+    # each part made where its owner puts it (the names are theirs, not this test's)
+    paths.merged_models_dir().mkdir(parents=True)
+    (paths.merged_models_dir() / "a+b.gguf").write_bytes(b"x" * 2_000_000)
+    demo_index_dir().mkdir()
+    (demo_index_dir() / "manifest.json").write_text("{}")
+    paths.demo_index_dir("0.0.1").mkdir()  # an older version's index counts too
+    default_cache_path().write_bytes(b"y" * 1000)
+    (root / "unrelated.txt").write_text("not ragteam's")
     return root
 
 
@@ -36,11 +42,12 @@ def test_clear_removes_only_the_parts_named(cache):
     result = runner.invoke(app, ["cache", "clear", "merged", "demo"])
     assert result.exit_code == 0, result.output
     assert "cleared merged: 2.0 MB" in result.output
-    assert not list((cache / "merged").iterdir()) and not (cache / "demo-index-0.1.0").exists()
-    assert (cache / "llm-cache.sqlite").exists()
+    assert not list(paths.merged_models_dir().iterdir()) and not demo_index_dir().exists()
+    assert not paths.demo_index_dir("0.0.1").exists()
+    assert default_cache_path().exists() and (cache / "unrelated.txt").exists()
 
 
 def test_an_unknown_part_is_refused_before_anything_is_deleted(cache):
     result = runner.invoke(app, ["cache", "clear", "merged", "everything"])
     assert result.exit_code != 0 and "unknown cache part 'everything'" in result.output
-    assert (cache / "merged" / "a+b.gguf").exists()
+    assert (paths.merged_models_dir() / "a+b.gguf").exists()

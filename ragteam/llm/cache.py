@@ -11,14 +11,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from platformdirs import user_cache_dir
-
 from ragteam.errors import ModelError
 from ragteam.llm.base import ChatModel, Completion, Message
+from ragteam.paths import llm_cache_file
 
 
 def default_cache_path() -> Path:
-    return Path(user_cache_dir("ragteam")) / "llm-cache.sqlite"
+    return llm_cache_file()
 
 
 def cache_key(identity: str, messages: list[Message], params: dict[str, Any]) -> str:

@@ -21,15 +21,10 @@ from typing import Any
 
 from ragteam.errors import ModelError
 from ragteam.llm.gguf_files import finish_gguf, gguf_fingerprint
+from ragteam.paths import merged_models_dir
 
 MERGE_VERSION = 1  # bump when the merged bytes would change: names a new cache file
 OUT_TYPE = "Q8_0"
-
-
-def merged_cache_dir() -> Path:
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("ragteam")) / "merged"
 
 
 def merged_model(
@@ -39,7 +34,7 @@ def merged_model(
     (`base_fingerprint`: the base's, when the caller has it already)."""
     from filelock import FileLock
 
-    folder = cache_dir or merged_cache_dir()
+    folder = cache_dir or merged_models_dir()
     folder.mkdir(parents=True, exist_ok=True)
     base_key = base_fingerprint or gguf_fingerprint(base)
     key = f"{base_key}-{gguf_fingerprint(adapter)}-v{MERGE_VERSION}"

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from ragteam.errors import IndexUnusable
+from ragteam.paths import encoders_dir
 from ragteam.retrieval.encoders import (
     EncodeProgress,
     EncoderSpec,
@@ -33,10 +34,8 @@ def _need_onnxruntime():  # noqa: ANN202 - the module
 
 
 def export_dir() -> Path:
-    from platformdirs import user_cache_dir
-
     tag = weights_fingerprint().rpartition("@")[2]
-    return Path(user_cache_dir("ragteam")) / "encoders" / f"all-MiniLM-L6-v2-{tag}"
+    return encoders_dir() / f"all-MiniLM-L6-v2-{tag}"
 
 
 def exported_model(int8: bool) -> Path:
