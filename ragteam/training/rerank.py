@@ -21,8 +21,9 @@ from typing import Any
 
 from ragteam.atomic import write_json
 from ragteam.errors import InputError
-from ragteam.metrics import normalize_answer
+from ragteam.metrics import match, normalize_answer
 from ragteam.retrieval.rerank import ScoringModel
+from ragteam.training.data import YES_NO
 from ragteam.training.reorder import item_from_dict
 
 ANSWER_WEIGHT, RELEVANT_WEIGHT = 1.0, 0.3
@@ -49,10 +50,9 @@ class RerankSettings:
 
 
 def holds_answer(text: str, answers: list[str]) -> bool:
-    plain = f" {normalize_answer(text)} "
-    return any(
-        (a := normalize_answer(x)) and a not in ("yes", "no") and f" {a} " in plain for x in answers
-    )
+    """A span answer (not yes/no) occurs in the text as whole words: the metric `match`."""
+    spans = [a for a in answers if normalize_answer(a) not in YES_NO]
+    return match(text, spans) > 0
 
 
 def blocks_from_build(folder: Path) -> list[Block]:
