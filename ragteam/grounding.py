@@ -33,7 +33,7 @@ def grounding(text: str, citations: int, steps: Sequence[Step]) -> Grounding:
     (`Answer.grounding()` is the usual entry)."""
     searches = [s for s in steps if s.kind == "retrieve"]
     hits = [_count(s.output) for s in searches]
-    calls = [s for s in steps if s.kind in ("llm", "tool", "retrieve")]
+    calls = [s for s in steps if s.kind in ("llm", "tool", "retrieve", "rerank")]
     failed = sum(1 for s in calls if s.error)
     facts = {
         "citations": citations,

@@ -90,7 +90,7 @@ def _input_text(step: Step) -> str:
 
 
 def _output_text(step: Step) -> str:
-    if step.kind == "retrieve" and isinstance(step.output, list):
+    if step.kind in ("retrieve", "rerank") and isinstance(step.output, list):
         return ", ".join(f"{h['id']} ({h['title']})" for h in step.output)
     text = step.output if isinstance(step.output, str) else json.dumps(step.output, default=str)
     return f"{text}  [error: {step.error}]" if step.error else text

@@ -197,6 +197,8 @@ def test_a_reranker_orders_the_block_the_locator_reads(bm25_index_dir, monkeypat
     [step] = [s for s in result.trace.steps if s.role == "reranker"]
     [note] = [s for s in result.trace.steps if s.meta.get("event") == "rerank"]
     assert "rerank:reversing" in note.output
-    assert step.kind == "retrieve" and step.input["method"] == "rerank:reversing"
+    assert step.kind == "rerank" and step.input["method"] == "rerank:reversing"
+    searches = [s for s in result.trace.steps if s.kind == "retrieve"]
+    assert result.trace.totals()["retrieval_calls"] == len(searches)  # the reranker found nothing
     [note] = [s for s in result.trace.steps if s.meta.get("event") == "trajectory"]
     assert note.meta["passage_ids"] == [h["doc_id"] or h["id"] for h in step.output]

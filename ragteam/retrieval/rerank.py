@@ -165,14 +165,15 @@ def _load(path: Path, _stamp: tuple[int, int], threads: int | None) -> Reranker:
 def rerank_traced(
     reranker: Reranker, trace: Trace, question: str, passages: list[Passage]
 ) -> list[Passage]:
-    """`reranker.rerank`, recorded as a retrieval step of the role "reranker" (its input the
+    """`reranker.rerank`, recorded as a step of kind "rerank" (not a retrieval: it finds nothing
+    new, so it counts in no retrieval totals) of the role "reranker" (its input the
     question and the reranker's identity, its output the passages in their new order with
     the reranker's scores)."""
     started = time.perf_counter()
     ranked = reranker.rerank(question, passages)
     trace.add(
         Step(
-            kind="retrieve",
+            kind="rerank",
             role="reranker",
             input={"query": question, "k": len(passages), "method": reranker.identity},
             output=[

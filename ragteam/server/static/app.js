@@ -70,7 +70,7 @@ function stepCard(step, index) {
       el("span", { class: "meta" }, parts.join(" · "))),
     failed ? el("div", { class: "failure" }, "failed: " + (step.error || "reply did not parse")) : null,
     step.input !== null ? el("details", {}, el("summary", {}, "input"), el("pre", {}, show(step.input))) : null,
-    step.kind === "retrieve" ? searchHits(step, index)
+    step.kind === "retrieve" || step.kind === "rerank" ? searchHits(step, index)
       : el("pre", {}, output.length > 600 ? output.slice(0, 600) + " …" : output));
 }
 
