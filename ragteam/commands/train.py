@@ -284,11 +284,30 @@ def export_command(
     out_file: Annotated[Path, typer.Option("--out", help="GGUF file to write")],
     base: Annotated[str, typer.Option(help="the GGUF it was trained from")] = "embedded",
     gguf_type: Annotated[str, typer.Option("--type", help="q8_0 | f16 | f32")] = "q8_0",
+    lora_rank: Annotated[
+        int,
+        typer.Option(
+            min=0, max=576, help="write a full fine-tune as a LoRA adapter of this rank (0: no)"
+        ),
+    ] = 0,
 ) -> None:
     """Export a trained model folder as a GGUF for `--model PATH.gguf`, or a LoRA adapter
-    folder (`train fit --lora`'s adapter/) as a GGUF adapter for `--lora PATH.gguf`."""
+    folder (`train fit --lora`'s adapter/) as a GGUF adapter for `--lora PATH.gguf`. With
+    `--lora-rank R` a full fine-tune becomes an adapter: each weight's change from the base cut
+    to its top R singular directions."""
     with friendly_errors():
-        _export(model_dir, base, out_file, gguf_type)
+        if not lora_rank:
+            _export(model_dir, base, out_file, gguf_type)
+            return
+        from ragteam.training.extract import extract_adapter
+
+        written, report = extract_adapter(model_dir, base, lora_rank, out_file)
+        out.print(
+            f"wrote {written} ({written.stat().st_size / 1e6:.1f} MB; rank {lora_rank}, "
+            f"{report.kept_energy:.1%} of the adapted weights' change kept, "
+            f"{report.left_out_energy:.1%} of the whole change in weights no adapter carries); "
+            f"use --lora {written}"
+        )
 
 
 def _export(model_dir: Path, base: str, target: Path, gguf_type: str) -> None:
