@@ -287,7 +287,7 @@ def export_command(
     lora_rank: Annotated[
         int,
         typer.Option(
-            min=0, max=576, help="write a full fine-tune as a LoRA adapter of this rank (0: no)"
+            min=0, max=4096, help="write a full fine-tune as a LoRA adapter of this rank (0: no)"
         ),
     ] = 0,
 ) -> None:

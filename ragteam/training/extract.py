@@ -105,7 +105,7 @@ def extract_adapter(model_dir: Path, base: str, rank: int, out: Path) -> tuple[P
     `rank` over the GGUF base `base` (the one its training started from)."""
     from safetensors.torch import load_file
 
-    from ragteam.training.base_model import base_gguf, load_base
+    from ragteam.training.base_model import base_gguf, load_base, trained_from
     from ragteam.training.lora_export import export_lora
 
     weights = model_dir / "model.safetensors"
@@ -114,10 +114,12 @@ def extract_adapter(model_dir: Path, base: str, rank: int, out: Path) -> tuple[P
             f"no full fine-tune in {model_dir} (model.safetensors): `--lora-rank` reduces a "
             "`train fit` model/ folder; an adapter/ folder exports as it is"
         )
-    gguf = base_gguf(base)
+    # the GGUF the run started from, as its settings record it (runs continuing runs
+    # followed), else the one named: the change is measured from the weights training saw
+    gguf = trained_from(model_dir) or base_gguf(base)
     if gguf is None:
         raise InputError("--lora-rank needs the GGUF the model was tuned from (--base)")
-    base_state = load_base(base)[0].state_dict()
+    base_state = load_base(str(gguf))[0].state_dict()
     tensors, report = adapter_tensors(base_state, load_file(str(weights)), rank)
     scratch = Path(tempfile.mkdtemp(prefix="ragteam-extract-"))
     try:
