@@ -4,6 +4,7 @@ asks here, and `ragteam cache` lists the same parts."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -41,21 +42,25 @@ def demo_index_dir(version: str) -> Path:
     return cache_root() / f"{DEMO_INDEX_PREFIX}{version}"
 
 
-CACHE_PARTS = ("merged", "models", "encoders", "demo", "llm")
+def _children(folder: Path) -> list[Path]:
+    return sorted(folder.iterdir()) if folder.is_dir() else []
+
+
+def _with_prefix(path: Path) -> list[Path]:
+    return sorted(path.parent.glob(f"{path.name}*"))
+
+
+# each part of the cache folder -> how to find its entries (files or folders) now
+_PARTS: dict[str, Callable[[], list[Path]]] = {
+    "merged": lambda: _children(merged_models_dir()),
+    "models": lambda: _children(assembled_models_dir()),
+    "encoders": lambda: _children(encoders_dir()),
+    "demo": lambda: _with_prefix(cache_root() / DEMO_INDEX_PREFIX),  # every version's
+    "llm": lambda: _with_prefix(llm_cache_file()),  # with SQLite's -wal and -shm
+}
+CACHE_PARTS = tuple(_PARTS)
 
 
 def cache_parts() -> dict[str, list[Path]]:
-    """Each part of the cache folder -> its entries (files or folders), as they are now."""
-    root = cache_root()
-
-    def children(folder: Path) -> list[Path]:
-        return sorted(folder.iterdir()) if folder.is_dir() else []
-
-    llm = llm_cache_file()
-    return {
-        "merged": children(merged_models_dir()),
-        "models": children(assembled_models_dir()),
-        "encoders": children(encoders_dir()),
-        "demo": sorted(root.glob(f"{DEMO_INDEX_PREFIX}*")),
-        "llm": sorted(llm.parent.glob(f"{llm.name}*")),
-    }
+    """Each part of the cache folder -> its entries, as they are now."""
+    return {name: find() for name, find in _PARTS.items()}

@@ -301,7 +301,8 @@ def export_command(
             return
         from ragteam.training.extract import extract_adapter
 
-        written, report = extract_adapter(model_dir, base, lora_rank, out_file)
+        adapter_type = "f32" if gguf_type == "f32" else "f16"
+        written, report = extract_adapter(model_dir, base, lora_rank, out_file, adapter_type)
         out.print(
             f"wrote {written} ({written.stat().st_size / 1e6:.1f} MB; rank {lora_rank}, "
             f"{report.kept_energy:.1%} of the adapted weights' change kept, "

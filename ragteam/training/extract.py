@@ -100,7 +100,9 @@ def write_adapter_folder(folder: Path, tensors: dict[str, Any], rank: int) -> No
     save_file(tensors, str(folder / "adapter_model.safetensors"))
 
 
-def extract_adapter(model_dir: Path, base: str, rank: int, out: Path) -> tuple[Path, Extraction]:
+def extract_adapter(
+    model_dir: Path, base: str, rank: int, out: Path, out_type: str = "f16"
+) -> tuple[Path, Extraction]:
     """Write the full fine-tune in `model_dir` (train fit's model/) as a GGUF LoRA adapter of
     `rank` over the GGUF base `base` (the one its training started from)."""
     from safetensors.torch import load_file
@@ -124,6 +126,6 @@ def extract_adapter(model_dir: Path, base: str, rank: int, out: Path) -> tuple[P
     scratch = Path(tempfile.mkdtemp(prefix="ragteam-extract-"))
     try:
         write_adapter_folder(scratch, tensors, rank)
-        return export_lora(scratch, gguf, out, "f16"), report
+        return export_lora(scratch, gguf, out, out_type), report
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
