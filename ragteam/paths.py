@@ -34,6 +34,11 @@ def llm_cache_file() -> Path:
     return cache_root() / "llm-cache.sqlite"
 
 
+def sync_cache_file() -> Path:
+    """Conversions and embeddings by content, for index syncs (`ragteam.retrieval.sources`)."""
+    return cache_root() / "sync-cache.sqlite"
+
+
 DEMO_INDEX_PREFIX = "demo-index-"
 
 
@@ -57,6 +62,7 @@ _PARTS: dict[str, Callable[[], list[Path]]] = {
     "encoders": lambda: _children(encoders_dir()),
     "demo": lambda: _with_prefix(cache_root() / DEMO_INDEX_PREFIX),  # every version's
     "llm": lambda: _with_prefix(llm_cache_file()),  # with SQLite's -wal and -shm
+    "sync": lambda: _with_prefix(sync_cache_file()),
 }
 CACHE_PARTS = tuple(_PARTS)
 

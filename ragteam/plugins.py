@@ -1,11 +1,16 @@
 """Installed plugins: the entry points of one `ragteam.*` group (strategies, models, tools,
-encoders), read once per search path — a package put on the path later is still found."""
+encoders, converters), read once per search path — a package put on the path later is still
+found — and `Registry`, built-ins by name beside one such group."""
 
 from __future__ import annotations
 
 import functools
+import importlib
 import sys
 from importlib.metadata import EntryPoint, entry_points
+from typing import Any
+
+from ragteam.errors import RagteamError, UnknownName
 
 
 def installed(group: str) -> dict[str, EntryPoint]:
@@ -16,3 +21,41 @@ def installed(group: str) -> dict[str, EntryPoint]:
 @functools.lru_cache(maxsize=32)
 def _read(group: str, path: tuple[str, ...]) -> dict[str, EntryPoint]:
     return {ep.name: ep for ep in entry_points(group=group)}
+
+
+class Registry:
+    """Named things of one kind: built-ins by import path (`module:attr`, imported when first
+    used) plus the installed plugins of an entry-point group. An unknown name is an
+    `UnknownName` listing the known ones; a plugin that fails to import says which."""
+
+    def __init__(self, kind: str, group: str, builtins: dict[str, str]) -> None:
+        self.kind, self.group = kind, group
+        self._builtins = dict(builtins)
+        self._loaded: dict[tuple[str, tuple[str, ...]], Any] = {}
+
+    def register(self, name: str, target: str) -> None:
+        """Add a built-in by import path (`package.module:attr`)."""
+        self._builtins[name] = target
+
+    def names(self) -> list[str]:
+        return sorted({*self._builtins, *installed(self.group)})
+
+    def load(self, name: str) -> Any:
+        key = (name, tuple(sys.path))
+        if key in self._loaded:
+            return self._loaded[key]
+        if name in self._builtins:
+            module, _, attr = self._builtins[name].partition(":")
+            value = getattr(importlib.import_module(module), attr)
+        elif (entry := installed(self.group).get(name)) is not None:
+            try:
+                value = entry.load()
+            except Exception as exc:  # a broken plugin is named, not a bare traceback
+                raise RagteamError(
+                    f"the {self.kind} plugin '{name}' ({entry.value}) failed to load: {exc}; "
+                    "reinstall or uninstall the package that provides it"
+                ) from exc
+        else:
+            raise UnknownName(self.kind, name, self.names())
+        self._loaded[key] = value
+        return value

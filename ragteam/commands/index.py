@@ -1,50 +1,106 @@
-"""`ragteam index build|info`: indexes on disk, with progress bars."""
+"""`ragteam index build|sync|info|formats`: indexes on disk, with progress bars and a line for
+every file that was not read as it was before (new, changed, renamed, deleted, skipped,
+failed)."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, TaskID, TextColumn, TimeElapsedColumn
 
 from ragteam.commands.common import LoggedProgress, err, friendly_errors, out
+from ragteam.documents import ConvertSettings, converters_by_suffix
 from ragteam.retrieval.dense import INDEX_KINDS, DenseSettings
 from ragteam.retrieval.encoder_registry import parse_encoder
 from ragteam.retrieval.encoders import LOCAL_BACKENDS
-from ragteam.retrieval.index import RETRIEVERS, build_index, load_index, read_manifest
+from ragteam.retrieval.index import RETRIEVERS, IndexSettings, load_index, read_manifest
+from ragteam.retrieval.sync import SyncReport, SyncSettings, build_index, sync_folder
 
-index_app = typer.Typer(no_args_is_help=True, help="Build and inspect indexes.")
+index_app = typer.Typer(no_args_is_help=True, help="Build, sync and inspect indexes.")
+
+SrcArg = Annotated[
+    Path,
+    typer.Argument(
+        help="a folder of documents (PDF, DOCX, PPTX, HTML, Markdown, RST, "
+        "text) or a JSONL of {id, title, text}"
+    ),
+]
+OutOpt = Annotated[Path, typer.Option("--out", help="index directory to write")]
+RetrieverOpt = Annotated[str, typer.Option(help="|".join(RETRIEVERS))]
+StemmerOpt = Annotated[str, typer.Option(help="Snowball language, or none")]
+EncoderOpt = Annotated[
+    str,
+    typer.Option(
+        help=f"{' | '.join(LOCAL_BACKENDS)} | openai:MODEL (with --embed-url) | an installed "
+        "encoder plugin's name"
+    ),
+]
+EmbedUrlOpt = Annotated[
+    str, typer.Option(help="OpenAI-compatible server for openai:MODEL embeddings")
+]
+IndexTypeOpt = Annotated[str, typer.Option(help="FAISS index: " + " | ".join(INDEX_KINDS))]
+TokensOpt = Annotated[
+    int,
+    typer.Option(
+        min=0,
+        max=100_000,
+        help="passage budget in the encoder's tokens "
+        "(at most its input limit; 0 keeps each page/slide/section whole)",
+    ),
+]
+HtmlOpt = Annotated[str, typer.Option(help="main (a page's main content) | whole (every text)")]
+
+
+@dataclass(frozen=True)
+class IndexFlags:
+    """The flags `build` and `sync` share, turned into settings once."""
+
+    retriever: str = "hybrid"
+    bm25_stemmer: str = "english"
+    encoder: str = "torch"
+    embed_url: str = ""
+    index_type: str = "flat"
+    mmap: bool = False
+    embed_batch: int = 64
+    shards: int = 1
+    nlist: int = 0
+    nprobe: int = 16
+    ef_search: int = 64
+
+    def settings(self) -> IndexSettings:
+        dense = DenseSettings(
+            encoder=parse_encoder(self.encoder, self.embed_url, self.embed_batch),
+            kind=self.index_type,
+            shards=self.shards,
+            nlist=self.nlist,
+            nprobe=self.nprobe,
+            ef_search=self.ef_search,
+        )
+        return IndexSettings(self.retriever, 100, self.bm25_stemmer, dense, self.mmap)
 
 
 @index_app.command("build")
 def index_build(
-    src: Annotated[Path, typer.Argument(help="JSONL of {id, title, text} or a folder of .txt/.md")],
-    out_dir: Annotated[Path, typer.Option("--out", help="index directory to write")],
-    retriever: Annotated[str, typer.Option(help="|".join(RETRIEVERS))] = "hybrid",
+    src: SrcArg,
+    out_dir: OutOpt,
+    retriever: RetrieverOpt = "hybrid",
     passage_words: Annotated[
-        int, typer.Option(min=0, max=100_000, help="words per passage (0: keep whole)")
+        int, typer.Option(min=0, max=100_000, help="JSONL: words per passage (0: keep whole)")
     ] = 100,
-    bm25_stemmer: Annotated[str, typer.Option(help="Snowball language, or none")] = "english",
-    encoder: Annotated[
-        str,
-        typer.Option(
-            help=f"{' | '.join(LOCAL_BACKENDS)} | openai:MODEL (with --embed-url) | an installed "
-            "encoder plugin's name"
-        ),
-    ] = "torch",
-    embed_url: Annotated[
-        str, typer.Option(help="OpenAI-compatible server for openai:MODEL embeddings")
-    ] = "",
+    passage_tokens: TokensOpt = 128,
+    html: HtmlOpt = "main",
+    bm25_stemmer: StemmerOpt = "english",
+    encoder: EncoderOpt = "torch",
+    embed_url: EmbedUrlOpt = "",
     embed_batch: Annotated[int, typer.Option(min=1, max=4096, help="texts per request")] = 64,
-    index_type: Annotated[str, typer.Option(help="FAISS index: " + " | ".join(INDEX_KINDS))] = (
-        "flat"
-    ),
+    index_type: IndexTypeOpt = "flat",
     shards: Annotated[int, typer.Option(min=1, max=4096, help="FAISS shards, merged")] = 1,
-    mmap: Annotated[bool, typer.Option(help="map BM25/FAISS files at load instead of reading")] = (
-        False
-    ),
+    mmap: Annotated[bool, typer.Option(help="map BM25/FAISS files at load")] = False,
     nlist: Annotated[int, typer.Option(min=0, help="IVF lists (0: 4*sqrt(n))")] = 0,
     nprobe: Annotated[int, typer.Option(min=1, help="IVF lists searched per query")] = 16,
     ef_search: Annotated[int, typer.Option(min=1, help="HNSW search breadth")] = 64,
@@ -52,28 +108,38 @@ def index_build(
         str | None, typer.Option(help="Ray cluster address (or auto): encode passages there")
     ] = None,
 ) -> None:
-    """Build an index (aside, then swapped in: an existing index is never left half-written)."""
+    """Build an index from scratch (aside, then swapped in: never left half-written)."""
+    flags = IndexFlags(
+        retriever,
+        bm25_stemmer,
+        encoder,
+        embed_url,
+        index_type,
+        mmap,
+        embed_batch,
+        shards,
+        nlist,
+        nprobe,
+        ef_search,
+    )
     with friendly_errors():
-        dense = DenseSettings(
-            encoder=parse_encoder(encoder, embed_url, embed_batch),
-            kind=index_type,
-            shards=shards,
-            nlist=nlist,
-            nprobe=nprobe,
-            ef_search=ef_search,
-        )
         encode = None
         if ray:
             from ragteam.scale.ray_index import ray_encoder
 
             encode = ray_encoder(ray)
+        if src.is_dir():
+            sync = SyncSettings(passage_tokens, convert=ConvertSettings(html=_html(html)))
+            _sync(src, out_dir, sync, flags.settings(), fresh=True, encode=encode)
+            return
+        settings = flags.settings()
         manifest = build_with_progress(
             src,
             out_dir,
             retriever,
             passage_words,
             bm25_stemmer,
-            dense=dense,
+            dense=settings.dense,
             mmap=mmap,
             encode=encode,
         )
@@ -85,14 +151,180 @@ def index_build(
         )
 
 
+@index_app.command("sync")
+def index_sync(
+    src: SrcArg,
+    out_dir: OutOpt,
+    retriever: RetrieverOpt = "hybrid",
+    passage_tokens: TokensOpt = 128,
+    html: HtmlOpt = "main",
+    bm25_stemmer: StemmerOpt = "english",
+    encoder: EncoderOpt = "torch",
+    embed_url: EmbedUrlOpt = "",
+    index_type: IndexTypeOpt = "flat",
+    watch: Annotated[bool, typer.Option(help="keep syncing as files change (Ctrl-C stops)")] = (
+        False
+    ),
+) -> None:
+    """Bring an index in step with its folder: only new, changed, renamed and deleted files
+    cost anything; unchanged text is never converted or embedded again."""
+    flags = IndexFlags(retriever, bm25_stemmer, encoder, embed_url, index_type)
+    with friendly_errors():
+        sync = SyncSettings(passage_tokens, convert=ConvertSettings(html=_html(html)))
+        _sync(src, out_dir, sync, flags.settings())
+        if watch:
+            _watch(src, out_dir, sync, flags.settings())
+
+
+def _html(mode: str) -> str:
+    from ragteam.errors import UnknownName
+
+    if mode not in ("main", "whole"):
+        raise UnknownName("--html mode", mode, ["main", "whole"])
+    return mode
+
+
+def _watch(src: Path, out_dir: Path, sync: SyncSettings, settings: IndexSettings) -> None:
+    from watchfiles import watch
+
+    err.print(f"watching {src} (Ctrl-C stops)")
+    try:
+        for _changes in watch(src, debounce=1000, step=200, recursive=True):
+            try:
+                _sync(src, out_dir, sync, settings)
+            except Exception as exc:  # one failed sync does not stop the watch  # noqa: BLE001
+                err.print(f"[red]sync failed:[/] {escape(str(exc))}")
+    except KeyboardInterrupt:
+        err.print("stopped watching")
+
+
+def _sync(
+    src: Path,
+    out_dir: Path,
+    sync: SyncSettings,
+    settings: IndexSettings,
+    *,
+    fresh: bool = False,
+    encode: Any = None,
+) -> SyncReport:
+    with _progress("index sync") as report_progress:
+        report = sync_folder(
+            src,
+            out_dir,
+            sync=sync,
+            index=settings,
+            encode=encode,
+            progress=report_progress,
+            fresh=fresh,
+        )
+    print_report(report, out_dir)
+    return report
+
+
+_SHOWN = ("new", "changed", "renamed", "deleted")
+
+
+def print_report(report: SyncReport, out_dir: Path) -> None:
+    """A line per file that changed or was not read, then one summary line."""
+    for kind in _SHOWN:
+        for path in report.changes[kind]:
+            out.print(f"{kind:8} {escape(path)}", highlight=False)
+    for source in report.files:
+        if source.status in ("skipped", "failed"):
+            style = "yellow" if source.status == "skipped" else "red"
+            out.print(
+                f"[{style}]{source.status:8}[/] {escape(source.path)}: {escape(source.reason)}",
+                highlight=False,
+            )
+        for note in (
+            source.notes if source.path in report.changes["new"] + report.changes["changed"] else []
+        ):
+            out.print(f"[yellow]note[/]     {escape(source.path)}: {escape(note)}", highlight=False)
+    counts = ", ".join(f"{len(report.changes[k])} {k}" for k in (*_SHOWN, "touched", "unchanged"))
+    read = report.count("read")
+    passages = report.manifest.get("passage_count")
+    tail = (
+        f"{passages} passages from {read} documents; {report.converted} converted, "
+        f"{report.embedded} passages embedded"
+        if report.rewritten
+        else "nothing to re-index"
+    )
+    skipped, failed = report.count("skipped"), report.count("failed")
+    out.print(
+        f"synced {escape(str(out_dir))}: {counts}; {tail}; {skipped} skipped, {failed} failed "
+        f"({report.seconds:.2f} s)",
+        highlight=False,
+    )
+
+
 @index_app.command("info")
 def index_info(directory: Annotated[Path, typer.Argument(help="index directory")]) -> None:
-    """Show an index's manifest and whether it loads."""
+    """Show an index's manifest, its files' status, and whether it loads."""
+    from ragteam.retrieval.sources import read_sources, source_dict
+
     with friendly_errors():
         manifest = read_manifest(directory)
         out.print_json(json.dumps(manifest))
+        sources, _settings = read_sources(directory)
+        if sources:
+            _print_sources([source_dict(s) for s in sources.values()], manifest)
         load_index(directory)
         out.print("[green]index loads and matches its manifest[/]")
+
+
+def _print_sources(sources: list[dict[str, Any]], manifest: dict[str, Any]) -> None:
+    from ragteam.retrieval.scan import scan
+
+    by_status: dict[str, int] = {}
+    for s in sources:
+        by_status[s["status"]] = by_status.get(s["status"], 0) + 1
+        if s["status"] != "read":
+            out.print(
+                f"{s['status']:8} {escape(s['path'])}: {escape(s['reason'])}", highlight=False
+            )
+    out.print("files: " + ", ".join(f"{n} {k}" for k, n in sorted(by_status.items())))
+    root = Path(manifest.get("source", {}).get("path", ""))
+    if root.is_dir():
+        found, _left = scan(root)
+        known = {s["path"]: (s["size"], s["mtime_ns"]) for s in sources}
+        drift = [f.path for f in found if known.get(f.path) != (f.size, f.mtime_ns)]
+        drift += [p for p, (size, _m) in known.items() if size and p not in {f.path for f in found}]
+        if drift:
+            out.print(
+                f"[yellow]{len(drift)} files changed since the last sync[/] "
+                f"(e.g. {escape(drift[0])}): `ragteam index sync {root} --out ...`"
+            )
+
+
+@index_app.command("formats")
+def index_formats() -> None:
+    """The document formats an index can read, and the converter of each."""
+    for suffix, converter in sorted(converters_by_suffix().items()):
+        out.print(f"{suffix:10} {converter.name} (version {converter.version})", highlight=False)
+
+
+def _progress(label: str) -> Any:
+    import contextlib
+
+    @contextlib.contextmanager
+    def bar_progress():  # noqa: ANN202
+        with LoggedProgress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TextColumn("{task.completed}/{task.total}"),
+            TimeElapsedColumn(),
+            label=label,
+        ) as bar:
+            tasks: dict[str, TaskID] = {}
+
+            def report(phase: str, done: int, total: int) -> None:
+                if phase not in tasks:
+                    tasks[phase] = bar.add_task(phase, total=total)
+                bar.update(tasks[phase], completed=done, total=total)
+
+            yield report
+
+    return bar_progress()
 
 
 def build_with_progress(
@@ -103,20 +335,7 @@ def build_with_progress(
     stemmer: str = "english",
     **options: Any,
 ) -> dict[str, Any]:
-    with LoggedProgress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total}"),
-        TimeElapsedColumn(),
-        label="index build",
-    ) as bar:
-        tasks: dict[str, TaskID] = {}
-
-        def report(phase: str, done: int, total: int) -> None:
-            if phase not in tasks:
-                tasks[phase] = bar.add_task(phase, total=total)
-            bar.update(tasks[phase], completed=done, total=total)
-
+    with _progress("index build") as report:
         return build_index(
             src,
             directory,

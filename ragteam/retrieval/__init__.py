@@ -5,12 +5,15 @@ from __future__ import annotations
 import time
 
 from ragteam.retrieval.corpus import Document, load_passages, read_documents, split_passages
-from ragteam.retrieval.index import RETRIEVERS, Index, build_index, load_index, read_manifest
+from ragteam.retrieval.index import RETRIEVERS, Index, load_index, read_manifest
+from ragteam.retrieval.sync import SyncReport, SyncSettings, build_index, sync_folder
 from ragteam.trace import Step, Trace
 from ragteam.types import Passage
 
 __all__ = [
     "RETRIEVERS",
+    "SyncReport",
+    "SyncSettings",
     "Document",
     "Index",
     "build_index",
@@ -20,6 +23,7 @@ __all__ = [
     "read_manifest",
     "retrieve_traced",
     "split_passages",
+    "sync_folder",
 ]
 
 

@@ -25,7 +25,11 @@ def _tokenizer(stemmer: str):  # noqa: ANN202 - bm25s has no public type for thi
 
 
 def _text(p: Passage) -> str:
-    return f"{p.title}\n{p.text}" if p.title else p.text
+    """What BM25 indexes: title, section path (documents), text."""
+    head = [p.title] if p.title else []
+    if p.locator is not None and p.locator.section:
+        head.append(" ".join(p.locator.section))
+    return "\n".join([*head, p.text])
 
 
 class BM25Retriever:

@@ -1,4 +1,5 @@
-"""Reading documents (JSONL or a folder of .txt/.md) and splitting them into passages."""
+"""Reading a JSONL corpus of `{id, title, text}` and splitting it into passages (a folder of
+documents is read by converters and synced: `ragteam.retrieval.sync`)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,6 @@ from ragteam.errors import InputError
 from ragteam.jsonl import read_objects
 from ragteam.types import Passage
 
-TEXT_SUFFIXES = (".txt", ".md")
-
 
 @dataclass(frozen=True)
 class Document:
@@ -24,14 +23,16 @@ class Document:
 
 
 def read_documents(src: str | Path) -> Iterator[Document]:
-    """Documents from a JSONL file of `{id, title, text}` or a folder of .txt/.md files."""
+    """Documents from a JSONL file of `{id, title, text}`."""
     path = Path(src).expanduser()
     if path.is_dir():
-        yield from _read_folder(path)
-    elif path.is_file():
-        yield from read_jsonl_documents(path)
-    else:
-        raise InputError(f"no corpus at {path}: pass a JSONL file or a folder of .txt/.md files")
+        raise InputError(
+            f"{path} is a folder: its documents are read by converters "
+            f"(`ragteam index sync {path} --out INDEX`, or `ragteam.retrieval.sync.sync_folder`)"
+        )
+    if not path.is_file():
+        raise InputError(f"no corpus at {path}: pass a JSONL file or a folder of documents")
+    yield from read_jsonl_documents(path)
 
 
 def read_jsonl_documents(path: Path) -> Iterator[Document]:
@@ -40,31 +41,6 @@ def read_jsonl_documents(path: Path) -> Iterator[Document]:
             raise InputError(f"{path}:{number}: expected an object with a string 'text'")
         doc_id = str(row.get("id", f"{path.stem}-{number}"))
         yield Document(doc_id, str(row.get("title") or ""), row["text"])
-
-
-def _read_folder(root: Path) -> Iterator[Document]:
-    files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in TEXT_SUFFIXES)
-    if not files:
-        raise InputError(f"{root} holds no .txt or .md files")
-    for file in files:
-        data = file.read_bytes()
-        if b"\0" in data[:8192]:
-            raise InputError(
-                f"{file} is binary, not text, though it is named {file.suffix}; "
-                "move it out of the corpus folder"
-            )
-        text = data.decode("utf-8", errors="replace")
-        if text.count("\ufffd") > max(8, len(text) // 100):
-            raise InputError(f"{file} is not UTF-8 text; convert it to UTF-8 or move it out")
-        relative = file.relative_to(root).as_posix()
-        yield Document(relative, _title_of(file, text), text)
-
-
-def _title_of(file: Path, text: str) -> str:
-    for line in text.splitlines():
-        if line.startswith("# "):
-            return line[2:].strip()
-    return file.stem.replace("_", " ").replace("-", " ")
 
 
 def split_passages(doc: Document, words: int = 100) -> list[Passage]:
@@ -112,16 +88,15 @@ def load_passages(src: str | Path, words: int = 100) -> list[Passage]:
 def passages_checksum(passages: list[Passage]) -> str:
     digest = hashlib.sha256()
     for p in passages:
-        digest.update(json.dumps([p.id, p.title, p.text], ensure_ascii=False).encode("utf-8"))
+        row = [p.id, p.title, p.text] + ([p.locator.to_dict()] if p.locator else [])
+        digest.update(json.dumps(row, ensure_ascii=False).encode("utf-8"))
         digest.update(b"\n")
     return digest.hexdigest()
 
 
 def source_files(path: Path) -> list[Path]:
-    """The files a source corpus is read from: the file, or a folder's text files."""
-    if path.is_dir():
-        return sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in TEXT_SUFFIXES)
-    return [path]
+    """The files a JSONL corpus is read from (a synced folder is followed by its sources)."""
+    return [] if path.is_dir() else [path]
 
 
 def source_checksum(src: str | Path) -> str:

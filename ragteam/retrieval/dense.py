@@ -6,7 +6,7 @@ optionally split into shards searched one by one and merged, optionally memory-m
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 import numpy as np
@@ -55,8 +55,15 @@ class DenseSettings:
 
 
 def passage_text(p: Passage) -> str:
-    """What the encoder sees of a passage."""
-    return f"{p.title}: {p.text}"
+    """What the encoder sees of a passage: its title and section path, then its text. A title
+    that is only the file's name is left out, so renaming a file re-embeds nothing."""
+    head = [p.title] if p.title else []
+    if p.locator is not None:
+        if p.title == PurePath(p.locator.source).stem:
+            head = []
+        if p.locator.section:
+            head.append(" > ".join(p.locator.section))
+    return f"{' - '.join(head)}: {p.text}" if head else p.text
 
 
 def build_faiss(vectors: np.ndarray, settings: DenseSettings) -> Any:

@@ -59,14 +59,25 @@ def _versions(what: str, files: Iterable[Path]) -> tuple[object, ...] | None:
 MEMO = DigestMemo()  # one per process: a cache of pure functions of file contents
 
 
+STATE_PREFIX = "sources.sqlite"  # a folder index's source list, updated in place by syncs
+
+
+def _indexed_files(directory: Path) -> list[Path]:
+    """The files an index's manifest lists: all but the manifest, the sync state, and hidden
+    files a file manager may leave (`.DS_Store`)."""
+    return sorted(
+        p
+        for p in directory.rglob("*")
+        if p.is_file()
+        and p.name != "manifest.json"
+        and not p.name.startswith((STATE_PREFIX, "."))
+    )
+
+
 def verify_files(directory: Path, manifest: dict[str, Any], hint: str) -> None:
     """Every file of the index is listed with its size (and checksum), and matches: a manifest
     whose list was emptied or cut does not turn the checks off."""
-    present = {
-        p.relative_to(directory).as_posix()
-        for p in directory.rglob("*")
-        if p.is_file() and p.name != "manifest.json"
-    }
+    present = {p.relative_to(directory).as_posix() for p in _indexed_files(directory)}
     unlisted = sorted(present - set(manifest["files"]))
     if unlisted:
         raise IndexUnusable(
@@ -91,8 +102,8 @@ def verify_files(directory: Path, manifest: dict[str, Any], hint: str) -> None:
 def verify_source(directory: Path, manifest: dict[str, Any], hint: str) -> None:
     source = manifest.get("source") or {}
     path = Path(source.get("path", ""))
-    if not source.get("path") or not path.exists():
-        return
+    if not source.get("path") or not path.exists() or source.get("kind") == "folder":
+        return  # a synced folder is allowed to move on: `ragteam index info` says what changed
     checksum = MEMO.get("source", source_files(path), lambda: source_checksum(path))
     if checksum != source.get("checksum"):
         raise IndexUnusable(f"{path} changed after the index at {directory} was built; {hint}")
@@ -102,8 +113,7 @@ def file_digests(directory: Path) -> dict[str, dict[str, Any]]:
     """Size and SHA-256 of every index file: a same-size corruption is caught too."""
     return {
         p.relative_to(directory).as_posix(): {"size": p.stat().st_size, "sha256": sha256_of(p)}
-        for p in sorted(directory.rglob("*"))
-        if p.is_file() and p.name != "manifest.json"
+        for p in _indexed_files(directory)
     }
 
 

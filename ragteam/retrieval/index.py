@@ -24,7 +24,7 @@ from ragteam.retrieval.corpus import (
 from ragteam.retrieval.dense import DenseSettings
 from ragteam.retrieval.digests import MEMO, file_digests, verify_files, verify_source
 from ragteam.retrieval.encoders import EncoderSpec
-from ragteam.types import Passage
+from ragteam.types import Locator, Passage
 
 FORMAT_VERSION = 1
 # passage texts, the encoder to use, progress -> their vectors (computed elsewhere, e.g. Ray)
@@ -137,30 +137,56 @@ def build_index(
     encode: RemoteEncode | None = None,
     progress: BuildProgress | None = None,
 ) -> dict[str, Any]:
-    """Build an index of `src` into `out`, aside first, then swapped in by rename. `dense`
+    """Build an index of the JSONL corpus `src` into `out`, aside first, then swapped in by
+    rename (a folder of documents is synced instead: `ragteam.retrieval.sync`). `dense`
     chooses the encoder and FAISS index type; `mmap` makes loads map files, not read them;
     `encode` computes the passage vectors elsewhere (`ragteam.scale.ray_index.ray_encoder`:
     on a Ray cluster) instead of in this process."""
-    if retriever not in RETRIEVERS:
-        raise UnknownName("retriever", retriever, list(RETRIEVERS))
     started = time.perf_counter()
-    out = Path(out).expanduser().resolve()
     passages = load_passages(src, passage_words)
+    src_path = Path(src).expanduser().resolve()
+    settings = IndexSettings(retriever, passage_words, bm25_stemmer, dense or DenseSettings(), mmap)
+    source = {"path": str(src_path), "checksum": source_checksum(src_path)}
+    return write_aside(out, passages, source, settings, encode, progress, started=started)
+
+
+@dataclass(frozen=True)
+class IndexSettings:
+    """How passages are indexed: retrievers, BM25 stemmer, dense encoder and FAISS type."""
+
+    retriever: str = "hybrid"
+    passage_words: int = 100
+    bm25_stemmer: str = "english"
+    dense: DenseSettings = field(default_factory=DenseSettings)
+    mmap: bool = False
+
+
+def write_aside(
+    out: str | Path,
+    passages: list[Passage],
+    source: dict[str, Any],
+    settings: IndexSettings,
+    encode: RemoteEncode | None = None,
+    progress: BuildProgress | None = None,
+    *,
+    extra: Callable[[Path], None] | None = None,
+    started: float | None = None,
+) -> dict[str, Any]:
+    """Write an index of `passages` into a staging folder beside `out` (with `extra(staging)`
+    adding state files), then swap it in: `out` is never half-written."""
+    if settings.retriever not in RETRIEVERS:
+        raise UnknownName("retriever", settings.retriever, list(RETRIEVERS))
+    started = time.perf_counter() if started is None else started
+    out = Path(out).expanduser().resolve()
     _remove_dead_staging(out)
     replaced = (out / "manifest.json").is_file()
     staging = out.parent / f".{out.name}.building-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     try:
-        settings = {
-            "retriever": retriever,
-            "passage_words": passage_words,
-            "bm25_stemmer": bm25_stemmer,
-            "dense": dense or DenseSettings(),
-            "mmap": mmap,
-            "encode": encode,
-        }
-        manifest = _write_index(staging, passages, src, settings, progress)
+        manifest = _write_index(staging, passages, source, settings, encode, progress)
+        if extra is not None:
+            extra(staging)
         manifest["build_seconds"] = round(time.perf_counter() - started, 3)
         _write_json_atomic(staging / "manifest.json", manifest)
         _swap_in(staging, out)
@@ -190,8 +216,9 @@ def _alive(pid: int) -> bool:
 def _write_index(
     directory: Path,
     passages: list[Passage],
-    src: str | Path,
-    settings: dict[str, Any],
+    source: dict[str, Any],
+    settings: IndexSettings,
+    encode: RemoteEncode | None,
     progress: BuildProgress | None,
 ) -> dict[str, Any]:
     from ragteam.retrieval.bm25 import PARAMS as BM25_PARAMS
@@ -200,23 +227,24 @@ def _write_index(
     with (directory / "passages.jsonl").open("w", encoding="utf-8") as handle:
         for p in passages:
             row = {"id": p.id, "title": p.title, "text": p.text, "doc_id": p.doc_id}
+            if p.locator is not None:
+                row["locator"] = p.locator.to_dict()
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-    retriever = settings["retriever"]
+    retriever = settings.retriever
     methods = ["bm25", "dense"] if retriever == "hybrid" else [retriever]
     embedding = None
     if "bm25" in methods:
         if progress:
             progress("bm25", 0, 1)
-        BM25Retriever.build(passages, settings["bm25_stemmer"]).save(directory)
+        BM25Retriever.build(passages, settings.bm25_stemmer).save(directory)
         if progress:
             progress("bm25", 1, 1)
-    dense: DenseSettings = settings["dense"]
+    dense = settings.dense
     if "dense" in methods:
         report = (lambda done, total: progress("embed", done, total)) if progress else None
-        built = _dense_build(passages, dense, settings["encode"], report)
+        built = _dense_build(passages, dense, encode, report)
         built.save(directory)
         embedding = built.encoder.identity
-    src_path = Path(src).expanduser().resolve()
     return {
         "format_version": FORMAT_VERSION,
         "ragteam_version": __version__,
@@ -226,12 +254,12 @@ def _write_index(
         "passage_count": len(passages),
         "document_count": len({p.doc_id for p in passages}),
         "corpus_checksum": passages_checksum(passages),
-        "source": {"path": str(src_path), "checksum": source_checksum(src_path)},
+        "source": source,
         "params": {
-            "passage_words": settings["passage_words"],
-            "bm25": {**BM25_PARAMS, "stemmer": settings["bm25_stemmer"]},
+            "passage_words": settings.passage_words,
+            "bm25": {**BM25_PARAMS, "stemmer": settings.bm25_stemmer},
             "rrf_k": RRF_K,
-            "mmap": settings["mmap"],
+            "mmap": settings.mmap,
         },
         "dense": dense.to_json() if "dense" in methods else None,
         "files": file_digests(directory),
@@ -347,8 +375,12 @@ def _read_passages(path: Path) -> list[Passage]:
         for number, line in enumerate(handle, start=1):
             try:
                 row = json.loads(line)
-                passages.append(Passage(row["id"], row["title"], row["text"], row["doc_id"]))
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                where = row.get("locator")
+                locator = Locator.from_dict(where) if isinstance(where, dict) else None
+                passages.append(
+                    Passage(row["id"], row["title"], row["text"], row["doc_id"], locator=locator)
+                )
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
                 raise IndexUnusable(
                     f"{path}:{number} is corrupt; {rebuild_hint(path.parent)}"
                 ) from exc

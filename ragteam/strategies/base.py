@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import ClassVar, Protocol
@@ -96,7 +97,7 @@ def fit_passages(
         if room < 16:
             break
         text, _cut = fit_text(model, p.text, room - 8)
-        kept.append(Passage(p.id, p.title, text, p.doc_id, p.score))
+        kept.append(dataclasses.replace(p, text=text))
         used += model.count_tokens(text) + 8
     trimmed = any(a.text != b.text for a, b in zip(kept, passages, strict=False))
     if len(kept) < len(passages) or trimmed:
@@ -129,4 +130,4 @@ def cite(passages: list[Passage], answer: str) -> list[Citation]:
     if not needle:
         return []
     support = [p for p in passages if needle and needle in p.text.lower()]
-    return [Citation(p.id, p.title, p.doc_id) for p in (support or passages)]
+    return [Citation.of(p) for p in (support or passages)]

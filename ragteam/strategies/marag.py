@@ -75,7 +75,7 @@ class MARAG:
                 )
             ],
         )
-        citations = [Citation(p.id, p.title, p.doc_id) for p in cited.values()]
+        citations = [Citation.of(p) for p in cited.values()]
         return Answer(question, final, self.name, citations, ctx.trace)
 
     def _spend(self, ctx: Context, calls: int) -> None:

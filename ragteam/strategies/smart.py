@@ -9,6 +9,7 @@ generator answer -> an empty answer with the failure in the trace.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -113,7 +114,7 @@ class Smart:
         )
         cited = [passages[n - 1] for n in numbers if 0 < n <= len(passages)]
         return Answer(
-            question, text, self.name, [Citation(p.id, p.title, p.doc_id) for p in cited], ctx.trace
+            question, text, self.name, [Citation.of(p) for p in cited], ctx.trace
         )
 
     def _mode(self, ctx: Context) -> tuple[str, ChatModel | None]:
@@ -191,7 +192,7 @@ class Smart:
             question,
             trajectory.answer,
             self.name,
-            [Citation(p.id, p.title, p.doc_id) for p in cited],
+            [Citation.of(p) for p in cited],
             ctx.trace,
         )
 
@@ -215,13 +216,7 @@ class Smart:
             roles.LOCATOR.model(ctx).context_length // 2
         )  # one passage must fit a locator prompt easily
         return [
-            Passage(
-                p.id,
-                p.title,
-                fit_text(roles.LOCATOR.model(ctx), p.text, room)[0],
-                p.doc_id,
-                p.score,
-            )
+            dataclasses.replace(p, text=fit_text(roles.LOCATOR.model(ctx), p.text, room)[0])
             for p in found
         ]
 

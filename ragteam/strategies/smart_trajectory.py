@@ -13,6 +13,7 @@ dropped from the text the generator sees.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -177,7 +178,7 @@ def run_trajectory(
     if s.reranker is not None:
         found = rerank_traced(s.reranker, ctx.trace, question, found)
     passages = [
-        Passage(p.id, p.title, fit_text(model, p.text, s.passage_tokens)[0], p.doc_id, p.score)
+        dataclasses.replace(p, text=fit_text(model, p.text, s.passage_tokens)[0])
         for p in found
     ]
     t.passages = [(p.title, p.text) for p in passages]

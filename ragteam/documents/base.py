@@ -1,0 +1,95 @@
+"""The converter interface: a file in, units out (text a person and a model read, plus where
+it stands). Converters are registered by name like strategies and tools: built-ins below, and
+installed packages through the `ragteam.converters` entry-point group."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar, Protocol
+
+from ragteam.errors import InputError
+from ragteam.plugins import Registry
+
+
+class ConversionFailed(InputError):
+    """One file could not be read; the message says why and what to do (the sync goes on)."""
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A run of text at one place of its file: a page, a slide or a section. Paragraphs are
+    separated by blank lines; no Markdown syntax is left in it."""
+
+    text: str
+    page: int | None = None
+    page_label: str = ""
+    section: tuple[str, ...] = ()
+    slide: int | None = None
+
+
+@dataclass(frozen=True)
+class Converted:
+    """What a converter read of one file: its title ("" when the file names none), its units in
+    reading order, and notes a person should see (e.g. pages with no text layer)."""
+
+    title: str
+    units: list[Unit]
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ConvertSettings:
+    """Choices that change what a converter reads. `html`: `main` keeps a web page's main
+    content (boilerplate such as menus dropped), `whole` keeps every text of the page (for
+    documentation sites, where boilerplate removal may drop content)."""
+
+    html: str = "main"
+
+    def key(self) -> str:
+        return f"html={self.html}"
+
+
+class Converter(Protocol):
+    """One format family. `version` changes whenever its output for the same bytes changes
+    (cached conversions of an older version are read again)."""
+
+    name: ClassVar[str]
+    version: ClassVar[str]
+    suffixes: ClassVar[tuple[str, ...]]
+
+    def convert(self, path: Path, settings: ConvertSettings) -> Converted: ...
+
+
+CONVERTERS = Registry(
+    "document converter",
+    "ragteam.converters",
+    {
+        "pdf": "ragteam.documents.pdf:PdfConverter",
+        "docx": "ragteam.documents.office:DocxConverter",
+        "pptx": "ragteam.documents.office:PptxConverter",
+        "html": "ragteam.documents.web:HtmlConverter",
+        "markdown": "ragteam.documents.text:MarkdownConverter",
+        "rst": "ragteam.documents.text:RstConverter",
+        "text": "ragteam.documents.text:TextConverter",
+    },
+)
+
+
+def converters_by_suffix() -> dict[str, Converter]:
+    """Each suffix (lower case) and the converter that reads it."""
+    found: dict[str, Converter] = {}
+    for name in CONVERTERS.names():
+        converter = CONVERTERS.load(name)()
+        for suffix in converter.suffixes:
+            found.setdefault(suffix.lower(), converter)
+    return found
+
+
+def converter_for(path: Path) -> Converter | None:
+    """The converter for a file, by its suffix in any case (`MEETING.TXT` is text)."""
+    return converters_by_suffix().get(path.suffix.lower())
+
+
+def supported_suffixes() -> list[str]:
+    return sorted(converters_by_suffix())

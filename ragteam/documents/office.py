@@ -1,0 +1,171 @@
+"""Word (python-docx) and PowerPoint (python-pptx) files. DOCX: the body in order (paragraphs
+and tables), heading styles give the section path, tables become `cell | cell` rows, rendered
+and explicit page breaks give an approximate page. PPTX: one unit per slide (its number is the
+locator), its title as heading, then text frames, tables and speaker notes."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ragteam.documents.base import ConversionFailed, Converted, ConvertSettings, Unit
+
+MAX_UNZIPPED = 512 * 1024 * 1024  # a .docx/.pptx that unpacks to more is refused (zip bomb)
+
+
+def check_zip(path: Path, kind: str) -> None:
+    """Office files are zip packages: refuse one that is not, or that unpacks to too much."""
+    try:
+        with zipfile.ZipFile(path) as package:
+            total = sum(info.file_size for info in package.infolist())
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise ConversionFailed(
+            f"not a {kind} file (not a zip package: {exc}); save it again from its program"
+        ) from exc
+    if total > MAX_UNZIPPED:
+        raise ConversionFailed(
+            f"unpacks to {total / 2**20:.0f} MiB (over {MAX_UNZIPPED // 2**20} MiB): refused "
+            "as a possible zip bomb"
+        )
+
+
+def _heading_level(style_name: str) -> int | None:
+    name = style_name.lower()
+    if name == "title":
+        return 0
+    if name.startswith("heading"):
+        rest = name[len("heading") :].strip()
+        return int(rest) if rest.isdigit() else 1
+    return None
+
+
+class _Pages:
+    """Units split at each heading and each page break, with the section path kept."""
+
+    def __init__(self) -> None:
+        self.page = 1
+        self.path: list[tuple[int, str]] = []
+        self.blocks: list[str] = []
+        self.units: list[Unit] = []
+
+    def flush(self) -> None:
+        if self.blocks:
+            section = tuple(t for _, t in self.path)
+            self.units.append(Unit("\n\n".join(self.blocks), page=self.page, section=section))
+        self.blocks = []
+
+    def heading(self, level: int, text: str) -> None:
+        self.flush()
+        while self.path and self.path[-1][0] >= level:
+            self.path.pop()
+        self.path.append((level, text))
+
+    def new_page(self) -> None:
+        self.flush()
+        self.page += 1
+
+
+def _paragraph_breaks(paragraph: Any) -> int:
+    """Page breaks inside a paragraph: Word's rendered ones, else explicit `w:br type=page`."""
+    from docx.oxml.ns import qn
+
+    rendered = len(paragraph._p.findall(".//" + qn("w:lastRenderedPageBreak")))
+    if rendered:
+        return rendered
+    return sum(1 for br in paragraph._p.iter(qn("w:br")) if br.get(qn("w:type")) == "page")
+
+
+class DocxConverter:
+    name: ClassVar[str] = "docx"
+    version: ClassVar[str] = "1"
+    suffixes: ClassVar[tuple[str, ...]] = (".docx",)
+
+    def convert(self, path: Path, settings: ConvertSettings) -> Converted:
+        import docx
+        from docx.table import Table
+        from docx.text.paragraph import Paragraph
+
+        check_zip(path, "Word (.docx)")
+        try:
+            document = docx.Document(str(path))
+        except Exception as exc:  # python-docx raises many kinds on broken packages
+            raise ConversionFailed(f"not a readable .docx ({exc})") from exc
+        pages = _Pages()
+        title = (document.core_properties.title or "").strip()
+        for element in document.element.body.iterchildren():
+            tag = element.tag.rsplit("}", 1)[-1]
+            if tag == "p":
+                paragraph = Paragraph(element, document)
+                for _ in range(_paragraph_breaks(paragraph)):
+                    pages.new_page()
+                text = " ".join(paragraph.text.split())
+                level = _heading_level(paragraph.style.name if paragraph.style else "")
+                if text and level is not None:
+                    title = title or (text if level <= 1 else "")
+                    pages.heading(level, text)
+                elif text:
+                    pages.blocks.append(text)
+            elif tag == "tbl":
+                pages.blocks.append(_table_rows(Table(element, document)))
+        pages.flush()
+        return Converted(title, pages.units)
+
+
+def _table_rows(table: Any) -> str:
+    rows = []
+    for row in table.rows:
+        cells: list[str] = []
+        for cell in row.cells:
+            text = " ".join(cell.text.split())
+            if not cells or cells[-1] != text:  # merged cells repeat their text
+                cells.append(text)
+        if any(cells):
+            rows.append(" | ".join(cells))
+    return "\n".join(rows)
+
+
+class PptxConverter:
+    name: ClassVar[str] = "pptx"
+    version: ClassVar[str] = "1"
+    suffixes: ClassVar[tuple[str, ...]] = (".pptx",)
+
+    def convert(self, path: Path, settings: ConvertSettings) -> Converted:
+        from pptx import Presentation
+
+        check_zip(path, "PowerPoint (.pptx)")
+        try:
+            deck = Presentation(str(path))
+        except Exception as exc:  # python-pptx raises many kinds on broken packages
+            raise ConversionFailed(f"not a readable .pptx ({exc})") from exc
+        units = []
+        for number, slide in enumerate(deck.slides, start=1):
+            heading, blocks = _slide_text(slide)
+            if slide.has_notes_slide:
+                notes = " ".join(slide.notes_slide.notes_text_frame.text.split())
+                if notes:
+                    blocks.append(f"Notes: {notes}")
+            if heading or blocks:
+                text = "\n\n".join(blocks) if blocks else heading
+                units.append(Unit(text, slide=number, section=(heading,) if heading else ()))
+        title = (deck.core_properties.title or "").strip()
+        if not title and units and units[0].section:
+            title = units[0].section[0]
+        return Converted(title, units)
+
+
+def _slide_text(slide: Any) -> tuple[str, list[str]]:
+    title_shape = slide.shapes.title
+    heading = " ".join(title_shape.text.split()) if title_shape is not None else ""
+    blocks: list[str] = []
+    for shape in slide.shapes:
+        if title_shape is not None and shape.shape_id == title_shape.shape_id:
+            continue
+        if shape.has_text_frame:
+            for paragraph in shape.text_frame.paragraphs:
+                text = " ".join("".join(run.text for run in paragraph.runs).split())
+                if text:
+                    blocks.append(text)
+        elif getattr(shape, "has_table", False) and shape.has_table:
+            blocks.append(_table_rows(shape.table))
+    return heading, blocks

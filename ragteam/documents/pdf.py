@@ -1,0 +1,176 @@
+"""PDF: PDFium (pypdfium2) reads each page's text, one unit per page; pypdf reads the printed
+page labels ("xii", "A-3") and the outline (bookmarks give each page its section). Lines that
+repeat at the top or bottom of most pages (running headers, footers, page numbers) are
+removed; pages with no text layer are counted and reported."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ragteam.documents.base import ConversionFailed, Converted, ConvertSettings, Unit
+
+EDGE_LINES = 2  # lines at the top and at the bottom of a page that may be running furniture
+_DIGITS = re.compile(r"\d+")
+_ROMAN = re.compile(r"^[ivxlcdm]+$", re.IGNORECASE)
+
+
+def page_texts(path: Path) -> list[str]:
+    """Each page's text as PDFium extracts it; encrypted files open if no password is needed."""
+    import pypdfium2 as pdfium
+
+    try:
+        pdf = pdfium.PdfDocument(str(path))
+    except pdfium.PdfiumError as exc:
+        reason = str(exc)
+        if "password" in reason.lower():
+            raise ConversionFailed(
+                "encrypted with a password: save an unencrypted copy (e.g. `qpdf --decrypt "
+                "--password=... in.pdf out.pdf`) and index that"
+            ) from exc
+        raise ConversionFailed(f"not a readable PDF ({reason}); is it complete?") from exc
+    try:
+        texts = []
+        for number in range(len(pdf)):
+            page = pdf[number]
+            textpage = page.get_textpage()
+            texts.append(textpage.get_text_bounded())
+            textpage.close()
+            page.close()
+        return texts
+    finally:
+        pdf.close()
+
+
+def pypdf_facts(path: Path, pages: int) -> tuple[str, list[str], list[tuple[str, ...]]]:
+    """The title, printed page labels and each page's outline section path (empty where pypdf
+    cannot read them: the text still counts, only the labels are lost)."""
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+
+    title, labels = "", [""] * pages
+    sections: list[tuple[str, ...]] = [()] * pages
+    starts: list[tuple[int, tuple[str, ...]]] = []
+    try:
+        reader = PdfReader(str(path), strict=False)
+        if reader.is_encrypted:
+            reader.decrypt("")
+        meta = reader.metadata
+        title = " ".join(str(meta.title).split()) if meta and meta.title else ""
+        found = list(reader.page_labels)
+        if len(found) == pages:
+            labels = found
+        _walk_outline(reader, reader.outline, (), starts)
+    except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+        return title, labels, sections
+    starts.sort(key=lambda s: s[0])
+    for start, path_ in starts:
+        for page in range(max(start, 0), pages):
+            sections[page] = path_
+    return title, labels, sections
+
+
+def _walk_outline(reader: Any, items: list[Any], parent: tuple[str, ...], out: list[Any]) -> None:
+    last: tuple[str, ...] = parent
+    for item in items:
+        if isinstance(item, list):
+            _walk_outline(reader, item, last, out)
+            continue
+        title = " ".join(str(getattr(item, "title", "") or "").split())
+        page = reader.get_destination_page_number(item)
+        if title and page is not None and page >= 0:
+            last = (*parent, title)
+            out.append((page, last))
+
+
+def strip_furniture(pages: list[list[str]]) -> list[list[str]]:
+    """Remove lines that stand at a page's top or bottom on most pages (digits compared as
+    one: "Page 3" and "Page 4" are the same furniture). Needs at least 3 pages."""
+    texted = [lines for lines in pages if lines]
+    if len(texted) < 3:
+        return pages
+    counts: Counter[str] = Counter()
+    for lines in texted:
+        edges = {_shape(line) for line in lines[:EDGE_LINES] + lines[-EDGE_LINES:]}
+        counts.update(edges)
+    furniture = {shape for shape, n in counts.items() if n > len(texted) / 2}
+    out = []
+    for lines in pages:
+        top = [i for i in range(min(EDGE_LINES, len(lines))) if _shape(lines[i]) in furniture]
+        bottom = [
+            i
+            for i in range(max(0, len(lines) - EDGE_LINES), len(lines))
+            if _shape(lines[i]) in furniture
+        ]
+        drop = set(top) | set(bottom)
+        out.append([line for i, line in enumerate(lines) if i not in drop])
+    return out
+
+
+def _shape(line: str) -> str:
+    words = _DIGITS.sub("#", " ".join(line.split())).split()
+    return " ".join("#" if _ROMAN.match(w) and len(w) <= 6 else w for w in words)
+
+
+def paragraphs(lines: list[str]) -> str:
+    """A page's lines joined into paragraphs: a word hyphenated at a line end is joined, a
+    short line that ends a sentence ends its paragraph."""
+    if not lines:
+        return ""
+    widths = sorted(len(line) for line in lines)
+    typical = widths[len(widths) * 3 // 4]
+    blocks: list[str] = []
+    current = ""
+    for line in lines:
+        if current.endswith("-") and line[:1].islower():
+            current = current[:-1] + line
+        else:
+            current = f"{current} {line}" if current else line
+        if len(line) < 0.7 * typical and line.endswith((".", ":", "!", "?")):
+            blocks.append(current)
+            current = ""
+    if current:
+        blocks.append(current)
+    return "\n\n".join(blocks)
+
+
+class PdfConverter:
+    name: ClassVar[str] = "pdf"
+    version: ClassVar[str] = "1"
+    suffixes: ClassVar[tuple[str, ...]] = (".pdf",)
+
+    def convert(self, path: Path, settings: ConvertSettings) -> Converted:
+        texts = page_texts(path)
+        if not texts:
+            raise ConversionFailed("the PDF has no pages")
+        pages = [
+            [" ".join(line.split()) for line in text.splitlines() if line.strip()] for text in texts
+        ]
+        pages = strip_furniture(pages)
+        title, labels, sections = pypdf_facts(path, len(pages))
+        units, empty = [], 0
+        for number, lines in enumerate(pages):
+            if not lines:
+                empty += 1
+                continue
+            units.append(
+                Unit(
+                    paragraphs(lines),
+                    page=number + 1,
+                    page_label=labels[number],
+                    section=sections[number],
+                )
+            )
+        if not units:
+            raise ConversionFailed(
+                f"none of its {len(pages)} pages has a text layer (scanned?): OCR it first, "
+                "e.g. `ocrmypdf in.pdf out.pdf`, and index the result"
+            )
+        notes = (
+            [f"{empty} of {len(pages)} pages have no text (scanned?): OCR them first"]
+            if empty
+            else []
+        )
+        return Converted(title, units, notes)

@@ -1,0 +1,215 @@
+"""Markdown, reStructuredText and plain text: split on headings with the heading path kept,
+Markdown syntax stripped (markdown-it-py, which rich already brings), a front-matter title
+read, tables as `cell | cell` rows."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ragteam.documents.base import ConversionFailed, Converted, ConvertSettings, Unit
+
+_FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n(?:---|\.\.\.)\s*\n", re.DOTALL)
+
+
+def read_text(path: Path) -> str:
+    """A text file's characters: UTF-8 (BOM allowed), else refused with what to do."""
+    data = path.read_bytes()
+    if b"\0" in data[:8192]:
+        raise ConversionFailed(
+            f"binary, not text, though it is named {path.suffix}; rename or move it"
+        )
+    text = data.decode("utf-8-sig", errors="replace")
+    if text.count("\ufffd") > max(8, len(text) // 100):
+        raise ConversionFailed("not UTF-8 text; convert it to UTF-8")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+class _Sections:
+    """Collects paragraphs under the current heading path."""
+
+    def __init__(self) -> None:
+        self.path: list[tuple[int, str]] = []
+        self.units: list[Unit] = []
+        self._blocks: list[str] = []
+
+    def heading(self, level: int, title: str) -> None:
+        self.flush()
+        while self.path and self.path[-1][0] >= level:
+            self.path.pop()
+        self.path.append((level, title))
+
+    def block(self, text: str) -> None:
+        if text.strip():
+            self._blocks.append(text.strip())
+
+    def flush(self) -> None:
+        if self._blocks:
+            section = tuple(title for _, title in self.path)
+            self.units.append(Unit("\n\n".join(self._blocks), section=section))
+        self._blocks = []
+
+    def done(self) -> list[Unit]:
+        self.flush()
+        return self.units
+
+
+def _inline_text(token: Any) -> str:
+    """The words of an inline token, without emphasis, links' targets or code ticks."""
+    parts: list[str] = []
+    for child in token.children or []:
+        if child.type in ("text", "code_inline", "html_inline"):
+            parts.append(child.content if child.type != "html_inline" else "")
+        elif child.type in ("softbreak", "hardbreak"):
+            parts.append(" ")
+        elif child.type == "image":
+            parts.append(child.content)
+    return re.sub(r"[ \t]+", " ", "".join(parts)).strip()
+
+
+def markdown_units(text: str) -> tuple[str, list[Unit]]:
+    """The title (front matter `title:` or the first level-1 heading) and the units."""
+    from markdown_it import MarkdownIt
+
+    title = ""
+    if match := _FRONT_MATTER.match(text):
+        for line in match.group(1).splitlines():
+            key, _, value = line.partition(":")
+            if key.strip().lower() == "title":
+                title = value.strip().strip("'\"")
+        text = text[match.end() :]
+    tokens = MarkdownIt("commonmark").enable("table").parse(text)
+    sections = _Sections()
+    row: list[str] = []
+    prefix = ""
+    for i, token in enumerate(tokens):
+        if token.type == "heading_open":
+            heading = _inline_text(tokens[i + 1])
+            level = int(token.tag[1])
+            title = title or (heading if level == 1 else "")
+            sections.heading(level, heading)
+        elif token.type == "inline" and tokens[i - 1].type == "paragraph_open":
+            sections.block(prefix + _inline_text(token))
+        elif token.type == "list_item_open":
+            prefix = "- "
+        elif token.type == "list_item_close":
+            prefix = ""
+        elif token.type in ("fence", "code_block"):
+            sections.block(token.content.rstrip())
+        elif token.type == "inline" and tokens[i - 1].type in ("th_open", "td_open"):
+            row.append(_inline_text(token))
+        elif token.type == "tr_close":
+            sections.block(" | ".join(row))
+            row = []
+    return title, _merge_rows(sections.done())
+
+
+def _merge_rows(units: list[Unit]) -> list[Unit]:
+    """Table rows were collected as blocks; keep a table's rows on consecutive lines."""
+    merged = []
+    for unit in units:
+        blocks = unit.text.split("\n\n")
+        out: list[str] = []
+        for block in blocks:
+            if out and " | " in block and " | " in out[-1].splitlines()[-1]:
+                out[-1] += "\n" + block
+            else:
+                out.append(block)
+        merged.append(Unit("\n\n".join(out), section=unit.section))
+    return merged
+
+
+class MarkdownConverter:
+    name: ClassVar[str] = "markdown"
+    version: ClassVar[str] = "1"
+    suffixes: ClassVar[tuple[str, ...]] = (".md", ".markdown", ".mdown", ".mkd")
+
+    def convert(self, path: Path, settings: ConvertSettings) -> Converted:
+        title, units = markdown_units(read_text(path))
+        return Converted(title, units)
+
+
+_ADORNMENT = re.compile(r"^([=\-~^\"'`#*+:.<>_])\1{2,}\s*$")
+_RST_INLINE = [
+    (re.compile(r":[a-zA-Z:]+:`([^`<]*?)(?:\s*<[^>]*>)?`"), r"\1"),  # :role:`text <target>`
+    (re.compile(r"`([^`<]+?)\s*<[^>]+>`_{1,2}"), r"\1"),  # `text <url>`_
+    (re.compile(r"``([^`]+)``"), r"\1"),
+    (re.compile(r"\*\*([^*]+)\*\*"), r"\1"),
+    (re.compile(r"\*([^*]+)\*"), r"\1"),
+    (re.compile(r"`([^`]+)`_{0,2}"), r"\1"),
+]
+
+
+def rst_units(text: str) -> tuple[str, list[Unit]]:
+    """Sections by their underlines (levels in order of first use, as docutils does);
+    directives' option lines and comments dropped, inline markup stripped."""
+    lines = text.split("\n")
+    styles: list[str] = []
+    sections = _Sections()
+    title = ""
+    paragraph: list[str] = []
+
+    def end_paragraph() -> None:
+        if paragraph:
+            sections.block(_rst_inline(" ".join(s.strip() for s in paragraph)))
+            paragraph.clear()
+
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        if line.strip() and _ADORNMENT.match(nxt) and len(nxt.rstrip()) >= len(line.rstrip()):
+            end_paragraph()
+            overline = i > 0 and _ADORNMENT.match(lines[i - 1]) is not None
+            style = ("o" if overline else "u") + nxt.strip()[0]
+            if style not in styles:
+                styles.append(style)
+            heading = _rst_inline(line.strip())
+            title = title or heading
+            sections.heading(styles.index(style) + 1, heading)
+            i += 2
+            continue
+        if (
+            _ADORNMENT.match(line)
+            or line.startswith(".. ")
+            or re.match(r"^\s+:\w+:", line)
+            or not line.strip()
+        ):
+            end_paragraph()
+        else:
+            paragraph.append(line)
+        i += 1
+    end_paragraph()
+    return title, sections.done()
+
+
+def _rst_inline(text: str) -> str:
+    for pattern, replacement in _RST_INLINE:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+class RstConverter:
+    name: ClassVar[str] = "rst"
+    version: ClassVar[str] = "1"
+    suffixes: ClassVar[tuple[str, ...]] = (".rst", ".rest")
+
+    def convert(self, path: Path, settings: ConvertSettings) -> Converted:
+        title, units = rst_units(read_text(path))
+        return Converted(title, units)
+
+
+class TextConverter:
+    """Plain text: paragraphs kept, no sections; a first line `# Title` names the document."""
+
+    name: ClassVar[str] = "text"
+    version: ClassVar[str] = "1"
+    suffixes: ClassVar[tuple[str, ...]] = (".txt", ".text")
+
+    def convert(self, path: Path, settings: ConvertSettings) -> Converted:
+        text = read_text(path)
+        first = text.lstrip().split("\n", 1)[0]
+        title = first[2:].strip() if first.startswith("# ") else ""
+        blocks = [b.strip() for b in re.split(r"\n\s*\n", text) if b.strip()]
+        return Converted(title, [Unit("\n\n".join(blocks))] if blocks else [])

@@ -1,0 +1,107 @@
+"""Web pages: trafilatura keeps a page's main content (tables kept) as Markdown, which the
+Markdown reader then splits on headings; `html=whole` keeps every text of the page instead
+(lxml), for documentation sites where boilerplate removal would drop content. A page whose
+main content comes out nearly empty falls back to the whole page, with a note."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ragteam.documents.base import ConversionFailed, Converted, ConvertSettings, Unit
+from ragteam.documents.text import markdown_units
+
+MAX_MAIN_BYTES = 8 * 1024 * 1024  # larger pages are read whole: main-content search is slow
+_SKIP = {"script", "style", "noscript", "template", "svg", "head"}
+_BLOCKS = {"p", "div", "li", "pre", "blockquote", "dd", "dt", "caption", "figcaption", "tr"}
+
+
+def _decode(path: Path) -> str:
+    data = path.read_bytes()
+    if not data.strip():
+        raise ConversionFailed("the file is empty")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        from charset_normalizer import from_bytes
+
+        best = from_bytes(data[:1_000_000]).best()
+        return data.decode(best.encoding if best else "latin-1", errors="replace")
+
+
+def whole_page(html: str) -> tuple[str, list[Unit]]:
+    """Every visible text of the page, headings kept as Markdown headings, then read by the
+    Markdown reader (so sections and stripping are one code path)."""
+    import lxml.html
+
+    try:
+        root = lxml.html.document_fromstring(html)
+    except (ValueError, lxml.etree.ParserError) as exc:
+        raise ConversionFailed(f"not readable HTML ({exc})") from exc
+    title = " ".join((root.findtext(".//title") or "").split())
+    lines: list[str] = []
+    _walk(root.find("body") if root.find("body") is not None else root, lines)
+    page_title, units = markdown_units("\n\n".join(lines))
+    return title or page_title, units
+
+
+def _walk(element: Any, lines: list[str]) -> None:
+    tag = element.tag if isinstance(element.tag, str) else ""
+    if tag in _SKIP:
+        return
+    if len(tag) == 2 and tag[0] == "h" and tag[1].isdigit():
+        text = " ".join(element.text_content().split())
+        if text:
+            lines.append("#" * int(tag[1]) + " " + text)
+        return
+    if tag == "tr":
+        cells = [" ".join(c.text_content().split()) for c in element if c.tag in ("td", "th")]
+        if any(cells):
+            lines.append(" | ".join(c.replace("|", "/") for c in cells))
+        return
+    if tag in _BLOCKS and not any(isinstance(c.tag, str) and c.tag in _BLOCKS for c in element):
+        text = " ".join(element.text_content().split())
+        if text:
+            lines.append(text.lstrip("#"))
+        return
+    for child in element:
+        _walk(child, lines)
+    if tag not in _BLOCKS and element.tail and element.tail.strip():
+        lines.append(" ".join(element.tail.split()))
+
+
+class HtmlConverter:
+    name: ClassVar[str] = "html"
+    version: ClassVar[str] = "1"
+    suffixes: ClassVar[tuple[str, ...]] = (".html", ".htm", ".xhtml")
+
+    def convert(self, path: Path, settings: ConvertSettings) -> Converted:
+        html = _decode(path)
+        if settings.html == "whole" or len(html) > MAX_MAIN_BYTES:
+            title, units = whole_page(html)
+            notes = (
+                []
+                if settings.html == "whole"
+                else [
+                    f"{len(html) / 2**20:.0f} MB page: read whole, without main-content extraction"
+                ]
+            )
+            return Converted(title, units, notes)
+        import trafilatura
+
+        extracted = trafilatura.extract(
+            html,
+            output_format="markdown",
+            include_tables=True,
+            include_comments=False,
+            include_formatting=True,
+            favor_recall=True,
+            with_metadata=False,
+        )
+        title, whole = whole_page(html)
+        whole_chars = sum(len(u.text) for u in whole)
+        if not extracted or len(extracted) < 0.1 * whole_chars:
+            note = "main content not found: the whole page was read (`--html whole` says so)"
+            return Converted(title, whole, [note] if whole else [])
+        main_title, units = markdown_units(extracted)
+        return Converted(title or main_title, units)

@@ -1,0 +1,74 @@
+"""Passage budgets in the embedding model's own tokens, and embeddings through the sync cache
+(only texts the cache has never seen with this encoder are encoded, in batches that are
+stored as they finish, so a killed sync keeps what it had embedded)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ragteam.documents.chunking import TokenCount
+from ragteam.retrieval.encoder_registry import make_encoder
+from ragteam.retrieval.encoders import EncoderSpec, embedding_model_dir, max_seq_length
+from ragteam.retrieval.sources import SyncCache, text_key
+
+BATCH = 256
+LOCAL = ("torch", "onnx", "onnx-int8")
+
+
+@functools.lru_cache(maxsize=1)
+def _wordpiece() -> Any:
+    from transformers import AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()  # long texts are counted, not encoded: no warning
+    return AutoTokenizer.from_pretrained(str(embedding_model_dir()))
+
+
+def token_counter(spec: EncoderSpec) -> tuple[TokenCount, int, str]:
+    """How to count a text's tokens for this encoder, its input limit, and the counter's name
+    (part of the chunking settings: another counter cuts other passages). The tokenizer is
+    loaded at the first count, so a sync that converts nothing never loads it."""
+    if spec.backend in LOCAL:
+        limit = max_seq_length(embedding_model_dir()) - 2  # [CLS] and [SEP]
+
+        def count(text: str) -> int:
+            return len(_wordpiece()(text, add_special_tokens=False)["input_ids"])
+
+        return count, limit, "all-MiniLM-L6-v2 wordpiece"
+    return (lambda text: max(1, len(text.split()) * 4 // 3)), 512, "words x 4/3"
+
+
+RemoteEncode = Callable[[list[str], EncoderSpec, Any], Any]
+
+
+def cached_encode(cache: SyncCache, inner: RemoteEncode | None, stats: dict[str, int]):
+    """A `RemoteEncode` that asks the cache first; `stats['embedded']` counts new texts."""
+
+    def encode(texts: list[str], spec: EncoderSpec, report: Any) -> np.ndarray:
+        encoder = make_encoder(spec)
+        keys = [text_key(t) for t in texts]
+        known = cache.vectors(encoder.identity, sorted(set(keys)))
+        missing: dict[str, str] = {}
+        for key, text in zip(keys, texts, strict=True):
+            if key not in known:
+                missing.setdefault(key, text)
+        todo = list(missing.items())
+        for start in range(0, len(todo), BATCH):
+            batch = todo[start : start + BATCH]
+            batch_texts = [t for _, t in batch]
+            vectors = inner(batch_texts, spec, None) if inner else encoder.encode(batch_texts)
+            vectors = np.asarray(vectors, dtype=np.float32)
+            cache.put_vectors(encoder.identity, [k for k, _ in batch], vectors)
+            known.update((k, v) for (k, _), v in zip(batch, vectors, strict=True))
+            if report:
+                report(min(start + BATCH, len(todo)), len(todo))
+        stats["embedded"] = stats.get("embedded", 0) + len(todo)
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        return np.stack([known[k] for k in keys]).astype(np.float32)
+
+    return encode

@@ -1,0 +1,83 @@
+"""Walking an indexed folder: every file is either a candidate (with its stat) or reported
+with why it is left out. Links are not followed (a link may point outside the folder), hidden
+folders such as `.git` are left out as one entry each, and a name that is not UTF-8 is
+reported rather than crashing the walk."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Found:
+    path: str  # relative, with `/`
+    file: Path
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    path: str
+    status: str  # skipped | failed
+    reason: str
+
+
+def _name_ok(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def scan(root: Path) -> tuple[list[Found], list[LeftOut]]:
+    found: list[Found] = []
+    left: list[LeftOut] = []
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        base = Path(folder)
+        relative = base.relative_to(root).as_posix()
+        prefix = "" if relative == "." else relative + "/"
+        for name in sorted(dirs):
+            full = base / name
+            if not _name_ok(name):
+                left.append(LeftOut(prefix + ascii(name), "failed", "name is not UTF-8: rename it"))
+                dirs.remove(name)
+            elif full.is_symlink():
+                left.append(LeftOut(prefix + name, "skipped", "a link to a folder: not followed"))
+                dirs.remove(name)
+            elif name.startswith("."):
+                left.append(LeftOut(prefix + name + "/", "skipped", "a hidden folder"))
+                dirs.remove(name)
+        dirs.sort()
+        for name in sorted(files):
+            _one(base / name, prefix + name, name, found, left)
+    return found, left
+
+
+def _one(full: Path, rel: str, name: str, found: list[Found], left: list[LeftOut]) -> None:
+    if not _name_ok(name):
+        left.append(
+            LeftOut(
+                rel.encode("utf-8", "backslashreplace").decode(),
+                "failed",
+                "file name is not UTF-8: rename it",
+            )
+        )
+        return
+    if full.is_symlink():
+        target = os.path.realpath(full)
+        where = "a dangling link" if not os.path.exists(target) else "a link"
+        left.append(LeftOut(rel, "skipped", f"{where}: links are not followed (copy the file in)"))
+        return
+    if name.startswith("."):
+        left.append(LeftOut(rel, "skipped", "a hidden file"))
+        return
+    try:
+        stat = full.stat()
+    except OSError as exc:
+        left.append(LeftOut(rel, "failed", f"cannot be read ({exc.strerror})"))
+        return
+    found.append(Found(rel, full, stat.st_size, stat.st_mtime_ns))

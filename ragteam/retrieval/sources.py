@@ -1,0 +1,180 @@
+"""What a folder index knows of its source files (`sources.sqlite` in the index folder), and
+the shared cache of conversions and embeddings (`paths.sync_cache_file()`), both SQLite.
+
+A source row: relative path, size, mtime, content hash, converter and version, status
+(`read`, `skipped`, `failed`), the reason or notes, the title and its passages' pieces. The
+cache is keyed by content: a conversion by (bytes' SHA-256, converter, version, settings), an
+embedding by (encoder identity, text's SHA-256), so unchanged text is never converted or
+embedded twice, whatever its path or mtime, and a killed sync resumes from what it had done."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+SOURCES_FILE = "sources.sqlite"
+
+
+@dataclass
+class Source:
+    """One file of the indexed folder, as the last sync left it."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    sha256: str = ""
+    converter: str = ""
+    status: str = "read"  # read | skipped | failed
+    reason: str = ""
+    notes: list[str] = field(default_factory=list)
+    title: str = ""
+    pieces: list[dict[str, Any]] = field(default_factory=list)
+
+    def row(self) -> tuple[Any, ...]:
+        return (
+            self.path,
+            self.size,
+            self.mtime_ns,
+            self.sha256,
+            self.converter,
+            self.status,
+            self.reason,
+            json.dumps(self.notes, ensure_ascii=False),
+            self.title,
+            json.dumps(self.pieces, ensure_ascii=False),
+        )
+
+
+_COLUMNS = "path, size, mtime_ns, sha256, converter, status, reason, notes, title, pieces"
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(str(path), timeout=30)
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS sources (path TEXT PRIMARY KEY, size INTEGER, "
+        "mtime_ns INTEGER, sha256 TEXT, converter TEXT, status TEXT, reason TEXT, notes TEXT, "
+        "title TEXT, pieces TEXT)"
+    )
+    db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+    return db
+
+
+def read_sources(directory: Path) -> tuple[dict[str, Source], dict[str, Any]]:
+    """The sources of an index folder and its sync settings (empty when it has none)."""
+    path = directory / SOURCES_FILE
+    if not path.is_file():
+        return {}, {}
+    db = _connect(path)
+    try:
+        rows = db.execute(f"SELECT {_COLUMNS} FROM sources").fetchall()
+        meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+    except sqlite3.DatabaseError:
+        return {}, {}
+    finally:
+        db.close()
+    sources = {
+        r[0]: Source(
+            r[0], r[1], r[2], r[3], r[4], r[5], r[6], json.loads(r[7]), r[8], json.loads(r[9])
+        )
+        for r in rows
+    }
+    return sources, json.loads(meta.get("settings", "{}"))
+
+
+def write_sources(path: Path, sources: Iterable[Source], settings: dict[str, Any]) -> None:
+    """Write a new sources file (into a staging folder: it is swapped in with the index)."""
+    path.unlink(missing_ok=True)
+    db = _connect(path)
+    try:
+        with db:
+            db.executemany(
+                f"INSERT INTO sources ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                [s.row() for s in sources],
+            )
+            db.execute("INSERT INTO meta VALUES ('settings', ?)", (json.dumps(settings),))
+    finally:
+        db.close()
+
+
+def update_stat(directory: Path, changed: list[Source]) -> None:
+    """Record new sizes/mtimes of files whose bytes did not change, in place, in one
+    transaction (readers of the index never read this file)."""
+    db = _connect(directory / SOURCES_FILE)
+    try:
+        with db:
+            db.executemany(
+                "UPDATE sources SET size = ?, mtime_ns = ?, status = ?, reason = ? WHERE path = ?",
+                [(s.size, s.mtime_ns, s.status, s.reason, s.path) for s in changed],
+            )
+    finally:
+        db.close()
+
+
+def text_key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class SyncCache:
+    """Conversions and embeddings by content, shared by every index on this machine."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(path), timeout=60)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS conversions (key TEXT PRIMARY KEY, value TEXT)"
+        )
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS embeddings (encoder TEXT, text TEXT, vector BLOB, "
+            "PRIMARY KEY (encoder, text))"
+        )
+
+    def close(self) -> None:
+        self._db.close()
+
+    def conversion(self, key: str) -> dict[str, Any] | None:
+        row = self._db.execute("SELECT value FROM conversions WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def put_conversion(self, key: str, value: dict[str, Any]) -> None:
+        with self._db:
+            self._db.execute(
+                "INSERT OR REPLACE INTO conversions VALUES (?, ?)",
+                (key, json.dumps(value, ensure_ascii=False)),
+            )
+
+    def vectors(self, encoder: str, keys: list[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        for start in range(0, len(keys), 500):
+            batch = keys[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            rows = self._db.execute(
+                f"SELECT text, vector FROM embeddings WHERE encoder = ? AND text IN ({marks})",
+                (encoder, *batch),
+            ).fetchall()
+            found.update((k, np.frombuffer(v, dtype=np.float32)) for k, v in rows)
+        return found
+
+    def put_vectors(self, encoder: str, keys: list[str], vectors: np.ndarray) -> None:
+        with self._db:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?)",
+                [
+                    (encoder, k, np.asarray(v, dtype=np.float32).tobytes())
+                    for k, v in zip(keys, vectors, strict=True)
+                ],
+            )
+
+
+def source_dict(source: Source) -> dict[str, Any]:
+    """A source as `index info` and the API show it (no passage texts)."""
+    data = asdict(source)
+    data["passages"] = len(data.pop("pieces"))
+    return data

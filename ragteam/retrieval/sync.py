@@ -1,0 +1,378 @@
+"""An index that follows its folder. `sync_folder` reads a folder of documents into an index
+and, run again, changes exactly what changed on disk:
+
+- size and mtime as recorded: the file is not read;
+- other bytes: converted again (a conversion of the same bytes is taken from the cache);
+- same bytes (only the mtime moved): nothing re-read, nothing re-embedded;
+- gone: its passages are deleted; the same bytes at a new path: renamed, nothing re-embedded;
+- a failed file is tried again on every sync.
+
+Passages are embedded through a cache by (encoder, text), so an edited page re-embeds only
+its own passages. The new index is written aside and swapped in whole: a sync killed in the
+middle leaves the previous index loadable, and the next one resumes from the cache. One sync
+at a time per index (a lock beside it)."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragteam.documents import ConversionFailed, ConvertSettings, converter_for
+from ragteam.documents.chunking import TokenCount, chunk
+from ragteam.errors import InputError
+from ragteam.paths import sync_cache_file
+from ragteam.retrieval.embed_cache import cached_encode, token_counter
+from ragteam.retrieval.index import (
+    BuildProgress,
+    IndexSettings,
+    RemoteEncode,
+    write_aside,
+)
+from ragteam.retrieval.index import build_index as build_jsonl_index
+from ragteam.retrieval.scan import Found, scan
+from ragteam.retrieval.sources import (
+    SOURCES_FILE,
+    Source,
+    SyncCache,
+    read_sources,
+    write_sources,
+)
+from ragteam.types import Locator, Passage
+
+LOCK_WAIT_S = 10.0
+
+
+@dataclass(frozen=True)
+class SyncSettings:
+    """How documents become passages: converter choices, and the passage budget in the
+    embedding model's tokens (at most its input limit) with a short overlap."""
+
+    passage_tokens: int = 128
+    overlap_tokens: int = 24
+    convert: ConvertSettings = field(default_factory=ConvertSettings)
+
+    def to_json(self, tokenizer: str) -> dict[str, Any]:
+        return {
+            "passage_tokens": self.passage_tokens,
+            "overlap_tokens": self.overlap_tokens,
+            "convert": self.convert.key(),
+            "tokenizer": tokenizer,
+        }
+
+
+@dataclass
+class SyncReport:
+    """What a sync did, per file and in total."""
+
+    files: list[Source]
+    changes: dict[str, list[str]]  # new, changed, renamed, deleted, touched, unchanged
+    converted: int = 0
+    embedded: int = 0
+    rewritten: bool = False
+    seconds: float = 0.0
+    manifest: dict[str, Any] = field(default_factory=dict)
+
+    def count(self, status: str) -> int:
+        return sum(1 for s in self.files if s.status == status)
+
+
+def build_index(src: str | Path, out: str | Path, **options: Any) -> dict[str, Any]:
+    """An index of a JSONL corpus, or of a folder of documents (a sync into an empty index,
+    whose manifest then carries the `SyncReport` as `sync`)."""
+    path = Path(src).expanduser()
+    if not path.is_dir():
+        return build_jsonl_index(path, out, **options)
+    words = options.pop("passage_words", 100)
+    sync = SyncSettings(passage_tokens=round(words * 4 / 3) if words else 0)
+    encode, progress = options.pop("encode", None), options.pop("progress", None)
+    report = sync_folder(
+        path,
+        out,
+        sync=sync,
+        index=IndexSettings(**options),
+        encode=encode,
+        progress=progress,
+        fresh=True,
+    )
+    return {**report.manifest, "sync": report}
+
+
+def _lock(out: Path) -> Any:
+    from filelock import FileLock
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return FileLock(str(out.parent / f".{out.name}.lock"), timeout=LOCK_WAIT_S)
+
+
+def sync_folder(
+    src: str | Path,
+    out: str | Path,
+    *,
+    sync: SyncSettings | None = None,
+    index: IndexSettings | None = None,
+    encode: RemoteEncode | None = None,
+    progress: BuildProgress | None = None,
+    fresh: bool = False,
+) -> SyncReport:
+    """Bring the index at `out` in step with the folder `src` (see the module's doc).
+    `fresh` ignores what the index held (a build)."""
+    from filelock import Timeout
+
+    started = time.perf_counter()
+    root = Path(src).expanduser().resolve()
+    if not root.is_dir():
+        raise InputError(f"{root} is not a folder; pass the folder of documents to index")
+    out = Path(out).expanduser().resolve()
+    if out == root or root in out.parents:
+        raise InputError(f"the index {out} would be inside the folder it indexes; put it beside")
+    try:
+        with _lock(out):
+            report = _sync_locked(
+                root, out, sync or SyncSettings(), index or IndexSettings(), encode, progress, fresh
+            )
+    except Timeout as exc:
+        raise InputError(
+            f"another sync or build of {out} is running; wait for it to finish, then sync again"
+        ) from exc
+    report.seconds = round(time.perf_counter() - started, 3)
+    return report
+
+
+def _index_json(index: IndexSettings) -> dict[str, Any]:
+    return {
+        "retriever": index.retriever,
+        "bm25_stemmer": index.bm25_stemmer,
+        "dense": index.dense.to_json(),
+        "mmap": index.mmap,
+    }
+
+
+def _sync_locked(
+    root: Path,
+    out: Path,
+    sync: SyncSettings,
+    index: IndexSettings,
+    encode: RemoteEncode | None,
+    progress: BuildProgress | None,
+    fresh: bool,
+) -> SyncReport:
+    count, limit, counter = token_counter(index.dense.encoder)
+    budget = min(sync.passage_tokens, limit) if sync.passage_tokens > 0 else 0
+    settings = {"sync": {**sync.to_json(counter), "budget": budget}, "index": _index_json(index)}
+    has_index = (out / "manifest.json").is_file()
+    previous, before = ({}, {}) if fresh or not has_index else read_sources(out)
+    found, left = scan(root)
+    cache = SyncCache(sync_cache_file())
+    try:
+        walk = _Walk(previous, before.get("sync") == settings["sync"], sync, budget, count, cache)
+        sources = walk.run(found, progress)
+        sources += [Source(x.path, 0, 0, status=x.status, reason=x.reason) for x in left]
+        sources.sort(key=lambda s: s.path)
+        report = SyncReport(sources, walk.changes, converted=walk.converted)
+        if has_index and before == settings and not walk.passages_changed():
+            if walk.recorded_changed(sources):
+                write_sources(out / SOURCES_FILE, sources, settings)
+            return report
+        stats: dict[str, int] = {}
+        passages = _all_passages(root, sources)
+        report.manifest = write_aside(
+            out,
+            passages,
+            {"path": str(root), "kind": "folder"},
+            index,
+            cached_encode(cache, encode, stats),
+            progress,
+            extra=lambda staging: write_sources(staging / SOURCES_FILE, sources, settings),
+        )
+        report.embedded, report.rewritten = stats.get("embedded", 0), True
+        return report
+    finally:
+        cache.close()
+
+
+def _all_passages(root: Path, sources: list[Source]) -> list[Passage]:
+    passages = [p for s in sources if s.status == "read" for p in passages_of(s)]
+    if passages:
+        return passages
+    reasons = "; ".join(f"{s.path}: {s.status} ({s.reason})" for s in sources[:8])
+    raise InputError(
+        f"no text could be read from any file in {root}"
+        + (f": {reasons}" if reasons else " (the folder is empty)")
+    )
+
+
+def passages_of(source: Source) -> list[Passage]:
+    """A read source's passages: ids `PATH#N` (`PATH` alone when there is one), each with
+    its locator."""
+    title = source.title or Path(source.path).stem
+    many = len(source.pieces) > 1
+    return [
+        Passage(
+            f"{source.path}#{n}" if many else source.path,
+            title,
+            piece["text"],
+            doc_id=source.path,
+            locator=Locator(
+                source.path,
+                piece.get("page"),
+                piece.get("page_label") or "",
+                tuple(piece.get("section") or ()),
+                piece.get("slide"),
+                piece.get("start", 0),
+                piece.get("end", 0),
+            ),
+        )
+        for n, piece in enumerate(source.pieces)
+    ]
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class _Walk:
+    """Decides, file by file, what a sync does with it (see the module's doc)."""
+
+    def __init__(
+        self,
+        previous: dict[str, Source],
+        reusable: bool,
+        sync: SyncSettings,
+        budget: int,
+        count: TokenCount,
+        cache: SyncCache,
+    ) -> None:
+        self.previous = previous if reusable else {}
+        self.sync, self.budget, self.count, self.cache = sync, budget, count, cache
+        kinds = ("new", "changed", "renamed", "deleted", "touched", "unchanged")
+        self.changes: dict[str, list[str]] = {kind: [] for kind in kinds}
+        self.converted = 0
+        self._all_previous = previous
+
+    def run(self, found: list[Found], progress: BuildProgress | None) -> list[Source]:
+        here = {f.path for f in found}
+        self._vanished = {
+            s.sha256: s for s in self.previous.values() if s.path not in here and s.status == "read"
+        }
+        sources = []
+        for number, file in enumerate(found, start=1):
+            sources.append(self._one(file))
+            if progress:
+                progress("read", number, len(found))
+        self.changes["deleted"] = sorted(
+            s.path for s in self._vanished.values() if s.path not in here
+        )
+        return sources
+
+    def passages_changed(self) -> bool:
+        return any(self.changes[k] for k in ("new", "changed", "renamed", "deleted"))
+
+    def recorded_changed(self, sources: list[Source]) -> bool:
+        """Whether the source list differs from the recorded one (a touch, a new skip)."""
+        old = {
+            s.path: (s.size, s.mtime_ns, s.status, s.reason) for s in self._all_previous.values()
+        }
+        new = {s.path: (s.size, s.mtime_ns, s.status, s.reason) for s in sources}
+        return old != new
+
+    def _one(self, file: Found) -> Source:
+        prev = self.previous.get(file.path)
+        if (
+            prev
+            and prev.status == "read"
+            and (prev.size, prev.mtime_ns) == (file.size, file.mtime_ns)
+        ):
+            self.changes["unchanged"].append(file.path)
+            return prev
+        converter = converter_for(file.file)
+        if converter is None:
+            suffix = file.file.suffix or "(no suffix)"
+            reason = f"no converter reads {suffix} files (`ragteam index formats` lists them)"
+            return Source(file.path, file.size, file.mtime_ns, status="skipped", reason=reason)
+        if file.size == 0:
+            return Source(file.path, 0, file.mtime_ns, status="failed", reason="the file is empty")
+        try:
+            sha = _sha256(file.file)
+        except OSError as exc:
+            reason = f"could not be read ({exc.strerror}; moved while syncing?)"
+            return Source(file.path, file.size, file.mtime_ns, status="failed", reason=reason)
+        return self._by_content(file, prev, sha, converter)
+
+    def _by_content(self, file: Found, prev: Source | None, sha: str, converter: Any) -> Source:
+        if prev and prev.status == "read" and prev.sha256 == sha:
+            self.changes["touched"].append(file.path)
+            return Source(**{**prev.__dict__, "size": file.size, "mtime_ns": file.mtime_ns})
+        if sha in self._vanished:
+            old = self._vanished.pop(sha)
+            self.changes["renamed"].append(f"{old.path} -> {file.path}")
+            moved = {**old.__dict__, "path": file.path, "size": file.size}
+            return Source(**{**moved, "mtime_ns": file.mtime_ns})
+        source = self._convert(file, sha, converter)
+        if source.status == "read":
+            self.changes["changed" if prev and prev.status == "read" else "new"].append(file.path)
+        elif prev and prev.status == "read":
+            self.changes["changed"].append(file.path)  # it now fails: its passages go
+        return source
+
+    def _convert(self, file: Found, sha: str, converter: Any) -> Source:
+        label = f"{converter.name}@{converter.version}"
+        key = f"{sha}:{label}:{self.sync.convert.key()}:{self.budget}:{self.sync.overlap_tokens}"
+        done = self.cache.conversion(key)
+        if done is None:
+            try:
+                converted = converter.convert(file.file, self.sync.convert)
+            except ConversionFailed as exc:
+                return Source(file.path, file.size, file.mtime_ns, sha, label, "failed", str(exc))
+            except Exception as exc:  # noqa: BLE001 - any converter's failure is this file's
+                reason = f"the {converter.name} converter failed: {type(exc).__name__}: {exc}"
+                return Source(file.path, file.size, file.mtime_ns, sha, label, "failed", reason)
+            pieces = [
+                {
+                    "text": piece.text,
+                    "page": piece.unit.page,
+                    "page_label": piece.unit.page_label,
+                    "section": list(piece.unit.section),
+                    "slide": piece.unit.slide,
+                    "start": piece.start,
+                    "end": piece.end,
+                }
+                for piece in chunk(
+                    converted.units, self.budget, self.count, self.sync.overlap_tokens
+                )
+            ]
+            done = {"title": converted.title, "notes": converted.notes, "pieces": pieces}
+            self.cache.put_conversion(key, done)
+            self.converted += 1
+        if not done["pieces"]:
+            return Source(
+                file.path, file.size, file.mtime_ns, sha, label, "failed", "no text found in it"
+            )
+        return Source(
+            file.path,
+            file.size,
+            _settled_mtime(file),
+            sha,
+            label,
+            "read",
+            "",
+            done["notes"],
+            done["title"],
+            done["pieces"],
+        )
+
+
+def _settled_mtime(file: Found) -> int:
+    """The recorded mtime, or 0 when the file changed while it was read (so the next sync
+    reads it again instead of trusting a stat that no longer matches the text)."""
+    try:
+        stat = file.file.stat()
+    except OSError:
+        return 0
+    return file.mtime_ns if (stat.st_size, stat.st_mtime_ns) == (file.size, file.mtime_ns) else 0
