@@ -41,7 +41,7 @@ def test_index_build_and_info(tmp_path):
         app, ["index", "build", str(src), "--out", str(out), "--retriever", "bm25"]
     )
     assert result.exit_code == 0, result.output
-    assert "indexed 2 passages from 2 documents" in result.output
+    assert "2 new" in result.output and "2 passages from 2 documents" in result.output
     info = runner.invoke(app, ["index", "info", str(out)])
     assert info.exit_code == 0 and '"passage_count": 2' in info.output and "loads" in info.output
 

@@ -183,8 +183,8 @@ def test_non_utf8_input_is_a_message_not_a_traceback(tmp_path, bm25_index_dir):
     folder = tmp_path / "docs"
     folder.mkdir()
     (folder / "x.txt").write_bytes(b"\x00\x01\x02binary")
-    with pytest.raises(InputError, match="binary"):
-        load_passages(folder)
+    with pytest.raises(InputError, match="x.txt: failed .binary"):
+        build_index(folder, tmp_path / "ix", retriever="bm25")
 
 
 def test_server_urls_and_bodies_that_are_not_json_are_clear_errors():

@@ -13,7 +13,34 @@ from ragteam.documents.text import markdown_units
 
 MAX_MAIN_BYTES = 8 * 1024 * 1024  # larger pages are read whole: main-content search is slow
 _SKIP = {"script", "style", "noscript", "template", "svg", "head"}
-_BLOCKS = {"p", "div", "li", "pre", "blockquote", "dd", "dt", "caption", "figcaption", "tr"}
+_INLINE = {
+    "a",
+    "abbr",
+    "b",
+    "bdi",
+    "br",
+    "cite",
+    "code",
+    "data",
+    "em",
+    "i",
+    "img",
+    "kbd",
+    "label",
+    "mark",
+    "q",
+    "s",
+    "samp",
+    "small",
+    "span",
+    "strong",
+    "sub",
+    "sup",
+    "time",
+    "u",
+    "var",
+    "wbr",
+}
 
 
 def _decode(path: Path) -> str:
@@ -46,28 +73,36 @@ def whole_page(html: str) -> tuple[str, list[Unit]]:
 
 
 def _walk(element: Any, lines: list[str]) -> None:
+    """Headings as `#` lines, table rows as `cell | cell`, every other element holding no
+    block-level child as one paragraph; text between blocks is kept too."""
     tag = element.tag if isinstance(element.tag, str) else ""
-    if tag in _SKIP:
+    if tag in _SKIP or not tag:
         return
     if len(tag) == 2 and tag[0] == "h" and tag[1].isdigit():
-        text = " ".join(element.text_content().split())
-        if text:
-            lines.append("#" * int(tag[1]) + " " + text)
+        _add(lines, element.text_content(), "#" * int(tag[1]) + " ")
         return
     if tag == "tr":
         cells = [" ".join(c.text_content().split()) for c in element if c.tag in ("td", "th")]
         if any(cells):
             lines.append(" | ".join(c.replace("|", "/") for c in cells))
         return
-    if tag in _BLOCKS and not any(isinstance(c.tag, str) and c.tag in _BLOCKS for c in element):
-        text = " ".join(element.text_content().split())
-        if text:
-            lines.append(text.lstrip("#"))
+    blocks = [c for c in element if isinstance(c.tag, str) and c.tag not in _INLINE]
+    if not blocks:
+        _add(lines, element.text_content())
         return
+    _add(lines, element.text or "")
     for child in element:
-        _walk(child, lines)
-    if tag not in _BLOCKS and element.tail and element.tail.strip():
-        lines.append(" ".join(element.tail.split()))
+        if isinstance(child.tag, str) and child.tag in _INLINE:
+            _add(lines, child.text_content())
+        else:
+            _walk(child, lines)
+        _add(lines, child.tail or "")
+
+
+def _add(lines: list[str], text: str, prefix: str = "") -> None:
+    words = " ".join(text.split())
+    if words:
+        lines.append(prefix + (words.lstrip("#") if not prefix else words))
 
 
 class HtmlConverter:

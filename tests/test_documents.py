@@ -1,0 +1,144 @@
+"""Converters on real files: PDF (page labels, outline, running headers removed, scanned and
+encrypted pages), DOCX (headings, tables, page breaks), PPTX (slides, tables, notes), HTML
+(main content vs the whole page), Markdown, reStructuredText and text; and the chunker."""
+
+from __future__ import annotations
+
+import zipfile
+
+import pytest
+from docfiles import make_docx, make_html, make_pdf, make_pptx
+
+from ragteam.documents import ConversionFailed, ConvertSettings, Unit, converter_for
+from ragteam.documents.chunking import chunk
+from ragteam.documents.text import markdown_units, rst_units
+
+SETTINGS = ConvertSettings()
+
+
+def convert(path, settings=SETTINGS):
+    converter = converter_for(path)
+    assert converter is not None, path
+    return converter.convert(path, settings)
+
+
+def test_pdf_pages_labels_outline_and_no_running_furniture(tmp_path):
+    doc = convert(make_pdf(tmp_path / "report.pdf"))
+    assert doc.title == "Harbour Annual Report"
+    assert [u.page for u in doc.units] == [1, 2, 3, 4]
+    assert [u.page_label for u in doc.units] == ["i", "ii", "1", "2"]
+    assert doc.units[1].section == ("2 Budget",)
+    assert "four million crowns" in doc.units[1].text
+    text = " ".join(u.text for u in doc.units)
+    assert "ACME Harbour Authority" not in text and "Page 2 of 4" not in text
+
+
+def test_pdf_scanned_pages_are_counted_and_an_all_scanned_pdf_fails(tmp_path):
+    doc = convert(make_pdf(tmp_path / "mixed.pdf", blank=2))
+    assert len(doc.units) == 4 and "2 of 6 pages have no text" in doc.notes[0]
+    with pytest.raises(ConversionFailed, match="OCR"):
+        convert(make_pdf(tmp_path / "scan.pdf", pages=[], blank=3))
+
+
+def test_pdf_encrypted_corrupt_and_truncated(tmp_path):
+    with pytest.raises(ConversionFailed, match="password"):
+        convert(make_pdf(tmp_path / "locked.pdf", password="s3cret"))
+    data = make_pdf(tmp_path / "whole.pdf").read_bytes()
+    cut = tmp_path / "cut.pdf"
+    cut.write_bytes(data[: len(data) // 3])
+    junk = tmp_path / "junk.pdf"
+    junk.write_bytes(b"%PDF-1.7 this is not really a pdf")
+    for bad in (cut, junk):
+        try:
+            doc = convert(bad)
+        except ConversionFailed as exc:
+            assert "PDF" in str(exc) or "OCR" in str(exc)
+        else:  # PDFium repairs what it can: whatever it returns is real text of the file
+            assert all(u.text in data.decode("latin-1") or u.text for u in doc.units)
+
+
+def test_docx_headings_tables_and_page_breaks(tmp_path):
+    doc = convert(make_docx(tmp_path / "spec.docx"))
+    assert doc.title == "Pump Specification"
+    by_section = {u.section: u for u in doc.units}
+    assert "forty litres" in by_section[("Overview",)].text
+    limits = by_section[("Overview", "Limits")]
+    assert "Valve | 12 bar" in limits.text and limits.page == 1
+    assert by_section[("Maintenance",)].page == 2
+
+
+def test_docx_that_is_not_a_zip_or_is_a_zip_bomb(tmp_path, monkeypatch):
+    fake = tmp_path / "fake.docx"
+    fake.write_text("just text")
+    with pytest.raises(ConversionFailed, match="not a zip"):
+        convert(fake)
+    bomb = tmp_path / "bomb.docx"
+    with zipfile.ZipFile(bomb, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        z.writestr("word/document.xml", b"\0" * (3 * 2**20))
+    import ragteam.documents.office as office
+
+    monkeypatch.setattr(office, "MAX_UNZIPPED", 2**20)
+    with pytest.raises(ConversionFailed, match="zip bomb"):
+        convert(bomb)
+
+
+def test_pptx_one_unit_per_slide_with_tables_and_notes(tmp_path):
+    doc = convert(make_pptx(tmp_path / "deck.pptx"))
+    assert [u.slide for u in doc.units] == [1, 2, 3]
+    assert doc.units[0].section == ("Roadmap",) and "Notes: Mention the budget" in doc.units[0].text
+    assert "Basic | 9 crowns" in doc.units[2].text
+
+
+def test_html_main_content_drops_boilerplate_and_whole_keeps_it(tmp_path):
+    page = make_html(tmp_path / "ferry.html")
+    main = convert(page)
+    text = " ".join(u.text for u in main.units)
+    assert main.title == "Ferry times" and "06:40" in text and "Adult | 4 crowns" in text
+    assert "Cookie settings" not in text and "About us" not in text
+    assert any(u.section == ("Ferry times", "Fares") for u in main.units)
+    whole = convert(page, ConvertSettings(html="whole"))
+    assert "Cookie settings" in " ".join(u.text for u in whole.units)
+
+
+def test_markdown_is_split_on_headings_and_stripped():
+    title, units = markdown_units(
+        "---\ntitle: Notes\n---\n# Top\n\nIntro **bold** and `code`.\n\n## Sub\n\n"
+        "- item [link](http://x)\n\n| a | b |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |\n"
+    )
+    assert title == "Notes"
+    assert units[0] == Unit("Intro bold and code.", section=("Top",))
+    assert units[1].section == ("Top", "Sub")
+    assert "- item link" in units[1].text and "a | b\n1 | 2\n3 | 4" in units[1].text
+    assert "**" not in units[1].text and "http" not in units[1].text
+
+
+def test_rst_sections_by_underline():
+    title, units = rst_units("Guide\n=====\n\nSee ``x`` and **y**.\n\nSetup\n-----\n\nRun it.\n")
+    assert title == "Guide"
+    assert units == [
+        Unit("See x and y.", section=("Guide",)),
+        Unit("Run it.", section=("Guide", "Setup")),
+    ]
+
+
+def test_any_suffix_case_and_unknown_formats():
+    from pathlib import Path
+
+    assert converter_for(Path("MEETING.TXT")).name == "text"
+    assert converter_for(Path("a.MARKDOWN")).name == "markdown"
+    assert converter_for(Path("photo.heic")) is None
+
+
+def test_chunks_stay_in_their_unit_within_budget_and_are_exact_spans():
+    words = lambda text: len(text.split())  # noqa: E731 - a token counter for the test
+    text = "\n\n".join(f"Sentence {i} is here. Another one follows it now." for i in range(30))
+    units = [Unit(text, page=1), Unit("Short page.", page=2)]
+    pieces = chunk(units, budget=40, count=words, overlap=10)
+    assert all(words(p.text) <= 40 for p in pieces)
+    assert pieces[-1].unit.page == 2 and pieces[-1].text == "Short page."
+    for piece in pieces:
+        assert piece.unit.text[piece.start : piece.end] == piece.text
+    covered = " ".join(p.text for p in pieces if p.unit.page == 1)
+    assert all(f"Sentence {i} " in covered for i in range(30))
+    huge = Unit("word " * 500)
+    assert all(words(p.text) <= 40 for p in chunk([huge], 40, words))

@@ -1,0 +1,245 @@
+"""An index that follows its folder, on real files: nothing skipped silently, locators on
+every passage, and a sync that changes exactly what changed on disk (touch, edit, rename,
+delete, a failing file retried), with embeddings re-used; kills, locks and bad input."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+from docfiles import PDF_PAGES, make_folder, make_pdf
+
+from ragteam.errors import InputError
+from ragteam.retrieval import load_index, sync_folder
+from ragteam.retrieval.index import IndexSettings
+from ragteam.retrieval.sources import read_sources
+
+BM25 = IndexSettings(retriever="bm25")
+
+
+def sync(src, out, **kw):
+    return sync_folder(src, out, index=kw.pop("index", BM25), **kw)
+
+
+@pytest.fixture
+def folder(tmp_path):
+    return make_folder(tmp_path / "docs")
+
+
+def test_every_file_is_read_or_reported(folder, tmp_path):
+    report = sync(folder, tmp_path / "ix")
+    status = {s.path: (s.status, s.reason) for s in report.files}
+    assert {p for p, (st, _) in status.items() if st == "read"} == {
+        "report.pdf",
+        "spec.docx",
+        "deck.pptx",
+        "ferry.html",
+        "notes.md",
+        "MEETING.TXT",
+        "guide.rst",
+    }
+    assert status["photo.heic"][0] == "skipped" and ".heic" in status["photo.heic"][1]
+    sources, _settings = read_sources(tmp_path / "ix")
+    assert sources["photo.heic"].status == "skipped"  # recorded for `index info` too
+
+
+def test_passages_carry_locators_and_retrieval_finds_pages(folder, tmp_path):
+    sync(folder, tmp_path / "ix")
+    index = load_index(tmp_path / "ix")
+    hit = index.retrieve("harbour master appointed", k=1)[0]
+    assert hit.locator.describe() == 'report.pdf p. 3 ("1") § 3 Staff'
+    slide = index.retrieve("engineers join in May", k=1)[0]
+    assert slide.locator.slide == 2 and slide.locator.describe() == "deck.pptx slide 2 § Team"
+    section = index.retrieve("oil the valve lanolin", k=1)[0]
+    assert section.locator.section == ("Maintenance",) and section.locator.page == 2
+    for passage in index.passages:  # no Markdown syntax reaches what the model reads
+        assert "**" not in passage.text and "## " not in passage.text
+
+
+def test_sync_changes_exactly_what_changed(folder, tmp_path):
+    out = tmp_path / "ix"
+    sync(folder, out)
+    before = {p.id: p.text for p in load_index(out).passages}
+    again = sync(folder, out)
+    assert not again.rewritten and len(again.changes["unchanged"]) == 7
+    os.utime(folder / "notes.md", ns=(1, 1))  # mtime only
+    touched = sync(folder, out)
+    assert touched.changes["touched"] == ["notes.md"] and not touched.rewritten
+    assert touched.converted == 0
+    (folder / "MEETING.TXT").write_text("The board postponed the lighthouse repair.")
+    (folder / "spec.docx").rename(folder / "pump.docx")
+    (folder / "guide.rst").unlink()
+    changed = sync(folder, out)
+    assert changed.changes["changed"] == ["MEETING.TXT"]
+    assert changed.changes["renamed"] == ["spec.docx -> pump.docx"]
+    assert changed.changes["deleted"] == ["guide.rst"] and changed.converted == 1
+    index = load_index(out)
+    ids = {p.id for p in index.passages}
+    assert not any(i.startswith(("guide.rst", "spec.docx")) for i in ids)
+    assert any(i.startswith("pump.docx") for i in ids)
+    assert index.retrieve("lighthouse repair", k=1)[0].text.startswith("The board postponed")
+    assert not any("guide" in p.doc_id for p in index.retrieve("installer twice", k=20))
+    kept = {k: v for k, v in before.items() if k.startswith(("report", "deck", "ferry"))}
+    assert {p.id: p.text for p in index.passages if p.id in kept} == kept
+
+
+@pytest.mark.integration
+def test_an_edited_page_re_embeds_only_its_passages(tmp_path):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    make_pdf(folder / "report.pdf")
+    (folder / "other.md").write_text("# Other\n\nThe lighthouse keeper is Ada Brenn.")
+    out = tmp_path / "ix"
+    first = sync_folder(folder, out)  # hybrid: dense through the embedding cache
+    assert first.embedded == len(load_index(out).passages)
+    pages = list(PDF_PAGES)
+    pages[1] = ("Budget", "The budget for the new harbour is six million crowns.")
+    make_pdf(folder / "report.pdf", pages)
+    edited = sync_folder(folder, out)
+    assert edited.changes["changed"] == ["report.pdf"] and edited.embedded == 1
+    (folder / "other.md").rename(folder / "renamed.md")
+    renamed = sync_folder(folder, out)
+    assert renamed.changes["renamed"] == ["other.md -> renamed.md"] and renamed.embedded == 0
+    hit = load_index(out).retrieve("harbour budget crowns", k=1)[0]
+    assert "six million" in hit.text and hit.locator.page == 2
+
+
+def test_a_failing_file_is_reported_and_retried(folder, tmp_path):
+    (folder / "broken.pdf").write_bytes(b"%PDF-1.4 truncated")
+    (folder / "empty.md").write_bytes(b"")
+    report = sync(folder, tmp_path / "ix")
+    failed = {s.path: s.reason for s in report.files if s.status == "failed"}
+    assert set(failed) == {"broken.pdf", "empty.md"} and "empty" in failed["empty.md"]
+    make_pdf(folder / "broken.pdf", [("Fixed", "The repaired file names the pilot Ines Varo.")])
+    fixed = sync(folder, tmp_path / "ix")
+    assert fixed.changes["new"] == ["broken.pdf"]
+    assert "Ines Varo" in load_index(tmp_path / "ix").retrieve("pilot", k=1)[0].text
+
+
+def test_a_folder_where_every_file_fails_is_an_error_naming_each(tmp_path):
+    folder = tmp_path / "bad"
+    folder.mkdir()
+    (folder / "a.pdf").write_bytes(b"not a pdf")
+    (folder / "b.docx").write_bytes(b"not a zip")
+    with pytest.raises(InputError, match=r"a\.pdf: failed.*b\.docx: failed .not a Word"):
+        sync(folder, tmp_path / "ix")
+    assert not (tmp_path / "ix").exists()
+
+
+def test_links_hidden_files_unicode_names_and_an_index_inside(folder, tmp_path):
+    outside = tmp_path / "secret.txt"
+    outside.write_text("The vault code is 4711.")
+    (folder / "link.txt").symlink_to(outside)
+    (folder / "dangling.txt").symlink_to(tmp_path / "gone.txt")
+    (folder / ".DS_Store").write_bytes(b"\0\0")
+    (folder / "Café Ünïcødé 日本.md").write_text("# Menu\n\nThe soup of the day is sorrel.")
+    report = sync(folder, tmp_path / "ix")
+    status = {s.path: (s.status, s.reason) for s in report.files}
+    assert status["link.txt"][0] == "skipped" and "not followed" in status["link.txt"][1]
+    assert "dangling" in status["dangling.txt"][1]
+    assert status[".DS_Store"][0] == "skipped"
+    assert status["Café Ünïcødé 日本.md"][0] == "read"
+    assert all("4711" not in p.text for p in load_index(tmp_path / "ix").passages)
+    (tmp_path / "ix" / ".DS_Store").write_bytes(b"\0")  # a file manager opened the index
+    load_index(tmp_path / "ix")
+    with pytest.raises(InputError, match="inside the folder"):
+        sync(folder, folder / "ix")
+
+
+def test_a_second_sync_at_once_is_refused(folder, tmp_path, monkeypatch):
+    import ragteam.retrieval.sync as sync_module
+
+    monkeypatch.setattr(sync_module, "LOCK_WAIT_S", 0.2)
+    with sync_module._lock((tmp_path / "ix").resolve()):
+        with pytest.raises(InputError, match="another sync"):
+            sync(folder, tmp_path / "ix")
+
+
+def test_an_interrupted_sync_keeps_the_old_index_and_the_next_completes(
+    folder, tmp_path, monkeypatch
+):
+    import ragteam.retrieval.sync as sync_module
+
+    out = tmp_path / "ix"
+    sync(folder, out)
+    (folder / "MEETING.TXT").write_text("The board cancelled the lighthouse repair.")
+
+    def interrupted(path, sources, settings):
+        raise KeyboardInterrupt
+
+    real = sync_module.write_sources
+    monkeypatch.setattr(sync_module, "write_sources", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        sync(folder, out)
+    monkeypatch.setattr(sync_module, "write_sources", real)
+    assert "approved" in load_index(out).retrieve("lighthouse repair", k=1)[0].text
+    done = sync(folder, out)
+    assert done.changes["changed"] == ["MEETING.TXT"] and done.converted == 0  # from the cache
+    assert "cancelled" in load_index(out).retrieve("lighthouse repair", k=1)[0].text
+
+
+SLOW_SYNC = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    from ragteam.documents import CONVERTERS, Converted, Unit
+
+    class Slow:
+        name, version, suffixes = "slow", "1", (".slow",)
+        def convert(self, path, settings):
+            Path(sys.argv[3]).write_text("converting")
+            time.sleep(60)
+            return Converted("", [Unit("never")])
+
+    sys.modules["slowconv"] = type(sys)("slowconv")
+    sys.modules["slowconv"].Slow = Slow
+    CONVERTERS.register("slow", "slowconv:Slow")
+    from ragteam.retrieval import sync_folder
+    from ragteam.retrieval.index import IndexSettings
+    sync_folder(sys.argv[1], sys.argv[2], index=IndexSettings(retriever="bm25"))
+    """
+)
+
+
+def test_a_killed_sync_leaves_the_previous_index_and_the_next_sync_cleans_up(folder, tmp_path):
+    out = tmp_path / "ix"
+    sync(folder, out)
+    (folder / "z.slow").write_text("slow")
+    marker = tmp_path / "started"
+    child = subprocess.Popen([sys.executable, "-c", SLOW_SYNC, str(folder), str(out), str(marker)])
+    deadline = time.time() + 60
+    while not marker.exists() and time.time() < deadline:
+        time.sleep(0.1)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    assert marker.exists()
+    assert len(load_index(out).passages) > 0  # the previous generation still loads
+    report = sync(folder, out)  # no .slow converter here: reported, the lock was released
+    assert {s.path: s.status for s in report.files}["z.slow"] == "skipped"
+    assert not list(tmp_path.glob(".ix.building-*"))
+
+
+def test_cli_sync_and_info_list_every_file(folder, tmp_path):
+    from typer.testing import CliRunner
+
+    from ragteam.cli import app
+
+    runner = CliRunner()
+    out = tmp_path / "ix"
+    result = runner.invoke(
+        app, ["index", "sync", str(folder), "--out", str(out), "--retriever", "bm25"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "new      report.pdf" in result.output and "skipped  photo.heic" in result.output
+    (folder / "late.md").write_text("# Late\n\nA file added after the sync.")
+    info = runner.invoke(app, ["index", "info", str(out)])
+    assert info.exit_code == 0, info.output
+    assert "1 skipped" in info.output and "1 files changed since the last sync" in info.output
+    assert "loads" in info.output  # a folder that moved on does not make the index unusable
+    formats = runner.invoke(app, ["index", "formats"])
+    assert ".pdf" in formats.output and ".pptx" in formats.output
