@@ -125,6 +125,38 @@ def _warn_unparsed(result: Any, strict: bool) -> None:
             raise typer.Exit(3)
 
 
+@app.command("search")
+def search(
+    query: Annotated[str, typer.Argument(help="what to look for")],
+    index: Annotated[Path, typer.Option(help="index directory")],
+    k: Annotated[int, typer.Option("-k", min=1, max=100, help="how many passages")] = 5,
+    as_json: Annotated[bool, typer.Option("--json", help="a JSON list of hits")] = False,
+) -> None:
+    """Retrieval alone: the best passages for a query, each with where it stands (file, page,
+    section, slide), as the MCP `search` tool returns them."""
+    from rich.markup import escape
+
+    from ragteam.types import hit_dict
+
+    with friendly_errors():
+        if not query.strip():
+            raise RagteamError("the query is empty; pass the words to look for")
+        hits = [hit_dict(p) for p in load_index(index).retrieve(query, k)]
+        if as_json:
+            out.print_json(json.dumps(hits, ensure_ascii=False))
+            return
+        for n, hit in enumerate(hits, start=1):
+            where = hit["locator"] or hit["title"]
+            out.print(
+                f"[bold]{n}. {escape(where)}[/]  [dim]{escape(hit['id'])} "
+                f"score {hit['score']:.3f}[/]",
+                highlight=False,
+            )
+            out.print("   " + escape(" ".join(hit["text"].split())[:300]), highlight=False)
+        if not hits:
+            out.print("no passage matches")
+
+
 @app.command()
 def demo(
     question: Annotated[str | None, typer.Option(help="ask this instead of the sample")] = None,

@@ -29,9 +29,9 @@ def answer_view(answer: Answer) -> Group:
     if answer.citations:
         cites = Table(show_header=True, header_style="bold", box=None)
         cites.add_column("passage")
-        cites.add_column("title")
+        cites.add_column("where")
         for c in answer.citations:
-            cites.add_row(escape(c.passage_id), escape(c.title))
+            cites.add_row(escape(c.passage_id), escape(c.locator or c.title))
         parts.append(Text("citations", style="bold"))
         parts.append(cites)
     grounded = answer.grounding()

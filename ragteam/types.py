@@ -78,6 +78,23 @@ class Passage:
         return data
 
 
+def hit_dict(passage: Passage) -> dict[str, Any]:
+    """A retrieved passage as search results show it: id, score, title, text and locator."""
+    where = passage.locator
+    return {
+        "id": passage.id,
+        "score": passage.score,
+        "title": passage.title,
+        "text": passage.text,
+        "source": where.source if where else passage.doc_id,
+        "page": where.page if where else None,
+        "page_label": where.page_label if where else "",
+        "section": list(where.section) if where else [],
+        "slide": where.slide if where else None,
+        "locator": where.describe() if where else "",
+    }
+
+
 @dataclass(frozen=True)
 class Citation:
     passage_id: str

@@ -241,5 +241,12 @@ def test_cli_sync_and_info_list_every_file(folder, tmp_path):
     assert info.exit_code == 0, info.output
     assert "1 skipped" in info.output and "1 files changed since the last sync" in info.output
     assert "loads" in info.output  # a folder that moved on does not make the index unusable
+    import json
+
+    hits = runner.invoke(app, ["search", "harbour master", "--index", str(out), "--json"])
+    assert hits.exit_code == 0, hits.output
+    top = json.loads(hits.output)[0]
+    assert (top["source"], top["page"], top["page_label"]) == ("report.pdf", 3, "1")
+    assert top["section"] == ["3 Staff"] and top["slide"] is None and top["text"]
     formats = runner.invoke(app, ["index", "formats"])
     assert ".pdf" in formats.output and ".pptx" in formats.output

@@ -16,6 +16,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from ragteam.errors import RagteamError
 from ragteam.server.service import Asked, Service
+from ragteam.types import hit_dict
 
 MAX_K = 50
 
@@ -103,7 +104,8 @@ def _payload(answer: Any) -> dict[str, Any]:
 def _add_reading(server: MCPServer, service: Service) -> None:
     @server.tool()
     def search(query: str, k: int = 5, index: str | None = None) -> list[dict[str, Any]]:
-        """Passages of a served index for a query, best first, with ids and scores.
+        """Passages of a served index for a query, best first, with ids, scores and where each
+        stands (`locator`: source file, page and printed label, section, slide).
 
         Args:
             query: what to look for
@@ -113,10 +115,7 @@ def _add_reading(server: MCPServer, service: Service) -> None:
         if not 1 <= k <= MAX_K:
             raise ToolError(f"k must be between 1 and {MAX_K}")
         loaded = _loaded(service, index)
-        return [
-            {"id": p.id, "title": p.title, "score": p.score, "text": p.text}
-            for p in loaded.retrieve(query, k)
-        ]
+        return [hit_dict(p) for p in loaded.retrieve(query, k)]
 
     @server.tool()
     def passage(id: str, index: str | None = None) -> dict[str, Any]:  # noqa: A002 - MCP name

@@ -135,7 +135,8 @@ def answer_text(answer: Answer) -> str:
     if not answer.citations:
         return answer.text
     sources = "\n".join(
-        f"[{n}] {c.title} ({c.passage_id})" for n, c in enumerate(answer.citations, start=1)
+        f"[{n}] {c.locator or c.title} ({c.passage_id})"
+        for n, c in enumerate(answer.citations, start=1)
     )
     return f"{answer.text}\n\nSources:\n{sources}"
 

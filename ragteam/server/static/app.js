@@ -86,7 +86,8 @@ async function openPassage(index, citation, answer, facts) {
   try {
     const passage = await getJSON("/v1/passages/" + encodeURIComponent(index) + "/" + encodeURIComponent(citation.passage_id));
     $("passage-title").textContent = passage.title;
-    $("passage-id").textContent = passage.id;
+    const where = passage.locator;
+    $("passage-id").textContent = where ? where.text + " · " + passage.id : passage.id;
     const fact = (facts[citation.passage_id] || "").split("\n")[0].trim();
     highlight(passage.text, fact && passage.text.includes(fact) ? fact : answer);
     $("passage-dialog").showModal();
@@ -109,7 +110,7 @@ async function sendFeedback(id, correct, box) {
 function answerBox(result, index, feedbackId, facts, record) {
   const g = result.grounding || { level: "no_evidence", message: "", parse_failures: 0 };
   const cites = result.citations.map((c) => el("button", { type: "button", class: "cite", title: c.title,
-    onclick: () => openPassage(index, c, result.answer, facts) }, c.passage_id));
+    onclick: () => openPassage(index, c, result.answer, facts) }, c.locator || c.passage_id));
   const notes = [plural(result.cost.llm_calls || 0, "model call"), Number(result.cost.seconds || 0).toFixed(1) + " s"];
   if (g.parse_failures) notes.push(plural(g.parse_failures, "reply") + " did not parse");
   if (g.failed_steps) notes.push(plural(g.failed_steps, "step") + " failed");
