@@ -87,3 +87,23 @@ def test_the_documented_encoder_installs_and_builds_a_dense_index(installed_enco
     assert hits and any("Wrenhold" in h.title or "Wrenhold" in h.text for h in hits)
     wrong = CliRunner().invoke(app, [*args, "--encoder", "no-such-encoder"])
     assert wrong.exit_code != 0 and installed_encoder in wrong.output
+
+
+def test_the_documented_converter_installs_and_a_sync_reads_its_format(tmp_path, monkeypatch):
+    from ragteam.retrieval import load_index, sync_folder
+    from ragteam.retrieval.index import IndexSettings
+
+    name = _install(tmp_path, monkeypatch, "srt_reader", "ragteam.converters")
+    assert name == "srt"
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    (folder / "film.SRT").write_text(
+        "1\n00:00:01,000 --> 00:00:03,000\nThe lighthouse is dark tonight.\n\n"
+        "2\n00:01:10,000 --> 00:01:12,000\nRow to the island of Korr.\n"
+    )
+    (folder / "broken.srt").write_text("no cues here")
+    report = sync_folder(folder, tmp_path / "ix", index=IndexSettings(retriever="bm25"))
+    status = {s.path: (s.status, s.reason) for s in report.files}
+    assert status["film.SRT"][0] == "read" and "no timing line" in status["broken.srt"][1]
+    hit = load_index(tmp_path / "ix").retrieve("island of Korr", k=1)[0]
+    assert hit.locator.describe() == "film.SRT § 00:01:10,000"

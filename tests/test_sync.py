@@ -155,9 +155,11 @@ def test_a_second_sync_at_once_is_refused(folder, tmp_path, monkeypatch):
     import ragteam.retrieval.sync as sync_module
 
     monkeypatch.setattr(sync_module, "LOCK_WAIT_S", 0.2)
-    with sync_module._lock((tmp_path / "ix").resolve()):
-        with pytest.raises(InputError, match="another sync"):
-            sync(folder, tmp_path / "ix")
+    with (
+        sync_module._lock((tmp_path / "ix").resolve()),
+        pytest.raises(InputError, match="another sync"),
+    ):
+        sync(folder, tmp_path / "ix")
 
 
 def test_an_interrupted_sync_keeps_the_old_index_and_the_next_completes(

@@ -228,18 +228,23 @@ def print_report(report: SyncReport, out_dir: Path) -> None:
     """A line per file that changed or was not read, then one summary line."""
     for kind in _SHOWN:
         for path in report.changes[kind]:
-            out.print(f"{kind:8} {escape(path)}", highlight=False)
+            out.print(f"{kind:8} {escape(path)}", highlight=False, soft_wrap=True)
     for source in report.files:
         if source.status in ("skipped", "failed"):
             style = "yellow" if source.status == "skipped" else "red"
             out.print(
                 f"[{style}]{source.status:8}[/] {escape(source.path)}: {escape(source.reason)}",
                 highlight=False,
+                soft_wrap=True,
             )
         for note in (
             source.notes if source.path in report.changes["new"] + report.changes["changed"] else []
         ):
-            out.print(f"[yellow]note[/]     {escape(source.path)}: {escape(note)}", highlight=False)
+            out.print(
+                f"[yellow]note[/]     {escape(source.path)}: {escape(note)}",
+                highlight=False,
+                soft_wrap=True,
+            )
     counts = ", ".join(f"{len(report.changes[k])} {k}" for k in (*_SHOWN, "touched", "unchanged"))
     read = report.count("read")
     passages = report.manifest.get("passage_count")
@@ -254,6 +259,7 @@ def print_report(report: SyncReport, out_dir: Path) -> None:
         f"synced {escape(str(out_dir))}: {counts}; {tail}; {skipped} skipped, {failed} failed "
         f"({report.seconds:.2f} s)",
         highlight=False,
+        soft_wrap=True,
     )
 
 
@@ -280,9 +286,13 @@ def _print_sources(sources: list[dict[str, Any]], manifest: dict[str, Any]) -> N
         by_status[s["status"]] = by_status.get(s["status"], 0) + 1
         if s["status"] != "read":
             out.print(
-                f"{s['status']:8} {escape(s['path'])}: {escape(s['reason'])}", highlight=False
+                f"{s['status']:8} {escape(s['path'])}: {escape(s['reason'])}",
+                highlight=False,
+                soft_wrap=True,
             )
-    out.print("files: " + ", ".join(f"{n} {k}" for k, n in sorted(by_status.items())))
+    out.print(
+        "files: " + ", ".join(f"{n} {k}" for k, n in sorted(by_status.items())), soft_wrap=True
+    )
     root = Path(manifest.get("source", {}).get("path", ""))
     if root.is_dir():
         found, _left = scan(root)
@@ -292,7 +302,8 @@ def _print_sources(sources: list[dict[str, Any]], manifest: dict[str, Any]) -> N
         if drift:
             out.print(
                 f"[yellow]{len(drift)} files changed since the last sync[/] "
-                f"(e.g. {escape(drift[0])}): `ragteam index sync {root} --out ...`"
+                f"(e.g. {escape(drift[0])}): `ragteam index sync {root} --out ...`",
+                soft_wrap=True,
             )
 
 
@@ -300,7 +311,11 @@ def _print_sources(sources: list[dict[str, Any]], manifest: dict[str, Any]) -> N
 def index_formats() -> None:
     """The document formats an index can read, and the converter of each."""
     for suffix, converter in sorted(converters_by_suffix().items()):
-        out.print(f"{suffix:10} {converter.name} (version {converter.version})", highlight=False)
+        out.print(
+            f"{suffix:10} {converter.name} (version {converter.version})",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def _progress(label: str) -> Any:

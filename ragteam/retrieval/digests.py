@@ -68,9 +68,7 @@ def _indexed_files(directory: Path) -> list[Path]:
     return sorted(
         p
         for p in directory.rglob("*")
-        if p.is_file()
-        and p.name != "manifest.json"
-        and not p.name.startswith((STATE_PREFIX, "."))
+        if p.is_file() and p.name != "manifest.json" and not p.name.startswith((STATE_PREFIX, "."))
     )
 
 

@@ -113,9 +113,7 @@ class Smart:
             "smart", "trajectory in SMART's format", trajectory=render_trajectory(trajectory)
         )
         cited = [passages[n - 1] for n in numbers if 0 < n <= len(passages)]
-        return Answer(
-            question, text, self.name, [Citation.of(p) for p in cited], ctx.trace
-        )
+        return Answer(question, text, self.name, [Citation.of(p) for p in cited], ctx.trace)
 
     def _mode(self, ctx: Context) -> tuple[str, ChatModel | None]:
         """The mode that runs, and the model playing the trajectory; noted in the trace."""

@@ -178,8 +178,7 @@ def run_trajectory(
     if s.reranker is not None:
         found = rerank_traced(s.reranker, ctx.trace, question, found)
     passages = [
-        dataclasses.replace(p, text=fit_text(model, p.text, s.passage_tokens)[0])
-        for p in found
+        dataclasses.replace(p, text=fit_text(model, p.text, s.passage_tokens)[0]) for p in found
     ]
     t.passages = [(p.title, p.text) for p in passages]
     text += render_retrieval(t.passages) + LOCATOR
