@@ -98,6 +98,9 @@ def test_html_main_content_drops_boilerplate_and_whole_keeps_it(tmp_path):
     assert any(u.section == ("Ferry times", "Fares") for u in main.units)
     whole = convert(page, ConvertSettings(html="whole"))
     assert "Cookie settings" in " ".join(u.text for u in whole.units)
+    xhtml = tmp_path / "chapter.xhtml"  # as DocBook writes it: an XML declaration first
+    xhtml.write_text('<?xml version="1.0" encoding="UTF-8"?>\n' + page.read_text())
+    assert "06:40" in " ".join(u.text for u in convert(xhtml).units)
 
 
 def test_markdown_is_split_on_headings_and_stripped():

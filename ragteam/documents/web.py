@@ -5,12 +5,14 @@ main content comes out nearly empty falls back to the whole page, with a note.""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, ClassVar
 
 from ragteam.documents.base import ConversionFailed, Converted, ConvertSettings, Unit
 from ragteam.documents.text import markdown_units
 
+_XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
 MAX_MAIN_BYTES = 8 * 1024 * 1024  # larger pages are read whole: main-content search is slow
 _SKIP = {"script", "style", "noscript", "template", "svg", "head"}
 _INLINE = {
@@ -61,6 +63,7 @@ def whole_page(html: str) -> tuple[str, list[Unit]]:
     Markdown reader (so sections and stripping are one code path)."""
     import lxml.html
 
+    html = _XML_DECLARATION.sub("", html, count=1)  # XHTML: lxml refuses str with one
     try:
         root = lxml.html.document_fromstring(html)
     except (ValueError, lxml.etree.ParserError) as exc:
