@@ -66,8 +66,10 @@ def conversion_speed(pdf: Path, htmls: list[Path]) -> dict:
 
 
 def edit_page(pdf: Path, page: int, text: str) -> None:
-    """Replace one page of `pdf` by a page holding `text` (reportlab + pypdf)."""
+    """Replace the text of one page of `pdf` (pypdf, the rest of the file cloned as it was:
+    other pages, page labels, outline)."""
     from pypdf import PdfReader, PdfWriter
+    from pypdf.generic import ContentStream
     from reportlab.pdfgen import canvas
 
     one = pdf.with_suffix(".one.pdf")
@@ -75,9 +77,10 @@ def edit_page(pdf: Path, page: int, text: str) -> None:
     c.drawString(72, 760, text)
     c.showPage()
     c.save()
-    reader, writer = PdfReader(str(pdf)), PdfWriter()
-    for number, p in enumerate(reader.pages):
-        writer.add_page(PdfReader(str(one)).pages[0] if number == page else p)
+    writer = PdfWriter(clone_from=str(pdf))
+    target = writer.pages[page]
+    target.replace_contents(ContentStream(None, writer))
+    target.merge_page(PdfReader(str(one)).pages[0])
     one.unlink()
     tmp = pdf.with_suffix(".tmp")
     with tmp.open("wb") as handle:

@@ -15,6 +15,10 @@ class IndexUnusable(RagteamError):
     """An index on disk is missing, stale, corrupt or incompatible."""
 
 
+class IndexBusy(InputError):
+    """Another sync or build of the same index is running (one writer at a time)."""
+
+
 class ModelError(RagteamError):
     """A model could not be loaded or did not answer."""
 

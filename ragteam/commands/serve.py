@@ -35,6 +35,9 @@ def serve_command(
     ] = "RAGTEAM_API_KEY",
     router_state: Annotated[Path | None, typer.Option(help="adaptive router state")] = None,
     cors: Annotated[list[str], typer.Option(help="allowed CORS origin, repeatable")] = [],  # noqa: B006
+    watch: Annotated[
+        bool, typer.Option(help="sync folder indexes as their folders change")
+    ] = False,
 ) -> None:
     """Serve the HTTP API and the web page (needs the `server` extra)."""
     with friendly_errors():
@@ -61,6 +64,7 @@ def serve_command(
             concurrency=concurrency,
             queue_size=queue,
             cors_origins=cors,
+            watch=watch,
         )
         app = create_app(config)
         key = "API key required" if config.api_key else "no API key"

@@ -22,7 +22,7 @@ from typing import Any
 
 from ragteam.documents import ConversionFailed, ConvertSettings, converter_for
 from ragteam.documents.chunking import TokenCount, chunk
-from ragteam.errors import InputError
+from ragteam.errors import IndexBusy, IndexUnusable, InputError
 from ragteam.paths import sync_cache_file
 from ragteam.retrieval.embed_cache import cached_encode, token_counter
 from ragteam.retrieval.index import (
@@ -134,7 +134,7 @@ def sync_folder(
                 root, out, sync or SyncSettings(), index or IndexSettings(), encode, progress, fresh
             )
     except Timeout as exc:
-        raise InputError(
+        raise IndexBusy(
             f"another sync or build of {out} is running; wait for it to finish, then sync again"
         ) from exc
     report.seconds = round(time.perf_counter() - started, 3)
@@ -376,3 +376,57 @@ def _settled_mtime(file: Found) -> int:
     except OSError:
         return 0
     return file.mtime_ns if (stat.st_size, stat.st_mtime_ns) == (file.size, file.mtime_ns) else 0
+
+
+def resync(out: str | Path, progress: BuildProgress | None = None) -> SyncReport:
+    """Sync a folder index again from the folder and with the settings it was synced with
+    (what the server's sync route and `--watch` do)."""
+    from ragteam.retrieval.dense import DenseSettings
+    from ragteam.retrieval.index import read_manifest
+
+    out = Path(out).expanduser().resolve()
+    manifest = read_manifest(out)
+    source = manifest.get("source") if isinstance(manifest.get("source"), dict) else {}
+    _sources, recorded = read_sources(out)
+    if source.get("kind") != "folder" or not recorded:
+        raise IndexUnusable(
+            f"the index at {out} was not synced from a folder; rebuild it with "
+            "`ragteam index sync FOLDER --out INDEX`"
+        )
+    sync, index = recorded["sync"], recorded["index"]
+    settings = SyncSettings(
+        int(sync["passage_tokens"]),
+        int(sync["overlap_tokens"]),
+        ConvertSettings(html=str(sync["convert"]).partition("=")[2] or "main"),
+    )
+    dense = DenseSettings.from_json(manifest.get("dense")) if manifest.get("dense") else None
+    return sync_folder(
+        source["path"],
+        out,
+        sync=settings,
+        index=IndexSettings(
+            retriever=str(index["retriever"]),
+            bm25_stemmer=str(index["bm25_stemmer"]),
+            dense=dense or DenseSettings(),
+            mmap=bool(index["mmap"]),
+        ),
+        progress=progress,
+    )
+
+
+def report_dict(report: SyncReport) -> dict[str, Any]:
+    """A sync's outcome as the API returns it: changes, counts, and the files not read."""
+    return {
+        "changes": {k: v for k, v in report.changes.items() if k != "unchanged"},
+        "unchanged": len(report.changes["unchanged"]),
+        "converted": report.converted,
+        "embedded": report.embedded,
+        "rewritten": report.rewritten,
+        "passages": report.manifest.get("passage_count"),
+        "seconds": report.seconds,
+        "not_read": [
+            {"path": s.path, "status": s.status, "reason": s.reason}
+            for s in report.files
+            if s.status != "read"
+        ],
+    }

@@ -18,6 +18,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ragteam._version import __version__
 from ragteam.errors import (
+    IndexBusy,
     IndexUnusable,
     InputError,
     ModelError,
@@ -74,6 +75,7 @@ def create_app(config: ServerConfig, model: ChatModel | None = None) -> FastAPI:
             "version": __version__,
             "waiting": service.gate.waiting,
             "concurrency": config.concurrency,  # the page runs this many columns together
+            "indexes": service.generations(),  # loaded generations: a sync shows here
         }
 
     _add_answer_routes(app, service, auth)
@@ -170,6 +172,7 @@ _STATUS: list[tuple[type[BaseException], int, str]] = [
     (PermissionError, 401, "unauthorized"),
     (Busy, 429, "busy"),
     (UnknownName, 404, "not found"),
+    (IndexBusy, 409, "index busy"),
     (InputError, 400, "bad request"),
     (IndexUnusable, 409, "index unusable"),
     (RouterStateError, 409, "router unavailable"),

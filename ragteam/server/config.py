@@ -27,6 +27,7 @@ class ServerConfig:
     queue_size: int = 8  # answers waiting for a slot before 429
     queue_timeout: float = 120.0  # seconds an answer may wait for a slot
     cors_origins: list[str] = field(default_factory=list)
+    watch: bool = False  # sync each served folder index when its folder changes
 
     def check(self) -> None:
         for name in self.indexes:

@@ -4,13 +4,14 @@ worker threads. Answers run in worker threads; the event loop only waits."""
 from __future__ import annotations
 
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragteam.api import answer
-from ragteam.errors import InputError, UnknownName
+from ragteam.errors import IndexUnusable, InputError, UnknownName
 from ragteam.llm import load_model
 from ragteam.llm.base import ChatModel
 from ragteam.retrieval.index import Index, load_index, read_manifest
@@ -19,6 +20,15 @@ from ragteam.server.limits import Gate
 from ragteam.strategies import client_options
 from ragteam.trace import Step
 from ragteam.types import Answer
+
+
+def _manifest_stamp(directory: Path) -> tuple[int, int] | None:
+    try:
+        stat = (directory / "manifest.json").stat()
+    except OSError:
+        return None
+    return (stat.st_ino, stat.st_mtime_ns)
+
 
 if TYPE_CHECKING:
     from ragteam.eval.report import Table
@@ -45,13 +55,19 @@ class Service:
         config.check()
         self.config = config
         self._model = model
-        self._indexes: dict[str, Index] = {}
+        # name -> (its manifest's identity when loaded, the index, when it was loaded)
+        self._indexes: dict[str, tuple[tuple[int, int] | None, Index, float]] = {}
         # run name -> (results.jsonl's size and mtime, its table): read again only when it changed
         self._tables: dict[str, tuple[tuple[int, int], Table]] = {}
         self._lock = threading.Lock()
         self.gate = Gate(config.concurrency, config.queue_size, config.queue_timeout)
         self.pool = ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="answer")
         self.closing = threading.Event()  # set at shutdown: running answers stop at their next step
+        self.watching: dict[str, dict[str, Any]] = {}
+        if config.watch:
+            from ragteam.server.watching import start_watching
+
+            self.watching = start_watching(self)
 
     def model(self) -> ChatModel:
         with self._lock:  # loaded once, on first use, for every request
@@ -60,13 +76,48 @@ class Service:
             return self._model
 
     def index(self, name: str | None) -> Index | None:
+        """The served index, loaded again between requests when a sync swapped in a new
+        generation (its manifest is another file then); while a swap is under way, or if the
+        new one cannot be loaded, the loaded one goes on answering."""
         if name is None:
             return None
         directory = self._index_dir(name)
+        stamp = _manifest_stamp(directory)
         with self._lock:
-            if name not in self._indexes:
-                self._indexes[name] = load_index(directory)
-            return self._indexes[name]
+            known = self._indexes.get(name)
+            if known is not None and (stamp is None or stamp == known[0]):
+                return known[1]
+            try:
+                loaded = load_index(directory)
+            except IndexUnusable:
+                if known is None:
+                    raise
+                return known[1]
+            self._indexes[name] = (stamp, loaded, time.time())
+            return loaded
+
+    def generations(self) -> dict[str, dict[str, Any]]:
+        """Each loaded index's generation: when it was built and loaded, its passages."""
+        with self._lock:
+            found: dict[str, dict[str, Any]] = {
+                name: {
+                    "built_at": index.manifest.get("built_at"),
+                    "passages": len(index.passages),
+                    "loaded_at": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(loaded)),
+                }
+                for name, (_stamp, index, loaded) in self._indexes.items()
+            }
+        for name, watched in self.watching.items():
+            found.setdefault(name, {})["watch"] = dict(watched)
+        return found
+
+    def sync(self, name: str) -> dict[str, Any]:
+        """Sync a served folder index from its folder (one sync at a time per index)."""
+        from ragteam.retrieval.sync import report_dict, resync
+
+        report = resync(self._index_dir(name))
+        self.index(name)  # the next request answers from the new generation
+        return report_dict(report)
 
     def index_name(self, name: str | None) -> str | None:
         """`name`, or the only served index when none is named."""

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, HTTPException
 from fastapi.responses import Response
 
 from ragteam.errors import UnknownName
@@ -44,6 +45,17 @@ def _add_index_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
             except Exception as exc:  # listed, with the reason it cannot be used
                 found.append({"name": name, "ok": False, "detail": str(exc)})
         return found
+
+    @app.post("/v1/indexes/{name}/sync", dependencies=auth)
+    async def sync_index(name: str) -> dict[str, Any]:
+        """Sync a served folder index from its folder; the next request answers from it."""
+        if not service.config.api_key:
+            raise HTTPException(
+                403,
+                "syncing a served index needs the server's key: start `ragteam serve` with "
+                "--client-key-env NAME (or run `ragteam index sync` beside it)",
+            )
+        return await asyncio.to_thread(service.sync, name)
 
     @app.get("/v1/indexes/{name}", dependencies=auth)
     def index_manifest(name: str) -> dict[str, Any]:

@@ -1,0 +1,87 @@
+"""A served folder index follows its folder: a sync beside the server (CLI), the sync route
+(with the server's key only), and `serve --watch`; the page and API then answer and cite from
+the new generation, and `/healthz` says which generation is loaded."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+pytest.importorskip("fastapi")
+from docfiles import make_folder  # noqa: E402
+from fastapi.testclient import TestClient  # noqa: E402
+
+from ragteam.llm import FakeModel  # noqa: E402
+from ragteam.retrieval import sync_folder  # noqa: E402
+from ragteam.retrieval.index import IndexSettings  # noqa: E402
+from ragteam.server import ServerConfig, create_app  # noqa: E402
+
+BM25 = IndexSettings(retriever="bm25")
+
+
+def served(folder, out, **settings):
+    sync_folder(folder, out, index=BM25)
+    config = ServerConfig(indexes={"docs": out}, **settings)
+    return TestClient(create_app(config, FakeModel(lambda m, p: "Jonas Quell")))
+
+
+def ask(client, question, key=None):
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    body = {"question": question, "index": "docs", "strategy": "oner"}
+    response = client.post("/v1/answer", json=body, headers=headers)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_answers_cite_pages_and_follow_a_sync_beside_the_server(tmp_path):
+    folder = make_folder(tmp_path / "docs")
+    with served(folder, tmp_path / "ix") as client:
+        first = ask(client, "Who is the harbour master?")
+        assert 'report.pdf p. 3 ("1") § 3 Staff' in [c["locator"] for c in first["citations"]]
+        before = client.get("/healthz").json()["indexes"]["docs"]
+        (folder / "late.md").write_text("# Late\n\nThe ferry captain is Oda Rusk.")
+        sync_folder(folder, tmp_path / "ix", index=BM25)
+        later = ask(client, "Who is the ferry captain?")
+        assert any(c["passage_id"] == "late.md" for c in later["citations"])
+        after = client.get("/healthz").json()["indexes"]["docs"]
+        assert after["passages"] == before["passages"] + 1
+        passage = client.get("/v1/passages/docs/report.pdf%232").json()
+        assert passage["locator"]["page"] == 3 and passage["locator"]["page_label"] == "1"
+
+
+def test_the_sync_route_needs_the_servers_key(tmp_path):
+    folder = make_folder(tmp_path / "docs")
+    with served(folder, tmp_path / "ix") as client:
+        refused = client.post("/v1/indexes/docs/sync")
+        assert refused.status_code == 403 and "key" in refused.json()["detail"]
+    with served(folder, tmp_path / "ix", api_key="k3y") as client:
+        assert client.post("/v1/indexes/docs/sync").status_code == 401
+        (folder / "MEETING.TXT").unlink()
+        done = client.post("/v1/indexes/docs/sync", headers={"Authorization": "Bearer k3y"})
+        assert done.status_code == 200, done.text
+        report = done.json()
+        assert report["changes"]["deleted"] == ["MEETING.TXT"] and report["rewritten"]
+        assert {"path": "photo.heic", "status": "skipped"}.items() <= report["not_read"][0].items()
+        assert str(tmp_path) not in done.text  # no server paths
+
+
+def test_serve_watch_syncs_when_the_folder_changes(tmp_path):
+    folder = make_folder(tmp_path / "docs")
+    with served(folder, tmp_path / "ix", watch=True) as client:
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            watch = client.get("/healthz").json()["indexes"].get("docs", {}).get("watch", {})
+            if watch.get("last_sync"):
+                break
+            time.sleep(0.2)
+        assert watch["last_sync"]["ok"] and not watch["last_sync"]["rewritten"]  # rescan at start
+        (folder / "new.txt").write_text("The lighthouse lamp was lit by Ada Brenn.")
+        while time.time() < deadline:
+            state = client.get("/healthz").json()["indexes"]["docs"]
+            if state["watch"]["last_sync"]["rewritten"]:
+                break
+            time.sleep(0.2)
+        assert state["watch"]["last_sync"]["rewritten"]
+        cited = ask(client, "Who lit the lighthouse lamp?")["citations"]
+        assert any(c["passage_id"] == "new.txt" for c in cited)
