@@ -132,23 +132,27 @@ def index_build(
             sync = SyncSettings(passage_tokens, convert=ConvertSettings(html=_html(html)))
             _sync(src, out_dir, sync, flags.settings(), fresh=True, encode=encode)
             return
-        settings = flags.settings()
-        manifest = build_with_progress(
-            src,
-            out_dir,
-            retriever,
-            passage_words,
-            bm25_stemmer,
-            dense=settings.dense,
-            mmap=mmap,
-            encode=encode,
-        )
-        if manifest.get("replaced"):
-            err.print(f"replaced the index that was in {out_dir}")
-        out.print(
-            f"indexed {manifest['passage_count']} passages from {manifest['document_count']} "
-            f"documents into {out_dir} ({retriever}, {manifest['build_seconds']:.1f} s)"
-        )
+        _build_jsonl(src, out_dir, flags, passage_words, encode)
+
+
+def _build_jsonl(src: Path, out_dir: Path, flags: IndexFlags, words: int, encode: Any) -> None:
+    settings = flags.settings()
+    manifest = build_with_progress(
+        src,
+        out_dir,
+        flags.retriever,
+        words,
+        flags.bm25_stemmer,
+        dense=settings.dense,
+        mmap=flags.mmap,
+        encode=encode,
+    )
+    if manifest.get("replaced"):
+        err.print(f"replaced the index that was in {out_dir}")
+    out.print(
+        f"indexed {manifest['passage_count']} passages from {manifest['document_count']} "
+        f"documents into {out_dir} ({flags.retriever}, {manifest['build_seconds']:.1f} s)"
+    )
 
 
 @index_app.command("sync")

@@ -8,13 +8,20 @@ import logging
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ragteam.errors import RagteamError
 from ragteam.retrieval.index import read_manifest
 
-if TYPE_CHECKING:
-    from ragteam.server.service import Service
+
+class Service(Protocol):
+    """What watching needs of the service (which starts it: no import back up)."""
+
+    config: Any
+    closing: threading.Event
+
+    def sync(self, name: str) -> dict[str, Any]: ...
+
 
 log = logging.getLogger("ragteam.server")
 DEBOUNCE_MS = 1000

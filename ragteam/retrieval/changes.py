@@ -1,0 +1,164 @@
+"""Deciding, file by file, what a sync does: not read (same size and mtime), touched (same
+bytes), renamed (the bytes of a file gone from disk), converted (new bytes; a conversion of the
+same bytes comes from the cache), or reported (skipped, failed, with the reason)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from ragteam.documents import ConversionFailed, ConvertSettings, converter_for
+from ragteam.documents.chunking import TokenCount, chunk
+from ragteam.retrieval.index import BuildProgress
+from ragteam.retrieval.scan import Found
+from ragteam.retrieval.sources import Source, SyncCache
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class Walk:
+    """Decides, file by file, what a sync does with it (see the module's doc)."""
+
+    def __init__(
+        self,
+        previous: dict[str, Source],
+        reusable: bool,
+        convert: ConvertSettings,
+        overlap: int,
+        budget: int,
+        count: TokenCount,
+        cache: SyncCache,
+    ) -> None:
+        self.previous = previous if reusable else {}
+        self.convert, self.overlap = convert, overlap
+        self.budget, self.count, self.cache = budget, count, cache
+        kinds = ("new", "changed", "renamed", "deleted", "touched", "unchanged")
+        self.changes: dict[str, list[str]] = {kind: [] for kind in kinds}
+        self.converted = 0
+        self._all_previous = previous
+
+    def run(self, found: list[Found], progress: BuildProgress | None) -> list[Source]:
+        here = {f.path for f in found}
+        self._vanished = {
+            s.sha256: s for s in self.previous.values() if s.path not in here and s.status == "read"
+        }
+        sources = []
+        for number, file in enumerate(found, start=1):
+            sources.append(self._one(file))
+            if progress:
+                progress("read", number, len(found))
+        self.changes["deleted"] = sorted(
+            s.path for s in self._vanished.values() if s.path not in here
+        )
+        return sources
+
+    def passages_changed(self) -> bool:
+        return any(self.changes[k] for k in ("new", "changed", "renamed", "deleted"))
+
+    def recorded_changed(self, sources: list[Source]) -> bool:
+        """Whether the source list differs from the recorded one (a touch, a new skip)."""
+        old = {
+            s.path: (s.size, s.mtime_ns, s.status, s.reason) for s in self._all_previous.values()
+        }
+        new = {s.path: (s.size, s.mtime_ns, s.status, s.reason) for s in sources}
+        return old != new
+
+    def _one(self, file: Found) -> Source:
+        prev = self.previous.get(file.path)
+        if (
+            prev
+            and prev.status == "read"
+            and (prev.size, prev.mtime_ns) == (file.size, file.mtime_ns)
+        ):
+            self.changes["unchanged"].append(file.path)
+            return prev
+        converter = converter_for(file.file)
+        if converter is None:
+            suffix = file.file.suffix or "(no suffix)"
+            reason = f"no converter reads {suffix} files (`ragteam index formats` lists them)"
+            return Source(file.path, file.size, file.mtime_ns, status="skipped", reason=reason)
+        if file.size == 0:
+            return Source(file.path, 0, file.mtime_ns, status="failed", reason="the file is empty")
+        try:
+            sha = _sha256(file.file)
+        except OSError as exc:
+            reason = f"could not be read ({exc.strerror}; moved while syncing?)"
+            return Source(file.path, file.size, file.mtime_ns, status="failed", reason=reason)
+        return self._by_content(file, prev, sha, converter)
+
+    def _by_content(self, file: Found, prev: Source | None, sha: str, converter: Any) -> Source:
+        if prev and prev.status == "read" and prev.sha256 == sha:
+            self.changes["touched"].append(file.path)
+            return Source(**{**prev.__dict__, "size": file.size, "mtime_ns": file.mtime_ns})
+        if sha in self._vanished:
+            old = self._vanished.pop(sha)
+            self.changes["renamed"].append(f"{old.path} -> {file.path}")
+            moved = {**old.__dict__, "path": file.path, "size": file.size}
+            return Source(**{**moved, "mtime_ns": file.mtime_ns})
+        source = self._convert(file, sha, converter)
+        if source.status == "read":
+            self.changes["changed" if prev and prev.status == "read" else "new"].append(file.path)
+        elif prev and prev.status == "read":
+            self.changes["changed"].append(file.path)  # it now fails: its passages go
+        return source
+
+    def _convert(self, file: Found, sha: str, converter: Any) -> Source:
+        label = f"{converter.name}@{converter.version}"
+        key = f"{sha}:{label}:{self.convert.key()}:{self.budget}:{self.overlap}"
+        done = self.cache.conversion(key)
+        if done is None:
+            try:
+                converted = converter.convert(file.file, self.convert)
+            except ConversionFailed as exc:
+                return Source(file.path, file.size, file.mtime_ns, sha, label, "failed", str(exc))
+            except Exception as exc:  # noqa: BLE001 - any converter's failure is this file's
+                reason = f"the {converter.name} converter failed: {type(exc).__name__}: {exc}"
+                return Source(file.path, file.size, file.mtime_ns, sha, label, "failed", reason)
+            pieces = [
+                {
+                    "text": piece.text,
+                    "page": piece.unit.page,
+                    "page_label": piece.unit.page_label,
+                    "section": list(piece.unit.section),
+                    "slide": piece.unit.slide,
+                    "start": piece.start,
+                    "end": piece.end,
+                }
+                for piece in chunk(converted.units, self.budget, self.count, self.overlap)
+            ]
+            done = {"title": converted.title, "notes": converted.notes, "pieces": pieces}
+            self.cache.put_conversion(key, done)
+            self.converted += 1
+        if not done["pieces"]:
+            return Source(
+                file.path, file.size, file.mtime_ns, sha, label, "failed", "no text found in it"
+            )
+        return Source(
+            file.path,
+            file.size,
+            _settled_mtime(file),
+            sha,
+            label,
+            "read",
+            "",
+            done["notes"],
+            done["title"],
+            done["pieces"],
+        )
+
+
+def _settled_mtime(file: Found) -> int:
+    """The recorded mtime, or 0 when the file changed while it was read (so the next sync
+    reads it again instead of trusting a stat that no longer matches the text)."""
+    try:
+        stat = file.file.stat()
+    except OSError:
+        return 0
+    return file.mtime_ns if (stat.st_size, stat.st_mtime_ns) == (file.size, file.mtime_ns) else 0
