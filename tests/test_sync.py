@@ -252,3 +252,45 @@ def test_cli_sync_and_info_list_every_file(folder, tmp_path):
     assert top["section"] == ["3 Staff"] and top["slide"] is None and top["text"]
     formats = runner.invoke(app, ["index", "formats"])
     assert ".pdf" in formats.output and ".pptx" in formats.output
+
+
+class Rewriting:
+    """A converter that finds its file changed under it (an editor saving mid-read)."""
+
+    name, version, suffixes = "rewriting", "1", (".mut",)
+
+    def convert(self, path, settings):
+        from ragteam.documents import Converted, Unit
+
+        text = path.read_text()
+        path.write_text(text + " and more")
+        os.utime(path, ns=(time.time_ns() + 10**9, time.time_ns() + 10**9))
+        return Converted("", [Unit(text)])
+
+
+def test_a_file_changed_while_it_is_read_is_read_again_next_time(folder, tmp_path, monkeypatch):
+    from ragteam.documents import CONVERTERS
+
+    CONVERTERS.register("rewriting", f"{__name__}:Rewriting")
+    try:
+        (folder / "draft.mut").write_text("The draft names the keeper Ada Brenn")
+        sync(folder, tmp_path / "ix")
+        again = sync(folder, tmp_path / "ix")
+        assert again.changes["changed"] == ["draft.mut"]  # not trusted as unchanged
+    finally:
+        CONVERTERS._builtins.pop("rewriting")
+        CONVERTERS._loaded.clear()
+
+
+def test_a_huge_web_page_is_read_whole_with_a_note(folder, tmp_path, monkeypatch):
+    import ragteam.documents.web as web
+
+    monkeypatch.setattr(web, "MAX_MAIN_BYTES", 200_000)
+    rows = "".join(f"<p>Row {n}: the tide table entry for day {n}.</p>" for n in range(8000))
+    (folder / "big.html").write_text(f"<html><body><h1>Tides</h1>{rows}</body></html>")
+    report = sync(folder, tmp_path / "ix")
+    big = next(s for s in report.files if s.path == "big.html")
+    assert big.status == "read" and "read whole" in big.notes[0]
+    assert load_index(tmp_path / "ix").retrieve("tide table entry for day 7777", k=1)[0].doc_id == (
+        "big.html"
+    )
