@@ -45,16 +45,12 @@ def test_pdf_encrypted_corrupt_and_truncated(tmp_path):
         convert(make_pdf(tmp_path / "locked.pdf", password="s3cret"))
     data = make_pdf(tmp_path / "whole.pdf").read_bytes()
     cut = tmp_path / "cut.pdf"
-    cut.write_bytes(data[: len(data) // 3])
+    cut.write_bytes(data[: len(data) // 2])  # a download that stopped half-way
     junk = tmp_path / "junk.pdf"
     junk.write_bytes(b"%PDF-1.7 this is not really a pdf")
     for bad in (cut, junk):
-        try:
-            doc = convert(bad)
-        except ConversionFailed as exc:
-            assert "PDF" in str(exc) or "OCR" in str(exc)
-        else:  # PDFium repairs what it can: whatever it returns is real text of the file
-            assert all(u.text in data.decode("latin-1") or u.text for u in doc.units)
+        with pytest.raises(ConversionFailed, match="not a readable PDF.*is it complete"):
+            convert(bad)
 
 
 def test_docx_headings_tables_and_page_breaks(tmp_path):

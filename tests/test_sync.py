@@ -152,14 +152,19 @@ def test_links_hidden_files_unicode_names_and_an_index_inside(folder, tmp_path):
 
 
 def test_a_second_sync_at_once_is_refused(folder, tmp_path, monkeypatch):
-    import ragteam.retrieval.sync as sync_module
+    import ragteam.retrieval.index as index_module
+    from ragteam.errors import IndexBusy
+    from ragteam.retrieval import build_index
 
-    monkeypatch.setattr(sync_module, "LOCK_WAIT_S", 0.2)
-    with (
-        sync_module._lock((tmp_path / "ix").resolve()),
-        pytest.raises(InputError, match="another sync"),
-    ):
-        sync(folder, tmp_path / "ix")
+    monkeypatch.setattr(index_module, "WRITER_WAIT_S", 0.2)
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text('{"id": "a", "text": "alpha"}\n')
+    with index_module.one_writer(tmp_path / "ix"):
+        with pytest.raises(IndexBusy, match="another sync or build"):
+            sync(folder, tmp_path / "ix")
+        with pytest.raises(IndexBusy):  # a JSONL build is a writer too
+            build_index(corpus, tmp_path / "ix", retriever="bm25")
+    sync(folder, tmp_path / "ix")  # released: the next one goes through
 
 
 def test_an_interrupted_sync_keeps_the_old_index_and_the_next_completes(
@@ -185,45 +190,44 @@ def test_an_interrupted_sync_keeps_the_old_index_and_the_next_completes(
     assert "cancelled" in load_index(out).retrieve("lighthouse repair", k=1)[0].text
 
 
-SLOW_SYNC = textwrap.dedent(
+KILLED_SYNC = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from ragteam.documents import CONVERTERS, Converted, Unit
-
-    class Slow:
-        name, version, suffixes = "slow", "1", (".slow",)
-        def convert(self, path, settings):
-            Path(sys.argv[3]).write_text("converting")
-            time.sleep(60)
-            return Converted("", [Unit("never")])
-
-    sys.modules["slowconv"] = type(sys)("slowconv")
-    sys.modules["slowconv"].Slow = Slow
-    CONVERTERS.register("slow", "slowconv:Slow")
     from ragteam.retrieval import sync_folder
     from ragteam.retrieval.index import IndexSettings
-    sync_folder(sys.argv[1], sys.argv[2], index=IndexSettings(retriever="bm25"))
+
+    def progress(phase, done, total):
+        if phase == "bm25":  # the new index is being written into its staging folder
+            Path(sys.argv[3]).write_text("writing")
+            time.sleep(60)
+
+    sync_folder(sys.argv[1], sys.argv[2], index=IndexSettings(retriever="bm25"),
+                progress=progress)
     """
 )
 
 
-def test_a_killed_sync_leaves_the_previous_index_and_the_next_sync_cleans_up(folder, tmp_path):
+def test_a_sync_killed_while_writing_loses_nothing_and_the_next_completes(folder, tmp_path):
     out = tmp_path / "ix"
     sync(folder, out)
-    (folder / "z.slow").write_text("slow")
-    marker = tmp_path / "started"
-    child = subprocess.Popen([sys.executable, "-c", SLOW_SYNC, str(folder), str(out), str(marker)])
-    deadline = time.time() + 60
-    while not marker.exists() and time.time() < deadline:
+    (folder / "MEETING.TXT").write_text("The board cancelled the lighthouse repair.")
+    marker = tmp_path / "writing"
+    child = subprocess.Popen(
+        [sys.executable, "-c", KILLED_SYNC, str(folder), str(out), str(marker)]
+    )
+    deadline = time.time() + 120
+    while not marker.exists() and time.time() < deadline and child.poll() is None:
         time.sleep(0.1)
     child.send_signal(signal.SIGKILL)
     child.wait()
-    assert marker.exists()
-    assert len(load_index(out).passages) > 0  # the previous generation still loads
-    report = sync(folder, out)  # no .slow converter here: reported, the lock was released
-    assert {s.path: s.status for s in report.files}["z.slow"] == "skipped"
-    assert not list(tmp_path.glob(".ix.building-*"))
+    assert marker.exists() and list(tmp_path.glob(".ix.building-*"))  # killed mid-write
+    index = load_index(out)  # the previous generation, whole
+    assert "approved" in index.retrieve("lighthouse repair", k=1)[0].text
+    report = sync(folder, out)  # the lock died with its process; the conversion was cached
+    assert report.changes["changed"] == ["MEETING.TXT"] and report.converted == 0
+    assert "cancelled" in load_index(out).retrieve("lighthouse repair", k=1)[0].text
+    assert not list(tmp_path.glob(".ix.building-*"))  # the dead writer's staging is gone
 
 
 def test_cli_sync_and_info_list_every_file(folder, tmp_path):

@@ -233,6 +233,7 @@ def print_report(report: SyncReport, out_dir: Path) -> None:
     for kind in _SHOWN:
         for path in report.changes[kind]:
             out.print(f"{kind:8} {escape(path)}", highlight=False, soft_wrap=True)
+    fresh = set(report.changes["new"] + report.changes["changed"])
     for source in report.files:
         if source.status in ("skipped", "failed"):
             style = "yellow" if source.status == "skipped" else "red"
@@ -241,9 +242,7 @@ def print_report(report: SyncReport, out_dir: Path) -> None:
                 highlight=False,
                 soft_wrap=True,
             )
-        for note in (
-            source.notes if source.path in report.changes["new"] + report.changes["changed"] else []
-        ):
+        for note in source.notes if source.path in fresh else []:
             out.print(
                 f"[yellow]note[/]     {escape(source.path)}: {escape(note)}",
                 highlight=False,
@@ -301,8 +300,9 @@ def _print_sources(sources: list[dict[str, Any]], manifest: dict[str, Any]) -> N
     if root.is_dir():
         found, _left = scan(root)
         known = {s["path"]: (s["size"], s["mtime_ns"]) for s in sources}
+        on_disk = {f.path for f in found}
         drift = [f.path for f in found if known.get(f.path) != (f.size, f.mtime_ns)]
-        drift += [p for p, (size, _m) in known.items() if size and p not in {f.path for f in found}]
+        drift += [p for p, (size, _m) in known.items() if size and p not in on_disk]
         if drift:
             out.print(
                 f"[yellow]{len(drift)} files changed since the last sync[/] "

@@ -82,6 +82,7 @@ def markdown_units(text: str) -> tuple[str, list[Unit]]:
     tokens = MarkdownIt("commonmark").enable("table").parse(text)
     sections = _Sections()
     row: list[str] = []
+    table: list[str] = []
     prefix = ""
     for i, token in enumerate(tokens):
         if token.type == "heading_open":
@@ -100,24 +101,12 @@ def markdown_units(text: str) -> tuple[str, list[Unit]]:
         elif token.type == "inline" and tokens[i - 1].type in ("th_open", "td_open"):
             row.append(_inline_text(token))
         elif token.type == "tr_close":
-            sections.block(" | ".join(row))
+            table.append(" | ".join(row))
             row = []
-    return title, _merge_rows(sections.done())
-
-
-def _merge_rows(units: list[Unit]) -> list[Unit]:
-    """Table rows were collected as blocks; keep a table's rows on consecutive lines."""
-    merged = []
-    for unit in units:
-        blocks = unit.text.split("\n\n")
-        out: list[str] = []
-        for block in blocks:
-            if out and " | " in block and " | " in out[-1].splitlines()[-1]:
-                out[-1] += "\n" + block
-            else:
-                out.append(block)
-        merged.append(Unit("\n\n".join(out), section=unit.section))
-    return merged
+        elif token.type == "table_close":  # a table is one block, a row a line
+            sections.block("\n".join(table))
+            table = []
+    return title, sections.done()
 
 
 class MarkdownConverter:

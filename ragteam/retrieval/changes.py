@@ -4,23 +4,14 @@ same bytes comes from the cache), or reported (skipped, failed, with the reason)
 
 from __future__ import annotations
 
-import hashlib
-from pathlib import Path
 from typing import Any
 
 from ragteam.documents import ConversionFailed, ConvertSettings, converter_for
 from ragteam.documents.chunking import TokenCount, chunk
+from ragteam.retrieval.digests import sha256_of
 from ragteam.retrieval.index import BuildProgress
 from ragteam.retrieval.scan import Found
 from ragteam.retrieval.sources import Source, SyncCache
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 class Walk:
@@ -46,17 +37,15 @@ class Walk:
 
     def run(self, found: list[Found], progress: BuildProgress | None) -> list[Source]:
         here = {f.path for f in found}
-        self._vanished = {
-            s.sha256: s for s in self.previous.values() if s.path not in here and s.status == "read"
-        }
+        gone = [s for s in self.previous.values() if s.path not in here and s.status == "read"]
+        self._vanished = {s.sha256: s for s in gone}
+        self._renamed_from: set[str] = set()
         sources = []
         for number, file in enumerate(found, start=1):
             sources.append(self._one(file))
             if progress:
                 progress("read", number, len(found))
-        self.changes["deleted"] = sorted(
-            s.path for s in self._vanished.values() if s.path not in here
-        )
+        self.changes["deleted"] = sorted(s.path for s in gone if s.path not in self._renamed_from)
         return sources
 
     def passages_changed(self) -> bool:
@@ -87,7 +76,7 @@ class Walk:
         if file.size == 0:
             return Source(file.path, 0, file.mtime_ns, status="failed", reason="the file is empty")
         try:
-            sha = _sha256(file.file)
+            sha = sha256_of(file.file)
         except OSError as exc:
             reason = f"could not be read ({exc.strerror}; moved while syncing?)"
             return Source(file.path, file.size, file.mtime_ns, status="failed", reason=reason)
@@ -99,6 +88,7 @@ class Walk:
             return Source(**{**prev.__dict__, "size": file.size, "mtime_ns": file.mtime_ns})
         if sha in self._vanished:
             old = self._vanished.pop(sha)
+            self._renamed_from.add(old.path)
             self.changes["renamed"].append(f"{old.path} -> {file.path}")
             moved = {**old.__dict__, "path": file.path, "size": file.size}
             return Source(**{**moved, "mtime_ns": file.mtime_ns})

@@ -5,7 +5,6 @@ stored as they finish, so a killed sync keeps what it had embedded)."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -13,6 +12,7 @@ import numpy as np
 from ragteam.documents.chunking import TokenCount
 from ragteam.retrieval.encoder_registry import make_encoder
 from ragteam.retrieval.encoders import EncoderSpec, embedding_model_dir, max_seq_length
+from ragteam.retrieval.index import RemoteEncode
 from ragteam.retrieval.sources import SyncCache, text_key
 
 BATCH = 256
@@ -42,9 +42,6 @@ def token_counter(spec: EncoderSpec) -> tuple[TokenCount, int, str]:
     return (lambda text: max(1, len(text.split()) * 4 // 3)), 512, "words x 4/3"
 
 
-RemoteEncode = Callable[[list[str], EncoderSpec, Any], Any]
-
-
 def cached_encode(cache: SyncCache, inner: RemoteEncode | None, stats: dict[str, int]):
     """A `RemoteEncode` that asks the cache first; `stats['embedded']` counts new texts."""
 
@@ -67,8 +64,6 @@ def cached_encode(cache: SyncCache, inner: RemoteEncode | None, stats: dict[str,
             if report:
                 report(min(start + BATCH, len(todo)), len(todo))
         stats["embedded"] = stats.get("embedded", 0) + len(todo)
-        if not texts:
-            return np.zeros((0, 384), dtype=np.float32)
         return np.stack([known[k] for k in keys]).astype(np.float32)
 
     return encode

@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
 from ragteam import atomic
 from ragteam._version import __version__
-from ragteam.errors import IndexUnusable, InputError, UnknownName
+from ragteam.errors import IndexBusy, IndexUnusable, InputError, UnknownName
 from ragteam.retrieval.corpus import (
     load_passages,
     passages_checksum,
@@ -147,7 +148,32 @@ def build_index(
     src_path = Path(src).expanduser().resolve()
     settings = IndexSettings(retriever, passage_words, bm25_stemmer, dense or DenseSettings(), mmap)
     source = {"path": str(src_path), "checksum": source_checksum(src_path)}
-    return write_aside(out, passages, source, settings, encode, progress, started=started)
+    with one_writer(out):
+        return write_aside(out, passages, source, settings, encode, progress, started=started)
+
+
+WRITER_WAIT_S = 10.0
+
+
+@contextlib.contextmanager
+def one_writer(out: str | Path) -> Iterator[None]:
+    """Hold the index's writer lock (a file beside it) for a build or a sync; a second writer
+    waits `WRITER_WAIT_S`, then is refused with `IndexBusy` (never interleaves)."""
+    from filelock import FileLock, Timeout
+
+    out = Path(out).expanduser().resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(out.parent / f".{out.name}.lock"), timeout=WRITER_WAIT_S)
+    try:
+        lock.acquire()
+    except Timeout as exc:
+        raise IndexBusy(
+            f"another sync or build of {out} is running; wait for it to finish, then try again"
+        ) from exc
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
@@ -89,9 +90,11 @@ def read_sources(directory: Path) -> tuple[dict[str, Source], dict[str, Any]]:
 
 
 def write_sources(path: Path, sources: Iterable[Source], settings: dict[str, Any]) -> None:
-    """Write a new sources file (into a staging folder: it is swapped in with the index)."""
-    path.unlink(missing_ok=True)
-    db = _connect(path)
+    """Write a new sources file: beside it first, then renamed over it (a kill in the middle
+    leaves the previous list)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.unlink(missing_ok=True)
+    db = _connect(tmp)
     try:
         with db:
             db.executemany(
@@ -99,22 +102,11 @@ def write_sources(path: Path, sources: Iterable[Source], settings: dict[str, Any
                 [s.row() for s in sources],
             )
             db.execute("INSERT INTO meta VALUES ('settings', ?)", (json.dumps(settings),))
+        db.close()
+        os.replace(tmp, path)
     finally:
         db.close()
-
-
-def update_stat(directory: Path, changed: list[Source]) -> None:
-    """Record new sizes/mtimes of files whose bytes did not change, in place, in one
-    transaction (readers of the index never read this file)."""
-    db = _connect(directory / SOURCES_FILE)
-    try:
-        with db:
-            db.executemany(
-                "UPDATE sources SET size = ?, mtime_ns = ?, status = ?, reason = ? WHERE path = ?",
-                [(s.size, s.mtime_ns, s.status, s.reason, s.path) for s in changed],
-            )
-    finally:
-        db.close()
+        tmp.unlink(missing_ok=True)
 
 
 def text_key(text: str) -> str:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ragteam.documents import ConvertSettings
-from ragteam.errors import IndexBusy, IndexUnusable, InputError
+from ragteam.errors import IndexUnusable, InputError
 from ragteam.paths import sync_cache_file
 from ragteam.retrieval.changes import Walk
 from ragteam.retrieval.embed_cache import cached_encode, token_counter
@@ -28,6 +28,7 @@ from ragteam.retrieval.index import (
     BuildProgress,
     IndexSettings,
     RemoteEncode,
+    one_writer,
     write_aside,
 )
 from ragteam.retrieval.index import build_index as build_jsonl_index
@@ -40,8 +41,6 @@ from ragteam.retrieval.sources import (
     write_sources,
 )
 from ragteam.types import Locator, Passage
-
-LOCK_WAIT_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -80,7 +79,8 @@ class SyncReport:
 
 def build_index(src: str | Path, out: str | Path, **options: Any) -> dict[str, Any]:
     """An index of a JSONL corpus, or of a folder of documents (a sync into an empty index,
-    whose manifest then carries the `SyncReport` as `sync`)."""
+    whose manifest then carries the `SyncReport` as `sync`; `passage_words` becomes a budget
+    of 4/3 tokens a word)."""
     path = Path(src).expanduser()
     if not path.is_dir():
         return build_jsonl_index(path, out, **options)
@@ -99,13 +99,6 @@ def build_index(src: str | Path, out: str | Path, **options: Any) -> dict[str, A
     return {**report.manifest, "sync": report}
 
 
-def _lock(out: Path) -> Any:
-    from filelock import FileLock
-
-    out.parent.mkdir(parents=True, exist_ok=True)
-    return FileLock(str(out.parent / f".{out.name}.lock"), timeout=LOCK_WAIT_S)
-
-
 def sync_folder(
     src: str | Path,
     out: str | Path,
@@ -118,8 +111,6 @@ def sync_folder(
 ) -> SyncReport:
     """Bring the index at `out` in step with the folder `src` (see the module's doc).
     `fresh` ignores what the index held (a build)."""
-    from filelock import Timeout
-
     started = time.perf_counter()
     root = Path(src).expanduser().resolve()
     if not root.is_dir():
@@ -127,15 +118,10 @@ def sync_folder(
     out = Path(out).expanduser().resolve()
     if out == root or root in out.parents:
         raise InputError(f"the index {out} would be inside the folder it indexes; put it beside")
-    try:
-        with _lock(out):
-            report = _sync_locked(
-                root, out, sync or SyncSettings(), index or IndexSettings(), encode, progress, fresh
-            )
-    except Timeout as exc:
-        raise IndexBusy(
-            f"another sync or build of {out} is running; wait for it to finish, then sync again"
-        ) from exc
+    with one_writer(out):
+        report = _sync_locked(
+            root, out, sync or SyncSettings(), index or IndexSettings(), encode, progress, fresh
+        )
     report.seconds = round(time.perf_counter() - started, 3)
     return report
 
