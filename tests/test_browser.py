@@ -407,3 +407,40 @@ def test_columns_run_together_when_the_server_answers_several_at_once(browser, b
             assert all("running" in t for t in labels) is together, labels
             page.wait_for_function("document.querySelector('#ask-status').textContent === 'done'")
         assert errors == []
+
+
+@pytest.mark.parametrize("size", [(1280, 800), (390, 844)], ids=["desktop", "phone"])
+def test_citations_of_a_document_index_name_file_and_page(browser, tmp_path, shots, size):
+    """Over a synced folder of real documents, the citation chips say where each passage
+    stands (file, page and printed label, section), and the passage dialog says it too."""
+    from docfiles import make_folder
+
+    from ragteam.retrieval import sync_folder
+    from ragteam.retrieval.index import IndexSettings
+
+    folder = make_folder(tmp_path / "docs")
+    sync_folder(folder, tmp_path / "ix", index=IndexSettings(retriever="bm25"))
+    config = ServerConfig(indexes={"docs": tmp_path / "ix"})
+    errors: list[str] = []
+    with Serving(create_app(config, FakeModel(lambda m, p: "Jonas Quell"))) as url:
+        page = browser.new_page(viewport={"width": size[0], "height": size[1]})
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(url + "/")
+        page.wait_for_selector("#strategies input[value=oner]")
+        for box in page.locator("#strategies input:checked").all():
+            box.uncheck()
+        page.check("#strategies input[value=oner]")
+        page.fill("#question", "Who is the harbour master, appointed in 1902?")
+        page.keyboard.press("Enter")
+        page.wait_for_selector(".column[data-strategy=oner] [data-testid=answer]")
+        chips = page.locator(".column[data-strategy=oner] .cite")
+        texts = [chips.nth(i).inner_text() for i in range(chips.count())]
+        assert 'report.pdf p. 3 ("1") § 3 Staff' in texts
+        page.screenshot(path=str(shots / f"doc-citations-{size[0]}.png"), full_page=True)
+        chips.nth(texts.index('report.pdf p. 3 ("1") § 3 Staff')).click()
+        dialog = page.locator("#passage-dialog")
+        dialog.wait_for(state="visible")
+        assert dialog.locator("#passage-id").inner_text().startswith('report.pdf p. 3 ("1")')
+        assert "Jonas Quell" in dialog.locator("#passage-text").inner_text()
+        page.screenshot(path=str(shots / f"doc-passage-{size[0]}.png"))
+    assert errors == []
