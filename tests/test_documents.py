@@ -85,6 +85,33 @@ def test_pptx_one_unit_per_slide_with_tables_and_notes(tmp_path):
     assert "Basic | 9 crowns" in doc.units[2].text
 
 
+def test_pptx_boxes_are_read_in_reading_order_and_a_line_of_boxes_stays_one_line(tmp_path):
+    """As LibreOffice's PDF import and hand-placed slides make them: one text box per cell,
+    drawn in any order. Read top to bottom, a row's boxes left to right on one line."""
+    from pptx import Presentation
+    from pptx.util import Inches, Pt
+
+    deck = Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[6])  # blank: no title placeholder
+    boxes = [  # (left, top, text), drawn out of reading order
+        (5.0, 2.0, "9 crowns a month"),
+        (1.0, 3.0, "Pro"),
+        (1.0, 2.0, "Basic"),
+        (1.0, 1.0, "Plans and prices"),
+        (5.0, 3.05, "25 crowns a month"),  # a little lower than its row's first box
+    ]
+    for left, top, text in boxes:
+        shape = slide.shapes.add_textbox(Inches(left), Inches(top), Inches(3), Pt(20))
+        shape.text_frame.text = text
+    deck.save(str(tmp_path / "boxes.pptx"))
+    text = convert(tmp_path / "boxes.pptx").units[0].text
+    assert text.split("\n\n") == [
+        "Plans and prices",
+        "Basic 9 crowns a month",
+        "Pro 25 crowns a month",
+    ]
+
+
 def test_html_main_content_drops_boilerplate_and_whole_keeps_it(tmp_path):
     page = make_html(tmp_path / "ferry.html")
     main = convert(page)

@@ -127,7 +127,7 @@ def _table_rows(table: Any) -> str:
 
 class PptxConverter:
     name: ClassVar[str] = "pptx"
-    version: ClassVar[str] = "1"
+    version: ClassVar[str] = "2"
     suffixes: ClassVar[tuple[str, ...]] = (".pptx",)
 
     def convert(self, path: Path, settings: ConvertSettings) -> Converted:
@@ -157,15 +157,45 @@ class PptxConverter:
 def _slide_text(slide: Any) -> tuple[str, list[str]]:
     title_shape = slide.shapes.title
     heading = " ".join(title_shape.text.split()) if title_shape is not None else ""
-    blocks: list[str] = []
+    pieces: list[tuple[int, int, int, list[str]]] = []  # top, left, height, paragraphs
     for shape in slide.shapes:
         if title_shape is not None and shape.shape_id == title_shape.shape_id:
             continue
+        paragraphs: list[str] = []
         if shape.has_text_frame:
             for paragraph in shape.text_frame.paragraphs:
                 text = " ".join("".join(run.text for run in paragraph.runs).split())
                 if text:
-                    blocks.append(text)
+                    paragraphs.append(text)
         elif getattr(shape, "has_table", False) and shape.has_table:
-            blocks.append(_table_rows(shape.table))
-    return heading, blocks
+            paragraphs.append(_table_rows(shape.table))
+        if paragraphs:
+            pieces.append((shape.top or 0, shape.left or 0, shape.height or 0, paragraphs))
+    return heading, _reading_order(pieces)
+
+
+def _reading_order(pieces: list[tuple[int, int, int, list[str]]]) -> list[str]:
+    """Shapes top to bottom (the file keeps them in drawing order, not reading order); one-line
+    shapes that share a line — a table row or a sentence that a PDF-made or hand-placed slide
+    split into boxes — joined left to right into one line."""
+    blocks: list[str] = []
+    row: list[tuple[int, str]] = []
+    row_top = row_height = 0
+
+    def flush() -> None:
+        if row:
+            blocks.append(" ".join(text for _, text in sorted(row)))
+            row.clear()
+
+    for top, left, height, paragraphs in sorted(pieces, key=lambda p: (p[0], p[1])):
+        if len(paragraphs) > 1 or "\n" in paragraphs[0]:
+            flush()
+            blocks.extend(paragraphs)
+            continue
+        if row and abs(top - row_top) > max(row_height, height) / 2:
+            flush()
+        if not row:
+            row_top, row_height = top, height
+        row.append((left, paragraphs[0]))
+    flush()
+    return blocks
