@@ -1,11 +1,16 @@
 """The one path from a question to a labelled answer, shared by `ragteam.answer` and the eval
-runner: pose the question (multiple choice, claim or open), run the strategy, label the reply."""
+runner: pose the question (multiple choice, claim or open), run the strategy, label the reply,
+then check which passages it read support which of its sentences (one place for every
+strategy: the answer cites only those, and may abstain when none does)."""
 
 from __future__ import annotations
 
 from ragteam.formats import choice_label, pose, truth_label
 from ragteam.strategies.base import Context, Strategy
-from ragteam.types import Answer
+from ragteam.support.stage import check_support
+from ragteam.types import Answer, Citation, Passage, SupportSettings
+
+ABSTAIN = "I could not find this in your documents."
 
 
 def run_posed(
@@ -14,9 +19,11 @@ def run_posed(
     ctx: Context,
     choices: dict[str, str] | None = None,
     claim: bool = False,
+    support: SupportSettings | None = None,
 ) -> Answer:
     """Answer `question` with `strategy`; with `choices` the answer is an option label, with
-    `claim` it is "true" or "false"."""
+    `claim` it is "true" or "false". `support` (default: checked, no abstention) says how the
+    answer's support is checked; a true/false verdict is not checked."""
     result = strategy.run(pose(question, choices, claim), ctx)
     result.question = question
     if choices:
@@ -30,7 +37,68 @@ def run_posed(
             )
     elif claim:
         result.text = truth_label(result.text)
+    if not claim:
+        attach_support(result, ctx, support or SupportSettings(), choices)
     return result
+
+
+def attach_support(
+    result: Answer, ctx: Context, settings: SupportSettings, choices: dict[str, str] | None = None
+) -> None:
+    """Check `result` against every passage its strategy read; keep as citations only those
+    that support it, the rest as `read`; with `settings.abstain`, withhold an answer that
+    nothing supports (the withheld text stays in the trace)."""
+    passages = read_passages(result, ctx)
+    if not passages or not result.text.strip():
+        return
+    checked = (choices or {}).get(result.text, result.text)
+    found = check_support(result.question, checked, passages, settings, result.trace)
+    if found.layer == "off":
+        return
+    given = {c.passage_id: c for c in result.citations}
+    by_id = {p.id: p for p in passages}
+    result.read = [given.get(pid) or Citation.of(by_id[pid]) for pid in found.read]
+    result.citations = [given.get(pid) or Citation.of(by_id[pid]) for pid in found.cited]
+    result.support = found
+    if settings.abstain and not found.cited:
+        if result.trace is not None:
+            result.trace.note(
+                "support", f"withheld unsupported answer: {result.text}", event="abstained"
+            )
+        result.text = f"{ABSTAIN} Searched: {_searched(result)}"
+
+
+def read_passages(result: Answer, ctx: Context) -> list[Passage]:
+    """The passages the strategy read: its citations and every retrieval step's hits, once
+    each, in the order first seen (found again in the index by id)."""
+    if ctx.index is None:
+        return []
+    ids = [c.passage_id for c in result.citations]
+    for step in result.trace.steps if result.trace else []:
+        if step.kind == "retrieve":
+            outputs = step.output if isinstance(step.output, list) else _flatten(step.output)
+            ids += [h["id"] for h in outputs if isinstance(h, dict) and "id" in h]
+    seen: dict[str, Passage] = {}
+    for pid in ids:
+        if pid not in seen and (p := ctx.index.passage(pid)) is not None:
+            seen[pid] = p
+    return list(seen.values())
+
+
+def _flatten(output: object) -> list:
+    if isinstance(output, dict):
+        return [h for v in output.values() if isinstance(v, list) for h in v]
+    return []
+
+
+def _searched(result: Answer) -> str:
+    queries = [
+        str(s.input.get("query"))
+        for s in (result.trace.steps if result.trace else [])
+        if s.kind == "retrieve" and isinstance(s.input, dict) and s.input.get("query")
+    ]
+    shown = "; ".join(f'"{q}"' for q in dict.fromkeys(queries))
+    return f"{shown} ({len(result.read)} passages read, none supports an answer)."
 
 
 def _by_text(said: str, choices: dict[str, str]) -> bool:

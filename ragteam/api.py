@@ -13,7 +13,7 @@ from ragteam.retrieval.index import Index, load_index
 from ragteam.strategies import Context, check_roles, make_strategy
 from ragteam.tools.base import Tool, make_tool
 from ragteam.trace import Step, Trace
-from ragteam.types import Answer
+from ragteam.types import Answer, SupportSettings
 
 MAX_QUESTION_CHARS = 1_000_000
 
@@ -49,6 +49,7 @@ def answer(
     claim: bool = False,
     tools: Iterable[Tool | Callable[..., Any]] = (),
     on_step: Callable[[Step], None] | None = None,
+    support: SupportSettings | None = None,
 ) -> Answer:
     """Answer one question. `index` is a directory built by `ragteam index build` (or a loaded
     `Index`); `model` a spec such as "embedded", "path/to/model.gguf", "openai:NAME" or a model
@@ -57,7 +58,9 @@ def answer(
     question is multiple choice and the answer is an option label; with `claim` it is a
     statement to judge true or false. `tools` are functions (typed, with a docstring) or
     `Tool`s that tool-using strategies (smurfs) may call, next to search and lookup.
-    `on_step` is called with every trace step as it happens (to stream the work)."""
+    `on_step` is called with every trace step as it happens (to stream the work). `support`
+    says how the answer's support is checked (default: the trained checker, no abstention;
+    `SupportSettings(abstain=True)` answers "not found" when no passage supports it)."""
     question = check_question(question)
     runner = make_strategy(strategy, options)
     check_roles([strategy], list(role_models or {}))
@@ -75,4 +78,4 @@ def answer(
     }
     trace = Trace(on_step=on_step)
     context = Context(chat, loaded, trace, overrides, tuple(make_tool(t) for t in tools))
-    return run_posed(runner, question, context, choices, claim)
+    return run_posed(runner, question, context, choices, claim, support)

@@ -33,6 +33,7 @@ from ragteam.llm import ModelOptions
 from ragteam.render import answer_view, trace_view
 from ragteam.retrieval.index import load_index
 from ragteam.strategies import available
+from ragteam.support.stage import support_settings
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 
@@ -87,8 +88,24 @@ def ask(
     ] = False,
     tools: ToolsOpt = [],  # noqa: B006
     mcp: McpOpt = [],  # noqa: B006
+    support: Annotated[
+        str,
+        typer.Option(
+            help="how each sentence's support is checked: lexical, checker (needs --checker), off"
+        ),
+    ] = "lexical",
+    checker: Annotated[
+        str, typer.Option(help="a support checker from `ragteam train support` (.safetensors)")
+    ] = "",
+    abstain: Annotated[
+        bool,
+        typer.Option(
+            "--abstain", help='say "not found in your documents" when no passage supports it'
+        ),
+    ] = False,
 ) -> None:
-    """Answer a question over an index, with citations and a cost line."""
+    """Answer a question over an index; the answer cites, sentence by sentence, the passages
+    that support it, and says when none does."""
     with friendly_errors(), user_tools(tools, mcp, model_options.timeout) as extra:
         result = answer(
             question,
@@ -99,6 +116,7 @@ def ask(
             model_options=model_options,
             role_models={k: str(v) for k, v in parse_options(role_model).items()},
             tools=extra,
+            support=support_settings(support, abstain, checker),
         )
         if as_json:
             payload = result.to_dict()

@@ -1,16 +1,24 @@
-"""How well an answer is grounded, from its citations and its trace: what the page's answer
-card, `ragteam ask` and the API say beside every answer, so that a cited answer never looks the
-same as one the model wrote after empty searches, or after every step failed."""
+"""How well an answer is grounded, from the support check and the trace: what the page's
+answer card, `ragteam ask`, the API, the OpenAI reply and MCP say beside every answer.
+
+- `supported`: every sentence is backed by a passage the team read (cited inline);
+- `partly_supported`: some sentences are not (they are named);
+- `not_supported`: passages were read but none backs the answer: "not found in your documents";
+- `no_evidence`: nothing was retrieved — the model answered from its own knowledge;
+- `failed`: every step failed, or there is no answer;
+- `unchecked`: support was not checked (turned off, or a true/false verdict)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from ragteam.trace import Step
 
-Level = Literal["cited", "uncited", "no_evidence", "failed"]
+Level = Literal[
+    "supported", "partly_supported", "not_supported", "no_evidence", "failed", "unchecked"
+]
 
 
 @dataclass(frozen=True)
@@ -23,19 +31,23 @@ class Grounding:
     parse_failures: int
     failed_steps: int
     steps: int
+    score: float | None = None  # the support score (None when unchecked)
+    layer: str = ""  # which layer decided: checker | lexical | off | ""
+    unsupported: list[str] = field(default_factory=list)  # sentences no passage backs
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def grounding(text: str, citations: int, steps: Sequence[Step]) -> Grounding:
-    """The grounding of an answer `text` with `citations` citations and these trace steps
-    (`Answer.grounding()` is the usual entry)."""
+def grounding(text: str, citations: int, steps: Sequence[Step], support: Any = None) -> Grounding:
+    """The grounding of an answer `text` with `citations` citations, these trace steps and
+    its support check, a `types.Support` (typed loosely: `types` imports this module, not the
+    other way round; `Answer.grounding()` is the usual entry)."""
     searches = [s for s in steps if s.kind == "retrieve"]
     hits = [_count(s.output) for s in searches]
     calls = [s for s in steps if s.kind in ("llm", "tool", "retrieve", "rerank")]
     failed = sum(1 for s in calls if s.error)
-    facts = {
+    facts: dict[str, Any] = {
         "citations": citations,
         "passages_read": sum(hits),
         "empty_searches": sum(1 for n in hits if n == 0),
@@ -43,23 +55,45 @@ def grounding(text: str, citations: int, steps: Sequence[Step]) -> Grounding:
         "failed_steps": failed,
         "steps": len(calls),
     }
-    level, message = _judge(text, facts)
+    if support is not None and support.layer != "off":
+        facts |= {
+            "score": round(support.score, 4),
+            "layer": support.layer,
+            "unsupported": [s.text for s in support.sentences if not s.supported],
+        }
+        facts["passages_read"] = max(facts["passages_read"], len(support.read))
+    level, message = _judge(text, facts, support)
     return Grounding(level, message, **facts)
 
 
-def _judge(text: str, facts: dict[str, int]) -> tuple[Level, str]:
+def _judge(text: str, facts: dict[str, Any], support: Any) -> tuple[Level, str]:
     if not text.strip() or (facts["steps"] and facts["failed_steps"] == facts["steps"]):
         return "failed", "every step failed: this is not an answer"
-    if facts["citations"]:
+    read = facts["passages_read"]
+    if not read:
+        return "no_evidence", "no evidence found — the model answered from its own knowledge"
+    if support is None or support.layer == "off":
+        return "unchecked", f"not checked: the team read {read} passage{_s(read)}"
+    sentences = support.sentences
+    missing = facts["unsupported"]
+    if sentences and not missing:
         n = facts["citations"]
-        return "cited", f"grounded: cites {n} passage{'s' if n != 1 else ''} it was shown"
-    if facts["passages_read"]:
+        return "supported", f"supported by {n} passage{_s(n)} it read ({support.layer} check)"
+    if sentences and len(missing) < len(sentences):
         return (
-            "uncited",
-            f"not cited: the team read {facts['passages_read']} passages but cited none; "
-            "check the answer against them",
+            "partly_supported",
+            f"partly supported: {len(missing)} of {len(sentences)} sentences are not backed by "
+            "the passages read",
         )
-    return "no_evidence", "no evidence found — the model answered from its own knowledge"
+    return (
+        "not_supported",
+        f"not supported by the {read} passage{_s(read)} read: not found in your documents; "
+        "check it before you rely on it",
+    )
+
+
+def _s(n: int) -> str:
+    return "" if n == 1 else "s"
 
 
 def _count(output: Any) -> int:

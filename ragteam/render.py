@@ -15,27 +15,37 @@ from ragteam.trace import Step, Trace
 from ragteam.types import Answer
 
 _GROUNDING_STYLE = {
-    "cited": "green",
-    "uncited": "yellow",
+    "supported": "green",
+    "partly_supported": "yellow",
+    "not_supported": "bold yellow",
     "no_evidence": "bold yellow",
+    "unchecked": "yellow",
     "failed": "bold red",
 }
 
 
 def answer_view(answer: Answer) -> Group:
     parts: list[Any] = [
-        Panel(Text(answer.text or "(no answer)"), title=f"answer ({answer.strategy})")
+        Panel(Text(answer.marked_text() or "(no answer)"), title=f"answer ({answer.strategy})")
     ]
     if answer.citations:
         cites = Table(show_header=True, header_style="bold", box=None)
+        cites.add_column("")
         cites.add_column("passage")
         cites.add_column("where")
-        for c in answer.citations:
-            cites.add_row(escape(c.passage_id), escape(c.locator or c.title))
+        for n, c in enumerate(answer.citations, start=1):
+            cites.add_row(f"[{n}]", escape(c.passage_id), escape(c.locator or c.title))
         parts.append(Text("citations", style="bold"))
         parts.append(cites)
+    cited = {c.passage_id for c in answer.citations}
+    if unused := [c for c in answer.read if c.passage_id not in cited]:
+        shown = ", ".join(c.locator or c.title or c.passage_id for c in unused[:5])
+        more = f" and {len(unused) - 5} more" if len(unused) > 5 else ""
+        parts.append(Text(f"read, not cited: {shown}{more}", style="dim"))
     grounded = answer.grounding()
     parts.append(Text(grounded.message, style=_GROUNDING_STYLE[grounded.level]))
+    for sentence in grounded.unsupported[:5]:
+        parts.append(Text(f"  not backed: {sentence}", style="yellow"))
     if answer.trace is not None:
         parts.append(Text(cost_line(answer.trace), style="dim"))
         for step in answer.trace.steps:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-StepKind = Literal["llm", "retrieve", "rerank", "tool", "note"]
+StepKind = Literal["llm", "retrieve", "rerank", "tool", "note", "support"]
 
 
 @dataclass

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from ragteam.grounding import Grounding
@@ -108,26 +108,118 @@ class Citation:
         return cls(passage.id, passage.title, passage.doc_id, where)
 
 
+Layer = Literal["lexical", "checker", "off"]
+
+
+@dataclass(frozen=True)
+class SupportSettings:
+    # lexical: content words found in the passage (the default: it measured better than the
+    # checker trained so far, docs/benchmarks.md section 25); checker: a trained MiniLM checker
+    # (`ragteam train support`), the lexical layer when it cannot load (said in the trace)
+    layer: Layer = "lexical"
+    checker_path: str = ""  # the checker file (.safetensors) for layer "checker"
+    abstain: bool = False  # answer "not found in your documents" when nothing supports it
+
+
+@dataclass(frozen=True)
+class SentenceSupport:
+    text: str
+    start: int
+    end: int
+    score: float  # the best passage's score (probability for the checker, share for lexical)
+    passages: tuple[str, ...]  # ids of the passages that support it, best first
+    supported: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "start": self.start,
+            "end": self.end,
+            "score": round(self.score, 4),
+            "passages": list(self.passages),
+            "supported": self.supported,
+        }
+
+
+@dataclass(frozen=True)
+class Support:
+    layer: str  # checker | lexical | off
+    threshold: float
+    sentences: tuple[SentenceSupport, ...] = ()
+    read: tuple[str, ...] = ()  # ids of every passage checked
+    note: str = ""  # why the layer is not the one asked for, or what was left unchecked
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def score(self) -> float:
+        """The answer's support: its least supported sentence (0 with nothing to check)."""
+        return min((s.score for s in self.sentences), default=0.0)
+
+    @property
+    def cited(self) -> list[str]:
+        """Supporting passage ids in the order the answer first uses them."""
+        out: list[str] = []
+        for s in self.sentences:
+            out += [p for p in s.passages if p not in out]
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "layer": self.layer,
+            "threshold": self.threshold,
+            "score": round(self.score, 4),
+            "sentences": [s.to_dict() for s in self.sentences],
+            "read": list(self.read),
+            "note": self.note,
+        }
+
+
 @dataclass
 class Answer:
     question: str
     text: str
     strategy: str
-    citations: list[Citation] = field(default_factory=list)
+    citations: list[Citation] = field(default_factory=list)  # what supports the answer
     trace: Trace | None = None
+    read: list[Citation] = field(default_factory=list)  # every passage checked ([] unchecked)
+    support: Support | None = None  # which passages support which sentence (None: unchecked)
 
     def grounding(self) -> Grounding:
-        """How well this answer is grounded (cited, uncited, no evidence, failed)."""
+        """How well this answer is grounded: supported, partly supported, not supported by the
+        passages read, no evidence, failed (or unchecked)."""
         from ragteam.grounding import grounding
 
-        return grounding(self.text, len(self.citations), self.trace.steps if self.trace else [])
+        steps = self.trace.steps if self.trace else []
+        return grounding(self.text, len(self.citations), steps, self.support)
+
+    def marked_text(self) -> str:
+        """The answer with an inline `[n]` after each sentence, n the 1-based numbers of the
+        citations that support it (the text itself when nothing was checked)."""
+        if self.support is None:
+            return self.text
+        number = {c.passage_id: n for n, c in enumerate(self.citations, start=1)}
+        out, at, trailing = [], 0, []
+        for s in self.support.sentences:
+            marks = "".join(f"[{number[p]}]" for p in s.passages if p in number)
+            if self.text[s.start : s.end] != s.text:  # checked another text (an option's)
+                trailing.append(marks)
+                continue
+            end = s.end - 1 if s.text[-1] in ".!?" else s.end  # `in 1973 [1].`
+            out += [self.text[at:end], f" {marks}" if marks else ""]
+            at = end
+        out.append(self.text[at:])
+        tail = "".join(trailing)
+        return "".join(out) + (f" {tail}" if tail else "")
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "question": self.question,
             "answer": self.text,
+            "marked": self.marked_text(),
             "strategy": self.strategy,
             "citations": [asdict(c) for c in self.citations],
+            "read": [asdict(c) for c in self.read],
+            "support": self.support.to_dict() if self.support else None,
             "cost": self.trace.totals() if self.trace else {},
             "grounding": self.grounding().to_dict(),
             "trace": self.trace.to_dict() if self.trace else None,

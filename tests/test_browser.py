@@ -221,10 +221,10 @@ def test_an_answer_without_evidence_does_not_look_like_a_cited_one(browser, bm25
         page.wait_for_selector(".column[data-strategy=nor] [data-testid=answer]", timeout=30_000)
         cited = page.locator(".column[data-strategy=oner] [data-testid=answer]")
         bare = page.locator(".column[data-strategy=nor] [data-testid=answer]")
-        assert cited.get_attribute("data-grounding") == "cited"
+        assert cited.get_attribute("data-grounding") == "supported"
         assert bare.get_attribute("data-grounding") == "no_evidence"
         assert "own knowledge" in bare.locator("[data-testid=grounding]").inner_text()
-        assert "cites" in cited.locator("[data-testid=grounding]").inner_text()
+        assert "supported by" in cited.locator("[data-testid=grounding]").inner_text()
         style = "e => getComputedStyle(e).borderTopStyle + ' ' + getComputedStyle(e).borderTopColor"
         assert cited.evaluate(style) != bare.evaluate(style)
         assert "1 model call ·" in bare.locator(".meta").inner_text()

@@ -56,10 +56,11 @@ def test_the_documented_strategy_installs_and_answers(installed_example, bm25_in
         strategy=installed_example,
         model=FakeModel(reply),
     )
-    assert result.text == "Hevik" and len(result.citations) == 1
+    # the support check cites what backs "Hevik": the passage the strategy picked comes first
+    assert result.text == "Hevik" and result.citations[0].passage_id == "halvard-05"
     roles = [s.role for s in result.trace.steps]
-    assert roles == ["retriever", "judge", "answerer"]
-    assert result.grounding().level == "cited"
+    assert roles == ["retriever", "judge", "answerer", "checker"]
+    assert result.grounding().level == "supported"
 
 
 @pytest.fixture

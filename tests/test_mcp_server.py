@@ -73,7 +73,7 @@ def test_tools_search_passage_and_ask_over_http(http_url):
     assert len(found) == 3 and all("score" in p and p["id"] for p in found)
     assert opened["id"] == found[0]["id"] and opened["text"]
     assert answered["answer"] == "Hevik" and answered["citations"]
-    assert [s["kind"] for s in answered["steps"]] == ["retrieve", "llm"]
+    assert [s["kind"] for s in answered["steps"]] == ["retrieve", "llm", "support"]
     assert len(progress) >= 2  # one notification per agent step
     assert resources == ["index://demo"]
     assert json.loads(manifest.contents[0].text)["name"] == "demo"

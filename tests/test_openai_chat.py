@@ -46,7 +46,25 @@ def test_a_plain_completion_answers_with_sources_and_usage(client):
     assert done.usage.total_tokens > 0 and done.choices[0].finish_reason == "stop"
     extension = done.model_extra["ragteam"]
     assert extension["citations"] and extension["strategy"] == "oner"
-    assert [s["kind"] for s in extension["trace"]["steps"]] == ["retrieve", "llm"]
+    assert [s["kind"] for s in extension["trace"]["steps"]] == ["retrieve", "llm", "support"]
+    assert text.startswith("Hevik [1]") and extension["grounding"]["level"] == "supported"
+    assert len(extension["read"]) > len(extension["citations"])  # read is not cited
+
+
+def test_an_answer_nothing_supports_is_withheld_in_words_a_chat_shows(bm25_index_dir):
+    config = ServerConfig(indexes={"demo": bm25_index_dir})
+    with serving(create_app(config, FakeModel(lambda m, p: "Barcelona"))) as port:
+        chat = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="x", max_retries=0)
+        asked = [{"role": "user", "content": QUESTION}]
+        text = chat.chat.completions.create(model="oner@demo", messages=asked)
+        said = text.choices[0].message.content
+        assert said.startswith("I could not find this in your documents.") and "Sources" not in said
+        assert "Not supported" in said
+        kept = chat.chat.completions.create(
+            model="oner@demo", messages=asked, extra_body={"ragteam": {"abstain": False}}
+        )
+        said = kept.choices[0].message.content
+        assert said.startswith("Barcelona") and "Not supported: none of the passages" in said
 
 
 def test_a_streamed_completion_sends_steps_then_the_text(client):
@@ -59,7 +77,7 @@ def test_a_streamed_completion_sends_steps_then_the_text(client):
         for c in chunks
         if "step" in (c.model_extra.get("ragteam") or {})
     ]
-    assert [s["kind"] for s in steps] == ["retrieve", "llm"]
+    assert [s["kind"] for s in steps] == ["retrieve", "llm", "support"]
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert text.startswith("Hevik")
     assert chunks[-1].choices[0].finish_reason == "stop" and chunks[-1].usage.total_tokens > 0

@@ -57,7 +57,7 @@ def test_answer_returns_what_ask_json_trace_prints(bm25_index_dir):
     assert body.status_code == 200
     data = body.json()
     assert data["answer"] == "Hevik" and data["strategy"] == "oner"
-    assert [s["kind"] for s in data["trace"]["steps"]] == ["retrieve", "llm"]
+    assert [s["kind"] for s in data["trace"]["steps"]] == ["retrieve", "llm", "support"]
     assert data["citations"] and data["cost"]["llm_calls"] == 1
 
 
@@ -67,10 +67,10 @@ def test_the_stream_sends_each_step_then_the_answer(bm25_index_dir):
     ) as response:
         assert response.headers["content-type"].startswith("text/event-stream")
         found = events(response.read().decode())
-    assert [e for e, _ in found] == ["step", "step", "answer"]
+    assert [e for e, _ in found] == ["step", "step", "step", "answer"]
     assert [d["number"] for _, d in found[:2]] == [1, 2]
     assert found[0][1]["kind"] == "retrieve" and found[1][1]["role"] == "answerer"
-    assert found[2][1]["answer"] == "Hevik" and "trace" not in found[2][1]
+    assert found[3][1]["answer"] == "Hevik" and "trace" not in found[3][1]
 
 
 def test_a_failing_answer_streams_an_error_event(bm25_index_dir):

@@ -18,7 +18,7 @@ def test_oner_retrieves_prompts_with_passages_and_cites(bm25_index_dir):
     result = answer(QUESTION, index=bm25_index_dir, strategy="oner", model=model, options={"k": 3})
     assert result.text == "Emrik Tollan"
     kinds = [(s.kind, s.role) for s in result.trace.steps]
-    assert kinds == [("retrieve", "retriever"), ("llm", "answerer")]
+    assert kinds == [("retrieve", "retriever"), ("llm", "answerer"), ("support", "checker")]
     retrieved = [h["id"] for h in result.trace.steps[0].output]
     assert len(retrieved) == 3
     prompt = model.calls[0]["messages"][-1]["content"]

@@ -90,7 +90,7 @@ def test_steps_stream_as_they_happen_complete_and_a_listener_can_stop_the_work(b
         "Where?", index=bm25_index_dir, strategy="oner", model=FakeModel(["Hevik"]), on_step=listen
     )
     assert seen == [(s.kind, s.role, 0, False) for s in result.trace.steps]
-    assert [k for k, *_ in seen] == ["retrieve", "llm"]
+    assert [k for k, *_ in seen] == ["retrieve", "llm", "support"]
 
     class Gone(Exception):
         pass

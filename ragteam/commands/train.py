@@ -278,6 +278,43 @@ def rerank_command(
         )
 
 
+@train_app.command("support")
+def support_command(
+    data: Annotated[
+        Path,
+        typer.Option("--data", help="a training folder as shared/data/train or bench/data/train"),
+    ],
+    out_file: Annotated[Path, typer.Option("--out", help="checker to write (.safetensors)")],
+    epochs: Annotated[float, typer.Option(min=0.1, max=20)] = 1.0,
+    lr: Annotated[float, typer.Option(min=1e-7, max=1e-2)] = 5e-5,
+    layers: Annotated[int, typer.Option(min=1, max=6, help="top MiniLM layers trained")] = 3,
+    threads: Annotated[int, typer.Option(min=0, help="torch threads (0: default)")] = 0,
+    seed: int = 0,
+) -> None:
+    """Train the support checker (MiniLM cross-encoder: does this passage support this answer
+    to this question?) on the gold evidence of the training files; the epoch with the lowest
+    validation loss is kept, with the threshold that maximises validation balanced accuracy."""
+    from ragteam.training.support import CheckerSettings, train_checker
+
+    settings = CheckerSettings(
+        epochs=epochs, lr=lr, layers=layers, seed=seed, threads=threads or None
+    )
+    with friendly_errors():
+        with _bar("train support") as bar:
+            task = bar.add_task("training", total=None, info="")
+
+            def show(step: int, steps: int, loss: float) -> None:
+                bar.update(task, completed=step, total=steps, info=f"loss {loss:.3f}")
+
+            record = train_checker(data, out_file, settings, report=out.print, on_step=show)
+        chosen = record["chosen"]
+        out.print(
+            f"wrote {out_file} (epoch {chosen['epoch']}: validation loss {chosen['loss']:.4f}, "
+            f"AUROC {chosen['auroc']:.3f}, balanced accuracy {chosen['balanced_accuracy']:.3f} "
+            f"at threshold {chosen['threshold']})"
+        )
+
+
 @train_app.command("export")
 def export_command(
     model_dir: Annotated[Path, typer.Argument(help="a trained model folder (train fit's model/)")],

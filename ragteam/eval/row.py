@@ -45,7 +45,10 @@ class EvalRow:
     answers: list[str] = field(default_factory=list)
     type: str | None = None
     citations: list[dict[str, Any]] = field(default_factory=list)
-    grounding: str = ""  # cited | uncited | no_evidence | failed ('' in version 1 rows)
+    # supported | partly_supported | not_supported | no_evidence | failed | unchecked (older
+    # rows: cited | uncited; '' in version 1 rows)
+    grounding: str = ""
+    support_score: float | None = None  # the answer's support score (None: not checked)
     parse_failures_by_role: dict[str, int] = field(default_factory=dict)
     error: str | None = None
     trace: dict[str, Any] = field(default_factory=dict)

@@ -40,7 +40,9 @@ def retrieve_traced(
             role=role,
             input={"query": query, "k": k, "method": method or index.retriever},
             output=[
-                {"id": p.id, "doc_id": p.doc_id, "title": p.title, "score": p.score} for p in found
+                {"id": p.id, "doc_id": p.doc_id, "title": p.title, "score": p.score}
+                | ({"locator": p.locator.describe()} if p.locator else {})
+                for p in found
             ],
             seconds=time.perf_counter() - started,
             cached=cached,

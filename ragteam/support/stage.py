@@ -1,0 +1,145 @@
+"""The support stage: after any strategy, which passages it read support which sentence of its
+answer. One place for every strategy; the answer then cites only what supports it.
+
+Layers: `lexical` (always computed, the default: new content words found in the passage),
+`checker` (a trained MiniLM cross-encoder, `ragteam train support`; the lexical layer decides
+when its file cannot load), `off` (nothing checked). The layer that decided, and why another
+did not, is recorded in the trace as a `support` step."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ragteam.errors import InputError, RagteamError
+from ragteam.support.lexical import LEXICAL_THRESHOLD, lexical_score, sentences
+from ragteam.trace import Step, Trace
+from ragteam.types import Passage, SentenceSupport, Support, SupportSettings
+
+
+def support_settings(
+    layer: str = "lexical", abstain: bool = False, checker_path: str = ""
+) -> SupportSettings:
+    """Settings from a layer's name (as the CLI and the HTTP API take it); an unknown name
+    raises InputError naming the known ones."""
+    if layer not in LAYERS:
+        raise InputError(f"unknown support layer {layer!r}: use one of {', '.join(LAYERS)}")
+    return SupportSettings(layer, checker_path, abstain)  # type: ignore[arg-type]
+
+
+LAYERS: tuple[str, ...] = ("lexical", "checker", "off")
+MAX_SENTENCES = 50  # checked one by one; the rest of a longer answer counts as unchecked
+CHECKED_PER_SENTENCE = 3  # passages the checker reads per sentence (the lexically closest)
+MAX_CITED = 2  # supporting passages cited per sentence
+
+
+def check_support(
+    question: str,
+    answer: str,
+    passages: list[Passage],
+    settings: SupportSettings,
+    trace: Trace | None = None,
+) -> Support:
+    """Which of `passages` support each sentence of `answer` (to `question`)."""
+    started = time.perf_counter()
+    checker, note = _checker(settings)
+    spans = sentences(answer)
+    if len(spans) > MAX_SENTENCES:
+        note = f"{note}; " if note else ""
+        note += f"only the first {MAX_SENTENCES} of {len(spans)} sentences were checked"
+        spans = spans[:MAX_SENTENCES]
+    texts = [answer[a:b] for a, b in spans]
+    usable = [p for p in passages if p.text.strip()]
+    lexical = [[lexical_score(question, t, _passage_text(p)) for p in usable] for t in texts]
+    if settings.layer == "off":
+        result = Support("off", 1.0, read=tuple(p.id for p in usable), note="not checked")
+    elif checker is None:
+        result = _decide("lexical", LEXICAL_THRESHOLD, spans, texts, usable, lexical, note)
+    else:
+        scores = _checker_scores(checker, question, texts, usable, lexical)
+        result = _decide("checker", checker.threshold, spans, texts, usable, scores, note)
+        result.extra["checker"] = checker.identity
+    if trace is not None:
+        trace.add(_step(result, question, lexical, time.perf_counter() - started))
+    return result
+
+
+def _checker(settings: SupportSettings) -> tuple[Any, str]:
+    """The checker, or None with the reason the lexical layer decides instead."""
+    if settings.layer != "checker":
+        return None, ""
+    from pathlib import Path
+
+    from ragteam.support.checker import load_checker
+
+    try:
+        return load_checker(Path(settings.checker_path) if settings.checker_path else None), ""
+    except (RagteamError, ImportError, OSError) as exc:
+        return None, f"the trained checker is unavailable ({exc}): the lexical layer alone"
+
+
+def _passage_text(p: Passage) -> str:
+    return f"{p.title}. {p.text}" if p.title else p.text
+
+
+def _checker_scores(
+    checker: Any,
+    question: str,
+    texts: list[str],
+    usable: list[Passage],
+    lexical: list[list[float]],
+) -> list[list[float]]:
+    """Checker probabilities; a pair the checker does not read (beyond the lexically closest
+    CHECKED_PER_SENTENCE passages of its sentence) scores 0."""
+    from ragteam.support.checker import claim_text
+
+    pairs: list[tuple[int, int]] = []
+    for i, row in enumerate(lexical):
+        order = sorted(range(len(row)), key=lambda j: -row[j])
+        pairs += [(i, j) for j in order[:CHECKED_PER_SENTENCE]]
+    probs = checker.scores(
+        [claim_text(question, texts[i]) for i, _ in pairs],
+        [_passage_text(usable[j]) for _, j in pairs],
+    )
+    scores = [[0.0] * len(usable) for _ in texts]
+    for (i, j), prob in zip(pairs, probs, strict=True):
+        scores[i][j] = prob
+    return scores
+
+
+def _decide(
+    layer: str,
+    threshold: float,
+    spans: list[tuple[int, int]],
+    texts: list[str],
+    usable: list[Passage],
+    scores: list[list[float]],
+    note: str,
+) -> Support:
+    out = []
+    for (start, end), text, row in zip(spans, texts, scores, strict=True):
+        ranked = sorted(range(len(row)), key=lambda j: -row[j])
+        good = [usable[j].id for j in ranked if row[j] >= threshold][:MAX_CITED]
+        best = row[ranked[0]] if ranked else 0.0
+        out.append(SentenceSupport(text, start, end, best, tuple(good), bool(good)))
+    return Support(layer, threshold, tuple(out), tuple(p.id for p in usable), note)
+
+
+def _step(result: Support, question: str, lexical: list[list[float]], seconds: float) -> Step:
+    return Step(
+        kind="support",
+        role="checker",
+        input={
+            "question": question,
+            "sentences": [s.text for s in result.sentences],
+            "passages": list(result.read),
+            "layer": result.layer,
+        },
+        output={
+            **result.to_dict(),
+            "lexical": [[round(x, 3) for x in row] for row in lexical],
+            **result.extra,
+        },
+        seconds=seconds,
+        meta={"note": result.note} if result.note else {},
+    )

@@ -1,0 +1,131 @@
+"""The support stage: each answer sentence is checked against the passages the team read — by
+the lexical layer and by the trained checker shipped in the package (the real MiniLM weights,
+no fake) — and the answer cites only what supports it."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragteam import answer
+from ragteam.errors import InputError
+from ragteam.llm import FakeModel
+from ragteam.support.lexical import lexical_score, sentences
+from ragteam.support.stage import MAX_SENTENCES, check_support, support_settings
+from ragteam.trace import Trace
+from ragteam.types import Passage, SupportSettings
+
+QUESTION = "In which village was the engineer who built the Wrenhold Lighthouse born?"
+TOLLAN = Passage(
+    "halvard-05",
+    "Emrik Tollan",
+    "Emrik Tollan was an engineer born in the village of Hevik on the island of Fenna. He built "
+    "the Wrenhold Lighthouse in 1871.",
+)
+HERRING = Passage(
+    "halvard-09", "Herring fleet", "The herring fleet of Orlen sails each spring to the Sound."
+)
+
+
+def test_sentences_and_the_lexical_layer():
+    text = "Emrik Tollan built it. He was born in Hevik!\nThat is all"
+    assert [text[a:b] for a, b in sentences(text)] == [
+        "Emrik Tollan built it.",
+        "He was born in Hevik!",
+        "That is all",
+    ]
+    assert lexical_score(QUESTION, "Hevik", TOLLAN.text) == 1.0
+    assert lexical_score(QUESTION, "Hevik", HERRING.text) == 0.0
+    # words the question already says do not count as support
+    assert lexical_score(QUESTION, "the Wrenhold Lighthouse engineer Dunmere", TOLLAN.text) == 0.0
+
+
+def test_a_checker_file_is_read_and_its_verdicts_recorded(tmp_path):
+    """The checker's mechanics on real MiniLM weights: a file as `ragteam train support` writes
+    it (here an untrained head; its quality is measured in docs/benchmarks.md section 25, not
+    here) is loaded, reads every pair, and the trace names it."""
+    from ragteam.support.checker import PairModel
+    from ragteam.training.support import _save
+
+    path = tmp_path / "checker.safetensors"
+    _save(PairModel(), 2, path, {"threshold": 0.0})  # threshold 0: every pair it reads backs
+    trace = Trace()
+    settings = SupportSettings("checker", str(path))
+    found = check_support(QUESTION, "Hevik. It is on Fenna.", [HERRING, TOLLAN], settings, trace)
+    assert found.layer == "checker" and found.threshold == 0.0
+    assert all(s.supported for s in found.sentences) and set(found.cited) == {
+        "halvard-05",
+        "halvard-09",
+    }
+    step = trace.steps[-1]
+    assert step.kind == "support" and step.output["checker"].startswith("checker.safetensors:")
+    assert all(0.0 <= s.score <= 1.0 for s in found.sentences)
+
+
+def test_a_missing_or_corrupt_checker_falls_back_to_lexical_and_says_so(tmp_path):
+    missing = SupportSettings("checker", str(tmp_path / "nope.safetensors"))
+    trace = Trace()
+    found = check_support(QUESTION, "Hevik", [TOLLAN], missing, trace)
+    assert found.layer == "lexical" and found.cited == ["halvard-05"]
+    assert "lexical layer alone" in trace.steps[-1].meta["note"]
+    corrupt = tmp_path / "bad.safetensors"
+    corrupt.write_bytes(b"\x00garbage" * 10)
+    found = check_support(QUESTION, "Hevik", [TOLLAN], SupportSettings("checker", str(corrupt)))
+    assert found.layer == "lexical" and "unreadable" in found.note
+    with pytest.raises(InputError, match="lexical, checker, off"):
+        support_settings("nli")
+
+
+def test_bad_input_empty_passages_and_a_fifty_one_sentence_answer():
+    blank = Passage("blank", "", "   ")
+    found = check_support(QUESTION, "Hevik", [blank], SupportSettings("lexical"))
+    assert found.read == () and not found.sentences[0].supported
+    long = " ".join(f"Sentence number {n} is here." for n in range(MAX_SENTENCES + 1))
+    found = check_support(QUESTION, long, [TOLLAN], SupportSettings("lexical"))
+    assert len(found.sentences) == MAX_SENTENCES and "first 50 of 51" in found.note
+    assert check_support(QUESTION, "", [TOLLAN], SupportSettings("lexical")).sentences == ()
+
+
+def _oner(reply: str) -> FakeModel:
+    return FakeModel(lambda messages, params: reply)
+
+
+def test_an_answer_cites_only_what_supports_it(bm25_index_dir):
+    result = answer(
+        QUESTION,
+        index=bm25_index_dir,
+        strategy="oner",
+        model=_oner("So the answer is: Hevik"),
+        support=SupportSettings("lexical"),
+    )
+    assert result.text.endswith("Hevik")
+    assert [c.passage_id for c in result.citations] == ["halvard-05"]
+    assert len(result.read) >= 3 and result.grounding().level == "supported"
+    assert result.marked_text() == f"{result.text} [1]"
+
+
+def test_an_invented_answer_is_not_supported_and_can_be_withheld(bm25_index_dir):
+    invented = _oner("So the answer is: Barcelona")
+    result = answer(
+        QUESTION,
+        index=bm25_index_dir,
+        strategy="oner",
+        model=invented,
+        support=SupportSettings("lexical"),
+    )
+    assert result.citations == [] and result.grounding().level == "not_supported"
+    withheld = answer(
+        QUESTION,
+        index=bm25_index_dir,
+        strategy="oner",
+        model=invented,
+        support=SupportSettings("lexical", abstain=True),
+    )
+    assert withheld.text.startswith("I could not find this in your documents.")
+    assert QUESTION in withheld.text  # what was searched
+    notes = [s for s in withheld.trace.steps if s.meta.get("event") == "abstained"]
+    assert notes and "Barcelona" in notes[0].output
+
+
+def test_without_retrieval_there_is_no_evidence():
+    result = answer("Who built the lighthouse?", strategy="nor", model=_oner("Emrik Tollan"))
+    assert result.support is None and result.grounding().level == "no_evidence"
