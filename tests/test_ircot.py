@@ -22,6 +22,7 @@ def test_retrieves_again_with_each_sentence_until_the_answer(bm25_index_dir):
         ("llm", "reasoner"),
         ("retrieve", "retriever"),
         ("llm", "reasoner"),
+        ("support", "checker"),
     ]
     assert result.trace.steps[2].input["query"].startswith("The Wrenhold Lighthouse was built")
     second_prompt = model.calls[1]["messages"][-1]["content"]

@@ -43,7 +43,7 @@ def test_answers_cite_pages_and_follow_a_sync_beside_the_server(tmp_path):
         (folder / "late.md").write_text("# Late\n\nThe ferry captain is Oda Rusk.")
         sync_folder(folder, tmp_path / "ix", index=BM25)
         later = ask(client, "Who is the ferry captain?")
-        assert any(c["passage_id"] == "late.md" for c in later["citations"])
+        assert any(c["passage_id"] == "late.md" for c in later["read"])
         after = client.get("/healthz").json()["indexes"]["docs"]
         assert after["passages"] == before["passages"] + 1
         passage = client.get("/v1/passages/docs/report.pdf%232").json()
@@ -83,5 +83,5 @@ def test_serve_watch_syncs_when_the_folder_changes(tmp_path):
                 break
             time.sleep(0.2)
         assert state["watch"]["last_sync"]["rewritten"]
-        cited = ask(client, "Who lit the lighthouse lamp?")["citations"]
-        assert any(c["passage_id"] == "new.txt" for c in cited)
+        read = ask(client, "Who lit the lighthouse lamp?")["read"]
+        assert any(c["passage_id"] == "new.txt" for c in read)
