@@ -129,3 +129,56 @@ def test_an_invented_answer_is_not_supported_and_can_be_withheld(bm25_index_dir)
 def test_without_retrieval_there_is_no_evidence():
     result = answer("Who built the lighthouse?", strategy="nor", model=_oner("Emrik Tollan"))
     assert result.support is None and result.grounding().level == "no_evidence"
+
+
+def test_train_support_writes_a_checker_the_stage_reads(tmp_path):
+    """`ragteam train support` on a tiny training folder (the layout of shared/data/train):
+    the file it writes loads, carries its validation threshold, and checks answers."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from ragteam.cli import app
+
+    data = tmp_path / "train"
+    (data / "formats").mkdir(parents=True)
+    rows = [
+        {
+            "id": f"row{i}",
+            "question": f"Where was the sailor number {i} born?",
+            "answers": [f"Town{i}"],
+            "context": [
+                {"title": f"Sailor {i}", "sentences": [f"The sailor {i} was born in Town{i}."]},
+                {"title": f"Harbour {i}", "sentences": ["The harbour has three piers."]},
+            ],
+            "supporting_facts": [[f"Sailor {i}", 0]],
+        }
+        for i in range(40)
+    ]
+    (data / "hotpotqa_train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    for name in (
+        "musique_train.jsonl",
+        "formats/claims_train.jsonl",
+        "formats/multiple_choice_train.jsonl",
+    ):
+        (data / name).write_text("")
+    out = tmp_path / "checker.safetensors"
+    result = CliRunner().invoke(
+        app,
+        [
+            "train",
+            "support",
+            "--data",
+            str(data),
+            "--out",
+            str(out),
+            "--epochs",
+            "0.5",
+            "--layers",
+            "1",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "wrote" in result.output and out.is_file() and out.with_suffix(".json").is_file()
+    found = check_support(QUESTION, "Hevik", [TOLLAN], SupportSettings("checker", str(out)))
+    assert found.layer == "checker" and found.extra["checker"].startswith("checker.safetensors:")

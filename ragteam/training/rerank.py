@@ -183,17 +183,22 @@ def train_reranker(
 
 
 def _optimizer(model: ScoringModel, settings: RerankSettings) -> Any:
-    """AdamW over the top `settings.layers` encoder layers and the head; the rest frozen."""
+    return top_layers_optimizer(model, settings.layers, settings.lr, settings.head_lr)
+
+
+def top_layers_optimizer(model: Any, layers: int, lr: float, head_lr: float) -> Any:
+    """AdamW over the top `layers` encoder layers and the head of a MiniLM + head model (the
+    reranker, the support checker); the rest frozen."""
     import torch
 
-    top = set(model.changed_state(settings.layers))
+    top = set(model.changed_state(layers))
     for name, p in model.encoder.named_parameters():
         p.requires_grad = f"encoder.{name}" in top
     trained = [p for p in model.encoder.parameters() if p.requires_grad]
     return torch.optim.AdamW(
         [
-            {"params": trained, "lr": settings.lr},
-            {"params": list(model.head.parameters()), "lr": settings.head_lr},
+            {"params": trained, "lr": lr},
+            {"params": list(model.head.parameters()), "lr": head_lr},
         ]
     )
 

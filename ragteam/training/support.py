@@ -156,18 +156,9 @@ def train_checker(
 
 
 def _optimizer(model: PairModel, settings: CheckerSettings) -> Any:
-    import torch
+    from ragteam.training.rerank import top_layers_optimizer
 
-    top = set(model.changed_state(settings.layers))
-    for name, p in model.encoder.named_parameters():
-        p.requires_grad = f"encoder.{name}" in top
-    trained = [p for p in model.encoder.parameters() if p.requires_grad]
-    return torch.optim.AdamW(
-        [
-            {"params": trained, "lr": settings.lr},
-            {"params": list(model.head.parameters()), "lr": settings.head_lr},
-        ]
-    )
+    return top_layers_optimizer(model, settings.layers, settings.lr, settings.head_lr)
 
 
 def _save(model: PairModel, layers: int, out: Path, card: dict[str, Any]) -> None:
