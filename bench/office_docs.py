@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import subprocess
 import sys
 import time
@@ -155,7 +156,11 @@ def main() -> None:
     slide_rows = [r for r in page_rows if FIRST <= r["page"] <= LAST]
     for c in converted:
         mine = docx_rows.get(c["file"]) or [
-            {"package": r["answer"], "description": r["question"][29:-1]} for r in slide_rows
+            {
+                "package": r["answer"],
+                "description": r["question"].removeprefix("Which Debian package is this: ")[:-1],
+            }
+            for r in slide_rows
         ]
         c["rows_kept"] = rows_kept(c.pop("text"), mine) if mine else None
         print(json.dumps(c))
@@ -170,8 +175,6 @@ def main() -> None:
             folder / kind, args.work / f"ix-{kind}", index=IndexSettings(retriever="hybrid")
         )
         indexes[kind] = load_index(args.work / f"ix-{kind}")
-    import random
-
     docx_qs = [dict(r, question=f"Which Debian package is this: {r['description']}?") for r in rows]
     random.Random(0).shuffle(docx_qs)
     docx_qs = docx_qs[: args.n]

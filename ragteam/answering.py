@@ -48,13 +48,13 @@ def attach_support(
     """Check `result` against every passage its strategy read; keep as citations only those
     that support it, the rest as `read`; with `settings.abstain`, withhold an answer that
     nothing supports (the withheld text stays in the trace)."""
+    if settings.layer == "off":
+        return  # nothing checked, nothing recorded: the label says "unchecked"
     passages = read_passages(result, ctx)
     if not passages or not result.text.strip():
         return
     checked = (choices or {}).get(result.text, result.text)
     found = check_support(result.question, checked, passages, settings, result.trace)
-    if found.layer == "off":
-        return
     given = {c.passage_id: c for c in result.citations}
     by_id = {p.id: p for p in passages}
     result.read = [given.get(pid) or Citation.of(by_id[pid]) for pid in found.read]

@@ -182,3 +182,16 @@ def test_train_support_writes_a_checker_the_stage_reads(tmp_path):
     assert "wrote" in result.output and out.is_file() and out.with_suffix(".json").is_file()
     found = check_support(QUESTION, "Hevik", [TOLLAN], SupportSettings("checker", str(out)))
     assert found.layer == "checker" and found.extra["checker"].startswith("checker.safetensors:")
+
+
+def test_support_off_checks_nothing_and_the_label_says_unchecked(bm25_index_dir):
+    result = answer(
+        QUESTION,
+        index=bm25_index_dir,
+        strategy="oner",
+        model=_oner("Barcelona"),
+        support=SupportSettings("off"),
+    )
+    assert result.support is None and result.read == []
+    assert result.grounding().level == "unchecked"
+    assert all(s.kind != "support" for s in result.trace.steps)

@@ -9,12 +9,15 @@ did not, is recorded in the trace as a `support` step."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 from ragteam.errors import InputError, RagteamError
 from ragteam.support.lexical import LEXICAL_THRESHOLD, lexical_score, sentences
 from ragteam.trace import Step, Trace
 from ragteam.types import Passage, SentenceSupport, Support, SupportSettings
+
+LAYERS: tuple[str, ...] = ("lexical", "checker", "off")
 
 
 def support_settings(
@@ -27,7 +30,6 @@ def support_settings(
     return SupportSettings(layer, checker_path, abstain)  # type: ignore[arg-type]
 
 
-LAYERS: tuple[str, ...] = ("lexical", "checker", "off")
 MAX_SENTENCES = 50  # checked one by one; the rest of a longer answer counts as unchecked
 CHECKED_PER_SENTENCE = 3  # passages the checker reads per sentence (the lexically closest)
 MAX_CITED = 2  # supporting passages cited per sentence
@@ -58,7 +60,7 @@ def check_support(
     else:
         scores = _checker_scores(checker, question, texts, usable, lexical)
         result = _decide("checker", checker.threshold, spans, texts, usable, scores, note)
-        result.extra["checker"] = checker.identity
+        result = replace(result, extra={"checker": checker.identity})
     if trace is not None:
         trace.add(_step(result, question, lexical, time.perf_counter() - started))
     return result
