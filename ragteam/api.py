@@ -12,7 +12,7 @@ from ragteam.llm import ChatModel, ModelOptions, load_model
 from ragteam.retrieval.index import Index, load_index
 from ragteam.strategies import Context, check_roles, make_strategy
 from ragteam.tools.base import Tool, make_tool
-from ragteam.trace import Step, Trace
+from ragteam.trace import Step, Trace, Writing
 from ragteam.types import Answer, SupportSettings
 
 MAX_QUESTION_CHARS = 1_000_000
@@ -50,6 +50,7 @@ def answer(
     tools: Iterable[Tool | Callable[..., Any]] = (),
     on_step: Callable[[Step], None] | None = None,
     support: SupportSettings | None = None,
+    on_writing: Callable[[Writing], None] | None = None,
 ) -> Answer:
     """Answer one question. `index` is a directory built by `ragteam index build` (or a loaded
     `Index`); `model` a spec such as "embedded", "path/to/model.gguf", "openai:NAME" or a model
@@ -58,7 +59,8 @@ def answer(
     question is multiple choice and the answer is an option label; with `claim` it is a
     statement to judge true or false. `tools` are functions (typed, with a docstring) or
     `Tool`s that tool-using strategies (smurfs) may call, next to search and lookup.
-    `on_step` is called with every trace step as it happens (to stream the work). `support`
+    `on_step` is called with every trace step as it happens (to stream the work), `on_writing`
+    with every model reply as it is written (`Writing.answer`: the answer so far). `support`
     says how the answer's support is checked (default: the trained checker, no abstention;
     `SupportSettings(abstain=True)` answers "not found" when no passage supports it)."""
     question = check_question(question)
@@ -76,6 +78,6 @@ def answer(
         role: spec if not isinstance(spec, str) else load_model(spec, model_options)
         for role, spec in (role_models or {}).items()
     }
-    trace = Trace(on_step=on_step)
+    trace = Trace(on_step=on_step, on_writing=on_writing)
     context = Context(chat, loaded, trace, overrides, tuple(make_tool(t) for t in tools))
     return run_posed(runner, question, context, choices, claim, support)

@@ -10,6 +10,25 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 StepKind = Literal["llm", "retrieve", "rerank", "tool", "note", "support"]
+# a model's reply so far (the text, tokens written) -> the answer it holds so far, if any
+AnswerView = Callable[[str], str]
+# what a backend calls as its reply grows: (the reply so far, tokens written so far)
+TextSink = Callable[[str, int], None]
+
+
+@dataclass(frozen=True)
+class Writing:
+    """A model call's reply as it is being written (before its step is recorded).
+
+    `call` numbers the answer's model calls from 1 (a retry is a new call: its text starts
+    again); `answer` is the part of `text` that is the answer so far, only for calls that
+    write the answer (None for the others, whose text is the team's working)."""
+
+    role: str
+    call: int
+    tokens: int
+    text: str
+    answer: str | None = None
 
 
 @dataclass
@@ -35,7 +54,11 @@ class Trace:
     # called with each step as it is added (e.g. to stream it); an exception it raises stops
     # the answer at that step (how a server cancels the work of a client that went away)
     on_step: Callable[[Step], None] | None = field(default=None, repr=False, compare=False)
+    # called as each model call's reply grows (to show the answer being written); like
+    # `on_step`, an exception it raises stops the answer, here in the middle of a call
+    on_writing: Callable[[Writing], None] | None = field(default=None, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    _calls: int = field(default=0, repr=False, compare=False)
 
     def add(self, step: Step) -> Step:
         with self._lock:
@@ -43,6 +66,22 @@ class Trace:
         if self.on_step is not None:
             self.on_step(step)
         return step
+
+    def writer(self, role: str, view: AnswerView | None = None) -> TextSink | None:
+        """The sink a model call reports its growing reply to, as `Writing`s of one new call
+        (None when nothing listens: the call then runs as it would unwatched). `view` picks
+        the answer out of the text, for the calls that write the answer."""
+        listener = self.on_writing
+        if listener is None:
+            return None
+        with self._lock:
+            self._calls += 1
+            call = self._calls
+
+        def sink(text: str, tokens: int) -> None:
+            listener(Writing(role, call, tokens, text, view(text) if view else None))
+
+        return sink
 
     def note(self, role: str, message: str, **meta: Any) -> Step:
         """Record something that is not a call but matters to the reader (e.g. a truncation)."""

@@ -73,3 +73,20 @@ def test_strategies_answer_on_the_real_model(strategy, hybrid_index_dir, embedde
             assert c.passage_id in retrieved and index.passage(c.passage_id) is not None
     else:
         assert result.citations == []
+
+
+def test_a_watched_call_reports_the_reply_as_written_and_changes_nothing(embedded_model):
+    asked = [{"role": "user", "content": "Name three colours of the rainbow."}]
+    plain = embedded_model.complete(asked, max_tokens=20)
+    seen: list[tuple[str, int]] = []
+    watched = embedded_model.complete(asked, max_tokens=20, on_text=lambda t, n: seen.append((t, n)))
+    assert watched.text == plain.text and watched.completion_tokens == plain.completion_tokens
+    assert len(seen) >= 10 and [n for _, n in seen] == list(range(1, len(seen) + 1))
+    assert all(later.startswith(earlier) for (earlier, _), (later, _) in zip(seen, seen[1:]))
+    assert watched.text.startswith(seen[-1][0])  # the last token comes with the reply
+    raw: list[str] = []
+    text = embedded_model.complete_text(
+        "The capital of France is", max_tokens=6, on_text=lambda t, n: raw.append(t),
+        logit_bias={11: 0.5},  # a bias and the watcher together: both applied
+    )
+    assert raw and text.text.startswith(raw[-1])

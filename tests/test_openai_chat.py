@@ -51,20 +51,46 @@ def test_a_plain_completion_answers_with_sources_and_usage(client):
     assert len(extension["read"]) > len(extension["citations"])  # read is not cited
 
 
-def test_an_answer_nothing_supports_is_withheld_in_words_a_chat_shows(bm25_index_dir):
+def test_an_unsupported_answer_is_flagged_in_words_or_withheld_on_request(bm25_index_dir):
     config = ServerConfig(indexes={"demo": bm25_index_dir})
     with serving(create_app(config, FakeModel(lambda m, p: "Barcelona"))) as port:
         chat = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="x", max_retries=0)
         asked = [{"role": "user", "content": QUESTION}]
-        text = chat.chat.completions.create(model="oner@demo", messages=asked)
-        said = text.choices[0].message.content
-        assert said.startswith("I could not find this in your documents.") and "Sources" not in said
-        assert "Not supported" in said
-        kept = chat.chat.completions.create(
-            model="oner@demo", messages=asked, extra_body={"ragteam": {"abstain": False}}
-        )
+        kept = chat.chat.completions.create(model="oner@demo", messages=asked)
         said = kept.choices[0].message.content
         assert said.startswith("Barcelona") and "Not supported: none of the passages" in said
+        withheld = {"ragteam": {"abstain": True}}
+        text = chat.chat.completions.create(model="oner@demo", messages=asked, extra_body=withheld)
+        said = text.choices[0].message.content
+        assert said.startswith("I could not find this in your documents.") and "Sources" not in said
+        stream = chat.chat.completions.create(
+            model="oner@demo", messages=asked, stream=True, extra_body=withheld
+        )
+        streamed = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+        assert streamed.startswith("I could not find") and "Barcelona" not in streamed
+
+
+def test_a_streamed_answer_arrives_as_it_is_written_then_its_sources(bm25_index_dir):
+    config = ServerConfig(indexes={"demo": bm25_index_dir})
+    reply = "Hevik, a fishing village on the island of Sarnby."
+    with serving(create_app(config, FakeModel(lambda m, p: reply))) as port:
+        chat = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="x", max_retries=0)
+        asked = [{"role": "user", "content": QUESTION}]
+        chunks = list(chat.chat.completions.create(model="oner", messages=asked, stream=True))
+    order = []
+    for c in chunks:
+        extension = c.model_extra.get("ragteam") or {}
+        if c.choices and c.choices[0].delta.content:
+            order.append(("text", c.choices[0].delta.content))
+        if "step" in extension:
+            order.append((extension["step"]["kind"], None))
+    texts = [t for kind, t in order if kind == "text"]
+    assert len(texts) > 3  # word by word, not in one piece
+    first_text = next(i for i, (kind, _) in enumerate(order) if kind == "text")
+    assert first_text < order.index(("llm", None))  # before the answerer's call ended
+    whole = "".join(texts)
+    assert whole.startswith("Hevik, a fishing village on the island of Sarnby [")  # its [n]
+    assert "Sources:\n[1] " in whole and "Revised answer" not in whole
 
 
 def test_a_streamed_completion_sends_steps_then_the_text(client):

@@ -116,3 +116,29 @@ def test_real_llama_cpp_server_text_and_schema(llama_server):
     )
     assert isinstance(value["city"], str)
     assert trace.steps[0].role == "extractor" and trace.steps[0].prompt_tokens > 0
+
+
+@pytest.mark.integration
+def test_real_llama_cpp_server_streams_the_same_reply(llama_server):
+    model = OpenAICompatModel("smollm2", base_url=llama_server)
+    whole = model.complete(ASK, max_tokens=24)
+    seen: list[tuple[str, int]] = []
+    streamed = model.complete(ASK, max_tokens=24, on_text=lambda text, n: seen.append((text, n)))
+    assert streamed.text == whole.text and len(seen) > 3
+    assert seen[-1][0] == streamed.text and [n for _, n in seen] == list(range(1, len(seen) + 1))
+    assert all(later.startswith(earlier) for (earlier, _), (later, _) in zip(seen, seen[1:]))
+    # llama-cpp-python's server sends no usage in a stream: the counts are then estimated
+    assert streamed.prompt_tokens > 0 and streamed.completion_tokens > 0
+    raw: list[str] = []
+    text = model.complete_text("The sky is", max_tokens=8, on_text=lambda t, n: raw.append(t))
+    assert raw and raw[-1] == text.text
+
+
+def test_a_stream_that_sends_garbage_is_a_model_error():
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = b"data: {not json\n\n"
+        return httpx.Response(200, content=body, headers={"content-type": "text/event-stream"})
+
+    model = OpenAICompatModel("m", transport=httpx.MockTransport(handler), max_retries=0)
+    with pytest.raises(ModelError, match="not JSON"):
+        model.complete(ASK, on_text=lambda text, n: None)

@@ -67,10 +67,27 @@ def test_the_stream_sends_each_step_then_the_answer(bm25_index_dir):
     ) as response:
         assert response.headers["content-type"].startswith("text/event-stream")
         found = events(response.read().decode())
-    assert [e for e, _ in found] == ["step", "step", "step", "answer"]
-    assert [d["number"] for _, d in found[:2]] == [1, 2]
-    assert found[0][1]["kind"] == "retrieve" and found[1][1]["role"] == "answerer"
-    assert found[3][1]["answer"] == "Hevik" and "trace" not in found[3][1]
+    steps = [(e, d) for e, d in found if e != "writing"]
+    assert [e for e, _ in steps] == ["step", "step", "step", "answer"]
+    assert [d["number"] for _, d in steps[:2]] == [1, 2]
+    assert steps[0][1]["kind"] == "retrieve" and steps[1][1]["role"] == "answerer"
+    assert steps[3][1]["answer"] == "Hevik" and "trace" not in steps[3][1]
+
+
+def test_the_stream_sends_the_answer_as_it_is_written(bm25_index_dir):
+    reply = "Answer: Hevik, the harbour master.\n\nQuestion: who"
+    with client(bm25_index_dir, FakeModel(lambda m, p: reply)).stream(
+        "POST", "/v1/answer/stream", json={"question": QUESTION, "index": "demo"}
+    ) as response:
+        found = events(response.read().decode())
+    kinds = [e if e != "step" else d["kind"] for e, d in found]
+    # written while the answerer writes, before its step is recorded, then checked
+    assert kinds.index("writing") < kinds.index("llm") < kinds.index("answer")
+    grown = [d["answer"] for e, d in found if e == "writing" and d["answer"]]
+    assert grown[0] == "Hevik," and grown[-1] == "Hevik, the harbour master"
+    assert all(later.startswith(earlier) for earlier, later in zip(grown, grown[1:]))
+    assert {d["role"] for e, d in found if e == "writing"} == {"answerer"}
+    assert found[-1][1]["answer"] == grown[-1]  # what was shown is what was answered
 
 
 def test_a_failing_answer_streams_an_error_event(bm25_index_dir):

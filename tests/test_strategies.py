@@ -7,7 +7,8 @@ from ragteam.errors import InputError, UnknownName
 from ragteam.llm import FakeModel
 from ragteam.retrieval import load_index
 from ragteam.strategies import Context, available, make_strategy
-from ragteam.strategies.base import clean_answer, fit_text
+from ragteam.agents.views import clean_answer
+from ragteam.strategies.base import fit_text
 from ragteam.trace import Trace
 
 QUESTION = "Who built the Wrenhold Lighthouse?"

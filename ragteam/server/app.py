@@ -35,7 +35,7 @@ from ragteam.server.limits import Busy
 from ragteam.server.openai_chat import add_chat_routes
 from ragteam.server.redact import redact_paths
 from ragteam.server.service import Cancelled, Service
-from ragteam.server.streaming import answer_events, answer_watched
+from ragteam.server.streaming import admitted_events, answer_watched
 from ragteam.server.views import add_read_routes
 
 log = logging.getLogger("ragteam.server")
@@ -77,6 +77,8 @@ def create_app(config: ServerConfig, model: ChatModel | None = None) -> FastAPI:
             "version": __version__,
             "waiting": service.gate.waiting,
             "concurrency": config.concurrency,  # the page runs this many columns together
+            "max_question_chars": config.max_question_chars,
+            "question_tokens": service.question_tokens(),
             "indexes": service.generations(),  # loaded generations: a sync shows here
         }
 
@@ -104,11 +106,10 @@ def _add_answer_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
             return Response(status_code=499)
 
     @app.post("/v1/answer/stream", dependencies=auth)
-    async def answer_stream(body: AnswerRequest, request: Request) -> Response:
+    async def answer_stream(body: AnswerRequest) -> Response:
         service.check(body)
-        if not await service.gate.acquire_unless(request.is_disconnected):
-            return Response(status_code=499)
-        return StreamingResponse(_stream(service, body), media_type="text/event-stream")
+        held = service.gate.try_acquire()  # a full queue is refused here, with its status
+        return StreamingResponse(_stream(service, body, held), media_type="text/event-stream")
 
     @app.post("/v1/feedback", dependencies=auth)
     def feedback(body: FeedbackRequest) -> dict[str, Any]:
@@ -146,9 +147,10 @@ def _sse(event: str, data: Any) -> bytes:
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False, default=str)}\n\n".encode()
 
 
-async def _stream(service: Service, body: AnswerRequest) -> AsyncIterator[bytes]:
-    """One SSE event per trace step as it happens, then the answer (or an error)."""
-    async for event, data in answer_events(service, body):
+async def _stream(service: Service, body: AnswerRequest, held: bool) -> AsyncIterator[bytes]:
+    """`queued` while it waits for a slot, one SSE event per trace step as it happens and per
+    reply as it is written, then the answer (or an error)."""
+    async for event, data in admitted_events(service, body, held):
         if event == "answer":
             data = {k: v for k, v in data.to_dict().items() if k != "trace"}
         elif event == "error":

@@ -34,6 +34,17 @@ class Gate:
     def waiting(self) -> int:
         return len(self._waiters)
 
+    def try_acquire(self) -> bool:
+        """Take a free slot now (True); False when the caller must queue; `Busy` when the
+        queue is full too."""
+        with self._lock:
+            if self._free > 0:
+                self._free -= 1
+                return True
+            if len(self._waiters) >= self.queue_size:
+                raise Busy(f"{len(self._waiters)} answers are waiting; try again shortly", 5)
+            return False
+
     async def acquire(self) -> None:
         loop = asyncio.get_running_loop()
         with self._lock:

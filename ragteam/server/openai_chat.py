@@ -25,7 +25,7 @@ from ragteam.errors import InputError, RagteamError, UnknownName
 from ragteam.server.limits import Busy
 from ragteam.server.redact import redact_paths
 from ragteam.server.service import Asked, Service
-from ragteam.server.streaming import answer_events
+from ragteam.server.streaming import admitted_events, answer_events
 from ragteam.types import Answer
 
 
@@ -34,8 +34,9 @@ class Extension(BaseModel):
     choices: dict[str, str] | None = None
     claim: bool = False
     support: Literal["lexical", "checker", "off"] = "lexical"
-    # a chat interface shows only the text: an answer nothing supports is withheld by default
-    abstain: bool = True
+    # the reply says in words when nothing supports the answer; abstain withholds such an
+    # answer instead (its streamed text then waits for the check)
+    abstain: bool = False
 
 
 class ChatRequest(BaseModel):
@@ -255,15 +256,16 @@ def add_chat_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
                 ext.abstain,
             )
             service.check(asked)
+            if body.stream:  # a full queue is refused here; a queued stream says so
+                held = service.gate.try_acquire()
+                return StreamingResponse(
+                    _chunks(service, asked, body.model, (kept, dropped), held),
+                    media_type="text/event-stream",
+                )
             if not await service.gate.acquire_unless(request.is_disconnected):
                 return Response(status_code=499)
         except Exception as exc:  # every refusal in OpenAI's error shape
             return _as_chat_error(exc, service).response()
-        if body.stream:
-            return StreamingResponse(
-                _chunks(service, asked, body.model, (kept, dropped)),
-                media_type="text/event-stream",
-            )
         return await _complete(service, asked, body.model, (kept, dropped))
 
 
@@ -301,8 +303,10 @@ async def _complete(
 
 
 async def _chunks(
-    service: Service, asked: Asked, model: str, history: tuple[int, int]
+    service: Service, asked: Asked, model: str, history: tuple[int, int], held: bool
 ) -> AsyncIterator[bytes]:
+    """The answer's text as it is written (`delta.content`), then what checking it added
+    (inline citations, a warning, the sources); the team's working rides in `ragteam`."""
     ident, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
 
     def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
@@ -317,18 +321,53 @@ async def _chunks(
         return f"data: {json.dumps(data, ensure_ascii=False, default=str)}\n\n".encode()
 
     yield chunk({"role": "assistant", "content": ""})
-    async for event, data in answer_events(service, asked):
-        if event == "step":
-            yield chunk({}, ragteam={"step": data})
+    written = Written(hold=asked.abstain)
+    async for event, data in admitted_events(service, asked, held):
+        if event in ("queued", "step"):
+            yield chunk({}, ragteam={event: data})
+        elif event == "writing":
+            delta = written.add(data.get("answer"))
+            yield chunk({"content": delta} if delta else {}, ragteam={"writing": data})
         elif event == "answer":
             _note_history(data, history)
-            yield chunk({"content": answer_text(data)}, ragteam=_extension(data, history))
+            rest = written.finish(answer_text(data))
+            yield chunk({"content": rest}, ragteam=_extension(data, history))
             yield chunk({}, "stop", usage=_usage(data))
         elif event == "error":
             error = _as_chat_error(data, service)
             payload = {"message": str(error), "type": error.kind, "code": error.code}
             yield f"data: {json.dumps({'error': payload})}\n\n".encode()
     yield b"data: [DONE]\n\n"
+
+
+REVISED = "\n\nRevised answer: "
+
+
+class Written:
+    """What of the answer a chat client has been sent. A chat client only appends, so text is
+    sent while each new version of the answer extends what was sent; when a later call writes
+    another answer (a retry), nothing more is sent until the end, which then gives the checked
+    answer in full after `REVISED`. `hold`: send nothing before the answer is checked (a client
+    that asked to withhold unsupported answers must never see one)."""
+
+    def __init__(self, hold: bool = False) -> None:
+        self.sent, self.stuck = "", hold
+
+    def add(self, answer: str | None) -> str:
+        """The new text to send for the answer so far (None: a call that is not the answer)."""
+        if answer is None or self.stuck or answer == self.sent:
+            return ""
+        if not answer.startswith(self.sent):
+            self.stuck = True
+            return ""
+        delta, self.sent = answer[len(self.sent) :], answer
+        return delta
+
+    def finish(self, final: str) -> str:
+        """The rest of the reply, once the answer is checked and formatted (`final`)."""
+        if final.startswith(self.sent):
+            return final[len(self.sent) :]
+        return f"{REVISED}{final}"
 
 
 def _note_history(answer: Answer, history: tuple[int, int]) -> None:

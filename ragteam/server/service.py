@@ -18,6 +18,7 @@ from ragteam.retrieval.index import Index, load_index, read_manifest
 from ragteam.server.config import ServerConfig
 from ragteam.server.limits import Gate
 from ragteam.strategies import client_options
+from ragteam.strategies.base import QUESTION_SHARE
 from ragteam.support.stage import support_settings
 from ragteam.trace import Step
 from ragteam.types import Answer
@@ -77,6 +78,19 @@ class Service:
             if self._model is None:
                 self._model = load_model(self.config.model, self.config.model_options)
             return self._model
+
+    def question_tokens(self) -> int:
+        """How many tokens of a question the model reads (`fit_question`), known without
+        loading the model."""
+        with self._lock:
+            model = self._model
+        if model is not None:
+            window = model.context_length
+        elif self.config.model.startswith("openai:"):
+            window = self.config.model_options.context_length
+        else:
+            window = self.config.model_options.n_ctx
+        return int(window * QUESTION_SHARE)
 
     def index(self, name: str | None) -> Index | None:
         """The served index, loaded again between requests when a sync swapped in a new
@@ -147,7 +161,7 @@ class Service:
             )
         return self._options(request.strategy, request.options)
 
-    def answer(self, request: Any, on_step=None) -> Answer:  # noqa: ANN001
+    def answer(self, request: Any, on_step=None, on_writing=None) -> Answer:  # noqa: ANN001
         """Answer one request (an AnswerRequest) in the calling thread; at shutdown it stops at
         its next step (the process would otherwise wait for it to finish before exiting)."""
         options = self.check(request)
@@ -168,6 +182,7 @@ class Service:
             claim=request.claim,
             on_step=stepped,
             support=support_settings(request.support, request.abstain),
+            on_writing=on_writing,
         )
 
     def _options(self, strategy: str, given: dict[str, Any]) -> dict[str, Any]:

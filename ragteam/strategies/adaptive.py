@@ -5,13 +5,13 @@ from __future__ import annotations
 import hashlib
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from ragteam.errors import InputError
 from ragteam.router.table import Question
 from ragteam.router.vote import Ballot, majority_vote
-from ragteam.trace import Step, Trace
+from ragteam.trace import Step, Trace, Writing
 from ragteam.types import Answer
 
 
@@ -104,7 +104,11 @@ class Adaptive:
                 step.role = f"{agent}/{step.role}"
                 ctx.trace.add(step)
 
-            sub = Trace(on_step=forward)
+            def writing(part: Writing) -> None:  # an agent's answer is not yet the answer
+                if ctx.trace.on_writing is not None:
+                    ctx.trace.on_writing(replace(part, role=f"{agent}/{part.role}", answer=None))
+
+            sub = Trace(on_step=forward, on_writing=writing)
             started = time.perf_counter()
             result = make_strategy(agent, options.get(agent, {})).run(
                 question, Context(ctx.model, ctx.index, sub, ctx.role_models, ctx.tools)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass, field
 from typing import ClassVar, Protocol
 
@@ -61,8 +60,11 @@ def fit_text(model: ChatModel, text: str, max_tokens: int) -> tuple[str, bool]:
     return "", True
 
 
+QUESTION_SHARE = 0.25  # of the context window, at most, for the question
+
+
 def fit_question(
-    ctx: Context, question: str, share: float = 0.25, roles: tuple[str, ...] = ()
+    ctx: Context, question: str, share: float = QUESTION_SHARE, roles: tuple[str, ...] = ()
 ) -> str:
     """Fit the question into `share` of the smallest context window among the models playing
     `roles` (the default model without roles); a cut is noted in the trace."""
@@ -110,17 +112,6 @@ def fit_passages(
 
 def format_passages(passages: list[Passage]) -> str:
     return "\n".join(f"[{i}] {p.title}: {p.text}" for i, p in enumerate(passages, start=1))
-
-
-_PREFIX = re.compile(r"^\s*(the\s+)?(final\s+)?answer\s*(is)?\s*[:\-]\s*", re.IGNORECASE)
-
-
-def clean_answer(text: str) -> str:
-    """The short answer from a model's reply: first non-empty line, no 'Answer:' prefix, no
-    surrounding quotes or final period."""
-    line = next((ln.strip() for ln in text.strip().splitlines() if ln.strip()), "")
-    line = _PREFIX.sub("", line).strip().strip("\"'`*").strip()
-    return line[:-1].strip() if line.endswith(".") and not line.endswith("..") else line
 
 
 def cite(passages: list[Passage], answer: str) -> list[Citation]:

@@ -7,12 +7,12 @@ from typing import ClassVar
 
 from ragteam.agents.readers import ANSWERER, ANSWERER_DIRECT
 from ragteam.agents.role import role_names
+from ragteam.agents.views import clean_answer
 from ragteam.errors import ParseError
 from ragteam.retrieval import retrieve_traced
 from ragteam.strategies.base import (
     Context,
     cite,
-    clean_answer,
     fit_passages,
     fit_question,
     format_passages,

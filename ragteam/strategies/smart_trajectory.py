@@ -19,6 +19,7 @@ from typing import Any
 
 from ragteam.agents import smart as roles
 from ragteam.agents.smart_format import (
+    CITE,
     EOG,
     EOL,
     EOR,
@@ -38,12 +39,13 @@ from ragteam.agents.smart_format import (
 )
 from ragteam.agents.smart_grammar import locator_grammar
 from ragteam.agents.smart_labels import LabelCalibration, label_bias
+from ragteam.agents.views import before
 from ragteam.errors import InputError
 from ragteam.formats import search_text
-from ragteam.llm.base import ChatModel, Completion
+from ragteam.llm.base import ChatModel, Completion, streams
 from ragteam.retrieval.rerank import Reranker, rerank_traced
 from ragteam.strategies.base import Context, fit_text
-from ragteam.trace import Step, Trace
+from ragteam.trace import AnswerView, Step, Trace
 from ragteam.types import Passage
 
 ROLE_MODEL = "trajectory"  # --role-model trajectory=PATH.gguf picks the trained model
@@ -88,10 +90,13 @@ def continue_text(
     logit_bias: dict[int, float] | None = None,
     grammar: str | None = None,
     first_token_bias: dict[int, float] | None = None,
+    view: AnswerView | None = None,
 ) -> Step:
     """One raw-text continuation by `model`, recorded as an llm step of `role`.
     `first_token_bias` applies to the first generated token only (a label's choice): that token
-    is one call, the rest a second one continuing it (llama.cpp keeps the shared KV state)."""
+    is one call, the rest a second one continuing it (llama.cpp keeps the shared KV state).
+    The text is reported to the trace's `on_writing` listener as it is written (`view`: what
+    of it is the answer)."""
     complete = getattr(model, "complete_text", None)
     if complete is None:
         raise InputError(
@@ -101,16 +106,21 @@ def continue_text(
     extra: dict[str, Any] = {"logit_bias": logit_bias} if logit_bias else {}
     if grammar is not None:
         extra["grammar"] = grammar
+    sink = ctx.trace.writer(role, view)
     parts: list[Completion] = []
     if first_token_bias and max_tokens > 1:
         biased = {"logit_bias": first_token_bias}
         parts.append(complete(prompt, max_tokens=1, temperature=0.0, stop=[stop], **biased))
     head = "".join(p.text for p in parts)
+    if sink is not None and streams(model):
+        extra["on_text"] = lambda text, tokens: sink(head + text, len(parts) + tokens)
     parts.append(
         complete(
             prompt + head, max_tokens=max_tokens - len(parts), temperature=0.0, stop=[stop], **extra
         )
     )
+    if sink is not None:
+        sink(head + parts[-1].text, sum(p.completion_tokens for p in parts))
     meta: dict[str, Any] = {"mode": "trajectory"}
     if logit_bias:
         meta["logit_bias"] = logit_bias
@@ -191,7 +201,14 @@ def run_trajectory(
     text += render_locator(t.judgements)[len(LOCATOR) :] + GENERATOR
     labels = label_bias(model.tokenize, question, s.calibration) if s.calibration else {}
     step = continue_text(
-        ctx, "generator", text, EOG, s.max_answer_tokens, model, first_token_bias=labels
+        ctx,
+        "generator",
+        text,
+        EOG,
+        s.max_answer_tokens,
+        model,
+        first_token_bias=labels,
+        view=before(f"\n{CITE}"),
     )
     t.answer, cites = parse_generator(step.output)
     if not t.answer:

@@ -3,7 +3,8 @@
 // steps stream in, open citations, send feedback; browse eval runs. No framework, no CDN.
 
 const $ = (id) => document.getElementById(id);
-const MAX_QUESTION = 4000; // the server's limit (characters)
+let MAX_QUESTION = 4000; // the server's limit in characters (/healthz)
+let QUESTION_TOKENS = 0; // how much of a question the model reads (/healthz; 0: unknown)
 let STRATEGIES = {}; // name -> what /v1/strategies says of it
 let CONCURRENCY = 1; // answers the server computes at once (/healthz)
 
@@ -159,16 +160,39 @@ function announce(text) {
   setTimeout(() => { box.textContent = text; }, 50);
 }
 
+// the column's state line: "queued" or "running" (as the server says) and the time since asked
 function clock(column) {
   const started = performance.now();
   const label = column.querySelector(".elapsed");
-  const tick = () => { label.textContent = "running · " + ((performance.now() - started) / 1000).toFixed(1) + " s"; };
+  let state = "waiting for the server";
+  const tick = () => { label.textContent = state + " · " + ((performance.now() - started) / 1000).toFixed(1) + " s"; };
   tick();
   const timer = setInterval(tick, 100);
-  return (outcome) => {
+  const stop = (outcome) => {
     clearInterval(timer);
     label.textContent = outcome + " · " + ((performance.now() - started) / 1000).toFixed(1) + " s";
   };
+  stop.state = (next) => { state = next; tick(); };
+  return stop;
+}
+
+// a reply being written: the answer grows in a live box; other calls show a token count
+function showWriting(column, data) {
+  if (data.answer !== undefined) {
+    let live = column.querySelector(".answer.live");
+    if (!live) {
+      live = el("div", { class: "answer live", "data-testid": "live-answer", "aria-busy": "true" },
+        el("div", { class: "grounding" }, "writing… (not checked yet)"), el("div", { class: "text" }));
+      column.append(live);
+    }
+    live.querySelector(".text").textContent = data.answer;
+  }
+  let working = column.querySelector(".working");
+  if (!working) {
+    working = el("div", { class: "working meta", "data-testid": "working" });
+    column.querySelector(".steps").append(working);
+  }
+  working.textContent = data.role + " is writing · " + plural(data.tokens, "token");
 }
 
 async function runColumn(strategy, question, index, column, signal, record) {
@@ -190,12 +214,22 @@ async function runColumn(strategy, question, index, column, signal, record) {
       const { value, done } = await reader.read();
       if (done) break;
       buffer = parseEvents(buffer + decoder.decode(value, { stream: true }), (event, data) => {
-        if (event === "step") {
+        if (event === "queued") {
+          stop.state("queued: " + plural(data.ahead, "question") + " ahead");
+        } else if (event === "writing") {
+          stop.state("running");
+          showWriting(column, data);
+        } else if (event === "step") {
+          stop.state("running");
+          const working = column.querySelector(".working");
+          if (working) working.remove();
           if (data.meta && data.meta.feedback_id) feedbackId = data.meta.feedback_id;
           if (data.meta && data.meta.event === "facts") Object.assign(facts, data.meta.facts);
           steps.append(stepCard(data, index));
           record.steps.push(data);
         } else if (event === "answer") {
+          const live = column.querySelector(".answer.live");
+          if (live) live.remove();
           column.append(answerBox(data, index, feedbackId, facts, record));
           record.answer = data;
           outcome = data.grounding && data.grounding.level === "failed" ? "failed" : "answered";
@@ -290,6 +324,17 @@ function checkAsk(question, chosen, index) {
   return "";
 }
 
+// the question's length against the server's limit, and how much of it the model reads
+function countQuestion() {
+  const length = $("question").value.length;
+  const over = length > MAX_QUESTION;
+  const reads = QUESTION_TOKENS ? " · the model reads about " + QUESTION_TOKENS.toLocaleString() +
+    " tokens (~" + (QUESTION_TOKENS * 3).toLocaleString() + " characters) of a question; a longer one is cut in the middle" : "";
+  $("question-count").textContent = length.toLocaleString() + " / " + MAX_QUESTION.toLocaleString() + " characters" + reads;
+  $("question-count").classList.toggle("over", over);
+  $("question").setAttribute("aria-invalid", String(over));
+}
+
 function summary(outcomes) {
   const failed = outcomes.filter((o) => o === "failed").length;
   if (outcomes.includes("stopped")) return "stopped";
@@ -309,11 +354,10 @@ async function ask(event) {
   const problem = checkAsk(question, chosen, index);
   if (problem) { $("ask-status").textContent = problem; return; }
   const controller = new AbortController();
-  setRunning(controller);
-  $("stop-button").focus();
-  $("ask-status").textContent = "the teams are working…";
+  setRunning(controller);  // focus stays where it is: a second Enter never stops the question
+  $("ask-status").textContent = "the teams are working… (Esc or the Stop button stops them)";
   const columns = chosen.map((name) => el("div", { class: "column", "data-strategy": name },
-    el("h2", {}, name, " ", el("span", { class: "elapsed meta" }, "waiting for the model (queued)")),
+    el("h2", {}, name, " ", el("span", { class: "elapsed meta" }, "not started: waits for a free lane")),
     el("div", { class: "steps" })));
   $("columns").replaceChildren(...columns);
   // as many columns at once as the server answers at once (the in-process model: one); the
@@ -334,8 +378,10 @@ async function ask(event) {
   await Promise.all(Array.from({ length: Math.max(1, Math.min(CONCURRENCY, chosen.length)) }, lane));
   setRunning(null);
   $("ask-status").textContent = summary(outcomes);
-  remember({ id: Date.now().toString(36), question, index, when: new Date().toISOString(), columns: records });
-  $("question").focus();
+  // a question stopped before any team finished is not kept as if it had been answered
+  if (outcomes.some((o) => o !== "stopped")) {
+    remember({ id: Date.now().toString(36), question, index, when: new Date().toISOString(), columns: records });
+  }
 }
 
 function stopAsking() {
@@ -449,6 +495,8 @@ function wire() {
   window.addEventListener("hashchange", showStored);
   showHistory();
   $("question").addEventListener("keydown", (e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); $("ask-form").requestSubmit(); } });
+  $("question").addEventListener("input", countQuestion);
+  document.addEventListener("keydown", (e) => { if (e.key === "Escape" && running && !$("passage-dialog").open) stopAsking(); });
   $("tab-ask").onclick = () => switchView(false);
   $("tab-runs").onclick = () => switchView(true);
   $("run-select").onchange = showRun;
@@ -459,9 +507,15 @@ async function load() {
   try {
     const [indexes, strategies, health] = await Promise.all([getJSON("/v1/indexes"), getJSON("/v1/strategies"), getJSON("/healthz")]);
     CONCURRENCY = Number(health.concurrency) || 1;
+    MAX_QUESTION = Number(health.max_question_chars) || MAX_QUESTION;
+    QUESTION_TOKENS = Number(health.question_tokens) || 0;
+    countQuestion();
     $("index").replaceChildren(el("option", { value: "" }, "(none: for strategies that need no index)"),
       ...indexes.filter((i) => i.ok).map((i) => el("option", { value: i.name }, i.name + " (" + i.passages + " passages)")));
     if (indexes.some((i) => i.ok)) $("index").selectedIndex = 1;
+    const placeholder = () => { $("question").placeholder = $("index").value ? "Ask about the documents in " + $("index").value : "Ask a question (no index: the model answers from what it knows)"; };
+    $("index").onchange = placeholder;
+    placeholder();
     STRATEGIES = Object.fromEntries(strategies.map((s) => [s.name, s]));
     const boxes = strategies.map((s) => {
       const input = el("input", { type: "checkbox", value: s.name });
