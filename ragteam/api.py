@@ -10,7 +10,7 @@ from ragteam.answering import run_posed
 from ragteam.errors import InputError
 from ragteam.llm import ChatModel, ModelOptions, load_model
 from ragteam.retrieval.index import Index, load_index
-from ragteam.strategies import Context, check_roles, make_strategy
+from ragteam.strategies import DEFAULT_STRATEGY, Context, check_roles, make_strategy
 from ragteam.tools.base import Tool, make_tool
 from ragteam.trace import Step, Trace, Writing
 from ragteam.types import Answer, SupportSettings
@@ -40,7 +40,7 @@ def answer(
     question: str,
     *,
     index: str | Path | Index | None = None,
-    strategy: str = "oner",
+    strategy: str = DEFAULT_STRATEGY,
     model: str | ChatModel | None = None,
     options: dict[str, Any] | None = None,
     model_options: ModelOptions | None = None,

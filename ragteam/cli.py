@@ -18,6 +18,7 @@ from ragteam.commands.common import (
     ToolsOpt,
     err,
     friendly_errors,
+    live_answer,
     out,
     parse_options,
     user_tools,
@@ -32,7 +33,7 @@ from ragteam.errors import RagteamError
 from ragteam.llm import ModelOptions
 from ragteam.render import answer_view, trace_view
 from ragteam.retrieval.index import load_index
-from ragteam.strategies import available
+from ragteam.strategies import DEFAULT_STRATEGY, available
 from ragteam.support.stage import support_settings
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
@@ -75,7 +76,7 @@ def ask(
     question: Annotated[str, typer.Argument(help="the question")],
     model_options: ModelOptions,
     index: Annotated[Path | None, typer.Option(help="index directory")] = None,
-    strategy: StrategyOpt = "oner",
+    strategy: StrategyOpt = DEFAULT_STRATEGY,
     model: ModelOpt = "embedded",
     opt: OptOpt = [],  # noqa: B006 - typer reads the default
     role_model: Annotated[
@@ -107,17 +108,20 @@ def ask(
     """Answer a question over an index; the answer cites, sentence by sentence, the passages
     that support it, and says when none does."""
     with friendly_errors(), user_tools(tools, mcp, model_options.timeout) as extra:
-        result = answer(
-            question,
-            index=index,
-            strategy=strategy,
-            model=model,
-            options=parse_options(opt),
-            model_options=model_options,
-            role_models={k: str(v) for k, v in parse_options(role_model).items()},
-            tools=extra,
-            support=support_settings(support, abstain, checker),
-        )
+        with live_answer(strategy) as (on_step, on_writing):
+            result = answer(
+                question,
+                index=index,
+                strategy=strategy,
+                model=model,
+                options=parse_options(opt),
+                model_options=model_options,
+                role_models={k: str(v) for k, v in parse_options(role_model).items()},
+                tools=extra,
+                on_step=on_step,
+                support=support_settings(support, abstain, checker),
+                on_writing=on_writing,
+            )
         if as_json:
             payload = result.to_dict()
             if not show_trace:
@@ -178,7 +182,7 @@ def search(
 @app.command()
 def demo(
     question: Annotated[str | None, typer.Option(help="ask this instead of the sample")] = None,
-    strategy: StrategyOpt = "ircot",
+    strategy: StrategyOpt = DEFAULT_STRATEGY,
     model: ModelOpt = "embedded",
     rebuild: Annotated[bool, typer.Option(help="rebuild the demo index")] = False,
 ) -> None:

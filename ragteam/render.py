@@ -54,15 +54,20 @@ def answer_view(answer: Answer) -> Group:
     return Group(*parts)
 
 
+def plural(count: int, word: str, words: str | None = None) -> str:
+    """`1 model call`, `3 model calls`."""
+    return f"{count} {word if count == 1 else (words or word + 's')}"
+
+
 def cost_line(trace: Trace) -> str:
     t = trace.totals()
     line = (
-        f"{t['llm_calls']} LLM calls ({t['cache_hits']} cached), "
-        f"{t['retrieval_calls']} retrievals, "
+        f"{plural(t['llm_calls'], 'model call')} ({t['cache_hits']} cached), "
+        f"{plural(t['retrieval_calls'], 'retrieval')}, "
         f"{t['prompt_tokens']}+{t['completion_tokens']} tokens, {t['seconds']:.2f} s"
     )
     if t["parse_failures"]:
-        line += f", {t['parse_failures']} parse failures"
+        line += f", {plural(t['parse_failures'], 'parse failure')}"
     return line
 
 

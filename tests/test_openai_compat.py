@@ -3,6 +3,7 @@ llama.cpp server on 127.0.0.1 serving the embedded GGUF."""
 
 import json
 import socket
+from itertools import pairwise
 
 import httpx
 import pytest
@@ -126,7 +127,7 @@ def test_real_llama_cpp_server_streams_the_same_reply(llama_server):
     streamed = model.complete(ASK, max_tokens=24, on_text=lambda text, n: seen.append((text, n)))
     assert streamed.text == whole.text and len(seen) > 3
     assert seen[-1][0] == streamed.text and [n for _, n in seen] == list(range(1, len(seen) + 1))
-    assert all(later.startswith(earlier) for (earlier, _), (later, _) in zip(seen, seen[1:]))
+    assert all(later.startswith(earlier) for (earlier, _), (later, _) in pairwise(seen))
     # llama-cpp-python's server sends no usage in a stream: the counts are then estimated
     assert streamed.prompt_tokens > 0 and streamed.completion_tokens > 0
     raw: list[str] = []

@@ -8,6 +8,7 @@ import json
 import shutil
 import threading
 import time
+from itertools import pairwise
 
 import pytest
 
@@ -85,7 +86,7 @@ def test_the_stream_sends_the_answer_as_it_is_written(bm25_index_dir):
     assert kinds.index("writing") < kinds.index("llm") < kinds.index("answer")
     grown = [d["answer"] for e, d in found if e == "writing" and d["answer"]]
     assert grown[0] == "Hevik," and grown[-1] == "Hevik, the harbour master"
-    assert all(later.startswith(earlier) for earlier, later in zip(grown, grown[1:]))
+    assert all(later.startswith(earlier) for earlier, later in pairwise(grown))
     assert {d["role"] for e, d in found if e == "writing"} == {"answerer"}
     assert found[-1][1]["answer"] == grown[-1]  # what was shown is what was answered
 

@@ -2,12 +2,12 @@
 
 import pytest
 
+from ragteam.agents.views import clean_answer
 from ragteam.api import answer
 from ragteam.errors import InputError, UnknownName
 from ragteam.llm import FakeModel
 from ragteam.retrieval import load_index
 from ragteam.strategies import Context, available, make_strategy
-from ragteam.agents.views import clean_answer
 from ragteam.strategies.base import fit_text
 from ragteam.trace import Trace
 

@@ -3,6 +3,8 @@ is what the strategy makes of it."""
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 
 from ragteam.agents.views import after, before, clean_answer, json_field, text_answer
@@ -15,7 +17,7 @@ def prefixes(text: str) -> list[str]:
 
 def grows(view, text: str) -> list[str]:
     shown = [view(p) for p in prefixes(text)]
-    for earlier, later in zip(shown, shown[1:]):
+    for earlier, later in pairwise(shown):
         assert later.startswith(earlier), (earlier, later)
     return shown
 

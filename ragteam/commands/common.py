@@ -94,13 +94,76 @@ class LoggedProgress(Progress):
         self._logged = now
         if done:
             self._finished.add(task_id)
-        total = f"/{task.total:g}" if task.total is not None else ""
-        fields = " ".join(str(v) for v in task.fields.values() if str(v))
-        left = task.time_remaining
-        eta = f", about {left:.0f} s left" if left is not None and not done else ""
+        line = progress_line(
+            task.completed, task.total, task.elapsed, task.time_remaining, task.fields
+        )
         self.console.print(
-            f"{self.label}: {task.completed:g}{total} {fields} ({task.elapsed or 0:.0f} s{eta})",
+            f"{self.label}: {line}",
             highlight=False,
             markup=False,
             soft_wrap=True,
         )
+
+
+def progress_line(
+    done: float,
+    total: float | None,
+    elapsed: float | None,
+    left: float | None,
+    fields: dict[str, Any],
+) -> str:
+    """`1/6 (17%) · f1 0.059 · 8.4 s/q · 8 s, about 42 s left`: numbers for a person, each
+    field by its name (`spq` is seconds per question)."""
+    parts = [f"{done:g}/{total:g} ({100 * done / total:.0f}%)" if total else f"{done:g}"]
+    for name, value in fields.items():
+        if value in ("", None):
+            continue
+        if name == "spq":
+            parts.append(f"{value:.1f} s/q")
+        elif isinstance(value, float):
+            parts.append(f"{name} {value:.3f}")
+        elif name == "info":
+            parts.append(str(value))
+        else:
+            parts.append(f"{name} {value}")
+    finished = total is not None and done >= total
+    timing = f"{elapsed or 0:.0f} s"
+    if left is not None and not finished:
+        timing += f", about {left:.0f} s left"
+    return " · ".join([*parts, timing])
+
+
+@contextlib.contextmanager
+def live_answer(label: str) -> Iterator[tuple[Any, Any]]:
+    """On a terminal, one live line on stderr while an answer is worked out (the step under way,
+    the tokens of the reply being written) and the answer as it is written; it disappears when
+    the answer is printed. Off a terminal: nothing (`(None, None)`), stdout stays the answer."""
+    if not err.is_terminal:
+        yield None, None
+        return
+    from rich.live import Live
+    from rich.text import Text
+
+    from ragteam.render import plural
+
+    shown = {"line": f"{label}: starting", "answer": ""}
+
+    def view() -> Text:
+        text = Text(shown["line"], style="dim")
+        if shown["answer"]:
+            text.append("\n" + shown["answer"])
+        return text
+
+    with Live(view(), console=err, transient=True, refresh_per_second=12) as live:
+
+        def on_step(step: Any) -> None:
+            shown["line"] = f"{label}: {step.kind} · {step.role} done ({step.seconds:.1f} s)"
+            live.update(view())
+
+        def on_writing(part: Any) -> None:
+            shown["line"] = f"{label}: {part.role} is writing · {plural(part.tokens, 'token')}"
+            if part.answer is not None:
+                shown["answer"] = part.answer
+            live.update(view())
+
+        yield on_step, on_writing

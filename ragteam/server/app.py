@@ -37,6 +37,7 @@ from ragteam.server.redact import redact_paths
 from ragteam.server.service import Cancelled, Service
 from ragteam.server.streaming import admitted_events, answer_watched
 from ragteam.server.views import add_read_routes
+from ragteam.strategies import DEFAULT_STRATEGY
 
 log = logging.getLogger("ragteam.server")
 STATIC = resources.files("ragteam.server").joinpath("static")
@@ -45,7 +46,7 @@ STATIC = resources.files("ragteam.server").joinpath("static")
 class AnswerRequest(BaseModel):
     question: str = Field(min_length=1)
     index: str | None = None
-    strategy: str = "oner"
+    strategy: str = DEFAULT_STRATEGY
     options: dict[str, Any] = Field(default_factory=dict)
     choices: dict[str, str] | None = None
     claim: bool = False

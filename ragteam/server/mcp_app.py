@@ -16,6 +16,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from ragteam.errors import RagteamError
 from ragteam.server.service import Asked, Service
+from ragteam.strategies import DEFAULT_STRATEGY
 from ragteam.types import hit_dict
 
 MAX_K = 50
@@ -43,7 +44,7 @@ def _add_ask(server: MCPServer, service: Service) -> None:
     async def ask(
         question: str,
         ctx: Context,
-        strategy: str = "smart",
+        strategy: str = DEFAULT_STRATEGY,
         index: str | None = None,
         options: dict[str, Any] | None = None,
     ) -> dict[str, Any]:

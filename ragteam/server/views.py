@@ -134,11 +134,18 @@ def run_summary(name: str, table: Table, baseline: str | None) -> dict[str, Any]
 def strategy_info(service: Service, name: str) -> dict[str, Any]:
     """What the page shows of a strategy: roles, options, a one-line description, whether it
     needs an index, and why it cannot answer here ('' when it can)."""
-    from ragteam.strategies import strategy_class, strategy_options, strategy_roles
+    from ragteam.strategies import (
+        DEFAULT_STRATEGY,
+        strategy_class,
+        strategy_options,
+        strategy_roles,
+    )
 
     kind = strategy_class(name)
     describe = getattr(kind, "describe", None)
     doc = (kind.__doc__ or "").strip().split("\n\n")[0]
+    if doc.startswith(f"{kind.__name__}("):  # a dataclass's generated signature: no help
+        doc = ""
     unavailable = getattr(kind, "unavailable", None)
     return {
         "name": name,
@@ -147,7 +154,9 @@ def strategy_info(service: Service, name: str) -> dict[str, Any]:
             key: {"type": kind_, "default": default}
             for key, (kind_, default) in strategy_options(name).items()
         },
-        "description": describe() if callable(describe) else " ".join(doc.split()),
+        "description": " ".join(doc.split()),
+        "detail": describe() if callable(describe) else "",
+        "default": name == DEFAULT_STRATEGY,
         "needs_index": bool(getattr(kind, "needs_index", False)),
         "unavailable": unavailable(service.options_for(name)) if callable(unavailable) else "",
     }

@@ -9,6 +9,7 @@ from __future__ import annotations
 from ragteam.strategies.base import Context, Strategy
 from ragteam.strategies.registry import (
     BOUNDS,
+    DEFAULT_STRATEGY,
     available,
     check_roles,
     client_options,
@@ -21,6 +22,7 @@ from ragteam.strategies.registry import (
 
 __all__ = [
     "BOUNDS",
+    "DEFAULT_STRATEGY",
     "Context",
     "Strategy",
     "available",

@@ -21,7 +21,10 @@ def feedback_id(question: str) -> str:
 
 @dataclass
 class Adaptive:
-    """Loads the router state (`state`, default: the user data dir), picks an action by upper
+    """Learns which strategies answer which kind of question best, runs those and lets them
+    vote; your feedback on its answers teaches it.
+
+    Loads the router state (`state`, default: the user data dir), picks an action by upper
     confidence bound (`explore`) or by estimated reward, runs the action's strategies (in
     parallel where the model allows), votes, and remembers the choice for `ragteam feedback`."""
 

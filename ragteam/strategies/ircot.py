@@ -30,6 +30,9 @@ ANSWER = re.compile(r"so the answer is\s*:?\s*(.+)", re.IGNORECASE | re.DOTALL)
 
 @dataclass
 class IRCoT:
+    """Thinks one sentence at a time and searches again with each sentence, until a sentence
+    says "So the answer is"; good when the answer needs two facts found one after the other."""
+
     name: ClassVar[str] = "ircot"
     roles: ClassVar[tuple[str, ...]] = role_names(REASONER, ANSWERER)
     needs_index: ClassVar[bool] = True

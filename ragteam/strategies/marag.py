@@ -26,6 +26,9 @@ class _Budget(Exception):
 
 @dataclass
 class MARAG:
+    """A planner splits the question into steps; each step gets its own search, notes taken
+    from every passage and a short answer; a summary joins the steps' answers."""
+
     name: ClassVar[str] = "marag"
     roles: ClassVar[tuple[str, ...]] = role_names(*roles.ROLES)
     needs_index: ClassVar[bool] = True

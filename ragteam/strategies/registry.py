@@ -15,6 +15,12 @@ from ragteam.errors import InputError, UnknownName
 from ragteam.plugins import installed
 from ragteam.strategies.base import Strategy
 
+# The one default of the CLI, the Python and HTTP APIs, the page, the chat API's bare model name
+# and MCP: the shipped SMART agent, the best strategy measured on the embedded model (HotpotQA
+# dev300 F1 0.280 against oner's 0.063, paired +0.217; PopQA +0.41 over oner:
+# docs/benchmarks.md sections 19b and 23).
+DEFAULT_STRATEGY = "smart"
+
 BUILTIN: dict[str, str] = {
     "nor": "ragteam.strategies.baselines:NoR",
     "oner": "ragteam.strategies.baselines:OneR",

@@ -36,6 +36,9 @@ MODES = ("auto", "modular", "trajectory")
 
 @dataclass
 class Smart:
+    """The trained agent: rewrites the question into what to look up, searches for each,
+    keeps only the sentences that matter (copied word for word) and answers citing them."""
+
     name: ClassVar[str] = "smart"
     # the modular roles, and the one model that plays the whole trajectory (mode=trajectory)
     roles: ClassVar[tuple[str, ...]] = (*role_names(*roles.ROLES), ROLE_MODEL)

@@ -32,6 +32,9 @@ class _Budget(Exception):
 
 @dataclass
 class Smurfs:
+    """Plans sub-tasks and solves each with tools (search, lookup, your own), checking each
+    result and trying another way when one fails; then answers from what it found."""
+
     name: ClassVar[str] = "smurfs"
     roles: ClassVar[tuple[str, ...]] = role_names(*roles.ROLES)
     needs_index: ClassVar[bool] = False  # search/lookup join the tools when an index is given

@@ -215,7 +215,7 @@ async function runColumn(strategy, question, index, column, signal, record) {
       if (done) break;
       buffer = parseEvents(buffer + decoder.decode(value, { stream: true }), (event, data) => {
         if (event === "queued") {
-          stop.state("queued: " + plural(data.ahead, "question") + " ahead");
+          stop.state("waiting in the queue: " + plural(data.ahead, "question") + " ahead");
         } else if (event === "writing") {
           stop.state("running");
           showWriting(column, data);
@@ -318,7 +318,7 @@ function setRunning(controller) {
 function checkAsk(question, chosen, index) {
   if (!question) return "write a question first";
   if (!chosen.length) return "choose at least one strategy";
-  if (question.length > MAX_QUESTION) return "the question is " + question.length + " characters; the limit is " + MAX_QUESTION;
+  if (question.length > MAX_QUESTION) return "the question is " + question.length.toLocaleString("en") + " characters; the limit is " + MAX_QUESTION.toLocaleString("en") + ": shorten it";
   const blind = chosen.filter((name) => (STRATEGIES[name] || {}).needs_index);
   if (!index && blind.length) return blind.join(", ") + " need" + (blind.length === 1 ? "s" : "") + " an index: choose one above";
   return "";
@@ -328,9 +328,9 @@ function checkAsk(question, chosen, index) {
 function countQuestion() {
   const length = $("question").value.length;
   const over = length > MAX_QUESTION;
-  const reads = QUESTION_TOKENS ? " · the model reads about " + QUESTION_TOKENS.toLocaleString() +
-    " tokens (~" + (QUESTION_TOKENS * 3).toLocaleString() + " characters) of a question; a longer one is cut in the middle" : "";
-  $("question-count").textContent = length.toLocaleString() + " / " + MAX_QUESTION.toLocaleString() + " characters" + reads;
+  const reads = QUESTION_TOKENS ? " · the model reads about " + QUESTION_TOKENS.toLocaleString("en") +
+    " tokens (~" + (QUESTION_TOKENS * 3).toLocaleString("en") + " characters) of a question; a longer one is cut in the middle" : "";
+  $("question-count").textContent = length.toLocaleString("en") + " / " + MAX_QUESTION.toLocaleString("en") + " characters" + reads;
   $("question-count").classList.toggle("over", over);
   $("question").setAttribute("aria-invalid", String(over));
 }
@@ -357,7 +357,7 @@ async function ask(event) {
   setRunning(controller);  // focus stays where it is: a second Enter never stops the question
   $("ask-status").textContent = "the teams are working… (Esc or the Stop button stops them)";
   const columns = chosen.map((name) => el("div", { class: "column", "data-strategy": name },
-    el("h2", {}, name, " ", el("span", { class: "elapsed meta" }, "not started: waits for a free lane")),
+    el("h2", {}, name, " ", el("span", { class: "elapsed meta" }, "queued: starts when a column before it is done")),
     el("div", { class: "steps" })));
   $("columns").replaceChildren(...columns);
   // as many columns at once as the server answers at once (the in-process model: one); the
@@ -520,13 +520,21 @@ async function load() {
     const boxes = strategies.map((s) => {
       const input = el("input", { type: "checkbox", value: s.name });
       if (s.unavailable) input.disabled = true;
-      const about = s.unavailable ? s.unavailable : s.description || "";
-      return el("label", { title: about, class: s.unavailable ? "unavailable" : "" }, input, " " + s.name,
-        s.unavailable ? el("span", { class: "meta" }, " (not ready)") : null);
+      if (s.default && !s.unavailable) input.checked = true;
+      const help = el("p", { class: "about meta", hidden: "" }, s.unavailable || s.description || "no description",
+        s.detail ? el("span", { class: "detail" }, " (" + s.detail + ")") : null);
+      const toggle = el("button", { type: "button", class: "about-toggle", "aria-expanded": "false",
+        "aria-label": "what " + s.name + " does" }, "?");
+      toggle.onclick = () => { help.hidden = !help.hidden; toggle.setAttribute("aria-expanded", String(!help.hidden)); };
+      return el("div", { class: "strategy" + (s.unavailable ? " unavailable" : "") },
+        el("label", {}, input, " " + s.name + (s.default ? " (default)" : ""),
+          s.unavailable ? el("span", { class: "meta" }, " (not ready)") : null), toggle, help);
     });
     $("strategies").replaceChildren(el("legend", {}, "Strategies (side by side)"), ...boxes);
-    const first = $("strategies").querySelector('input[value="ircot"]') || $("strategies").querySelector("input");
-    if (first) first.checked = true;
+    if (!$("strategies").querySelector("input:checked")) {
+      const first = $("strategies").querySelector("input:not([disabled])");
+      if (first) first.checked = true;
+    }
     $("ask-status").textContent = "";
     showStored();
   } catch (error) {
