@@ -182,7 +182,8 @@ def search(
 @app.command()
 def demo(
     question: Annotated[str | None, typer.Option(help="ask this instead of the sample")] = None,
-    strategy: StrategyOpt = DEFAULT_STRATEGY,
+    # the demo shows multi-hop retrieval step by step: IRCoT searches again with each sentence
+    strategy: StrategyOpt = "ircot",
     model: ModelOpt = "embedded",
     rebuild: Annotated[bool, typer.Option(help="rebuild the demo index")] = False,
 ) -> None:

@@ -530,3 +530,50 @@ def test_a_second_tab_is_told_it_waits_in_the_servers_queue(browser, bm25_index_
         second.wait_for_selector(".column[data-strategy=oner] [data-testid=answer]", timeout=30_000)
         assert "answered" in waiting.inner_text()
     assert errors == []
+
+
+def test_a_runs_trace_opens_its_passages_in_the_served_index(browser, bm25_index_dir, tmp_path):
+    import json
+
+    from ragteam.retrieval.index import read_manifest
+
+    runs = _two_strategy_run(tmp_path)
+    checksum = read_manifest(bm25_index_dir)["corpus_checksum"]
+    (runs / "pair" / "config.json").write_text(json.dumps({"index": {"corpus_checksum": checksum}}))
+    rows = [json.loads(line) for line in (runs / "pair" / "results.jsonl").read_text().splitlines()]
+    for row in rows:
+        hit = {"id": "halvard-07", "title": "Hevik", "score": 1.0}
+        row["trace"]["steps"].insert(
+            0, {"kind": "retrieve", "role": "retriever", "input": {}, "output": [hit]}
+        )
+    (runs / "pair" / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    config = ServerConfig(indexes={"demo": bm25_index_dir}, runs_dir=runs)
+    errors: list[str] = []
+    with Serving(create_app(config, FakeModel(lambda m, p: "x"))) as url:
+        page = _page(browser, errors)
+        page.goto(url + "/")
+        page.click("#tab-runs")
+        page.wait_for_selector("table.questions tbody tr")
+        assert "exact match" in page.inner_text("#run-report table") and "(" in page.inner_text(
+            "#run-report table .interval"
+        )
+        row = page.locator("table.questions tbody tr[data-id=q2]")
+        row.locator("td[data-label=ircot] button.link").click()
+        row.locator("td[data-label=ircot] .hits .cite").first.click()
+        page.locator("#passage-dialog").wait_for(state="visible")
+        assert "fishing village" in page.inner_text("#passage-text")
+    assert errors == []
+
+
+def test_a_stored_history_of_another_shape_does_not_stop_the_page(browser, bm25_index_dir):
+    config = ServerConfig(indexes={"demo": bm25_index_dir})
+    errors: list[str] = []
+    with Serving(create_app(config, FakeModel(lambda m, p: "Hevik"))) as url:
+        page = _page(browser, errors)
+        page.goto(url + "/")
+        for stored in ("null", '{"a": 1}', '[{"id": "x", "question": "q?"}]', "[1, null]"):
+            page.evaluate(f"localStorage.setItem('ragteam-history', {stored!r})")
+            page.reload()
+            page.wait_for_selector("#strategies input[value=smart]:checked")
+            assert page.locator("#index option").count() >= 2
+    assert errors == []

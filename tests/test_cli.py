@@ -61,6 +61,8 @@ def test_ask_json_with_the_embedded_model(hybrid_index_dir):
             "Who founded the company that runs the MV Wrenhold?",
             "--index",
             str(hybrid_index_dir),
+            "--strategy",
+            "oner",
             "--json",
             "--trace",
         ],

@@ -85,7 +85,7 @@ def test_bad_calls_are_errors_not_crashes(http_url):
         wrong_type = await session.call_tool("search", {"query": "x", "k": "many"})
         no_args = await session.call_tool("ask", {})
         server_file = await session.call_tool(
-            "ask", {"question": "x", "strategy": "adaptive", "options": {"state": "/etc/passwd"}}
+            "ask", {"question": "x", "strategy": "oner", "options": {"state": "/etc/passwd"}}
         )
         too_many = await session.call_tool("search", {"query": "x", "k": 500})
         still_fine = await session.call_tool("search", {"query": "Hevik", "k": 1})
@@ -99,6 +99,28 @@ def test_bad_calls_are_errors_not_crashes(http_url):
     assert "no passage" in missing.content[0].text
     assert "cannot be set by a request" in server_file.content[0].text
     assert len(_payload(still_fine)) == 1
+
+
+def test_the_ask_schema_names_the_choices_and_errors_name_no_server_path(http_url, bm25_index_dir):
+    async def work(session):
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        empty = await session.call_tool("ask", {"question": "  "})
+        huge = await session.call_tool("search", {"query": "x" * 1_000_000, "k": 1})
+        withheld = await session.call_tool(
+            "ask", {"question": QUESTION, "strategy": "oner", "abstain": True, "index": "demo"}
+        )
+        return tools["ask"].input_schema, empty, huge, withheld
+
+    schema, empty, huge, withheld = asyncio.run(_session_run(http_url, work))
+    props = schema["properties"]
+    strategies = props["strategy"]["enum"]
+    assert "smart" in strategies and "oner" in strategies
+    assert "adaptive" not in strategies  # no router is trained for this server
+    assert props["strategy"]["default"] == "smart"
+    assert "demo" in json.dumps(props["index"]) and props["support"]["enum"] == ["lexical", "off"]
+    assert empty.is_error and "ragteam ask" not in empty.content[0].text
+    assert huge.is_error and "1,000,000 characters" in huge.content[0].text
+    assert _payload(withheld)["grounding"]["level"] in ("supported", "not_supported")
 
 
 @pytest.mark.integration

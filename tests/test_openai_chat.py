@@ -113,7 +113,6 @@ def test_earlier_turns_reach_the_strategy(client, seen):
     client.chat.completions.create(
         model="nor@demo",
         messages=[
-            {"role": "system", "content": "be brief"},
             {"role": "user", "content": "Who built the Wrenhold Lighthouse?"},
             {"role": "assistant", "content": "Emrik Tollan."},
             {"role": "user", "content": "Where was he born?"},
@@ -150,7 +149,7 @@ def test_errors_come_in_openai_shape(client):
         )
     with pytest.raises(openai.BadRequestError, match="cannot be set by a request"):
         client.chat.completions.create(
-            model="adaptive",
+            model="oner",
             messages=[{"role": "user", "content": "x"}],
             extra_body={"ragteam": {"options": {"state": "/etc/passwd"}}},
         )
@@ -178,3 +177,26 @@ def test_a_long_history_is_cut_oldest_first(client, seen):
     assert "answer 39" in asked and "question 0 " not in asked
     notes = [s for s in done.model_extra["ragteam"]["trace"]["steps"] if s["kind"] == "note"]
     assert any("dropped" in n["output"] for n in notes)
+
+
+def test_settings_a_reply_cannot_honour_are_refused_not_ignored(client):
+    asked = [{"role": "user", "content": QUESTION}]
+    system = [{"role": "system", "content": "Answer like a pirate."}, *asked]
+    with pytest.raises(openai.BadRequestError, match="system messages are not used"):
+        client.chat.completions.create(model="oner", messages=system)
+    with pytest.raises(openai.BadRequestError, match="temperature must be 0"):
+        client.chat.completions.create(model="oner", messages=asked, temperature=0.7)
+    with pytest.raises(openai.BadRequestError, match="max_tokens must be at least 512"):
+        client.chat.completions.create(model="oner", messages=asked, max_tokens=16)
+    fine = client.chat.completions.create(
+        model="oner", messages=asked, temperature=0, max_tokens=1024
+    )
+    assert fine.choices[0].message.content.startswith("Hevik")
+
+
+def test_only_models_that_can_answer_are_listed_with_real_times(client):
+    models = client.models.list().data
+    ids = [m.id for m in models]
+    assert "smart" in ids and "oner@demo" in ids
+    assert not any(i.startswith("adaptive") for i in ids)  # no router trained here
+    assert all(m.created > 1_700_000_000 for m in models)

@@ -54,7 +54,9 @@ def events(text):
 
 
 def test_answer_returns_what_ask_json_trace_prints(bm25_index_dir):
-    body = client(bm25_index_dir).post("/v1/answer", json={"question": QUESTION, "index": "demo"})
+    body = client(bm25_index_dir).post(
+        "/v1/answer", json={"question": QUESTION, "index": "demo", "strategy": "oner"}
+    )
     assert body.status_code == 200
     data = body.json()
     assert data["answer"] == "Hevik" and data["strategy"] == "oner"
@@ -64,11 +66,14 @@ def test_answer_returns_what_ask_json_trace_prints(bm25_index_dir):
 
 def test_the_stream_sends_each_step_then_the_answer(bm25_index_dir):
     with client(bm25_index_dir).stream(
-        "POST", "/v1/answer/stream", json={"question": QUESTION, "index": "demo"}
+        "POST",
+        "/v1/answer/stream",
+        json={"question": QUESTION, "index": "demo", "strategy": "oner"},
     ) as response:
         assert response.headers["content-type"].startswith("text/event-stream")
         found = events(response.read().decode())
-    steps = [(e, d) for e, d in found if e != "writing"]
+    assert found[0] == ("started", {})  # a free slot: it runs at once
+    steps = [(e, d) for e, d in found if e not in ("writing", "started")]
     assert [e for e, _ in steps] == ["step", "step", "step", "answer"]
     assert [d["number"] for _, d in steps[:2]] == [1, 2]
     assert steps[0][1]["kind"] == "retrieve" and steps[1][1]["role"] == "answerer"
@@ -78,7 +83,9 @@ def test_the_stream_sends_each_step_then_the_answer(bm25_index_dir):
 def test_the_stream_sends_the_answer_as_it_is_written(bm25_index_dir):
     reply = "Answer: Hevik, the harbour master.\n\nQuestion: who"
     with client(bm25_index_dir, FakeModel(lambda m, p: reply)).stream(
-        "POST", "/v1/answer/stream", json={"question": QUESTION, "index": "demo"}
+        "POST",
+        "/v1/answer/stream",
+        json={"question": QUESTION, "index": "demo", "strategy": "oner"},
     ) as response:
         found = events(response.read().decode())
     kinds = [e if e != "step" else d["kind"] for e, d in found]
@@ -98,7 +105,9 @@ def test_a_failing_answer_streams_an_error_event(bm25_index_dir):
         raise ModelError("the model server is down")
 
     with client(bm25_index_dir, FakeModel(down)).stream(
-        "POST", "/v1/answer/stream", json={"question": QUESTION, "index": "demo"}
+        "POST",
+        "/v1/answer/stream",
+        json={"question": QUESTION, "index": "demo", "strategy": "oner"},
     ) as response:
         found = events(response.read().decode())
     assert found[-1] == (
@@ -223,12 +232,14 @@ def test_a_full_queue_answers_429_with_retry_after(bm25_index_dir):
     results = {}
 
     def first():
-        results["first"] = api.post("/v1/answer", json={"question": QUESTION, "index": "demo"})
+        results["first"] = api.post(
+            "/v1/answer", json={"question": QUESTION, "index": "demo", "strategy": "oner"}
+        )
 
     worker = threading.Thread(target=first)
     worker.start()
     time.sleep(0.5)
-    busy = api.post("/v1/answer", json={"question": QUESTION, "index": "demo"})
+    busy = api.post("/v1/answer", json={"question": QUESTION, "index": "demo", "strategy": "oner"})
     release.set()
     worker.join(10)
     assert busy.status_code == 429 and busy.headers["retry-after"]
@@ -308,7 +319,7 @@ def test_a_client_that_goes_away_stops_the_work(bm25_index_dir, tmp_path):
 
 def test_the_only_index_is_the_default_and_errors_name_no_server_path(bm25_index_dir, tmp_path):
     api = client(bm25_index_dir)
-    answered = api.post("/v1/answer", json={"question": QUESTION})
+    answered = api.post("/v1/answer", json={"question": QUESTION, "strategy": "oner"})
     assert answered.status_code == 200 and answered.json()["citations"]
     broken = tmp_path / "broken-index"
     broken.mkdir()

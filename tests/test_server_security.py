@@ -48,7 +48,8 @@ def test_a_request_cannot_name_the_router_state_file(bm25_index_dir, tmp_path, p
 
 def test_numeric_and_switch_options_are_still_settable(bm25_index_dir):
     response = _client(bm25_index_dir).post(
-        "/v1/answer", json={"question": QUESTION, "index": "demo", "options": {"k": 2}}
+        "/v1/answer",
+        json={"question": QUESTION, "index": "demo", "strategy": "oner", "options": {"k": 2}},
     )
     assert response.status_code == 200
     assert len(response.json()["trace"]["steps"][0]["output"]) == 2
@@ -135,7 +136,7 @@ def test_a_small_authenticated_body_still_answers(live_server):
 
     response = httpx.post(
         f"http://127.0.0.1:{live_server}/v1/answer",
-        json={"question": QUESTION, "index": "demo"},
+        json={"question": QUESTION, "index": "demo", "strategy": "oner"},
         headers={"Authorization": "Bearer secret"},
         timeout=30,
     )

@@ -33,13 +33,18 @@ def test_oner_retrieves_prompts_with_passages_and_cites(bm25_index_dir):
 def test_oner_withholds_an_answer_copied_from_its_worked_example(bm25_index_dir):
     # "1821" is the answer of the prompt's example; the demo passages never mention it
     model = FakeModel(["1821", "1821"])
-    result = answer("When was Ilse Marrow born?", index=bm25_index_dir, model=model)
+    result = answer(
+        "When was Ilse Marrow born?", index=bm25_index_dir, model=model, strategy="oner"
+    )
     assert result.text == "" and result.citations == []
     assert len(model.calls[1]["messages"]) == 2  # asked again without the example
     assert result.trace.parse_failures_by_role() == {"answerer": 2}
     assert any("no answer" in s.output for s in result.trace.steps if s.kind == "note")
     fixed = answer(
-        "When was Ilse Marrow born?", index=bm25_index_dir, model=FakeModel(["1821", "1823"])
+        "When was Ilse Marrow born?",
+        index=bm25_index_dir,
+        model=FakeModel(["1821", "1823"]),
+        strategy="oner",
     )
     assert fixed.text == "1823"
 

@@ -111,6 +111,11 @@ def mcp_command(
             router_state=router_state,
             queue_size=queue,
         )
+        # plain one-line logs on stderr, warnings and worse (the SDK would add a Rich handler
+        # that draws a box for every refused tool call)
+        import logging
+
+        logging.basicConfig(level=logging.WARNING, format="ragteam mcp: %(message)s")
         server = build_mcp(Service(config))
         if http:
             err.print(f"ragteam MCP server on http://127.0.0.1:{port}/mcp")

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+from typing import Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from ragteam.errors import RagteamError
+from ragteam.server.limits import Busy
+from ragteam.server.redact import redact_paths
 from ragteam.server.service import Asked, Service
-from ragteam.strategies import DEFAULT_STRATEGY
+from ragteam.strategies import DEFAULT_STRATEGY, available, strategy_class
 from ragteam.types import hit_dict
 
 MAX_K = 50
@@ -40,29 +42,35 @@ def build_mcp(service: Service) -> MCPServer:
 
 
 def _add_ask(server: MCPServer, service: Service) -> None:
-    @server.tool()
     async def ask(
         question: str,
         ctx: Context,
         strategy: str = DEFAULT_STRATEGY,
         index: str | None = None,
         options: dict[str, Any] | None = None,
+        support: str = "lexical",
+        abstain: bool = False,
     ) -> dict[str, Any]:
-        """Answer a question with an agent team over a served index: the answer, its citations
-        (passage ids that `passage` opens) and a short summary of the agents' steps.
+        """Answer a question with an agent team over a served index: the answer (`marked`:
+        with [n] after each sentence a passage supports), its citations (passage ids that
+        `passage` opens), the passages read, how well it is supported, and a short summary of
+        the agents' steps.
 
         Args:
             question: the question (at most 4,000 characters)
-            strategy: nor | oner | ircot | smart | marag | smurfs | adaptive
+            strategy: which agent team answers (the default is the best measured)
             index: a served index (optional when one is served)
             options: strategy options, e.g. {"k": 5}
+            support: how each sentence's support is checked: lexical, or off
+            abstain: say "not found in your documents" instead of an answer nothing supports
         """
-        asked = Asked(question, index, strategy, dict(options or {}))
+        asked = Asked(question, index, strategy, dict(options or {}), support=support)
+        asked.abstain = abstain
         try:
             service.check(asked)
             await service.gate.acquire()
-        except RagteamError as exc:  # a clear message for the client, not "error executing"
-            raise ToolError(str(exc)) from exc
+        except Exception as exc:  # a clear message for the client, not "error executing"
+            raise ToolError(_said(exc, service)) from exc
         loop = asyncio.get_running_loop()
         count = 0
 
@@ -75,10 +83,31 @@ def _add_ask(server: MCPServer, service: Service) -> None:
         try:
             answer = await loop.run_in_executor(service.pool, service.answer, asked, on_step)
         except RagteamError as exc:
-            raise ToolError(str(exc)) from exc
+            raise ToolError(_said(exc, service)) from exc
         finally:
             service.gate.release()
         return _payload(answer)
+
+    # the schema names the choices: the strategies this server can run, the indexes it serves
+    names = tuple(s for s in available() if not _unavailable(service, s))
+    ask.__annotations__["strategy"] = Literal[names]  # type: ignore[valid-type]
+    if service.config.indexes:
+        served = tuple(service.config.indexes)
+        ask.__annotations__["index"] = Literal[served] | None  # type: ignore[valid-type]
+    ask.__annotations__["support"] = Literal["lexical", "off"]
+    server.tool()(ask)
+
+
+def _unavailable(service: Service, name: str) -> str:
+    """Why `name` cannot answer on this server ('' when it can)."""
+    check = getattr(strategy_class(name), "unavailable", None)
+    return check(service.options_for(name)) if callable(check) else ""
+
+
+def _said(exc: Exception, service: Service) -> str:
+    """An error as a client of the server reads it: no server paths, the API's terms."""
+    message = str(exc) if isinstance(exc, RagteamError | Busy) else "internal error"
+    return redact_paths(message, service.config)
 
 
 def _payload(answer: Any) -> dict[str, Any]:
@@ -117,6 +146,11 @@ def _add_reading(server: MCPServer, service: Service) -> None:
         """
         if not 1 <= k <= MAX_K:
             raise ToolError(f"k must be between 1 and {MAX_K}")
+        if len(query) > service.config.max_question_chars:
+            raise ToolError(
+                f"the query has {len(query):,} characters; at most "
+                f"{service.config.max_question_chars:,}"
+            )
         loaded = _loaded(service, index)
         return [hit_dict(p) for p in loaded.retrieve(query, k)]
 
@@ -141,7 +175,7 @@ def _loaded(service: Service, index: str | None) -> Any:
     try:
         loaded = service.index(name)
     except RagteamError as exc:
-        raise ToolError(str(exc)) from exc
+        raise ToolError(_said(exc, service)) from exc
     assert loaded is not None
     return loaded
 

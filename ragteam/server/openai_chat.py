@@ -15,6 +15,7 @@ import json
 import time
 import uuid
 from collections.abc import AsyncIterator
+from datetime import datetime
 from typing import Any, Literal
 
 from fastapi import FastAPI, Request
@@ -28,6 +29,10 @@ from ragteam.server.service import Asked, Service
 from ragteam.server.streaming import admitted_events, answer_events
 from ragteam.types import Answer
 
+# a reply is an answer of at most 160 tokens (MA-RAG's summary), a warning and up to 8 sources:
+# a client's max_tokens at least this large is honoured by every reply
+MIN_REPLY_TOKENS = 512
+
 
 class Extension(BaseModel):
     options: dict[str, Any] = Field(default_factory=dict)
@@ -40,7 +45,7 @@ class Extension(BaseModel):
 
 
 class ChatRequest(BaseModel):
-    model_config = ConfigDict(extra="allow")  # temperature, max_tokens, user...: accepted
+    model_config = ConfigDict(extra="allow")  # user, ...: accepted; see `_check` for the rest
     model: str
     messages: list[dict[str, Any]] = Field(min_length=1)
     stream: bool = False
@@ -61,12 +66,26 @@ class ChatError(Exception):
 
 
 def model_ids(service: Service) -> list[str]:
+    """One model per strategy that can answer here (and served index): `adaptive` only with a
+    trained router."""
+    from ragteam.server.views import strategy_info
     from ragteam.strategies import available
 
-    names = available()
+    names = [n for n in available() if not strategy_info(service, n)["unavailable"]]
     indexes = list(service.config.indexes)
     ids = [f"{s}@{i}" for i in indexes for s in names]
     return (names + ids) if len(indexes) <= 1 else ids
+
+
+def _created(service: Service, model: str, started: int) -> int:
+    """When a model became what it is: its index's build time, else when the server started."""
+    _strategy, _, index = model.partition("@")
+    name = index or next(iter(service.config.indexes), None)
+    try:
+        built = service.manifest(name).get("built_at") if name else None
+        return int(datetime.fromisoformat(str(built)).timestamp()) if built else started
+    except (RagteamError, ValueError):
+        return started
 
 
 def resolve_model(service: Service, model: str) -> tuple[str, str | None]:
@@ -193,6 +212,7 @@ def _check(body: ChatRequest) -> None:
             "unsupported_n",
             "n",
         )
+    _check_settings(body)
     if body.tools or body.functions:
         raise ChatError(
             400,
@@ -201,6 +221,40 @@ def _check(body: ChatRequest) -> None:
             "unsupported_tools",
             "tools",
         )
+
+
+def _check_settings(body: ChatRequest) -> None:
+    """What a chat request may ask of the reply's writing: nothing is ignored silently."""
+    extra = body.model_extra or {}
+    if any(m.get("role") in ("system", "developer") for m in body.messages):
+        raise ChatError(
+            400,
+            "system messages are not used: each agent role of the team has its own "
+            "instructions; ask in a user message (or remove the system prompt in your client)",
+            "invalid_request_error",
+            "unsupported_system_message",
+            "messages",
+        )
+    if extra.get("temperature") not in (None, 0, 0.0):
+        raise ChatError(
+            400,
+            "temperature must be 0 or left out: the team answers deterministically, so the same "
+            "question gives the same answer (and is served from the cache)",
+            "invalid_request_error",
+            "unsupported_temperature",
+            "temperature",
+        )
+    for name in ("max_tokens", "max_completion_tokens"):
+        limit = extra.get(name)
+        if limit is not None and (not isinstance(limit, int) or limit < MIN_REPLY_TOKENS):
+            raise ChatError(
+                400,
+                f"{name} must be at least {MIN_REPLY_TOKENS} or left out: a reply (the answer, "
+                "its warning and its sources) is never longer, and it is not cut",
+                "invalid_request_error",
+                "unsupported_max_tokens",
+                name,
+            )
 
 
 _STATUS = [
@@ -222,12 +276,15 @@ def _as_chat_error(exc: Exception, service: Service | None = None) -> ChatError:
 
 
 def add_chat_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
+    started = int(time.time())
+
     @app.get("/v1/models", dependencies=auth)
     def models() -> dict[str, Any]:
         return {
             "object": "list",
             "data": [
-                {"id": m, "object": "model", "created": 0, "owned_by": "ragteam"}
+                {"id": m, "object": "model", "created": _created(service, m, started)}
+                | {"owned_by": "ragteam"}
                 for m in model_ids(service)
             ],
         }
@@ -323,7 +380,7 @@ async def _chunks(
     yield chunk({"role": "assistant", "content": ""})
     written = Written(hold=asked.abstain)
     async for event, data in admitted_events(service, asked, held):
-        if event in ("queued", "step"):
+        if event in ("queued", "started", "step"):
             yield chunk({}, ragteam={event: data})
         elif event == "writing":
             delta = written.add(data.get("answer"))

@@ -19,6 +19,7 @@ _FOR_CLIENTS = (
         "the server's operator must train the router (ragteam router train) and serve its state",
     ),
     (re.compile(r"--opt (\w+)\.(\w+)="), r"option \1.\2="),
+    (re.compile(r', e\.g\. ragteam ask "[^"]*"'), ""),
 )
 
 
@@ -30,5 +31,8 @@ def redact_paths(text: str, config: ServerConfig | None) -> str:
     if config is not None:
         for name, directory in config.indexes.items():
             for form in {str(directory), str(Path(directory).resolve())}:
-                text = text.replace(form, f"index '{name}'")
+                # the whole path, by component: `DIR-corrupt` is not index DIR, and the files
+                # inside an index are not the client's business either
+                inside = re.escape(form.rstrip("/")) + r"(?:/[\w.@+-]+)*(?![\w.@+-])"
+                text = re.sub(inside, f"index '{name}'", text)
     return _PATH.sub("<server path>", text)

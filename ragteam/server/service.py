@@ -3,6 +3,7 @@ worker threads. Answers run in worker threads; the event loop only waits."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragteam.api import answer
-from ragteam.errors import IndexUnusable, InputError, UnknownName
+from ragteam.errors import IndexUnusable, InputError, RagteamError, UnknownName
 from ragteam.llm import load_model
 from ragteam.llm.base import ChatModel
 from ragteam.retrieval.index import Index, load_index, read_manifest
@@ -211,6 +212,22 @@ class Service:
         if name not in found:
             raise UnknownName("run", name, list(found))
         return found[name]
+
+    def run_index(self, name: str) -> str | None:
+        """The served index a run was made over (the same corpus), so its passages open; None
+        when no served index holds that corpus."""
+        try:
+            config = json.loads((self.run_dir(name) / "config.json").read_text("utf-8"))
+            wanted = config["index"]["corpus_checksum"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        for served in self.config.indexes:
+            try:
+                if self.manifest(served).get("corpus_checksum") == wanted:
+                    return served
+            except RagteamError:
+                continue
+        return None
 
     def run_table(self, name: str) -> Table:
         """The run's rows (label -> question id -> row), read again only when its

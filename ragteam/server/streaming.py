@@ -1,9 +1,9 @@
 """An answer as a stream of events, for every streaming route (the page's SSE, OpenAI chat
-chunks): ("queued", dict) while it waits for a slot, ("step", dict) as each trace step
-happens, ("writing", dict) as a model call's reply grows, then ("answer", Answer) or ("error",
-exception). The work runs in the service's worker threads; a consumer that stops (its client
-went away) stops the work at its next step or token, and the slot is freed when the work has
-stopped."""
+chunks): ("queued", dict) while it waits for a slot, ("started", {}) when it has one, ("step",
+dict) as each trace step happens, ("writing", dict) as a model call's reply grows, then
+("answer", Answer) or ("error", exception). The work runs in the service's worker threads;
+a consumer that stops (its client went away) stops the work at its next step or token, and the
+slot is freed when the work has stopped."""
 
 from __future__ import annotations
 
@@ -35,6 +35,7 @@ async def admitted_events(
         except Exception as exc:  # Busy: the wait timed out
             yield "error", exc
             return
+    yield "started", {}
     async for event in answer_events(service, body):
         yield event
 

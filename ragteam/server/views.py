@@ -82,7 +82,7 @@ def add_run_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
 
     @app.get("/v1/runs/{name}", dependencies=auth)
     def run_report(name: str, baseline: str | None = None) -> dict[str, Any]:
-        return run_summary(name, service.run_table(name), baseline)
+        return run_summary(name, service.run_table(name), baseline, service.run_index(name))
 
     @app.get("/v1/runs/{name}/questions", dependencies=auth)
     def run_questions(name: str) -> dict[str, Any]:
@@ -109,14 +109,17 @@ def add_run_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
             return Response(path.read_bytes(), media_type="image/png")
 
 
-def run_summary(name: str, table: Table, baseline: str | None) -> dict[str, Any]:
-    """A run's report: per strategy its means (with intervals) and per-question scores, and
-    the markdown tables `ragteam report` prints."""
+def run_summary(
+    name: str, table: Table, baseline: str | None, index: str | None = None
+) -> dict[str, Any]:
+    """A run's report: per strategy its means (with intervals) and per-question scores, the
+    markdown tables `ragteam report` prints, and the served index its passages open in."""
     from ragteam.eval.report import render_markdown, summarize
 
     summaries = [summarize(label, list(rows.values())) for label, rows in table.items()]
     return {
         "name": name,
+        "index": index,
         "strategies": [
             {
                 "label": s.label,

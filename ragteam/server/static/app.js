@@ -7,6 +7,7 @@ let MAX_QUESTION = 4000; // the server's limit in characters (/healthz)
 let QUESTION_TOKENS = 0; // how much of a question the model reads (/healthz; 0: unknown)
 let STRATEGIES = {}; // name -> what /v1/strategies says of it
 let CONCURRENCY = 1; // answers the server computes at once (/healthz)
+let RUN_INDEX = ""; // the served index the shown run was made over ("" when none is)
 
 function headers(json) {
   const h = json ? { "Content-Type": "application/json" } : {};
@@ -85,6 +86,7 @@ function highlight(text, needle) {
 
 async function openPassage(index, citation, answer, facts) {
   try {
+    if (!index) throw new Error("no index");
     const passage = await getJSON("/v1/passages/" + encodeURIComponent(index) + "/" + encodeURIComponent(citation.passage_id));
     $("passage-title").textContent = passage.title;
     const where = passage.locator;
@@ -93,8 +95,13 @@ async function openPassage(index, citation, answer, facts) {
     highlight(passage.text, fact && passage.text.includes(fact) ? fact : answer);
     $("passage-dialog").showModal();
     $("passage-close").focus();
-  } catch (error) {
-    $("ask-status").textContent = "could not open " + citation.passage_id + ": " + error.message;
+  } catch (error) {  // said in the dialog, where the reader looks, whichever view is open
+    $("passage-title").textContent = "could not open " + citation.passage_id;
+    $("passage-id").textContent = "";
+    $("passage-text").textContent = index ? error.message
+      : "this run's index is not served here: start the server with the index it was made over (--index NAME=DIR)";
+    $("passage-dialog").showModal();
+    $("passage-close").focus();
   }
 }
 
@@ -216,6 +223,8 @@ async function runColumn(strategy, question, index, column, signal, record) {
       buffer = parseEvents(buffer + decoder.decode(value, { stream: true }), (event, data) => {
         if (event === "queued") {
           stop.state("waiting in the queue: " + plural(data.ahead, "question") + " ahead");
+        } else if (event === "started") {
+          stop.state("running");
         } else if (event === "writing") {
           stop.state("running");
           showWriting(column, data);
@@ -259,8 +268,14 @@ async function runColumn(strategy, question, index, column, signal, record) {
 const HISTORY_KEY = "ragteam-history";
 const HISTORY_SIZE = 20;
 
+// the stored history, keeping only entries of the expected shape (another version of the page,
+// or a hand edit, must not stop the page from loading)
 function storedHistory() {
-  try { return JSON.parse(localStorage.getItem(HISTORY_KEY) || "[]"); } catch { return []; }
+  let found;
+  try { found = JSON.parse(localStorage.getItem(HISTORY_KEY) || "[]"); } catch { return []; }
+  if (!Array.isArray(found)) return [];
+  return found.filter((e) => e && typeof e === "object" && typeof e.id === "string" && typeof e.question === "string"
+    && Array.isArray(e.columns) && e.columns.every((c) => c && typeof c.strategy === "string" && Array.isArray(c.steps)));
 }
 
 function remember(entry) {
@@ -281,10 +296,16 @@ function showHistory() {
 
 function showStored() {
   const match = /^#q=([\w-]+)$/.exec(window.location.hash);
-  if (!match || running) return;
+  if (!match) return;
+  if (running) { $("ask-status").textContent = "a question is running: stop it (Esc) to open the one you chose"; return; }
   const entry = storedHistory().find((e) => e.id === match[1]);
   if (!entry) { $("ask-status").textContent = "that question is not in this browser's history"; return; }
   $("question").value = entry.question;
+  countQuestion();
+  // what the entry used, so that Ask asks the same again
+  if ([...$("index").options].some((o) => o.value === (entry.index || ""))) $("index").value = entry.index || "";
+  const used = new Set(entry.columns.map((c) => c.strategy));
+  for (const box of document.querySelectorAll("#strategies input")) box.checked = used.has(box.value);
   $("columns").replaceChildren(...entry.columns.map((record) => {
     const column = el("div", { class: "column", "data-strategy": record.strategy },
       el("h2", {}, record.strategy, " ", el("span", { class: "elapsed meta" }, "from history · " + record.outcome)),
@@ -356,10 +377,14 @@ async function ask(event) {
   const controller = new AbortController();
   setRunning(controller);  // focus stays where it is: a second Enter never stops the question
   $("ask-status").textContent = "the teams are working… (Esc or the Stop button stops them)";
-  const columns = chosen.map((name) => el("div", { class: "column", "data-strategy": name },
+  const columns = chosen.map((name) => el("div", { class: "column", "data-strategy": name, id: "col-" + name },
     el("h2", {}, name, " ", el("span", { class: "elapsed meta" }, "queued: starts when a column before it is done")),
     el("div", { class: "steps" })));
   $("columns").replaceChildren(...columns);
+  // on a phone the columns stack: a summary at the top jumps to each one
+  const jumps = chosen.map((name) => el("a", { href: "#col-" + name, "data-strategy": name }, name + ": waiting"));
+  $("answers-nav").replaceChildren(el("span", { class: "meta" }, "answers: "), ...jumps);
+  $("answers-nav").hidden = chosen.length < 2;
   // as many columns at once as the server answers at once (the in-process model: one); the
   // others say they are queued
   const outcomes = chosen.map(() => "stopped");
@@ -373,6 +398,8 @@ async function ask(event) {
         continue;
       }
       outcomes[i] = await runColumn(chosen[i], question, index, columns[i], controller.signal, records[i]);
+      const answered = records[i].answer ? records[i].answer.answer : outcomes[i];
+      $("answers-nav").querySelector('[data-strategy="' + chosen[i] + '"]').textContent = chosen[i] + ": " + (answered || "no answer");
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(CONCURRENCY, chosen.length)) }, lane));
@@ -388,13 +415,18 @@ function stopAsking() {
   if (running) running.abort();
 }
 
+// readable names for the report's metrics; each mean comes with its 95% interval
+const METRICS = { em: "exact match", f1: "F1 (word overlap)", match: "gold in answer", retrieval_all: "found every gold passage" };
+
 function reportTable(strategies) {
-  const metrics = ["em", "f1", "match", "retrieval_all"];
-  const head = el("tr", {}, el("th", {}, "strategy"), el("th", {}, "n"), ...metrics.map((m) => el("th", {}, m)), el("th", {}, "s/q"), el("th", {}, "errors"));
+  const head = el("tr", {}, el("th", {}, "strategy"), el("th", {}, "questions"),
+    ...Object.values(METRICS).map((m) => el("th", {}, m)), el("th", {}, "seconds per question"), el("th", {}, "errors"));
+  const cell = (mean) => mean ? el("td", {}, mean[0].toFixed(3), el("span", { class: "interval" },
+    " (" + Number(mean[1]).toFixed(2) + "–" + Number(mean[2]).toFixed(2) + ")")) : el("td", {}, "-");
   const rows = strategies.map((s) => el("tr", {}, el("td", {}, s.label), el("td", {}, String(s.n)),
-    ...metrics.map((m) => el("td", {}, s.means[m] ? s.means[m][0].toFixed(3) : "-")),
+    ...Object.keys(METRICS).map((m) => cell(s.means[m])),
     el("td", {}, Number(s.per_question.seconds).toFixed(2)), el("td", {}, String(s.errors))));
-  return el("table", {}, el("thead", {}, head), el("tbody", {}, ...rows));
+  return el("table", {}, el("caption", {}, "means with 95% intervals in brackets"), el("thead", {}, head), el("tbody", {}, ...rows));
 }
 
 async function showRun() {
@@ -403,6 +435,7 @@ async function showRun() {
   if (!name) { box.replaceChildren(el("p", { class: "muted" }, "no eval runs are served (ragteam serve --runs DIR)")); return; }
   try {
     const report = await getJSON("/v1/runs/" + encodeURIComponent(name));
+    RUN_INDEX = report.index || "";
     const plot = el("img", { alt: "F1 and seconds per question of " + name });
     const response = await fetch("/v1/runs/" + encodeURIComponent(name) + "/plot.png", { headers: headers(false) });
     if (response.ok) plot.src = URL.createObjectURL(await response.blob());
@@ -422,7 +455,7 @@ function f1Of(outcome) {
 async function showTrace(run, label, id, cell) {
   try {
     const trace = await getJSON("/v1/runs/" + encodeURIComponent(run) + "/trace?label=" + encodeURIComponent(label) + "&id=" + encodeURIComponent(id));
-    cell.replaceChildren(...trace.steps.map((step, i) => stepCard({ ...step, number: i + 1 }, "")));
+    cell.replaceChildren(...trace.steps.map((step, i) => stepCard({ ...step, number: i + 1 }, RUN_INDEX)));
     if (!trace.steps.length) cell.textContent = "(no steps recorded)";
   } catch (error) {
     cell.replaceChildren(el("p", { class: "error" }, error.message));
