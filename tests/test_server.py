@@ -240,10 +240,32 @@ def test_a_full_queue_answers_429_with_retry_after(bm25_index_dir):
     worker.start()
     time.sleep(0.5)
     busy = api.post("/v1/answer", json={"question": QUESTION, "index": "demo", "strategy": "oner"})
+    chat_body = {"model": "oner", "messages": [{"role": "user", "content": QUESTION}]}
+    chat_busy = api.post("/v1/chat/completions", json=chat_body)
+    streamed_busy = api.post("/v1/chat/completions", json={**chat_body, "stream": True})
     release.set()
     worker.join(10)
     assert busy.status_code == 429 and busy.headers["retry-after"]
+    for refused in (chat_busy, streamed_busy):  # the chat route too, in OpenAI's shape
+        assert refused.status_code == 429 and refused.headers["retry-after"]
+        assert refused.json()["error"]["code"] == "busy"
     assert results["first"].status_code == 200
+
+
+def test_redaction_goes_by_path_component_and_speaks_to_clients(tmp_path):
+    from ragteam.server.redact import redact_paths
+
+    config = ServerConfig(indexes={"hp": tmp_path / "ix"})
+    said = redact_paths(f"cannot read {tmp_path}/ix-corrupt/bm25/data.npz", config)
+    assert "hp" not in said and "<server path>" in said and "ix-corrupt" not in said
+    inside = redact_paths(f"bad file {tmp_path}/ix/bm25/data.npz: rebuild", config)
+    assert inside == "bad file index 'hp': rebuild"  # not the layout inside it
+    down = redact_paths(
+        "no server answers. Start the server (e.g. `python -m llama_cpp.server --model "
+        "FILE.gguf`) or fix --base-url.",
+        None,
+    )
+    assert "llama_cpp" not in down and "operator" in down
 
 
 def test_the_gate_queues_times_out_and_hands_slots_on():

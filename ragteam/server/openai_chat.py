@@ -59,10 +59,12 @@ class ChatError(Exception):
     def __init__(self, status: int, message: str, kind: str, code: str, param: str | None = None):
         super().__init__(message)
         self.status, self.kind, self.code, self.param = status, kind, code, param
+        self.retry_after: int | None = None  # seconds, for a 429
 
     def response(self) -> JSONResponse:
         body = {"message": str(self), "type": self.kind, "param": self.param, "code": self.code}
-        return JSONResponse({"error": body}, status_code=self.status)
+        headers = {"Retry-After": str(self.retry_after)} if self.retry_after else None
+        return JSONResponse({"error": body}, status_code=self.status, headers=headers)
 
 
 def model_ids(service: Service) -> list[str]:
@@ -271,7 +273,9 @@ def _as_chat_error(exc: Exception, service: Service | None = None) -> ChatError:
     for kind, status, type_, code in _STATUS:
         if isinstance(exc, kind):
             config = service.config if service else None
-            return ChatError(status, redact_paths(str(exc), config), type_, code)
+            error = ChatError(status, redact_paths(str(exc), config), type_, code)
+            error.retry_after = exc.retry_after if isinstance(exc, Busy) else None
+            return error
     return ChatError(500, f"internal error ({type(exc).__name__})", "api_error", "internal")
 
 

@@ -20,6 +20,10 @@ _FOR_CLIENTS = (
     ),
     (re.compile(r"--opt (\w+)\.(\w+)="), r"option \1.\2="),
     (re.compile(r', e\.g\. ragteam ask "[^"]*"'), ""),
+    (
+        re.compile(r"Start the server \(e\.g\. `[^`]*`\) or fix --base-url\."),
+        "The model server is down: the operator of this server must start it.",
+    ),
 )
 
 

@@ -60,6 +60,25 @@ function searchHits(step, index) {
     " " + (h.title || "") + " · " + Number(h.score || 0).toFixed(3))));
 }
 
+// what a step did, in words; the technical names stay beside it in small print
+const ROLE_WORDS = { reconstructor: "worked out what to look up", locator: "picked the sentences that matter",
+  generator: "wrote the answer", answerer: "wrote the answer", reasoner: "took one reasoning step",
+  planner: "planned the steps", step_definer: "defined the next step", extractor: "took notes from a passage",
+  qa: "answered the step", summary: "wrote the answer from the steps", executor: "chose a tool",
+  answer_agent: "read the tool's result", verifier: "checked the step", final: "wrote the answer" };
+const NOTE_WORDS = { mode: "chose how to answer", label_calibration: "loaded the agent's answer-label weights",
+  facts: "kept the facts found", abstained: "withheld an answer nothing supports" };
+
+function plainLabel(step) {
+  const role = String(step.role || "").split("/").pop();
+  if (step.kind === "retrieve") return "searched the documents";
+  if (step.kind === "rerank") return "put the passages in order";
+  if (step.kind === "support") return "checked each sentence against the passages read";
+  if (step.kind === "tool") return "used the tool " + role;
+  if (step.kind === "llm") return ROLE_WORDS[role] || role + " wrote";
+  return NOTE_WORDS[(step.meta || {}).event] || "note";
+}
+
 function stepCard(step, index) {
   const failed = step.parse_failures > 0 || step.error;
   const parts = [];
@@ -68,8 +87,8 @@ function stepCard(step, index) {
   if (step.cached) parts.push("cached");
   const output = show(step.output);
   return el("div", { class: "card " + step.kind + (failed ? " failed" : ""), "data-kind": step.kind },
-    el("div", {}, el("strong", {}, step.number + ". " + step.kind + " · " + step.role), " ",
-      el("span", { class: "meta" }, parts.join(" · "))),
+    el("div", {}, el("strong", {}, step.number + ". " + plainLabel(step)), " ",
+      el("span", { class: "meta" }, "(" + step.kind + " · " + step.role + ") " + parts.join(" · "))),
     failed ? el("div", { class: "failure" }, "failed: " + (step.error || "reply did not parse")) : null,
     step.input !== null ? el("details", {}, el("summary", {}, "input"), el("pre", {}, show(step.input))) : null,
     step.kind === "retrieve" || step.kind === "rerank" ? searchHits(step, index)
@@ -124,7 +143,8 @@ function answerBox(result, index, feedbackId, facts, record) {
     type: "button", class: "cite read", title: c.title, onclick: () => openPassage(index, c, result.answer, facts) },
     c.locator || c.passage_id));
   const unbacked = (g.unsupported || []).map((s) => el("li", {}, s));
-  const notes = [plural(result.cost.llm_calls || 0, "model call"), Number(result.cost.seconds || 0).toFixed(1) + " s"];
+  // model time, not the column's wall time (which also counts waiting, loading and checking)
+  const notes = [plural(result.cost.llm_calls || 0, "model call") + " · " + Number(result.cost.seconds || 0).toFixed(1) + " s of model and search time"];
   if (g.parse_failures) notes.push(plural(g.parse_failures, "reply") + " did not parse");
   if (g.failed_steps) notes.push(plural(g.failed_steps, "step") + " failed");
   const box = el("div", { class: "answer level-" + g.level, "data-testid": "answer", "data-grounding": g.level },
