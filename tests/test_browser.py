@@ -363,6 +363,11 @@ def test_history_keeps_answers_with_a_permalink_and_a_trace_download(
         assert "Hevik" in fresh.locator("[data-testid=answer] .text").inner_text()
         assert fresh.locator(".column[data-strategy=oner] .card").count() >= 2
         assert fresh.input_value("#question") == QUESTION
+        # Ask would ask what is shown: the entry's strategy, not the default
+        checked = fresh.eval_on_selector_all(
+            "#strategies input:checked", "boxes => boxes.map(b => b.value)"
+        )
+        assert checked == ["oner"] and fresh.input_value("#index") == "demo"
         assert QUESTION in fresh.locator("#history-list").text_content()
         fresh.click("#history summary")
         assert fresh.locator("#history-list a").first.is_visible()
@@ -576,4 +581,31 @@ def test_a_stored_history_of_another_shape_does_not_stop_the_page(browser, bm25_
             page.reload()
             page.wait_for_selector("#strategies input[value=smart]:checked")
             assert page.locator("#index option").count() >= 2
+    assert errors == []
+
+
+def test_on_a_phone_a_summary_jumps_to_each_answer_and_targets_are_big_enough(
+    browser, bm25_index_dir, shots
+):
+    config = ServerConfig(indexes={"demo": bm25_index_dir})
+    errors: list[str] = []
+    with Serving(create_app(config, FakeModel(_slow_reply))) as url:
+        page = browser.new_page(viewport={"width": 390, "height": 844})
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(url + "/")
+        _ask(page, QUESTION, "oner", "ircot", "nor")
+        page.wait_for_function("document.querySelector('#ask-status').textContent === 'done'")
+        jumps = page.locator("#answers-nav a")
+        assert jumps.count() == 3 and page.is_visible("#answers-nav")
+        assert "Hevik" in jumps.nth(2).inner_text()  # each says its answer
+        jumps.nth(2).click()
+        assert page.evaluate("document.querySelector('#col-nor').getBoundingClientRect().top") < 844
+        small = page.eval_on_selector_all(
+            "button, summary, #answers-nav a, input[type=checkbox]",
+            "els => els.filter(e => e.offsetParent !== null)"
+            ".map(e => e.getBoundingClientRect())"
+            ".filter(r => r.height < 24 || r.width < 24).length",
+        )
+        assert small == 0
+        page.screenshot(path=str(shots / "phone-summary.png"), full_page=True)
     assert errors == []
