@@ -122,17 +122,20 @@ def ask(
                 support=support_settings(support, abstain, checker),
                 on_writing=on_writing,
             )
-        if as_json:
-            payload = result.to_dict()
-            if not show_trace:
-                payload.pop("trace")
-            out.print_json(json.dumps(payload, ensure_ascii=False, default=str))
-            _warn_unparsed(result, strict)
-            return
-        out.print(answer_view(result))
-        if show_trace and result.trace:
-            out.print(trace_view(result.trace))
+        _print_answer(result, as_json, show_trace)
         _warn_unparsed(result, strict)
+
+
+def _print_answer(result: Any, as_json: bool, show_trace: bool) -> None:
+    if as_json:
+        payload = result.to_dict()
+        if not show_trace:
+            payload.pop("trace")
+        out.print_json(json.dumps(payload, ensure_ascii=False, default=str))
+        return
+    out.print(answer_view(result))
+    if show_trace and result.trace:
+        out.print(trace_view(result.trace))
 
 
 def _warn_unparsed(result: Any, strict: bool) -> None:

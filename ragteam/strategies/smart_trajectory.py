@@ -121,13 +121,9 @@ def continue_text(
     )
     if sink is not None:
         sink(head + parts[-1].text, sum(p.completion_tokens for p in parts))
-    meta: dict[str, Any] = {"mode": "trajectory"}
-    if logit_bias:
-        meta["logit_bias"] = logit_bias
-    if first_token_bias:
-        meta["first_token_bias"] = first_token_bias
-    if grammar is not None:
-        meta["grammar"] = "locator"
+    meta: dict[str, Any] = {"mode": "trajectory", "logit_bias": logit_bias or None}
+    meta |= {"first_token_bias": first_token_bias or None, "grammar": grammar and "locator"}
+    meta = {k: v for k, v in meta.items() if v}
     return ctx.trace.add(
         Step(
             kind="llm",
