@@ -200,3 +200,16 @@ def test_only_models_that_can_answer_are_listed_with_real_times(client):
     assert "smart" in ids and "oner@demo" in ids
     assert not any(i.startswith("adaptive") for i in ids)  # no router trained here
     assert all(m.created > 1_700_000_000 for m in models)
+
+
+def test_a_body_that_is_not_utf8_or_nested_too_deeply_is_a_400(bm25_index_dir):
+    import httpx
+
+    config = ServerConfig(indexes={"demo": bm25_index_dir})
+    with serving(create_app(config, FakeModel(lambda m, p: "Hevik"))) as port:
+        url = f"http://127.0.0.1:{port}/v1/chat/completions"
+        headers = {"content-type": "application/json"}
+        for body in (b'{"model": "oner", "messages": "\xff\xfe"}', b"[" * 20_000):
+            reply = httpx.post(url, content=body, headers=headers, timeout=30)
+            assert reply.status_code == 400, reply.text
+            assert reply.json()["error"]["code"] == "invalid_request"

@@ -164,9 +164,10 @@ def add_chat_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
         try:
             try:
                 body = ChatRequest.model_validate(json.loads(await request.body() or b"null"))
-            except (ValidationError, json.JSONDecodeError) as exc:
+            except (ValidationError, ValueError, RecursionError) as exc:  # not JSON, not UTF-8
+                reason = str(exc) if not isinstance(exc, RecursionError) else "nested too deeply"
                 raise ChatError(
-                    400, f"invalid request: {exc}", "invalid_request_error", "invalid_request"
+                    400, f"invalid request: {reason}", "invalid_request_error", "invalid_request"
                 ) from exc
             check_request(body)
             strategy, index = resolve_model(service, body.model)
