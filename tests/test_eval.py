@@ -405,6 +405,9 @@ def test_rows_are_typed_and_versioned_and_old_rows_still_load(tmp_path):
     for bad in ({**old, "cost": {"llm_calls": "two"}}, {**old, "version": "v2"}):
         with pytest.raises(InputError, match="x:4 is not a result row: a cost or its version"):
             EvalRow.from_dict({**bad, "wall_seconds": 1}, "x:4")
+    for trace in ("a string", ["a", "list"], {"steps": "x"}, {"steps": [1]}):  # D8r
+        with pytest.raises(InputError, match="x:5 is not a result row: '?trace|its trace"):
+            EvalRow.from_dict({**old, "wall_seconds": 1, "trace": trace}, "x:5")
 
 
 def test_report_pairs_on_the_task_metric_first():

@@ -68,6 +68,12 @@ class EvalRow:
                 raise InputError(
                     f"{where} is not a result row: '{key}' is missing or of a wrong type"
                 )
+        for key, kind in _OPTIONAL.items():
+            if data.get(key) is not None and not isinstance(data[key], kind):
+                raise InputError(f"{where} is not a result row: '{key}' is of a wrong type")
+        steps = (data.get("trace") or {}).get("steps", [])
+        if not isinstance(steps, list) or not all(isinstance(x, dict) for x in steps):
+            raise InputError(f"{where} is not a result row: its trace's steps are not a list")
         known = {f.name for f in fields(cls)}
         values = {k: v for k, v in data.items() if k in known}
         try:
@@ -93,4 +99,15 @@ _REQUIRED: dict[str, type | tuple[type, ...]] = {
     "metrics": dict,
     "cost": dict,
     "wall_seconds": (int, float),
+}
+
+# present in a row only sometimes; when present, of this type (None counts as absent)
+_OPTIONAL: dict[str, type | tuple[type, ...]] = {
+    "question": str,
+    "prediction": str,
+    "answers": list,
+    "citations": list,
+    "grounding": str,
+    "parse_failures_by_role": dict,
+    "trace": dict,
 }
