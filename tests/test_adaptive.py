@@ -269,3 +269,37 @@ def test_a_damaged_pending_log_hurts_only_its_bad_lines(bm25_index_dir, tmp_path
             give_feedback(path, damaged, correct=True)
     assert load_state(path).model == before  # nothing broadcast into the matrices
     assert give_feedback(path, fid, correct=True) > 0
+
+
+def test_feedback_with_nan_features_is_refused_and_survives_a_failed_write(
+    bm25_index_dir, tmp_path, monkeypatch
+):
+    """D7r: NaN features never reach the router. N2: when the new state cannot be written
+    (a full disk), the answer still waits for its feedback: nothing is marked done."""
+    import json
+
+    from ragteam.router import state as state_module
+    from ragteam.router.online import give_feedback
+    from ragteam.router.state import pending_log
+
+    path = _state(tmp_path, QuestionFeatures(dims=0))
+    fid = _feedback_id(bm25_index_dir, path)
+    log = pending_log(path)
+    good = json.loads(log.read_text().splitlines()[-1])
+    nan = dict(good, id="nan-x", x=[float("nan")] * len(good["x"]))
+    with log.open("a") as handle:
+        handle.write(json.dumps(nan) + "\n")  # json writes NaN, as a broken writer would
+    before = load_state(path).model
+    with pytest.raises(InputError, match="not finite"):
+        give_feedback(path, "nan-x", correct=True)
+    assert load_state(path).model == before
+
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(state_module, "_write", full_disk)
+    with pytest.raises(OSError):
+        give_feedback(path, fid, correct=True)
+    monkeypatch.undo()
+    assert fid in read_pending(path) and load_state(path).updates == 0  # not lost
+    assert give_feedback(path, fid, correct=True) > 0 and fid not in read_pending(path)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -45,7 +47,14 @@ def give_feedback(
 ) -> float:
     """Score the remembered answer (right / wrong, or F1 against the given answer), turn it into
     the router's reward with the action's cost, and update LinUCB. Returns the reward."""
-    with updating(state_path) as state:
+
+    def mark_done() -> None:  # only once the update is on disk: feedback is never lost
+        with pending_log(state_path).open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps({"id": feedback_id, "done": True}) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    with updating(state_path, then=mark_done) as state:
         choice = state.pending.pop(feedback_id, None) or read_pending(state_path).get(feedback_id)
         if choice is None:
             raise InputError(
@@ -60,15 +69,16 @@ def give_feedback(
                 else float(bool(correct))
             )
             reward = router.setup.reward(quality, float(choice["cost"]))
+            features = [float(v) for v in choice["x"]]
+            if not all(math.isfinite(v) for v in [*features, reward]):
+                raise ValueError("its features or cost are not finite numbers")
             model = LinUCB.from_dict(state.model)
-            model.update(int(choice["action"]), choice["x"], reward)
-        except (KeyError, TypeError, ValueError) as exc:
+            model.update(int(choice["action"]), features, reward)
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
             raise InputError(
                 f"the waiting answer '{feedback_id}' is damaged in the pending log ({exc}); "
                 "it cannot teach the router: ask again and give feedback on the new answer"
             ) from exc
         state.model = model.to_dict()
         state.updates += 1
-        with pending_log(state_path).open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps({"id": feedback_id, "done": True}) + "\n")
     return reward

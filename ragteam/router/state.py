@@ -7,7 +7,7 @@ import contextlib
 import json
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -180,10 +180,14 @@ def rewrite_pending(path: str | Path, waiting: dict[str, dict[str, Any]]) -> Non
 
 
 @contextlib.contextmanager
-def updating(path: str | Path) -> Iterator[RouterState]:
-    """Read, change and write the state while holding its lock (safe for concurrent writers)."""
+def updating(path: str | Path, then: Callable[[], None] | None = None) -> Iterator[RouterState]:
+    """Read, change and write the state while holding its lock (safe for concurrent writers);
+    `then` runs after the new state is written, still under the lock (e.g. marking a pending
+    entry done only once the update it made is on disk)."""
     path = Path(path)
     with _lock(path):
         state = _read(path)
         yield state
         _write(path, state)
+        if then is not None:
+            then()
