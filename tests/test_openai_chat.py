@@ -213,3 +213,38 @@ def test_a_body_that_is_not_utf8_or_nested_too_deeply_is_a_400(bm25_index_dir):
             reply = httpx.post(url, content=body, headers=headers, timeout=30)
             assert reply.status_code == 400, reply.text
             assert reply.json()["error"]["code"] == "invalid_request"
+
+
+def test_a_plain_completion_whose_client_leaves_stops_its_work(bm25_index_dir):
+    """N1: a non-streamed chat request stops at its next step once its client has gone, as
+    the answer route does (before, a marag request made all its calls for nobody)."""
+    import json
+    import socket
+    import time
+
+    calls = []
+
+    def slow(messages, params):
+        calls.append(1)
+        time.sleep(0.3)
+        return {"analysis": "a", "steps": ["a?", "b?", "c?", "d?"]}  # marag: 15 calls
+
+    config = ServerConfig(indexes={"demo": bm25_index_dir})
+    with serving(create_app(config, FakeModel(slow))) as port:
+        body = json.dumps(
+            {"model": "marag", "messages": [{"role": "user", "content": QUESTION}]}
+        ).encode()
+        head = (
+            f"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+        ).encode()
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            sock.sendall(head + body)
+            deadline = time.time() + 60
+            while not calls and time.time() < deadline:  # the work has begun
+                time.sleep(0.05)
+        # the client is gone
+        time.sleep(1.5)
+        settled = len(calls)
+        time.sleep(1.5)
+    assert 0 < settled == len(calls) <= 2  # stopped at its next step (before: 5 calls)

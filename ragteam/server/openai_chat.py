@@ -31,8 +31,8 @@ from ragteam.server.chat_request import (
 )
 from ragteam.server.limits import Busy
 from ragteam.server.redact import redact_paths
-from ragteam.server.service import Asked, Service
-from ragteam.server.streaming import admitted_events, answer_events
+from ragteam.server.service import Asked, Cancelled, Service
+from ragteam.server.streaming import admitted_events, answer_watched
 from ragteam.types import Answer
 
 
@@ -194,19 +194,20 @@ def add_chat_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
                 return Response(status_code=499)
         except Exception as exc:  # every refusal in OpenAI's error shape
             return _as_chat_error(exc, service).response()
-        return await _complete(service, asked, body.model, (kept, dropped))
+        return await _complete(service, asked, body.model, (kept, dropped), request)
 
 
 async def _complete(
-    service: Service, asked: Asked, model: str, history: tuple[int, int]
+    service: Service, asked: Asked, model: str, history: tuple[int, int], request: Request
 ) -> Response:
-    answer: Answer | None = None
-    async for event, data in answer_events(service, asked):
-        if event == "answer":
-            answer = data
-        elif event == "error":
-            return _as_chat_error(data, service).response()
-    assert answer is not None
+    """The whole reply at once; the work stops at its next step or token when the client
+    leaves (as on every answering route)."""
+    try:
+        answer = await answer_watched(service, asked, request)
+    except Cancelled:
+        return Response(status_code=499)
+    except Exception as exc:  # the answer failed: said in OpenAI's shape
+        return _as_chat_error(exc, service).response()
     _note_history(answer, history)
     return JSONResponse(
         {
