@@ -146,7 +146,10 @@ def test_links_hidden_files_unicode_names_and_an_index_inside(folder, tmp_path):
     assert status["Café Ünïcødé 日本.md"][0] == "read"
     assert all("4711" not in p.text for p in load_index(tmp_path / "ix").passages)
     (tmp_path / "ix" / ".DS_Store").write_bytes(b"\0")  # a file manager opened the index
-    load_index(tmp_path / "ix")
+    (tmp_path / "ix" / "notes.txt").write_text("what this index is for")  # N9: someone's notes
+    (tmp_path / "ix" / "old").mkdir()
+    (tmp_path / "ix" / "old" / "copy.jsonl").write_text("{}")
+    load_index(tmp_path / "ix")  # foreign files are not the index's: ignored
     with pytest.raises(InputError, match="inside the folder"):
         sync(folder, folder / "ix")
 

@@ -59,16 +59,22 @@ def _versions(what: str, files: Iterable[Path]) -> tuple[object, ...] | None:
 MEMO = DigestMemo()  # one per process: a cache of pure functions of file contents
 
 
-STATE_PREFIX = "sources.sqlite"  # a folder index's source list, updated in place by syncs
+
+
+# what an index writes: its passages and its searchers' files (`bm25/...`, `dense.faiss`);
+# anything else in the folder (a notes file, a file manager's `.DS_Store`) is not the index's
+ARTIFACTS = ("passages", "bm25", "dense")
 
 
 def _indexed_files(directory: Path) -> list[Path]:
-    """The files an index's manifest lists: all but the manifest, the sync state, and hidden
-    files a file manager may leave (`.DS_Store`)."""
+    """The files an index's manifest lists: what the index wrote (`ARTIFACTS`), never the
+    manifest, the sync state or a file someone else left in the folder."""
     return sorted(
         p
         for p in directory.rglob("*")
-        if p.is_file() and p.name != "manifest.json" and not p.name.startswith((STATE_PREFIX, "."))
+        if p.is_file()
+        and p.relative_to(directory).parts[0].startswith(ARTIFACTS)
+        and not p.name.startswith(".")
     )
 
 
