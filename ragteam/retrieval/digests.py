@@ -59,8 +59,6 @@ def _versions(what: str, files: Iterable[Path]) -> tuple[object, ...] | None:
 MEMO = DigestMemo()  # one per process: a cache of pure functions of file contents
 
 
-
-
 # what an index writes: its passages and its searchers' files (`bm25/...`, `dense.faiss`);
 # anything else in the folder (a notes file, a file manager's `.DS_Store`) is not the index's
 ARTIFACTS = ("passages", "bm25", "dense")

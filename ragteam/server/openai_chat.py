@@ -48,15 +48,18 @@ def model_ids(service: Service) -> list[str]:
     return (names + ids) if len(indexes) <= 1 else ids
 
 
-def _created(service: Service, model: str, started: int) -> int:
-    """When a model became what it is: its index's build time, else when the server started."""
-    _strategy, _, index = model.partition("@")
-    name = index or next(iter(service.config.indexes), None)
-    try:
-        built = service.manifest(name).get("built_at") if name else None
-        return int(datetime.fromisoformat(str(built)).timestamp()) if built else started
-    except (RagteamError, ValueError):
-        return started
+def _built_at(service: Service, started: int) -> dict[str | None, int]:
+    """Each served index's build time (when its models became what they are); `None` (the
+    bare names of a lone index) maps to the only index, else to when the server started."""
+    built: dict[str | None, int] = {}
+    for name in service.config.indexes:
+        try:
+            stamp = service.manifest(name).get("built_at")
+            built[name] = int(datetime.fromisoformat(str(stamp)).timestamp()) if stamp else started
+        except (RagteamError, ValueError):
+            built[name] = started
+    built[None] = next(iter(built.values()), started)
+    return built
 
 
 def resolve_model(service: Service, model: str) -> tuple[str, str | None]:
@@ -150,10 +153,11 @@ def add_chat_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
 
     @app.get("/v1/models", dependencies=auth)
     def models() -> dict[str, Any]:
+        built = _built_at(service, started)  # each manifest read once per listing
         return {
             "object": "list",
             "data": [
-                {"id": m, "object": "model", "created": _created(service, m, started)}
+                {"id": m, "object": "model", "created": built[m.partition("@")[2] or None]}
                 | {"owned_by": "ragteam"}
                 for m in model_ids(service)
             ],
