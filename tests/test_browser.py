@@ -543,7 +543,7 @@ def test_a_runs_trace_opens_its_passages_in_the_served_index(browser, bm25_index
     from ragteam.retrieval.index import read_manifest
 
     runs = _two_strategy_run(tmp_path)
-    checksum = read_manifest(bm25_index_dir)["corpus_checksum"]
+    checksum = read_manifest(bm25_index_dir).corpus_checksum
     (runs / "pair" / "config.json").write_text(json.dumps({"index": {"corpus_checksum": checksum}}))
     rows = [json.loads(line) for line in (runs / "pair" / "results.jsonl").read_text().splitlines()]
     for row in rows:

@@ -139,16 +139,30 @@ def test_same_size_corruption_of_an_index_file_is_caught(tmp_path):
         load_index(out)
 
 
-def test_a_wrong_shaped_manifest_is_a_clear_error(tmp_path):
+@pytest.mark.parametrize(
+    ("field", "value", "named"),
+    [
+        ("files", ["not", "a", "mapping"], "files"),
+        ("params", {"bm25": "x"}, "params.bm25"),  # D9r: was a traceback in index info and ask
+        ("source", {"path": 5}, "path"),
+        ("passage_count", "48", "passage_count"),
+        ("dense", {"kind": "cube"}, "dense"),
+    ],
+)
+def test_a_wrong_shaped_manifest_names_the_field(tmp_path, field, value, named):
+    """Even a sealed manifest (written by a faulty build) is read field by field."""
     from ragteam.demo import demo_corpus_path
+    from ragteam.retrieval.manifest import seal
 
     out = tmp_path / "idx"
     build_index(demo_corpus_path(), out, retriever="bm25")
     manifest = json.loads((out / "manifest.json").read_text())
-    manifest["files"] = ["not", "a", "mapping"]
-    (out / "manifest.json").write_text(json.dumps(manifest))
-    with pytest.raises(IndexUnusable, match="wrong shape"):
+    (out / "manifest.json").write_text(json.dumps(seal({**manifest, field: value})))
+    with pytest.raises(IndexUnusable, match=f"wrong shape \\({named}"):
         load_index(out)
+    result = runner.invoke(app, ["index", "info", str(out)])
+    assert result.exit_code == 2 and "wrong shape" in result.output, result.output
+    assert "Traceback" not in result.output
 
 
 def test_a_killed_build_leaves_no_staging_folder_behind(tmp_path):

@@ -192,13 +192,35 @@ def test_the_manifest_protects_itself_and_rebuild_hints_keep_settings(tmp_path):
     manifest = json.loads(manifest_path.read_text())
     hint = rebuild_hint(out, manifest)
     assert "--bm25-stemmer none" in hint and "--passage-words 0" in hint
-    emptied = dict(manifest, files={})
-    manifest_path.write_text(json.dumps(emptied))
+    from ragteam.retrieval.manifest import seal
+
+    sizes_only = {name: entry["size"] for name, entry in manifest["files"].items()}
+    edits = [
+        {"files": {}},
+        {"files": sizes_only},  # D11r: this turned the checksums off
+        {"params": {**manifest["params"], "bm25": {"stemmer": "english"}}},  # D11r
+        {"source": "c.jsonl"},
+    ]
+    for edit in edits:  # any edit by hand is refused, whatever it changed
+        manifest_path.write_text(json.dumps({**manifest, **edit}))
+        with pytest.raises(IndexUnusable, match="edited after the build"):
+            load_index(out)
+    manifest_path.write_text(json.dumps(seal({**manifest, "files": {}})))  # sealed, yet cut
     with pytest.raises(IndexUnusable, match="does not list"):
         load_index(out)
-    manifest_path.write_text(json.dumps(dict(manifest, source="c.jsonl")))
+    manifest_path.write_text(json.dumps(seal({**manifest, "files": sizes_only})))
     with pytest.raises(IndexUnusable, match="wrong shape"):
         load_index(out)
+    manifest_path.write_text(json.dumps(manifest))
+    passages = out / "passages.jsonl"
+    data = passages.read_bytes()
+    passages.write_bytes(data[:40] + b"\xff" + data[41:])  # D11r: a non-UTF-8 byte
+    with pytest.raises(IndexUnusable, match="changed since the build"):
+        load_index(out)
+    from ragteam.retrieval.index import _read_passages
+
+    with pytest.raises(IndexUnusable, match="passages.jsonl:1 is corrupt"):
+        _read_passages(passages)  # even unchecked, a line that is not UTF-8 is named
 
 
 def test_bad_urls_commands_and_out_paths_are_messages(tmp_path, bm25_index_dir):

@@ -8,14 +8,15 @@ import pytest
 from ragteam.errors import IndexUnusable, InputError
 from ragteam.retrieval import build_index, load_index, read_manifest
 from ragteam.retrieval.index import FORMAT_VERSION
+from ragteam.retrieval.manifest import seal
 
 
 def test_bm25_index_finds_the_right_passage(bm25_index_dir):
     index = load_index(bm25_index_dir)
     manifest = index.manifest
-    assert manifest["format_version"] == FORMAT_VERSION
-    assert manifest["passage_count"] == len(index.passages) == 48
-    assert manifest["retriever"] == "bm25" and manifest["embedding_model"] is None
+    assert manifest.format_version == FORMAT_VERSION
+    assert manifest.passage_count == len(index.passages) == 48
+    assert manifest.retriever == "bm25" and manifest.embedding_model is None
     top = index.retrieve("Who built the Wrenhold Lighthouse?", k=3)
     assert top[0].title == "Wrenhold Lighthouse"
     assert top[0].score >= top[1].score >= top[2].score
@@ -47,7 +48,7 @@ def test_changed_files_and_old_format(bm25_index_dir, tmp_path):
         load_index(copy)
     shutil.rmtree(copy)
     shutil.copytree(bm25_index_dir, copy)
-    manifest = read_manifest(copy)
+    manifest = read_manifest(copy).raw
     manifest["format_version"] = 0
     (copy / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(IndexUnusable, match="format 0"):
@@ -96,7 +97,7 @@ def test_refuses_to_overwrite_a_folder_that_is_not_an_index(tmp_path):
 @pytest.mark.integration
 def test_hybrid_index_with_real_embeddings(hybrid_index_dir):
     index = load_index(hybrid_index_dir)
-    assert index.manifest["embedding_model"].startswith("sentence-transformers/all-MiniLM-L6-v2")
+    assert index.manifest.embedding_model.startswith("sentence-transformers/all-MiniLM-L6-v2")
     assert (hybrid_index_dir / "dense.faiss").is_file()
     question = "Which engineer designed the bridge between Quillan and Tarrin?"
     for method in ("bm25", "dense", "hybrid"):
@@ -108,9 +109,9 @@ def test_hybrid_index_with_real_embeddings(hybrid_index_dir):
 def test_index_built_with_another_embedding_model(hybrid_index_dir, tmp_path):
     copy = tmp_path / "copy"
     shutil.copytree(hybrid_index_dir, copy)
-    manifest = read_manifest(copy)
+    manifest = read_manifest(copy).raw
     manifest["embedding_model"] = "intfloat/e5-small@0000"
-    (copy / "manifest.json").write_text(json.dumps(manifest))
+    (copy / "manifest.json").write_text(json.dumps(seal(manifest)))  # as another build seals
     with pytest.raises(IndexUnusable, match="e5-small.*rebuild it with"):
         load_index(copy)
 
@@ -124,7 +125,7 @@ def test_bm25_stemmer_is_an_index_setting(tmp_path):
     build_index(src, tmp_path / "stem", retriever="bm25")
     build_index(src, tmp_path / "plain", retriever="bm25", bm25_stemmer="none")
     plain = load_index(tmp_path / "plain")
-    assert plain.manifest["params"]["bm25"]["stemmer"] == "none"
+    assert plain.manifest.bm25_stemmer == "none"
     assert [p.id for p in plain.retrieve("lighthouses", 2)] == ["a"]
     assert {p.id for p in load_index(tmp_path / "stem").retrieve("lighthouses", 2)} == {"a", "b"}
     with pytest.raises(InputError, match="unknown stemmer 'klingon'"):

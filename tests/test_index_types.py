@@ -91,7 +91,7 @@ def test_hnsw_index_on_disk_loads_and_retrieves(tmp_path):
     out = tmp_path / "hnsw"
     build_index(demo_corpus_path(), out, retriever="dense", dense=DenseSettings(kind="hnsw"))
     index = load_index(out)
-    assert index.manifest["dense"]["kind"] == "hnsw"
+    assert index.manifest.dense.kind == "hnsw"
     hits = index.retrieve("a question about a river", 3)
     assert len(hits) == 3 and hits[0].score >= hits[-1].score
 
@@ -119,8 +119,8 @@ def test_an_index_remembers_its_encoder(tmp_path):
     spec = EncoderSpec("onnx-int8")
     build_index(demo_corpus_path(), out, retriever="dense", dense=DenseSettings(spec))
     index = load_index(out)
-    assert index.manifest["embedding_model"].endswith("+onnx-int8/per-channel")
-    assert index.searchers["dense"].encoder.identity == index.manifest["embedding_model"]
+    assert index.manifest.embedding_model.endswith("+onnx-int8/per-channel")
+    assert index.searchers["dense"].encoder.identity == index.manifest.embedding_model
 
 
 @pytest.mark.integration

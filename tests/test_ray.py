@@ -64,7 +64,7 @@ def test_index_build_on_ray_matches_a_local_build(cluster, tmp_path):
 
     encode = ray_encoder(cluster)
     manifest = build_index(demo_corpus_path(), remote, retriever="dense", encode=encode)
-    assert manifest["embedding_model"] == load_index(local).manifest["embedding_model"]
+    assert manifest["embedding_model"] == load_index(local).manifest.embedding_model
     a, b = load_index(local), load_index(remote)
     ids = lambda index, q: [p.id for p in index.retrieve(q, 5)]  # noqa: E731
     for query in ["river", "a famous scientist", "which company was founded first"]:

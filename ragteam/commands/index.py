@@ -273,15 +273,15 @@ def index_info(directory: Annotated[Path, typer.Argument(help="index directory")
 
     with friendly_errors():
         manifest = read_manifest(directory)
-        out.print_json(json.dumps(manifest))
+        out.print_json(json.dumps(manifest.raw))
         sources, _settings = read_sources(directory)
         if sources:
-            _print_sources([source_dict(s) for s in sources.values()], manifest)
+            _print_sources([source_dict(s) for s in sources.values()], Path(manifest.source.path))
         load_index(directory)
         out.print("[green]index loads and matches its manifest[/]")
 
 
-def _print_sources(sources: list[dict[str, Any]], manifest: dict[str, Any]) -> None:
+def _print_sources(sources: list[dict[str, Any]], root: Path) -> None:
     from ragteam.retrieval.scan import scan
 
     by_status: dict[str, int] = {}
@@ -296,8 +296,7 @@ def _print_sources(sources: list[dict[str, Any]], manifest: dict[str, Any]) -> N
     out.print(
         "files: " + ", ".join(f"{n} {k}" for k, n in sorted(by_status.items())), soft_wrap=True
     )
-    root = Path(manifest.get("source", {}).get("path", ""))
-    if root.is_dir():
+    if root.is_dir() and str(root) != ".":
         found, _left = scan(root)
         known = {s["path"]: (s["size"], s["mtime_ns"]) for s in sources}
         on_disk = {f.path for f in found}

@@ -20,6 +20,7 @@ from ragteam.eval.row import Cost, EvalRow
 from ragteam.eval.rundir import RunDir
 from ragteam.llm.base import ChatModel
 from ragteam.retrieval.index import Index
+from ragteam.retrieval.manifest import Manifest
 from ragteam.strategies import Context, make_strategy
 from ragteam.tools.base import Tool
 from ragteam.trace import Trace
@@ -76,12 +77,12 @@ def _agent_adapter(strategies: dict[str, Any]) -> dict[str, str]:
     return {"smart_adapter": gguf_fingerprint(adapter) if adapter else "none"}
 
 
-def index_config(directory: Path, manifest: dict[str, Any]) -> dict[str, Any]:
+def index_config(directory: Path, manifest: Manifest) -> dict[str, Any]:
     return {
         "path": str(directory),
-        "corpus_checksum": manifest["corpus_checksum"],
-        "retriever": manifest["retriever"],
-        "embedding_model": manifest.get("embedding_model"),
+        "corpus_checksum": manifest.corpus_checksum,
+        "retriever": manifest.retriever,
+        "embedding_model": manifest.embedding_model,
     }
 
 

@@ -13,10 +13,13 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragteam.errors import IndexUnusable
 from ragteam.retrieval.corpus import source_checksum, source_files
+
+if TYPE_CHECKING:
+    from ragteam.retrieval.manifest import Manifest
 
 RACY_NS = 2_000_000_000
 _LIMIT = 4096
@@ -76,38 +79,33 @@ def _indexed_files(directory: Path) -> list[Path]:
     )
 
 
-def verify_files(directory: Path, manifest: dict[str, Any], hint: str) -> None:
-    """Every file of the index is listed with its size (and checksum), and matches: a manifest
+def verify_files(directory: Path, manifest: Manifest, hint: str) -> None:
+    """Every file of the index is listed with its size and checksum, and matches: a manifest
     whose list was emptied or cut does not turn the checks off."""
     present = {p.relative_to(directory).as_posix() for p in _indexed_files(directory)}
-    unlisted = sorted(present - set(manifest["files"]))
+    unlisted = sorted(present - set(manifest.files))
     if unlisted:
         raise IndexUnusable(
             f"the manifest of {directory} does not list {', '.join(unlisted[:3])}: it was edited "
             f"or the index is incomplete; {hint}"
         )
-    for name, recorded in manifest["files"].items():
+    for name, recorded in manifest.files.items():
         path = directory / name
-        size, digest = (
-            (recorded.get("size"), recorded.get("sha256"))
-            if isinstance(recorded, dict)
-            else (recorded, None)
-        )
         if (
             not path.is_file()
-            or path.stat().st_size != size
-            or (digest is not None and sha256_of(path) != digest)
+            or path.stat().st_size != recorded.size
+            or sha256_of(path) != recorded.sha256
         ):
             raise IndexUnusable(f"{path} is missing or changed since the build; {hint}")
 
 
-def verify_source(directory: Path, manifest: dict[str, Any], hint: str) -> None:
-    source = manifest.get("source") or {}
-    path = Path(source.get("path", ""))
-    if not source.get("path") or not path.exists() or source.get("kind") == "folder":
+def verify_source(directory: Path, manifest: Manifest, hint: str) -> None:
+    source = manifest.source
+    path = Path(source.path)
+    if not source.path or not path.exists() or source.is_folder:
         return  # a synced folder is allowed to move on: `ragteam index info` says what changed
     checksum = MEMO.get("source", source_files(path), lambda: source_checksum(path))
-    if checksum != source.get("checksum"):
+    if checksum != source.checksum:
         raise IndexUnusable(f"{path} changed after the index at {directory} was built; {hint}")
 
 

@@ -25,12 +25,19 @@ from ragteam.retrieval.corpus import (
 from ragteam.retrieval.dense import DenseSettings
 from ragteam.retrieval.digests import MEMO, file_digests, verify_files, verify_source
 from ragteam.retrieval.encoders import EncoderSpec
+from ragteam.retrieval.manifest import (
+    FORMAT_VERSION,
+    RETRIEVERS,
+    Manifest,
+    digest_of,
+    parse,
+    rebuild_hint,
+    seal,
+)
 from ragteam.types import Locator, Passage
 
-FORMAT_VERSION = 1
 # passage texts, the encoder to use, progress -> their vectors (computed elsewhere, e.g. Ray)
 RemoteEncode = Callable[[list[str], EncoderSpec, Any], Any]
-RETRIEVERS = ("bm25", "dense", "hybrid")
 RRF_K = 60
 CACHE_SIZE = 4096
 
@@ -41,38 +48,12 @@ class Searcher(Protocol):
     def search(self, query: str, k: int) -> list[tuple[int, float]]: ...
 
 
-def rebuild_hint(directory: Path, manifest: dict[str, Any] | None = None) -> str:
-    """The command that rebuilds the index as it was built (its non-default settings too)."""
-    manifest = manifest or {}
-    source = manifest.get("source") if isinstance(manifest.get("source"), dict) else {}
-    params = manifest.get("params") if isinstance(manifest.get("params"), dict) else {}
-    src = source.get("path") or "SRC"
-    kind = manifest.get("retriever") or "hybrid"
-    extra = ""
-    if params.get("passage_words", 100) != 100:
-        extra += f" --passage-words {params['passage_words']}"
-    bm25 = params.get("bm25") if isinstance(params.get("bm25"), dict) else {}
-    if bm25.get("stemmer", "english") != "english":
-        extra += f" --bm25-stemmer {bm25.get('stemmer') or 'none'}"
-    dense = manifest.get("dense") if isinstance(manifest.get("dense"), dict) else {}
-    encoder = dense.get("encoder") if isinstance(dense.get("encoder"), dict) else {}
-    if encoder.get("backend", "torch") not in ("torch", "server"):
-        extra += f" --encoder {encoder['backend']}"
-    if dense.get("kind", "flat") != "flat":
-        extra += f" --index-type {dense['kind']}"
-    if dense.get("shards", 1) != 1:
-        extra += f" --shards {dense['shards']}"
-    return (
-        f"rebuild it with `ragteam index build {src} --out {directory} --retriever {kind}{extra}`"
-    )
-
-
 @dataclass
 class Index:
     """A loaded index. `retrieve` is cached and thread-safe."""
 
     directory: Path
-    manifest: dict[str, Any]
+    manifest: Manifest
     passages: list[Passage]
     searchers: dict[str, Searcher]
     _cache: OrderedDict[tuple[str, str, int], list[Passage]] = field(default_factory=OrderedDict)
@@ -84,7 +65,7 @@ class Index:
 
     @property
     def retriever(self) -> str:
-        return self.manifest["retriever"]
+        return self.manifest.retriever
 
     def passage(self, passage_id: str) -> Passage | None:
         return self._ids.get(passage_id)
@@ -214,7 +195,8 @@ def write_aside(
         if extra is not None:
             extra(staging)
         manifest["build_seconds"] = round(time.perf_counter() - started, 3)
-        _write_json_atomic(staging / "manifest.json", manifest)
+        manifest = seal(manifest)
+        atomic.write_json(staging / "manifest.json", manifest)
         _swap_in(staging, out)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -314,19 +296,14 @@ def load_index(
     directory = Path(directory).expanduser().resolve()
     manifest = read_manifest(directory)
     if mmap is not None:
-        manifest = {**manifest, "params": {**manifest.get("params", {}), "mmap": mmap}}
-    hint = rebuild_hint(directory, manifest)
-    if manifest.get("format_version") != FORMAT_VERSION:
-        raise IndexUnusable(
-            f"the index at {directory} has format {manifest.get('format_version')}, this ragteam "
-            f"reads format {FORMAT_VERSION}; {hint}"
-        )
+        manifest = manifest.with_mmap(mmap)
+    hint = rebuild_hint(directory, manifest.raw)
     verify_files(directory, manifest, hint)
     passages = _read_passages(directory / "passages.jsonl")
     checksum = MEMO.get(
         "passages", [directory / "passages.jsonl"], lambda: passages_checksum(passages)
     )
-    if checksum != manifest.get("corpus_checksum"):
+    if checksum != manifest.corpus_checksum or len(passages) != manifest.passage_count:
         raise IndexUnusable(f"the passages of {directory} do not match its manifest; {hint}")
     if check_source:
         verify_source(directory, manifest, hint)
@@ -335,7 +312,8 @@ def load_index(
     )
 
 
-def read_manifest(directory: Path) -> dict[str, Any]:
+def read_manifest(directory: Path) -> Manifest:
+    """The index's typed manifest, its seal and shape checked (`ragteam.retrieval.manifest`)."""
     if not directory.is_dir():
         raise IndexUnusable(
             f"no index at {directory}; build one with `ragteam index build SRC --out {directory}`"
@@ -344,47 +322,34 @@ def read_manifest(directory: Path) -> dict[str, Any]:
     if not path.is_file():
         raise IndexUnusable(f"{directory} has no manifest.json; {rebuild_hint(directory)}")
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise IndexUnusable(f"{path} is corrupt ({exc}); {rebuild_hint(directory)}") from exc
-    required = {"format_version", "retriever", "searchers", "corpus_checksum", "files"}
-    if not isinstance(manifest, dict) or not required <= set(manifest):
-        raise IndexUnusable(f"{path} is incomplete; {rebuild_hint(directory)}")
-    shapes = {"retriever": str, "searchers": list, "corpus_checksum": str, "files": dict}
-    optional = {"source": dict, "params": dict, "embedding_model": (str, dict, type(None))}
-    wrong = [key for key, kind in shapes.items() if not isinstance(manifest[key], kind)]
-    wrong += [
-        k for k, kind in optional.items() if k in manifest and not isinstance(manifest[k], kind)
-    ]
-    if wrong or not all(isinstance(v, (int, dict)) for v in manifest["files"].values()):
-        raise IndexUnusable(
-            f"{path} has fields of the wrong shape ({', '.join(wrong) or 'files'}); "
-            f"{rebuild_hint(directory)}"
-        )
-    return manifest
+    raw = data if isinstance(data, dict) else None
+    sealed = (lambda: MEMO.get("seal", [path], lambda: digest_of(data))) if raw else None
+    return parse(data, path, lambda: rebuild_hint(directory, raw), sealed)
 
 
 def _load_searchers(
-    directory: Path, manifest: dict[str, Any], passages: list[Passage], hint: str
+    directory: Path, manifest: Manifest, passages: list[Passage], hint: str
 ) -> dict[str, Searcher]:
     searchers: dict[str, Searcher] = {}
-    params = manifest.get("params", {})
-    mmap = bool(params.get("mmap", False))
     try:
-        if "bm25" in manifest["searchers"]:
+        if "bm25" in manifest.searchers:
             from ragteam.retrieval.bm25 import BM25Retriever
 
-            stemmer = params.get("bm25", {}).get("stemmer", "english")
-            searchers["bm25"] = BM25Retriever.load(directory, passages, stemmer, mmap=mmap)
-        if "dense" in manifest["searchers"]:
+            searchers["bm25"] = BM25Retriever.load(
+                directory, passages, manifest.bm25_stemmer, mmap=manifest.mmap
+            )
+        if "dense" in manifest.searchers:
             from ragteam.retrieval.dense import DenseRetriever, DenseSettings
 
-            settings = replace(DenseSettings.from_json(manifest.get("dense")), mmap=mmap)
+            settings = replace(manifest.dense or DenseSettings(), mmap=manifest.mmap)
             dense = DenseRetriever.load(directory, passages, settings)
-            if manifest.get("embedding_model") != dense.encoder.identity:
+            if manifest.embedding_model != dense.encoder.identity:
                 raise IndexUnusable(
                     f"the index at {directory} was built with the embedding model "
-                    f"{manifest.get('embedding_model')}, but {dense.encoder.identity} is "
+                    f"{manifest.embedding_model}, but {dense.encoder.identity} is "
                     f"installed; {hint}"
                 )
             searchers["dense"] = dense
@@ -397,7 +362,7 @@ def _load_searchers(
 
 def _read_passages(path: Path) -> list[Passage]:
     passages = []
-    with path.open(encoding="utf-8") as handle:
+    with path.open("rb") as handle:  # bytes: an undecodable line is named like any other
         for number, line in enumerate(handle, start=1):
             try:
                 row = json.loads(line)
@@ -411,10 +376,6 @@ def _read_passages(path: Path) -> list[Passage]:
                     f"{path}:{number} is corrupt; {rebuild_hint(path.parent)}"
                 ) from exc
     return passages
-
-
-def _write_json_atomic(path: Path, data: dict[str, Any]) -> None:
-    atomic.write_json(path, data)
 
 
 def _swap_in(staging: Path, out: Path) -> None:

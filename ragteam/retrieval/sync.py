@@ -223,31 +223,32 @@ def resync(out: str | Path, progress: BuildProgress | None = None) -> SyncReport
 
     out = Path(out).expanduser().resolve()
     manifest = read_manifest(out)
-    source = manifest.get("source") if isinstance(manifest.get("source"), dict) else {}
     _sources, recorded = read_sources(out)
-    if source.get("kind") != "folder" or not recorded:
+    if not manifest.source.is_folder or not recorded:
         raise IndexUnusable(
             f"the index at {out} was not synced from a folder; rebuild it with "
             "`ragteam index sync FOLDER --out INDEX`"
         )
-    sync, index = recorded["sync"], recorded["index"]
-    settings = SyncSettings(
-        int(sync["passage_tokens"]),
-        int(sync["overlap_tokens"]),
-        ConvertSettings(html=str(sync["convert"]).partition("=")[2] or "main"),
-    )
-    dense = DenseSettings.from_json(manifest.get("dense")) if manifest.get("dense") else None
-    return sync_folder(
-        source["path"],
-        out,
-        sync=settings,
-        index=IndexSettings(
-            retriever=str(index["retriever"]),
-            bm25_stemmer=str(index["bm25_stemmer"]),
-            dense=dense or DenseSettings(),
+    try:
+        sync, index = recorded["sync"], recorded["index"]
+        settings = SyncSettings(
+            int(sync["passage_tokens"]),
+            int(sync["overlap_tokens"]),
+            ConvertSettings(html=str(sync["convert"]).partition("=")[2] or "main"),
+        )
+        index_settings = IndexSettings(
+            retriever=manifest.retriever,
+            bm25_stemmer=manifest.bm25_stemmer,
+            dense=manifest.dense or DenseSettings(),
             mmap=bool(index["mmap"]),
-        ),
-        progress=progress,
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise IndexUnusable(
+            f"the sync settings recorded in {out / SOURCES_FILE} are damaged ({exc}); sync "
+            f"again with `ragteam index build {manifest.source.path} --out {out}`"
+        ) from exc
+    return sync_folder(
+        manifest.source.path, out, sync=settings, index=index_settings, progress=progress
     )
 
 

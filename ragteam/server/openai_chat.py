@@ -54,7 +54,7 @@ def _built_at(service: Service, started: int) -> dict[str | None, int]:
     built: dict[str | None, int] = {}
     for name in service.config.indexes:
         try:
-            stamp = service.manifest(name).get("built_at")
+            stamp = service.manifest(name).built_at
             built[name] = int(datetime.fromisoformat(str(stamp)).timestamp()) if stamp else started
         except (RagteamError, ValueError):
             built[name] = started

@@ -16,6 +16,7 @@ from ragteam.errors import IndexUnusable, InputError, RagteamError, UnknownName
 from ragteam.llm import load_model
 from ragteam.llm.base import ChatModel
 from ragteam.retrieval.index import Index, load_index, read_manifest
+from ragteam.retrieval.manifest import Manifest
 from ragteam.server.config import ServerConfig
 from ragteam.server.limits import Gate
 from ragteam.strategies import client_options
@@ -119,7 +120,7 @@ class Service:
         with self._lock:
             found: dict[str, dict[str, Any]] = {
                 name: {
-                    "built_at": index.manifest.get("built_at"),
+                    "built_at": index.manifest.built_at,
                     "passages": len(index.passages),
                     "loaded_at": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(loaded)),
                 }
@@ -143,8 +144,15 @@ class Service:
             return next(iter(self.config.indexes))
         return name
 
-    def manifest(self, name: str) -> dict[str, Any]:
+    def manifest(self, name: str) -> Manifest:
         return read_manifest(self._index_dir(name))
+
+    def public_manifest(self, name: str) -> dict[str, Any]:
+        """The manifest as clients see it: named, without the server's own paths."""
+        data = dict(self.manifest(name).raw)
+        source = dict(data.get("source") or {})
+        source.pop("path", None)  # the server's file system stays its own
+        return {**data, "name": name, "source": source}
 
     def _index_dir(self, name: str) -> Path:
         if name not in self.config.indexes:
@@ -223,7 +231,7 @@ class Service:
             return None
         for served in self.config.indexes:
             try:
-                if self.manifest(served).get("corpus_checksum") == wanted:
+                if self.manifest(served).corpus_checksum == wanted:
                     return served
             except RagteamError:
                 continue

@@ -37,8 +37,8 @@ def _add_index_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
                 found.append(
                     {
                         "name": name,
-                        "retriever": manifest.get("retriever"),
-                        "passages": manifest.get("passage_count"),
+                        "retriever": manifest.retriever,
+                        "passages": manifest.passage_count,
                         "ok": True,
                     }
                 )
@@ -59,10 +59,7 @@ def _add_index_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
 
     @app.get("/v1/indexes/{name}", dependencies=auth)
     def index_manifest(name: str) -> dict[str, Any]:
-        manifest = dict(service.manifest(name))
-        source = dict(manifest.get("source") or {})
-        source.pop("path", None)  # the server's file system stays its own
-        return {**manifest, "name": name, "source": source}
+        return service.public_manifest(name)
 
     @app.get("/v1/passages/{index}/{passage_id:path}", dependencies=auth)
     def passage(index: str, passage_id: str) -> dict[str, Any]:

@@ -30,12 +30,12 @@ DEBOUNCE_MS = 1000
 def folder_of(directory: Path) -> Path | None:
     """The folder a served index was synced from, or None (a JSONL index, or unreadable)."""
     try:
-        source = read_manifest(directory).get("source") or {}
+        source = read_manifest(directory).source
     except RagteamError:
         return None
-    if source.get("kind") != "folder" or not Path(source.get("path", "")).is_dir():
+    if not source.is_folder or not Path(source.path).is_dir():
         return None
-    return Path(source["path"])
+    return Path(source.path)
 
 
 def start_watching(service: Service) -> dict[str, dict[str, Any]]:

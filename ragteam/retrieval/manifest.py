@@ -1,0 +1,197 @@
+"""An index's manifest: what was built, from what, with which settings, and every file's size
+and SHA-256. It is sealed with a digest of its own canonical JSON, so an edit by hand is
+caught instead of trusted (a file list cut to sizes only, a changed stemmer), and it is read
+into a typed `Manifest`: a field of the wrong shape is an `IndexUnusable` that names it, never
+a traceback deep inside a load."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ragteam.errors import IndexUnusable, RagteamError
+from ragteam.retrieval.dense import DenseSettings
+
+FORMAT_VERSION = 2  # 2: sealed, and every file carries its SHA-256
+SEAL = "manifest_sha256"
+RETRIEVERS = ("bm25", "dense", "hybrid")
+SEARCHERS = ("bm25", "dense")
+
+T = TypeVar("T")
+
+
+def seal(data: dict[str, Any]) -> dict[str, Any]:
+    """`data` with its seal (written last, by the build)."""
+    return {**data, SEAL: digest_of(data)}
+
+
+def digest_of(data: dict[str, Any]) -> str:
+    body = {k: v for k, v in data.items() if k != SEAL}
+    text = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    size: int
+    sha256: str
+
+
+@dataclass(frozen=True)
+class SourceInfo:
+    """Where the passages came from: a JSONL corpus (with its checksum) or a synced folder."""
+
+    path: str = ""
+    kind: str = "jsonl"
+    checksum: str | None = None
+
+    @property
+    def is_folder(self) -> bool:
+        return self.kind == "folder"
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """A verified manifest; `raw` is the JSON as written (what `index info` and the API show)."""
+
+    format_version: int
+    retriever: str
+    searchers: tuple[str, ...]
+    corpus_checksum: str
+    files: dict[str, FileRecord]
+    passage_count: int
+    document_count: int
+    source: SourceInfo
+    passage_words: int = 100
+    bm25_stemmer: str = "english"
+    mmap: bool = False
+    dense: DenseSettings | None = None
+    embedding_model: str | None = None
+    built_at: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def with_mmap(self, mmap: bool) -> Manifest:
+        from dataclasses import replace
+
+        return replace(self, mmap=mmap)
+
+
+class _Shape(RagteamError):
+    """A field of the wrong shape (turned into `IndexUnusable` by `parse`)."""
+
+
+def _take(data: dict[str, Any], key: str, kind: type[T] | tuple[type, ...], where: str) -> Any:
+    value = data.get(key)
+    ok = isinstance(value, kind) and not (isinstance(value, bool) and kind in (int, float))
+    if not ok:
+        raise _Shape(f"{where}{key}")
+    return value
+
+
+def _optional(data: dict[str, Any], key: str, kind: type | tuple[type, ...], default: Any) -> Any:
+    if data.get(key) is None:
+        return default
+    return _take(data, key, kind, "")
+
+
+def parse(
+    data: object, path: Path, hint: Callable[[], str], digest: Callable[[], str] | None = None
+) -> Manifest:
+    """The typed manifest of the JSON `data` read from `path`; checks its format, its seal
+    and the shape of every field, each with its own message. `digest` computes the seal
+    (memoized by the caller per file version)."""
+    if not isinstance(data, dict) or "format_version" not in data:
+        raise IndexUnusable(f"{path} is incomplete; {hint()}")
+    if data["format_version"] != FORMAT_VERSION:
+        raise IndexUnusable(
+            f"the index at {path.parent} has format {data['format_version']}, this ragteam "
+            f"reads format {FORMAT_VERSION}; {hint()}"
+        )
+    if data.get(SEAL) != (digest() if digest else digest_of(data)):
+        raise IndexUnusable(
+            f"{path} was edited after the build (its seal does not match); {hint()}"
+        )
+    try:
+        return _typed(data)
+    except _Shape as exc:
+        raise IndexUnusable(f"{path} has fields of the wrong shape ({exc}); {hint()}") from exc
+
+
+def _typed(data: dict[str, Any]) -> Manifest:
+    retriever = _take(data, "retriever", str, "")
+    searchers = tuple(_take(data, "searchers", list, ""))
+    if retriever not in RETRIEVERS or not set(searchers) <= set(SEARCHERS) or not searchers:
+        raise _Shape("retriever/searchers")
+    files = {name: _file(name, record) for name, record in _take(data, "files", dict, "").items()}
+    source = _optional(data, "source", dict, {})
+    params = _optional(data, "params", dict, {})
+    bm25 = params.get("bm25") or {}
+    if not isinstance(bm25, dict):
+        raise _Shape("params.bm25")
+    dense = _optional(data, "dense", dict, None)
+    try:
+        dense_settings = DenseSettings.from_json(dense) if dense is not None else None
+    except (TypeError, ValueError, RagteamError) as exc:
+        raise _Shape("dense") from exc
+    return Manifest(
+        format_version=data["format_version"],
+        retriever=retriever,
+        searchers=searchers,
+        corpus_checksum=_take(data, "corpus_checksum", str, ""),
+        files=files,
+        passage_count=_take(data, "passage_count", int, ""),
+        document_count=_take(data, "document_count", int, ""),
+        source=SourceInfo(
+            _optional(source, "path", str, ""),
+            _optional(source, "kind", str, "jsonl"),
+            _optional(source, "checksum", str, None),
+        ),
+        passage_words=_optional(params, "passage_words", int, 100),
+        bm25_stemmer=_optional(bm25, "stemmer", str, "english"),
+        mmap=_optional(params, "mmap", bool, False),
+        dense=dense_settings,
+        embedding_model=_optional(data, "embedding_model", str, None),
+        built_at=_optional(data, "built_at", str, None),
+        raw=data,
+    )
+
+
+def _file(name: str, record: object) -> FileRecord:
+    """A file entry needs its size and digest: a list cut to sizes only would turn the
+    checksums off."""
+    if not isinstance(record, dict):
+        raise _Shape(f"files.{name}")
+    size, digest = record.get("size"), record.get("sha256")
+    if not isinstance(size, int) or isinstance(size, bool) or not isinstance(digest, str):
+        raise _Shape(f"files.{name}")
+    return FileRecord(size, digest)
+
+
+def rebuild_hint(directory: Path, manifest: dict[str, Any] | None = None) -> str:
+    """The command that rebuilds the index as it was built (its non-default settings too)."""
+    manifest = manifest or {}
+    source = manifest.get("source") if isinstance(manifest.get("source"), dict) else {}
+    params = manifest.get("params") if isinstance(manifest.get("params"), dict) else {}
+    src = source.get("path") or "SRC"
+    kind = manifest.get("retriever") or "hybrid"
+    extra = ""
+    if params.get("passage_words", 100) != 100:
+        extra += f" --passage-words {params['passage_words']}"
+    bm25 = params.get("bm25") if isinstance(params.get("bm25"), dict) else {}
+    if bm25.get("stemmer", "english") != "english":
+        extra += f" --bm25-stemmer {bm25.get('stemmer') or 'none'}"
+    dense = manifest.get("dense") if isinstance(manifest.get("dense"), dict) else {}
+    encoder = dense.get("encoder") if isinstance(dense.get("encoder"), dict) else {}
+    if encoder.get("backend", "torch") not in ("torch", "server"):
+        extra += f" --encoder {encoder['backend']}"
+    if dense.get("kind", "flat") != "flat":
+        extra += f" --index-type {dense['kind']}"
+    if dense.get("shards", 1) != 1:
+        extra += f" --shards {dense['shards']}"
+    return (
+        f"rebuild it with `ragteam index build {src} --out {directory} --retriever {kind}{extra}`"
+    )
