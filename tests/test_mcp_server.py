@@ -143,3 +143,34 @@ def test_stdio_with_the_embedded_model(bm25_index_dir):
     assert tools == ["ask", "passage", "search"]
     data = _payload(answered)
     assert data["answer"].strip() and data["cost"]["llm_calls"] >= 1
+
+
+def test_a_cancelled_ask_stops_its_work_and_holds_its_slot_until_then(bm25_index_dir):
+    """N3: a call the client cancels stops at its next step or token, and the queue counts
+    its slot as taken until the work has stopped (before: it ran to the end, slot freed)."""
+    import time
+
+    calls, free_during_calls = [], []
+
+    def slow(messages, params):
+        free_during_calls.append(service.gate._free)  # the slot is held while work runs
+        calls.append(1)
+        time.sleep(0.3)
+        return {"analysis": "a", "steps": ["a?", "b?", "c?", "d?"]}  # marag: 15 calls
+
+    service = Service(ServerConfig(indexes={"demo": bm25_index_dir}), FakeModel(slow))
+
+    async def work(session):
+        asking = session.call_tool("ask", {"question": QUESTION, "strategy": "marag"})
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(asking, timeout=1.0)  # the client cancels the call
+        await asyncio.sleep(1.5)
+        settled = len(calls)
+        await asyncio.sleep(1.5)
+        return settled
+
+    with serving(build_mcp(service).streamable_http_app()) as port:
+        settled = asyncio.run(_session_run(f"http://127.0.0.1:{port}/mcp", work))
+    assert 0 < settled == len(calls) <= 6, calls  # stopped (before: all 15 calls)
+    assert set(free_during_calls) == {0}
+    assert service.gate._free == service.config.concurrency  # freed once it stopped

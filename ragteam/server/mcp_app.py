@@ -7,7 +7,7 @@ resources `index://NAME`. Over stdio (`ragteam mcp --index ...`) or streamable H
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import json
 from typing import Any, Literal
 
@@ -18,6 +18,7 @@ from ragteam.errors import RagteamError
 from ragteam.server.limits import Busy
 from ragteam.server.redact import redact_paths
 from ragteam.server.service import Asked, Service
+from ragteam.server.streaming import answer_events
 from ragteam.strategies import DEFAULT_STRATEGY, available, strategy_class
 from ragteam.types import hit_dict
 
@@ -71,22 +72,18 @@ def _add_ask(server: MCPServer, service: Service) -> None:
             await service.gate.acquire()
         except Exception as exc:  # a clear message for the client, not "error executing"
             raise ToolError(_said(exc, service)) from exc
-        loop = asyncio.get_running_loop()
-        count = 0
-
-        def on_step(step: Any) -> None:
-            nonlocal count
-            count += 1
-            message = f"{step.kind} {step.role}".strip()
-            asyncio.run_coroutine_threadsafe(ctx.report_progress(count, None, message), loop)
-
-        try:
-            answer = await loop.run_in_executor(service.pool, service.answer, asked, on_step)
-        except RagteamError as exc:
-            raise ToolError(_said(exc, service)) from exc
-        finally:
-            service.gate.release()
-        return _payload(answer)
+        # the answering routes' one path: a call the client cancels stops at its next step or
+        # token, and its slot is freed when the work has stopped, not at the cancel
+        async with contextlib.aclosing(answer_events(service, asked)) as events:
+            async for event, data in events:
+                if event == "step":
+                    message = f"{data['kind']} {data['role']}".strip()
+                    await ctx.report_progress(data["number"], None, message)
+                elif event == "error":
+                    raise ToolError(_said(data, service)) from data
+                elif event == "answer":
+                    return _payload(data)
+        raise ToolError("the answer stopped before it was written")
 
     # the schema names the choices: the strategies this server can run, the indexes it serves
     names = tuple(s for s in available() if not _unavailable(service, s))
@@ -183,7 +180,4 @@ def _loaded(service: Service, index: str | None) -> Any:
 def _add_index_resource(server: Any, service: Service, name: str) -> None:
     @server.resource(f"index://{name}", name=name, mime_type="application/json")
     def manifest() -> str:
-        data = dict(service.manifest(name))
-        source = dict(data.get("source") or {})
-        source.pop("path", None)  # the server's file system stays its own
-        return json.dumps({**data, "name": name, "source": source})
+        return json.dumps(service.public_manifest(name))
