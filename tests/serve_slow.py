@@ -17,4 +17,5 @@ def slow(messages, params):
 
 if __name__ == "__main__":
     config = ServerConfig(indexes={"demo": Path(sys.argv[1])})
-    run_server(create_app(config, FakeModel(slow)), "127.0.0.1", int(sys.argv[2]))
+    app = create_app(config, FakeModel(slow))
+    run_server(app, "127.0.0.1", int(sys.argv[2]), app.state.service.gate.close)

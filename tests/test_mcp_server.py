@@ -174,3 +174,40 @@ def test_a_cancelled_ask_stops_its_work_and_holds_its_slot_until_then(bm25_index
     assert 0 < settled == len(calls) <= 6, calls  # stopped (before: all 15 calls)
     assert set(free_during_calls) == {0}
     assert service.gate._free == service.config.concurrency  # freed once it stopped
+
+
+def test_mcp_over_http_asks_the_key_and_its_sessions_expire_and_are_bounded(bm25_index_dir):
+    """N12: the server's key on every request (the event stream is a GET), sessions that end
+    when idle (before: never, +24 MB per 600) and a bound on how many are open at once."""
+    import time
+
+    import httpx
+    from mcp.types import LATEST_PROTOCOL_VERSION
+
+    from ragteam.server.mcp_app import mcp_http_app
+
+    config = ServerConfig(indexes={"demo": bm25_index_dir}, api_key="s3cret")
+    app = mcp_http_app(Service(config, FakeModel(lambda m, p: "Hevik")), idle_s=1.0, max_sessions=2)
+    keyed = {"Authorization": "Bearer s3cret", "Accept": "application/json, text/event-stream"}
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": LATEST_PROTOCOL_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "probe", "version": "1"},
+        },
+    }
+    with serving(app) as port:
+        url = f"http://127.0.0.1:{port}/mcp"
+        assert httpx.post(url, json=hello, timeout=10).status_code == 401
+        assert httpx.get(url, timeout=10).status_code == 401
+        opened = [httpx.post(url, json=hello, headers=keyed, timeout=10) for _ in range(3)]
+        assert [r.status_code for r in opened] == [200, 200, 503]
+        first = opened[0].headers["mcp-session-id"]
+        time.sleep(2.5)  # idle past the limit: both sessions end
+        listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}
+        gone = httpx.post(url, json=listing, headers={**keyed, "mcp-session-id": first}, timeout=10)
+        assert gone.status_code == 404
+        assert httpx.post(url, json=hello, headers=keyed, timeout=10).status_code == 200

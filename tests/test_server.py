@@ -409,21 +409,33 @@ def test_sigterm_stops_a_server_with_an_answer_in_flight(bm25_index_dir):
             except httpx.HTTPError:
                 time.sleep(0.2)
         body = {"question": QUESTION, "index": "demo", "strategy": "ircot"}
+        waiting: list[httpx.Response] = []
         with httpx.stream("POST", url + "/v1/answer/stream", json=body, timeout=30) as reply:
             for line in reply.iter_lines():
                 if line.startswith("event: step"):
                     break
+            second = threading.Thread(  # queued behind the running answer
+                target=lambda: waiting.append(httpx.post(url + "/v1/answer", json=body, timeout=30))
+            )
+            second.start()
+            time.sleep(1.0)
             proc.send_signal(signal.SIGTERM)
             started = time.time()
+            second.join(timeout=10)
+            refused_after = time.time() - started
             assert proc.wait(timeout=40) is not None
         assert time.time() - started < 15
+        # N13: the waiting request is refused at once, in the API's JSON (was a plain-text 500)
+        assert waiting and waiting[0].status_code == 503 and refused_after < 5
+        assert waiting[0].json()["code"] == "shutting_down" and waiting[0].headers["Retry-After"]
     finally:
         proc.kill()
 
 
 def test_closing_the_service_stops_an_answer_at_its_next_step(bm25_index_dir):
     """At shutdown a running answer stops at its next step instead of running to its end."""
-    from ragteam.server.service import Asked, Cancelled, Service
+    from ragteam.server.limits import Closing
+    from ragteam.server.service import Asked, Service
 
     calls = []
 
@@ -439,7 +451,7 @@ def test_closing_the_service_stops_an_answer_at_its_next_step(bm25_index_dir):
     )
     assert first.wait(10)
     service.close()
-    with pytest.raises(Cancelled):
+    with pytest.raises(Closing):
         running.result(timeout=10)
     assert len(calls) <= 2
 

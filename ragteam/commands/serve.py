@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -69,15 +70,24 @@ def serve_command(
         app = create_app(config)
         key = "API key required" if config.api_key else "no API key"
         err.print(f"ragteam serving on http://{host}:{port}/ ({key}; API docs at /docs)")
-    run_server(app, host, port)
+    run_server(app, host, port, app.state.service.gate.close)
 
 
-def run_server(app: object, host: str, port: int) -> None:
-    """uvicorn, as `serve` runs it: on SIGTERM in-flight answers get 10 s to finish, then
+def run_server(app: object, host: str, port: int, on_exit: Callable[[], None]) -> None:
+    """uvicorn, as `serve` runs it: at SIGTERM `on_exit` refuses the answers still waiting
+    for a slot (a JSON 503 at once, `Gate.close`); those running get 10 s to finish, then
     stop at their next step (`Service.close`); a second signal stops at once."""
     import uvicorn
 
-    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=10)
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            on_exit()
+            super().handle_exit(sig, frame)
+
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=10
+    )
+    Server(config).run()
 
 
 @with_model_options
@@ -91,12 +101,19 @@ def mcp_command(
     port: Annotated[int, typer.Option(min=1, max=65535, help="port for --http")] = 8001,
     queue: Annotated[int, typer.Option(min=0, max=10_000, help="answers that may wait")] = 8,
     router_state: Annotated[Path | None, typer.Option(help="adaptive router state")] = None,
+    client_key_env: Annotated[
+        str,
+        typer.Option(help="with --http: environment variable holding the key clients send"),
+    ] = "RAGTEAM_API_KEY",
+    session_idle: Annotated[
+        float, typer.Option(min=1, help="with --http: seconds before an idle session ends")
+    ] = 600.0,
 ) -> None:
     """Serve the agent teams to MCP clients: tools ask, search, passage; indexes as resources
     (needs the `mcp` extra)."""
     with friendly_errors():
         try:
-            from ragteam.server.mcp_app import build_mcp
+            from ragteam.server.mcp_app import build_mcp, mcp_http_app
         except ImportError as exc:
             raise InputError(
                 "the MCP server needs the mcp extra: pip install 'ragteam[mcp]'"
@@ -110,16 +127,19 @@ def mcp_command(
             model_options=model_options,
             router_state=router_state,
             queue_size=queue,
+            api_key=(os.environ.get(client_key_env) or None) if http else None,
         )
         # plain one-line logs on stderr, warnings and worse (the SDK would add a Rich handler
         # that draws a box for every refused tool call)
         import logging
 
         logging.basicConfig(level=logging.WARNING, format="ragteam mcp: %(message)s")
-        server = build_mcp(Service(config))
+        service = Service(config)
         if http:
-            err.print(f"ragteam MCP server on http://127.0.0.1:{port}/mcp")
+            app = mcp_http_app(service, idle_s=session_idle)
+            key = "API key required" if config.api_key else "no API key"
+            err.print(f"ragteam MCP server on http://127.0.0.1:{port}/mcp ({key})")
     if http:
-        server.run("streamable-http", host="127.0.0.1", port=port)
+        run_server(app, "127.0.0.1", port, service.gate.close)
     else:
-        server.run("stdio")
+        build_mcp(service).run("stdio")

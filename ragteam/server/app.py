@@ -31,7 +31,7 @@ from ragteam.router.state import RouterStateError
 from ragteam.server.config import ServerConfig
 from ragteam.server.docs import add_docs_routes
 from ragteam.server.guard import BodyGuard
-from ragteam.server.limits import Busy
+from ragteam.server.limits import Busy, Closing
 from ragteam.server.openai_chat import add_chat_routes
 from ragteam.server.redact import redact_paths
 from ragteam.server.service import Cancelled, Service
@@ -175,6 +175,7 @@ def _add_limits(app: FastAPI, config: ServerConfig) -> None:
 
 _STATUS: list[tuple[type[BaseException], int, str]] = [
     (PermissionError, 401, "unauthorized"),
+    (Closing, 503, "shutting down"),
     (Busy, 429, "busy"),
     (UnknownName, 404, "not found"),
     (IndexBusy, 409, "index busy"),

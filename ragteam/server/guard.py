@@ -19,13 +19,25 @@ BODY_METHODS = ("POST", "PUT", "PATCH")
 
 
 class BodyGuard:
-    def __init__(self, app: App, max_body: int, api_key: Callable[[], str | None]) -> None:
+    """`every_request`: the key is asked of every request, not only those with a body (MCP
+    over HTTP, whose event stream is a GET)."""
+
+    def __init__(
+        self,
+        app: App,
+        max_body: int,
+        api_key: Callable[[], str | None],
+        every_request: bool = False,
+    ) -> None:
         self.app = app
         self.max_body = max_body
         self.api_key = api_key
+        self.every_request = every_request
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] not in BODY_METHODS:
+        if scope["type"] != "http" or (
+            scope["method"] not in BODY_METHODS and not self.every_request
+        ):
             await self.app(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
@@ -39,6 +51,9 @@ class BodyGuard:
                 "a valid API key is required: Authorization: Bearer KEY",
                 "unauthorized",
             )
+            return
+        if scope["method"] not in BODY_METHODS:
+            await self.app(scope, receive, send)
             return
         length = headers.get("content-length")
         if length is not None and (not length.isdigit() or int(length) > self.max_body):

@@ -17,6 +17,14 @@ class Busy(Exception):
         self.retry_after = retry_after
 
 
+class Closing(Busy):
+    """The server is shutting down: a request that has not started is refused (503), and
+    one running stops at its next step; a client retries on another server or later."""
+
+    def __init__(self, message: str = "the server is shutting down; try again shortly") -> None:
+        super().__init__(message, 5)
+
+
 class Gate:
     """`concurrency` answers run at once; up to `queue_size` wait (each at most `timeout` s);
     more are refused at once. `release` may be called from any thread (the worker that ends
@@ -29,6 +37,17 @@ class Gate:
             collections.deque()
         )
         self._lock = threading.Lock()
+        self.closed = False
+
+    def close(self) -> None:
+        """Refuse every waiting request now and every later one (at SIGTERM: those waiting
+        get a 503 at once instead of waiting out the grace period to be cut off). Safe to call
+        from a signal handler or any thread."""
+        with self._lock:
+            self.closed = True
+            waiters, self._waiters = list(self._waiters), collections.deque()
+        for loop, granted in waiters:
+            loop.call_soon_threadsafe(_refuse, granted)
 
     @property
     def waiting(self) -> int:
@@ -38,6 +57,8 @@ class Gate:
         """Take a free slot now (True); False when the caller must queue; `Busy` when the
         queue is full too."""
         with self._lock:
+            if self.closed:
+                raise Closing()
             if self._free > 0:
                 self._free -= 1
                 return True
@@ -48,6 +69,8 @@ class Gate:
     async def acquire(self) -> None:
         loop = asyncio.get_running_loop()
         with self._lock:
+            if self.closed:
+                raise Closing()
             if self._free > 0:
                 self._free -= 1
                 return
@@ -101,3 +124,8 @@ class Gate:
             self.release()
         else:
             granted.set_result(None)
+
+
+def _refuse(granted: asyncio.Future[None]) -> None:
+    if not granted.done():
+        granted.set_exception(Closing())

@@ -23,6 +23,8 @@ from ragteam.strategies import DEFAULT_STRATEGY, available, strategy_class
 from ragteam.types import hit_dict
 
 MAX_K = 50
+SESSION_IDLE_S = 600.0  # an MCP-over-HTTP session unused this long is closed
+MAX_SESSIONS = 64  # sessions held at once; a new one beyond is refused until one ends
 
 
 def build_mcp(service: Service) -> MCPServer:
@@ -40,6 +42,21 @@ def build_mcp(service: Service) -> MCPServer:
     for name in service.config.indexes:
         _add_index_resource(server, service, name)
     return server
+
+
+def mcp_http_app(
+    service: Service, idle_s: float = SESSION_IDLE_S, max_sessions: int = MAX_SESSIONS
+) -> Any:
+    """MCP over streamable HTTP behind the HTTP API's front door: the server's key (when one
+    is set) on every request, bounded bodies, and sessions that end when idle and are
+    bounded in number (each holds memory)."""
+    from ragteam.server.guard import BodyGuard
+
+    app = build_mcp(service).streamable_http_app(
+        session_idle_timeout=idle_s, max_sessions=max_sessions
+    )
+    config = service.config
+    return BodyGuard(app, config.max_body_bytes, lambda: config.api_key, every_request=True)
 
 
 def _add_ask(server: MCPServer, service: Service) -> None:

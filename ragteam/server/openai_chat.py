@@ -29,7 +29,7 @@ from ragteam.server.chat_request import (
     check_request,
     question_of,
 )
-from ragteam.server.limits import Busy
+from ragteam.server.limits import Busy, Closing
 from ragteam.server.redact import redact_paths
 from ragteam.server.service import Asked, Cancelled, Service
 from ragteam.server.streaming import admitted_events, answer_watched
@@ -129,6 +129,7 @@ def _extension(answer: Answer, history: tuple[int, int]) -> dict[str, Any]:
 
 
 _STATUS = [
+    (Closing, 503, "api_error", "shutting_down"),
     (Busy, 429, "rate_limit_error", "busy"),
     (UnknownName, 404, "invalid_request_error", "not_found"),
     (InputError, 400, "invalid_request_error", "bad_request"),

@@ -18,7 +18,7 @@ from ragteam.llm.base import ChatModel
 from ragteam.retrieval.index import Index, load_index, read_manifest
 from ragteam.retrieval.manifest import Manifest
 from ragteam.server.config import ServerConfig
-from ragteam.server.limits import Gate
+from ragteam.server.limits import Closing, Gate
 from ragteam.strategies import client_options
 from ragteam.strategies.base import QUESTION_SHARE
 from ragteam.support.stage import support_settings
@@ -177,7 +177,7 @@ class Service:
 
         def stepped(step: Step) -> None:
             if self.closing.is_set():
-                raise Cancelled("the server is shutting down")
+                raise Closing()
             if on_step is not None:
                 on_step(step)
 
@@ -261,6 +261,7 @@ class Service:
         return sorted(p.name for p in runs.iterdir() if _is_run(p))
 
     def close(self) -> None:
+        self.gate.close()
         self.closing.set()
         self.pool.shutdown(wait=False, cancel_futures=True)
 

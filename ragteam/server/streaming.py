@@ -13,6 +13,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+from ragteam.server.limits import Closing
 from ragteam.server.service import Cancelled, Service, step_event
 from ragteam.trace import Writing
 
@@ -84,9 +85,9 @@ async def answer_events(
 
     try:
         service.pool.submit(work)
-    except RuntimeError:  # shutting down
+    except RuntimeError as exc:  # shutting down: the pool takes no more work
         service.gate.release()
-        raise
+        raise Closing() from exc
     try:
         while True:
             event, data = await queue.get()
