@@ -5,11 +5,31 @@ A reader never sees half a file, and a kill in the middle leaves the old file in
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from collections.abc import Iterable
+import shutil
+import sqlite3
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
+
+from ragteam.errors import StorageError
+
+
+@contextlib.contextmanager
+def storage(what: object) -> Iterator[None]:
+    """Failures of the disk under a block (a full disk, a read-only folder, SQLite's "disk
+    I/O error") as a `StorageError` naming `what`, not a traceback."""
+    try:
+        yield
+    except sqlite3.OperationalError as exc:
+        raise StorageError(
+            f"could not use {what} ({exc}); free some space (or fix the permission) and run "
+            "the command again"
+        ) from exc
+    except OSError as exc:
+        raise StorageError.writing(what, exc) from exc
 
 
 def write_text(path: Path, text: str) -> None:
@@ -17,7 +37,8 @@ def write_text(path: Path, text: str) -> None:
 
 
 def write_lines(path: Path, lines: Iterable[str]) -> None:
-    """Write the strings one after another (each carries its own newline)."""
+    """Write the strings one after another (each carries its own newline). A failed write
+    (a full disk) is a `StorageError` and leaves the old file as it was."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with tmp.open("w", encoding="utf-8") as handle:
@@ -26,6 +47,22 @@ def write_lines(path: Path, lines: Iterable[str]) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
+    except OSError as exc:
+        raise StorageError.writing(path, exc) from exc
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def copy_file(source: Path, target: Path) -> None:
+    """Copy `source` over `target` atomically (a backup is whole or is the old one)."""
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        shutil.copyfile(source, tmp)
+        with tmp.open("rb+") as handle:
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except OSError as exc:
+        raise StorageError.writing(target, exc) from exc
     finally:
         tmp.unlink(missing_ok=True)
 

@@ -19,6 +19,18 @@ class IndexBusy(InputError):
     """Another sync or build of the same index is running (one writer at a time)."""
 
 
+class StorageError(RagteamError):
+    """State could not be written (a full disk, no permission); what was there is intact."""
+
+    @classmethod
+    def writing(cls, what: object, exc: OSError) -> StorageError:
+        reason = exc.strerror or type(exc).__name__
+        return cls(
+            f"could not write {what} ({reason}); nothing written before was lost: free some "
+            "space (or fix the permission) and run the command again"
+        )
+
+
 class ModelError(RagteamError):
     """A model could not be loaded or did not answer."""
 

@@ -303,3 +303,25 @@ def test_feedback_with_nan_features_is_refused_and_survives_a_failed_write(
     monkeypatch.undo()
     assert fid in read_pending(path) and load_state(path).updates == 0  # not lost
     assert give_feedback(path, fid, correct=True) > 0 and fid not in read_pending(path)
+
+
+def test_feedback_on_a_full_disk_is_a_message_and_loses_nothing(bm25_index_dir, tmp_path):
+    """N2: `ragteam feedback` when the disk takes no more (a real write limit, RLIMIT_FSIZE,
+    in a child process): a clear message and exit 2, no traceback; the state, its backup and
+    the waiting answer are as they were; the same command then succeeds."""
+    from limited_disk import run_limited
+
+    path = _state(tmp_path, QuestionFeatures(dims=0))
+    fid = _feedback_id(bm25_index_dir, path)
+    save_state(path, load_state(path))  # a backup exists: it must stay whole
+    backup = path.with_name(path.name + ".bak")
+    state_bytes, backup_bytes = path.read_bytes(), backup.read_bytes()
+    argv = ["feedback", fid, "--correct", "--state", str(path)]
+    refused = run_limited(argv, max_file_bytes=len(backup_bytes) // 2)
+    assert refused.returncode == 2, refused.stderr
+    assert "could not write" in refused.stderr and "Traceback" not in refused.stderr
+    assert path.read_bytes() == state_bytes and backup.read_bytes() == backup_bytes
+    assert fid in read_pending(path)
+    done = run_limited(argv, max_file_bytes=None)
+    assert done.returncode == 0 and "router updated" in done.stdout, done.stderr
+    assert fid not in read_pending(path)

@@ -282,3 +282,38 @@ def test_an_mcp_server_that_never_initializes_is_stopped(monkeypatch):
             break
         time.sleep(0.2)
     assert not alive  # the silent server was stopped with the error, not left running
+
+
+def test_index_build_and_eval_on_a_full_disk_are_messages_and_lose_nothing(tmp_path):
+    """N8: a write the disk refuses (a real limit on file size in a child process) ends
+    `index build` and `eval --out` with a message and exit 2, no traceback; the index that
+    was there still loads, and the run resumes from the rows it kept."""
+    from limited_disk import run_limited
+
+    from ragteam.demo import demo_corpus_path
+    from ragteam.eval.rundir import RunDir
+    from ragteam.retrieval import load_index
+
+    out, run = tmp_path / "ix", tmp_path / "run"
+    build = ["index", "build", str(demo_corpus_path()), "--out", str(out), "--retriever", "bm25"]
+    assert run_limited(build, None).returncode == 0
+    before = load_index(out).manifest.corpus_checksum
+    refused = run_limited([*build, "--passage-words", "50"], max_file_bytes=4000)
+    assert refused.returncode == 2, refused.stderr
+    assert "could not write the index" in refused.stderr and "Traceback" not in refused.stderr
+    assert load_index(out).manifest.corpus_checksum == before
+    data = tmp_path / "q.jsonl"
+    rows = [
+        {"id": f"q{i}", "question": f"Who built lighthouse {i}?", "answers": ["x"]}
+        for i in range(3)
+    ]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    evaluate = ["eval", "--data", str(data), "--out", str(run), "-s", "nor", "--index", str(out)]
+    cut = run_limited([*evaluate, "--no-cache"], max_file_bytes=3000)  # about 2 rows fit
+    assert cut.returncode == 2, cut.stderr
+    assert "could not write" in cut.stderr and "Traceback" not in cut.stderr
+    kept = len(RunDir(run).rows())
+    assert 0 < kept < 3
+    resumed = run_limited([*evaluate, "--no-cache"], max_file_bytes=None)
+    assert resumed.returncode == 0, resumed.stderr
+    assert sorted(r.id for r in RunDir(run).rows()) == ["q0", "q1", "q2"]

@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.progress import Progress, TaskID
 
-from ragteam.errors import InputError, RagteamError
+from ragteam.errors import InputError, RagteamError, StorageError
 
 out = Console()
 err = Console(stderr=True)
@@ -24,6 +24,9 @@ def friendly_errors() -> Iterator[None]:
         yield
     except RagteamError as exc:
         err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        raise typer.Exit(2) from exc
+    except OSError as exc:  # a write or read the library did not expect to fail: no traceback
+        err.print(f"[bold red]error:[/] {StorageError.writing(exc.filename or 'a file', exc)}")
         raise typer.Exit(2) from exc
 
 

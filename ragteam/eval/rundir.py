@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ragteam import atomic
-from ragteam.errors import InputError
+from ragteam.errors import InputError, StorageError
 from ragteam.eval.row import EvalRow
 
 CONFIG = "config.json"
@@ -102,10 +102,14 @@ class RunDir:
     def append(self, row: EvalRow | dict[str, Any]) -> None:
         data = row.to_dict() if isinstance(row, EvalRow) else row
         line = json.dumps(data, ensure_ascii=False, default=str) + "\n"
-        with self._lock, self.results_path.open("a", encoding="utf-8") as handle:
-            handle.write(line)
-            handle.flush()
-            os.fsync(handle.fileno())
+        with self._lock:
+            try:
+                with self.results_path.open("a", encoding="utf-8") as handle:
+                    handle.write(line)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+            except OSError as exc:  # a cut line is dropped when the run resumes
+                raise StorageError.writing(self.results_path, exc) from exc
 
     def _drop_partial_line(self) -> None:
         path = self.results_path

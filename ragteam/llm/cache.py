@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ragteam.atomic import storage
 from ragteam.errors import ModelError
 from ragteam.llm.base import ChatModel, Completion, Message, streams
 from ragteam.paths import llm_cache_file
@@ -43,15 +44,18 @@ class CachedModel:
         self.context_length = inner.context_length
         self.streams = streams(inner)
         self.path = path or default_cache_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
-        with self._lock, self._db:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS completions (key TEXT PRIMARY KEY, text TEXT, "
-                "prompt_tokens INTEGER, completion_tokens INTEGER, seconds REAL, created REAL)"
-            )
+        self._where = f"the model-call cache {self.path}"
+        with storage(self._where):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
+            with self._lock, self._db:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute(
+                    "CREATE TABLE IF NOT EXISTS completions (key TEXT PRIMARY KEY, text TEXT, "
+                    "prompt_tokens INTEGER, completion_tokens INTEGER, seconds REAL, "
+                    "created REAL)"
+                )
 
     def complete(
         self,
@@ -85,7 +89,7 @@ class CachedModel:
         if row is not None:
             return Completion(row[0], row[1], row[2], time.perf_counter() - started, cached=True)
         result = call()
-        with self._lock, self._db:
+        with storage(self._where), self._lock, self._db:
             self._db.execute(
                 "INSERT OR REPLACE INTO completions VALUES (?, ?, ?, ?, ?, ?)",
                 (

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from ragteam import atomic
 from ragteam._version import __version__
-from ragteam.errors import IndexBusy, IndexUnusable, InputError, UnknownName
+from ragteam.errors import IndexBusy, IndexUnusable, InputError, StorageError, UnknownName
 from ragteam.retrieval.corpus import (
     load_passages,
     passages_checksum,
@@ -198,6 +198,8 @@ def write_aside(
         manifest = seal(manifest)
         atomic.write_json(staging / "manifest.json", manifest)
         _swap_in(staging, out)
+    except OSError as exc:  # a full disk: the index at `out`, if any, is untouched
+        raise StorageError.writing(f"the index at {out}", exc) from exc
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return {**manifest, "replaced": replaced}

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from ragteam.atomic import storage
+
 SOURCES_FILE = "sources.sqlite"
 
 
@@ -117,16 +119,18 @@ class SyncCache:
     """Conversions and embeddings by content, shared by every index on this machine."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(path), timeout=60)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS conversions (key TEXT PRIMARY KEY, value TEXT)"
-        )
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS embeddings (encoder TEXT, text TEXT, vector BLOB, "
-            "PRIMARY KEY (encoder, text))"
-        )
+        self._where = f"the conversion and embedding cache {path}"
+        with storage(self._where):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(str(path), timeout=60)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS conversions (key TEXT PRIMARY KEY, value TEXT)"
+            )
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS embeddings (encoder TEXT, text TEXT, vector BLOB, "
+                "PRIMARY KEY (encoder, text))"
+            )
 
     def close(self) -> None:
         self._db.close()
@@ -136,7 +140,7 @@ class SyncCache:
         return json.loads(row[0]) if row else None
 
     def put_conversion(self, key: str, value: dict[str, Any]) -> None:
-        with self._db:
+        with storage(self._where), self._db:
             self._db.execute(
                 "INSERT OR REPLACE INTO conversions VALUES (?, ?)",
                 (key, json.dumps(value, ensure_ascii=False)),
@@ -155,7 +159,7 @@ class SyncCache:
         return found
 
     def put_vectors(self, encoder: str, keys: list[str], vectors: np.ndarray) -> None:
-        with self._db:
+        with storage(self._where), self._db:
             self._db.executemany(
                 "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?)",
                 [

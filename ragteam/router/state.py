@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -122,7 +121,7 @@ def _write(path: Path, state: RouterState) -> None:
     if path.is_file():
         with contextlib.suppress(RouterStateError):
             _read(path)  # only a readable state becomes the backup
-            shutil.copy2(path, path.with_name(path.name + ".bak"))
+            atomic.copy_file(path, path.with_name(path.name + ".bak"))
     atomic.write_json(path, asdict(state), indent=None)
 
 

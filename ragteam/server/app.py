@@ -24,6 +24,7 @@ from ragteam.errors import (
     ModelError,
     RagteamError,
     ServerUnreachable,
+    StorageError,
     UnknownName,
 )
 from ragteam.llm.base import ChatModel
@@ -182,6 +183,7 @@ _STATUS: list[tuple[type[BaseException], int, str]] = [
     (InputError, 400, "bad request"),
     (IndexUnusable, 409, "index unusable"),
     (RouterStateError, 409, "router unavailable"),
+    (StorageError, 507, "insufficient storage"),
     (ServerUnreachable, 502, "model server unreachable"),
     (ModelError, 502, "model error"),
     (RagteamError, 500, "error"),
