@@ -69,7 +69,7 @@ def test_adaptive_runs_the_chosen_strategies_votes_and_learns(bm25_index_dir, tm
     state = load_state(path)
     assert state.updates == 1 and fid not in read_pending(path)
     again = runner.invoke(app, ["feedback", fid, "--wrong", "--state", str(path)])
-    assert again.exit_code == 2 and "no answer with feedback id" in again.output
+    assert again.exit_code == 2 and "was already given" in again.output
     both = runner.invoke(app, ["feedback", fid, "--wrong", "--correct", "--state", str(path)])
     assert both.exit_code == 2 and "exactly one" in both.output
 
@@ -325,3 +325,23 @@ def test_feedback_on_a_full_disk_is_a_message_and_loses_nothing(bm25_index_dir, 
     done = run_limited(argv, max_file_bytes=None)
     assert done.returncode == 0 and "router updated" in done.stdout, done.stderr
     assert fid not in read_pending(path)
+
+
+def test_feedback_cut_off_after_its_update_is_not_applied_twice(bm25_index_dir, tmp_path):
+    """N2: a crash after the new state is written but before the log says so (the entry
+    still waits) must not apply the same reward again on the next try."""
+    from ragteam.router.online import give_feedback
+    from ragteam.router.state import pending_log
+
+    path = _state(tmp_path, QuestionFeatures(dims=0))
+    fid = _feedback_id(bm25_index_dir, path)
+    log = pending_log(path)
+    waiting = log.read_bytes()
+    give_feedback(path, fid, correct=True)
+    log.write_bytes(waiting)  # as if cut off before the `done` line was written
+    assert fid in read_pending(path)
+    applied = load_state(path)
+    with pytest.raises(InputError, match="already given"):
+        give_feedback(path, fid, correct=True)
+    assert load_state(path).model == applied.model and load_state(path).updates == 1
+    assert fid not in read_pending(path)  # the log is healed

@@ -55,6 +55,9 @@ def give_feedback(
             os.fsync(handle.fileno())
 
     with updating(state_path, then=mark_done) as state:
+        if feedback_id in state.applied:  # applied, then cut off before its entry was marked
+            mark_done()
+            raise InputError(f"the feedback '{feedback_id}' was already given to the router")
         choice = state.pending.pop(feedback_id, None) or read_pending(state_path).get(feedback_id)
         if choice is None:
             raise InputError(
@@ -81,4 +84,5 @@ def give_feedback(
             ) from exc
         state.model = model.to_dict()
         state.updates += 1
+        state.note_applied(feedback_id)
     return reward

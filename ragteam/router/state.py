@@ -34,6 +34,9 @@ def default_state_path() -> Path:
     return Path(user_data_dir("ragteam")) / "router.json"
 
 
+APPLIED_KEPT = 10_000
+
+
 @dataclass
 class RouterState:
     setup: dict[str, Any]
@@ -43,6 +46,12 @@ class RouterState:
     pending: dict[str, dict[str, Any]] = field(default_factory=dict)
     updates: int = 0
     version: int = STATE_VERSION
+    # the latest feedback ids applied (at most APPLIED_KEPT): a crash after the state is
+    # written but before its log entry is marked done cannot apply the same feedback twice
+    applied: list[str] = field(default_factory=list)
+
+    def note_applied(self, feedback_id: str) -> None:
+        self.applied = [*self.applied, feedback_id][-APPLIED_KEPT:]
 
     @classmethod
     def from_router(cls, router: Router) -> RouterState:
