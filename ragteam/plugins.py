@@ -24,29 +24,37 @@ def _read(group: str, path: tuple[str, ...]) -> dict[str, EntryPoint]:
 
 
 class Registry:
-    """Named things of one kind: built-ins by import path (`module:attr`, imported when first
-    used) plus the installed plugins of an entry-point group. An unknown name is an
+    """Named things of one kind (strategies, model backends, encoders, tools, document
+    converters): built-ins by import path (`module:attr`, imported when first used) or as
+    objects, plus the installed plugins of an entry-point group. An unknown name is an
     `UnknownName` listing the known ones; a plugin that fails to import says which."""
 
-    def __init__(self, kind: str, group: str, builtins: dict[str, str]) -> None:
+    def __init__(self, kind: str, group: str, builtins: dict[str, Any] | None = None) -> None:
         self.kind, self.group = kind, group
-        self._builtins = dict(builtins)
+        self._builtins: dict[str, Any] = dict(builtins or {})
         self._loaded: dict[tuple[str, tuple[str, ...]], Any] = {}
 
-    def register(self, name: str, target: str) -> None:
-        """Add a built-in by import path (`package.module:attr`)."""
+    def register(self, name: str, target: Any) -> None:
+        """Add (or replace) a built-in: an import path (`package.module:attr`) or the thing."""
         self._builtins[name] = target
+        self._loaded = {k: v for k, v in self._loaded.items() if k[0] != name}
 
     def names(self) -> list[str]:
         return sorted({*self._builtins, *installed(self.group)})
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._builtins or name in installed(self.group)
 
     def load(self, name: str) -> Any:
         key = (name, tuple(sys.path))
         if key in self._loaded:
             return self._loaded[key]
-        if name in self._builtins:
-            module, _, attr = self._builtins[name].partition(":")
+        target = self._builtins.get(name)
+        if isinstance(target, str):
+            module, _, attr = target.partition(":")
             value = getattr(importlib.import_module(module), attr)
+        elif target is not None:
+            value = target
         elif (entry := installed(self.group).get(name)) is not None:
             try:
                 value = entry.load()

@@ -97,3 +97,16 @@ def test_importing_a_small_module_does_not_load_the_package():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "['ragteam', 'ragteam._version', 'ragteam.metrics']"
+
+
+def test_the_graph_sees_every_module():
+    """A folder without `__init__.py` is a namespace package that grimp leaves out, and a
+    guard that cannot see a folder cannot fail on it: every .py file is in the graph."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "ragteam"
+    on_disk = {
+        ".".join(("ragteam", *p.relative_to(root).with_suffix("").parts)).removesuffix(".__init__")
+        for p in root.rglob("*.py")
+    }
+    assert on_disk - set(grimp.build_graph("ragteam").modules) == set()

@@ -76,4 +76,26 @@ def test_a_package_adds_a_backend_a_strategy_and_a_tool(plugin_on_path):
 def test_an_unknown_scheme_lists_the_installed_ones(plugin_on_path):
     with pytest.raises(UnknownName) as info:
         load_model("nope:x")
-    assert "echo:NAME" in str(info.value) and "openai:MODEL_NAME" in str(info.value)
+    assert "echo:NAME" in str(info.value) and "openai:NAME" in str(info.value)
+
+
+def test_every_kind_registers_one_way():
+    """Strategies, model backends, tools, encoders and converters: one `Registry` each, as
+    docs/extending.md lists them; registering an object works like an import path."""
+    import importlib
+    import re
+    from pathlib import Path
+
+    from ragteam.plugins import Registry
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "extending.md").read_text("utf-8")
+    named = re.findall(r"\| `(ragteam[\w.]+)\.([A-Z]+)` \| `(ragteam\.\w+)` \|", page)
+    assert len(named) == 5
+    for module, attr, group in named:
+        registry = getattr(importlib.import_module(module), attr)
+        assert isinstance(registry, Registry) and registry.group == group
+    scratch = Registry("widget", "ragteam.widgets", {"a": "ragteam.metrics:f1_score"})
+    scratch.register("b", len)
+    assert scratch.load("b") is len and scratch.load("a").__name__ == "f1_score"
+    with pytest.raises(UnknownName, match="known: a, b"):
+        scratch.load("c")

@@ -11,7 +11,7 @@ from ragteam.llm.base import ChatModel, Completion, Message, estimate_tokens
 from ragteam.llm.cache import CachedModel, default_cache_path
 from ragteam.llm.calls import complete_grounded, complete_json, complete_traced
 from ragteam.llm.fake import FakeModel
-from ragteam.plugins import installed
+from ragteam.plugins import Registry
 
 __all__ = [
     "CachedModel",
@@ -97,28 +97,34 @@ def _resolve(spec: str, opts: ModelOptions) -> ChatModel:
             f"--lora applies to in-process GGUF models (embedded, PATH.gguf), not '{spec}': "
             "load the adapter into the server that serves the model instead"
         )
-    if spec.startswith("openai:") and len(spec) > len("openai:"):
-        from ragteam.llm.openai_compat import OpenAICompatModel
-
-        return OpenAICompatModel(
-            spec.removeprefix("openai:"),
-            base_url=opts.base_url,
-            api_key_env=opts.api_key_env,
-            context_length=opts.context_length,
-            schema_style=opts.schema_style,  # type: ignore[arg-type]
-            timeout=opts.timeout,
-            max_retries=opts.retries,
-        )
     scheme, sep, name = spec.partition(":")
-    plugins = installed("ragteam.models")
-    if sep and scheme in plugins:
-        return plugins[scheme].load()(name, opts)
+    if sep and name and scheme in MODELS:
+        return MODELS.load(scheme)(name, opts)
     raise UnknownName(
         "model",
         spec,
-        [*EMBEDDED_ALIASES, GEMMA_ALIAS, "PATH.gguf", "openai:MODEL_NAME"]
-        + [f"{s}:NAME" for s in plugins],
+        [*EMBEDDED_ALIASES, GEMMA_ALIAS, "PATH.gguf"] + [f"{s}:NAME" for s in MODELS.names()],
     )
+
+
+def _served(name: str, opts: ModelOptions) -> ChatModel:
+    """`openai:NAME`: NAME on an OpenAI-compatible server (vLLM, Ollama, llama.cpp's)."""
+    from ragteam.llm.openai_compat import OpenAICompatModel
+
+    return OpenAICompatModel(
+        name,
+        base_url=opts.base_url,
+        api_key_env=opts.api_key_env,
+        context_length=opts.context_length,
+        schema_style=opts.schema_style,  # type: ignore[arg-type]
+        timeout=opts.timeout,
+        max_retries=opts.retries,
+    )
+
+
+# `SCHEME:NAME` model specs: a factory `(name, ModelOptions) -> ChatModel` per scheme; an
+# installed package adds one in the `ragteam.models` entry-point group
+MODELS = Registry("model backend", "ragteam.models", {"openai": _served})
 
 
 def _gemma_path() -> Path:

@@ -10,7 +10,7 @@ import functools
 from collections.abc import Callable
 
 from ragteam.errors import IndexUnusable
-from ragteam.plugins import installed
+from ragteam.plugins import Registry
 from ragteam.retrieval.encoders import Encoder, EncoderSpec, TorchEncoder
 
 Factory = Callable[[EncoderSpec], Encoder]
@@ -33,22 +33,26 @@ def _server(spec: EncoderSpec) -> Encoder:
     return ServerEncoder(spec)
 
 
-ENCODERS: dict[str, Factory] = {
-    "torch": _torch,
-    "onnx": lambda spec: _onnx(False),
-    "onnx-int8": lambda spec: _onnx(True),
-    "server": _server,
-}
+ENCODERS = Registry(
+    "encoder backend",
+    "ragteam.encoders",
+    {
+        "torch": _torch,
+        "onnx": lambda spec: _onnx(False),
+        "onnx-int8": lambda spec: _onnx(True),
+        "server": _server,
+    },
+)
 
 
 def register_encoder(backend: str, factory: Factory) -> None:
     """Make `backend` buildable by `make_encoder` (and loadable from a manifest)."""
-    ENCODERS[backend] = factory
+    ENCODERS.register(backend, factory)
 
 
 def encoder_names() -> list[str]:
     """Every backend `--encoder` may name: built in, registered, installed."""
-    return sorted({*ENCODERS, *installed("ragteam.encoders")} - {"server"})
+    return sorted(set(ENCODERS.names()) - {"server"})
 
 
 def parse_encoder(text: str, base_url: str = "", batch: int = 64) -> EncoderSpec:
@@ -59,12 +63,10 @@ def parse_encoder(text: str, base_url: str = "", batch: int = 64) -> EncoderSpec
 
 
 def make_encoder(spec: EncoderSpec) -> Encoder:
-    factory = ENCODERS.get(spec.backend)
-    if factory is None and (plugin := installed("ragteam.encoders").get(spec.backend)):
-        factory = plugin.load()
-    if factory is None:
+    if spec.backend not in ENCODERS:
         raise IndexUnusable(
             f"unknown encoder backend '{spec.backend}'; known: {', '.join(encoder_names())} "
             "(an index built with a plugin's encoder needs that plugin installed)"
         )
+    factory: Factory = ENCODERS.load(spec.backend)
     return factory(spec)

@@ -1,18 +1,15 @@
-"""The strategy registry: built-in strategies are registered by import path, exactly as
-installed packages register theirs through the `ragteam.strategies` entry-point group, so no
-strategy module is imported before it is used and a strategy (adaptive) can use the registry
-without an import loop. Entry points are read once per process."""
+"""The strategy registry (`STRATEGIES`, a `plugins.Registry`): built-in strategies are
+registered by import path, exactly as installed packages register theirs through the
+`ragteam.strategies` entry-point group, so no strategy module is imported before it is used
+and a strategy (adaptive) can use the registry without an import loop."""
 
 from __future__ import annotations
 
 import dataclasses
-import functools
-import importlib
-import sys
 from typing import Any
 
-from ragteam.errors import InputError, UnknownName
-from ragteam.plugins import installed
+from ragteam.errors import InputError
+from ragteam.plugins import Registry
 from ragteam.strategies.base import Strategy
 
 # The one default of the CLI, the Python and HTTP APIs, the page, the chat API's bare model name
@@ -21,45 +18,27 @@ from ragteam.strategies.base import Strategy
 # docs/benchmarks.md sections 19b and 23).
 DEFAULT_STRATEGY = "smart"
 
-BUILTIN: dict[str, str] = {
-    "nor": "ragteam.strategies.baselines:NoR",
-    "oner": "ragteam.strategies.baselines:OneR",
-    "ircot": "ragteam.strategies.ircot:IRCoT",
-    "smart": "ragteam.strategies.smart:Smart",
-    "marag": "ragteam.strategies.marag:MARAG",
-    "smurfs": "ragteam.strategies.smurfs:Smurfs",
-    "adaptive": "ragteam.strategies.adaptive:Adaptive",
-}
-
-
-def _plugins() -> dict[str, Any]:
-    return installed("ragteam.strategies")
-
-
-def _load(name: str) -> type:
-    return _load_on(name, tuple(sys.path))
-
-
-@functools.lru_cache(maxsize=64)
-def _load_on(name: str, path: tuple[str, ...]) -> type:
-    if name in BUILTIN:
-        module, _, attr = BUILTIN[name].partition(":")
-        return getattr(importlib.import_module(module), attr)
-    return installed("ragteam.strategies")[name].load()
-
-
-def _names() -> list[str]:
-    return sorted({*BUILTIN, *_plugins()})
+STRATEGIES = Registry(
+    "strategy",
+    "ragteam.strategies",
+    {
+        "nor": "ragteam.strategies.baselines:NoR",
+        "oner": "ragteam.strategies.baselines:OneR",
+        "ircot": "ragteam.strategies.ircot:IRCoT",
+        "smart": "ragteam.strategies.smart:Smart",
+        "marag": "ragteam.strategies.marag:MARAG",
+        "smurfs": "ragteam.strategies.smurfs:Smurfs",
+        "adaptive": "ragteam.strategies.adaptive:Adaptive",
+    },
+)
 
 
 def strategy_class(name: str) -> type:
-    if name not in BUILTIN and name not in _plugins():
-        raise UnknownName("strategy", name, _names())
-    return _load(name)
+    return STRATEGIES.load(name)
 
 
 def available() -> list[str]:
-    return _names()
+    return STRATEGIES.names()
 
 
 def make_strategy(name: str, options: dict[str, Any] | None = None) -> Strategy:
@@ -115,7 +94,7 @@ def strategy_roles(name: str) -> tuple[str, ...]:
     if getattr(cls, "calls_strategies", False):
         found = {
             r
-            for other in _names()
+            for other in available()
             if not getattr(strategy_class(other), "calls_strategies", False)
             for r in strategy_roles(other)
         }

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ragteam.errors import InputError
-from ragteam.plugins import installed
+from ragteam.plugins import Registry
 from ragteam.tools.base import Tool, ToolBox, ToolOutput, ToolResult, bound, make_tool, tool
 from ragteam.tools.builtin import calculator, general_tools, index_tools, today
 
@@ -52,6 +52,9 @@ def import_tool(spec: str) -> Tool:
     return make_tool(func)
 
 
+TOOLS = Registry("tool", "ragteam.tools")  # plugins only: built-in tools come with the index
+
+
 def plugin_tools() -> list[Tool]:
     """Tools registered by installed packages (entry-point group `ragteam.tools`)."""
-    return [make_tool(ep.load(), name=ep.name) for ep in installed("ragteam.tools").values()]
+    return [make_tool(TOOLS.load(name), name=name) for name in TOOLS.names()]
