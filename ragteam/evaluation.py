@@ -9,10 +9,10 @@ from typing import Any
 from ragteam.errors import InputError
 from ragteam.eval.datasets import load_dataset
 from ragteam.eval.rundir import RunDir
-from ragteam.eval.runner import EvalPlan, EvalProgress, run_eval
 from ragteam.llm import ModelOptions, load_model
 from ragteam.llm.base import ChatModel
 from ragteam.retrieval.index import Index, load_index
+from ragteam.runner import EvalPlan, EvalProgress, run_eval
 from ragteam.strategies import check_roles
 from ragteam.tools.base import Tool, make_tool
 

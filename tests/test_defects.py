@@ -14,10 +14,10 @@ from ragteam.cli import app
 from ragteam.errors import IndexUnusable, InputError, ModelError
 from ragteam.eval.datasets import load_dataset
 from ragteam.eval.rundir import RunDir
-from ragteam.eval.runner import EvalPlan, run_eval
 from ragteam.llm import FakeModel
 from ragteam.llm.openai_compat import OpenAICompatModel
 from ragteam.retrieval import build_index, load_index, load_passages
+from ragteam.runner import EvalPlan, run_eval
 from ragteam.strategies import make_strategy
 
 runner = CliRunner()

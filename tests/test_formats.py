@@ -5,10 +5,10 @@ import json
 from ragteam.api import answer
 from ragteam.eval.datasets import read_examples
 from ragteam.eval.rundir import RunDir
-from ragteam.eval.runner import EvalPlan, run_eval
 from ragteam.formats import MULTIPLE_CHOICE, TRUE_FALSE, choice_label, pose, truth_label
 from ragteam.llm import FakeModel
 from ragteam.retrieval import load_index
+from ragteam.runner import EvalPlan, run_eval
 
 CHOICES = {"A": "9am", "B": "12pm", "C": "12am", "D": "2pm"}
 

@@ -15,7 +15,9 @@ from typing import Any
 from ragteam.errors import InputError
 from ragteam.eval.datasets import Example
 from ragteam.eval.rundir import RunDir
-from ragteam.eval.runner import (
+from ragteam.llm import ModelOptions, load_model
+from ragteam.retrieval.index import read_manifest
+from ragteam.runner import (
     EvalPlan,
     EvalProgress,
     Tally,
@@ -24,8 +26,6 @@ from ragteam.eval.runner import (
     pending_pairs,
     run_config,
 )
-from ragteam.llm import ModelOptions, load_model
-from ragteam.retrieval.index import read_manifest
 from ragteam.scale.cluster import connected
 from ragteam.strategies import make_strategy
 
