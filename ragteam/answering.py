@@ -5,6 +5,8 @@ strategy: the answer cites only those, and may abstain when none does)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ragteam.formats import choice_label, pose, truth_label
 from ragteam.strategies.base import Context, Strategy
 from ragteam.support.stage import check_support
@@ -24,8 +26,8 @@ def run_posed(
     """Answer `question` with `strategy`; with `choices` the answer is an option label, with
     `claim` it is "true" or "false". `support` (default: checked, no abstention) says how the
     answer's support is checked; a true/false verdict is not checked."""
-    result = strategy.run(pose(question, choices, claim), ctx)
-    result.question = question
+    # a copy: the strategy's own Answer is left as it returned it
+    result = replace(strategy.run(pose(question, choices, claim), ctx), question=question)
     if choices:
         said = result.text
         result.text = choice_label(said, choices)

@@ -11,6 +11,7 @@ from ragteam.errors import InputError
 from ragteam.llm import ChatModel, ModelOptions, load_model
 from ragteam.retrieval.index import Index, load_index
 from ragteam.strategies import DEFAULT_STRATEGY, Context, check_roles, make_strategy
+from ragteam.strategies.base import require_index
 from ragteam.tools.base import Tool, make_tool
 from ragteam.trace import Step, Trace, Writing
 from ragteam.types import Answer, SupportSettings
@@ -67,8 +68,8 @@ def answer(
     runner = make_strategy(strategy, options)
     check_roles([strategy], list(role_models or {}))
     loaded = index if isinstance(index, Index) or index is None else load_index(index)
-    if runner.needs_index and loaded is None:
-        raise InputError(f"strategy '{strategy}' retrieves: pass an index (--index DIR)")
+    if runner.needs_index:
+        require_index(strategy, loaded)  # before any model is loaded
     chat = (
         model
         if model is not None and not isinstance(model, str)

@@ -150,3 +150,35 @@ def test_a_role_can_run_on_another_model(bm25_index_dir):
     assert result.text == "Emrik Tollan"
     assert len(planner.calls) == 1 and len(qa.calls) == 2
     assert all("read one document" in c["messages"][0]["content"] for c in default.calls)
+
+
+def test_oner_looks_its_model_up_once_and_run_posed_leaves_the_strategys_answer(
+    bm25_index_dir, monkeypatch
+):
+    """A model is looked up once per run (OneR asked three times), and posing a question
+    returns a new Answer: the strategy's own is left as it returned it."""
+    from ragteam.answering import run_posed
+    from ragteam.types import Answer
+
+    looked: list[str] = []
+    real = Context.model_for
+    monkeypatch.setattr(
+        Context, "model_for", lambda self, role: looked.append(role) or real(self, role)
+    )
+    ctx = Context(FakeModel(lambda m, p: "Hevik"), load_index(bm25_index_dir), Trace())
+    make_strategy("oner").run("Where was the lighthouse engineer born?", ctx)
+    assert looked == ["answerer"]
+
+    returned: list[Answer] = []
+
+    class Says:
+        name, needs_index, roles = "says", False, ()
+
+        def run(self, question, ctx):
+            returned.append(Answer(question, "Paris", "says", trace=ctx.trace))
+            return returned[0]
+
+    posed = run_posed(
+        Says(), "Capital?", Context(FakeModel([]), None, Trace()), {"A": "Paris", "B": "Rome"}
+    )
+    assert posed.text == "A" and returned[0].text == "Paris" and posed is not returned[0]

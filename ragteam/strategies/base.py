@@ -29,9 +29,14 @@ class Context:
         return self.role_models.get(role, self.model)
 
     def require_index(self, strategy: str) -> Index:
-        if self.index is None:
-            raise InputError(f"strategy '{strategy}' retrieves: pass an index (--index DIR)")
-        return self.index
+        return require_index(strategy, self.index)
+
+
+def require_index(strategy: str, index: Index | None) -> Index:
+    """The one check that a strategy which retrieves was given an index."""
+    if index is None:
+        raise InputError(f"strategy '{strategy}' retrieves: pass an index (--index DIR)")
+    return index
 
 
 class Strategy(Protocol):
@@ -64,12 +69,19 @@ QUESTION_SHARE = 0.25  # of the context window, at most, for the question
 
 
 def fit_question(
-    ctx: Context, question: str, share: float = QUESTION_SHARE, roles: tuple[str, ...] = ()
+    ctx: Context,
+    question: str,
+    share: float = QUESTION_SHARE,
+    roles: tuple[str, ...] = (),
+    *,
+    model: ChatModel | None = None,
 ) -> str:
     """Fit the question into `share` of the smallest context window among the models playing
-    `roles` (the default model without roles); a cut is noted in the trace."""
-    models = [ctx.model_for(r) for r in roles] or [ctx.model]
-    model = min(models, key=lambda m: m.context_length)
+    `roles` (the default model without roles; `model` when the caller has it); a cut is
+    noted in the trace."""
+    if model is None:
+        models = [ctx.model_for(r) for r in roles] or [ctx.model]
+        model = min(models, key=lambda m: m.context_length)
     budget = int(model.context_length * share)
     fitted, cut = fit_text(model, question, budget)
     if cut:
@@ -84,13 +96,20 @@ def fit_question(
 
 
 def fit_passages(
-    ctx: Context, passages: list[Passage], budget: int, role: str | None = None
+    ctx: Context,
+    passages: list[Passage],
+    budget: int,
+    role: str | None = None,
+    *,
+    model: ChatModel | None = None,
 ) -> list[Passage]:
-    """Trim passages so that together they fit `budget` tokens; later (lower-ranked) passages
-    are dropped before earlier ones are cut below a fair share."""
+    """Trim passages so that together they fit `budget` tokens, counted by the model playing
+    `role` (or `model`); later (lower-ranked) passages are dropped before earlier ones are
+    cut below a fair share."""
     if not passages:
         return []
-    model = ctx.model_for(role) if role else ctx.model  # the model whose tokens are counted
+    if model is None:
+        model = ctx.model_for(role) if role else ctx.model
     share = max(32, budget // len(passages))
     kept: list[Passage] = []
     used = 0

@@ -9,6 +9,7 @@ from ragteam.agents.readers import ANSWERER, ANSWERER_DIRECT
 from ragteam.agents.role import role_names
 from ragteam.agents.views import clean_answer
 from ragteam.errors import ParseError
+from ragteam.llm.base import ChatModel
 from ragteam.retrieval import retrieve_traced
 from ragteam.strategies.base import (
     Context,
@@ -49,21 +50,26 @@ class OneR:
 
     def run(self, question: str, ctx: Context) -> Answer:
         index = ctx.require_index(self.name)
-        asked = fit_question(ctx, question, roles=self.roles)
+        answerer = ANSWERER.model(ctx)  # looked up once per run
+        asked = fit_question(ctx, question, model=answerer)
         found = retrieve_traced(index, ctx.trace, "retriever", asked, self.k)
-        answerer = ANSWERER.model(ctx)
-        budget = answerer.context_length - self.max_answer_tokens - _fixed_cost(ctx, asked)
-        shown = fit_passages(ctx, found, budget, ANSWERER.name)
-        text = read_answer(ctx, asked, format_passages(shown), self.max_answer_tokens)
+        budget = answerer.context_length - self.max_answer_tokens - _fixed_cost(answerer, asked)
+        shown = fit_passages(ctx, found, budget, model=answerer)
+        text = read_answer(
+            ctx, asked, format_passages(shown), self.max_answer_tokens, model=answerer
+        )
         return Answer(question, text, self.name, cite(shown, text), ctx.trace)
 
 
-def read_answer(ctx: Context, question: str, context: str, max_tokens: int) -> str:
+def read_answer(
+    ctx: Context, question: str, context: str, max_tokens: int, model: ChatModel | None = None
+) -> str:
     """The short answer to `question` from `context` (numbered passages, maybe reasoning);
-    empty, with a note in the trace, when the model can only repeat the worked example."""
+    empty, with a note in the trace, when the model can only repeat the worked example.
+    `model`: the answerer's model when the caller has it already."""
     try:
         reply = ANSWERER.say(
-            ANSWERER.model(ctx),
+            model or ANSWERER.model(ctx),
             ctx.trace,
             max_tokens=max_tokens,
             passages=context,
@@ -75,6 +81,6 @@ def read_answer(ctx: Context, question: str, context: str, max_tokens: int) -> s
     return clean_answer(reply.text)
 
 
-def _fixed_cost(ctx: Context, question: str) -> int:
+def _fixed_cost(model: ChatModel, question: str) -> int:
     """Tokens the OneR prompt takes besides the passages (template, question, chat markup)."""
-    return ANSWERER.prompt_tokens(ANSWERER.model(ctx), passages="", question=question) + 16
+    return ANSWERER.prompt_tokens(model, passages="", question=question) + 16
