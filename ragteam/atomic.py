@@ -23,13 +23,8 @@ def storage(what: object) -> Iterator[None]:
     I/O error") as a `StorageError` naming `what`, not a traceback."""
     try:
         yield
-    except sqlite3.OperationalError as exc:
-        raise StorageError(
-            f"could not use {what} ({exc}); free some space (or fix the permission) and run "
-            "the command again"
-        ) from exc
-    except OSError as exc:
-        raise StorageError.writing(what, exc) from exc
+    except (sqlite3.OperationalError, OSError) as exc:
+        raise StorageError.writing(what, OSError(str(exc)), verb="use") from exc
 
 
 def write_text(path: Path, text: str) -> None:

@@ -23,10 +23,10 @@ class StorageError(RagteamError):
     """State could not be written (a full disk, no permission); what was there is intact."""
 
     @classmethod
-    def writing(cls, what: object, exc: OSError) -> StorageError:
-        reason = exc.strerror or type(exc).__name__
+    def writing(cls, what: object, exc: OSError, verb: str = "write") -> StorageError:
+        reason = exc.strerror or str(exc) or type(exc).__name__
         return cls(
-            f"could not write {what} ({reason}); nothing written before was lost: free some "
+            f"could not {verb} {what} ({reason}); nothing written before was lost: free some "
             "space (or fix the permission) and run the command again"
         )
 

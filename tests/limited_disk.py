@@ -3,6 +3,7 @@ a write past it fails with EFBIG as a full disk fails with ENOSPC, in the real w
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -25,5 +26,5 @@ def run_limited(argv: list[str], max_file_bytes: int | None) -> subprocess.Compl
         capture_output=True,
         text=True,
         timeout=300,
-        env={"COLUMNS": "200", **__import__("os").environ},
+        env={"COLUMNS": "200", **os.environ},
     )

@@ -26,7 +26,8 @@ def friendly_errors() -> Iterator[None]:
         err.print(f"[bold red]error:[/] {exc}", highlight=False)
         raise typer.Exit(2) from exc
     except OSError as exc:  # a write or read the library did not expect to fail: no traceback
-        err.print(f"[bold red]error:[/] {StorageError.writing(exc.filename or 'a file', exc)}")
+        said = StorageError.writing(exc.filename or "a file", exc, verb="read or write")
+        err.print(f"[bold red]error:[/] {said}", highlight=False)
         raise typer.Exit(2) from exc
 
 

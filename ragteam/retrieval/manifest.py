@@ -9,9 +9,9 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from ragteam.errors import IndexUnusable, RagteamError
 from ragteam.retrieval.dense import DenseSettings
@@ -20,8 +20,6 @@ FORMAT_VERSION = 2  # 2: sealed, and every file carries its SHA-256
 SEAL = "manifest_sha256"
 RETRIEVERS = ("bm25", "dense", "hybrid")
 SEARCHERS = ("bm25", "dense")
-
-T = TypeVar("T")
 
 
 def seal(data: dict[str, Any]) -> dict[str, Any]:
@@ -75,27 +73,22 @@ class Manifest:
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def with_mmap(self, mmap: bool) -> Manifest:
-        from dataclasses import replace
-
         return replace(self, mmap=mmap)
 
 
-class _Shape(RagteamError):
+class _Shape(Exception):
     """A field of the wrong shape (turned into `IndexUnusable` by `parse`)."""
 
 
-def _take(data: dict[str, Any], key: str, kind: type[T] | tuple[type, ...], where: str) -> Any:
+def _take(data: dict[str, Any], key: str, kind: type) -> Any:
     value = data.get(key)
-    ok = isinstance(value, kind) and not (isinstance(value, bool) and kind in (int, float))
-    if not ok:
-        raise _Shape(f"{where}{key}")
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
+        raise _Shape(key)
     return value
 
 
-def _optional(data: dict[str, Any], key: str, kind: type | tuple[type, ...], default: Any) -> Any:
-    if data.get(key) is None:
-        return default
-    return _take(data, key, kind, "")
+def _optional(data: dict[str, Any], key: str, kind: type, default: Any) -> Any:
+    return default if data.get(key) is None else _take(data, key, kind)
 
 
 def parse(
@@ -122,11 +115,11 @@ def parse(
 
 
 def _typed(data: dict[str, Any]) -> Manifest:
-    retriever = _take(data, "retriever", str, "")
-    searchers = tuple(_take(data, "searchers", list, ""))
+    retriever = _take(data, "retriever", str)
+    searchers = tuple(_take(data, "searchers", list))
     if retriever not in RETRIEVERS or not set(searchers) <= set(SEARCHERS) or not searchers:
         raise _Shape("retriever/searchers")
-    files = {name: _file(name, record) for name, record in _take(data, "files", dict, "").items()}
+    files = {name: _file(name, record) for name, record in _take(data, "files", dict).items()}
     source = _optional(data, "source", dict, {})
     params = _optional(data, "params", dict, {})
     bm25 = params.get("bm25") or {}
@@ -141,10 +134,10 @@ def _typed(data: dict[str, Any]) -> Manifest:
         format_version=data["format_version"],
         retriever=retriever,
         searchers=searchers,
-        corpus_checksum=_take(data, "corpus_checksum", str, ""),
+        corpus_checksum=_take(data, "corpus_checksum", str),
         files=files,
-        passage_count=_take(data, "passage_count", int, ""),
-        document_count=_take(data, "document_count", int, ""),
+        passage_count=_take(data, "passage_count", int),
+        document_count=_take(data, "document_count", int),
         source=SourceInfo(
             _optional(source, "path", str, ""),
             _optional(source, "kind", str, "jsonl"),
