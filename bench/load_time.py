@@ -16,6 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from ragteam.llm import TextRequest
+
 
 def ready_seconds(model: str, lora: str | None, threads: int) -> float:
     from ragteam.llm import ModelOptions, load_model
@@ -24,7 +26,7 @@ def ready_seconds(model: str, lora: str | None, threads: int) -> float:
     options = ModelOptions(lora=Path(lora) if lora else None, cache=False, n_threads=threads)
     llm = load_model(model, options)
     llm.complete_text(
-        "<|Instruction|>:\nWho wrote Hamlet?</eoi>\n\n", max_tokens=1, temperature=0.0
+        TextRequest("<|Instruction|>:\nWho wrote Hamlet?</eoi>\n\n", max_tokens=1, temperature=0.0)
     )
     return time.perf_counter() - start
 

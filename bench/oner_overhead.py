@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from ragteam.api import answer
-from ragteam.llm import ModelOptions, load_model
+from ragteam.llm import ModelOptions, Request, load_model
 from ragteam.retrieval import load_index
 
 
@@ -28,7 +28,7 @@ def main() -> None:
     index = load_index(args.index)
     model = load_model("embedded", ModelOptions(cache=False))
     index.retrieve("warm up the encoder", 5)
-    model.complete([{"role": "user", "content": "warm up"}], max_tokens=2)
+    model.complete(Request([{"role": "user", "content": "warm up"}], max_tokens=2))
     llm_seconds = 0.0
     retrieval_seconds = 0.0
     started = time.perf_counter()

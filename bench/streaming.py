@@ -31,7 +31,7 @@ import httpx
 import uvicorn
 
 from ragteam.demo import demo_index_dir, demo_questions
-from ragteam.llm import ModelOptions, load_model
+from ragteam.llm import ModelOptions, Request, load_model
 from ragteam.server import ServerConfig, create_app, streaming
 
 
@@ -228,9 +228,9 @@ def tap_cost(rounds: int) -> dict[str, float]:
             timed = {}
             order = (True, False) if (round_ + n) % 2 == 0 else (False, True)
             for watched in order:
-                sink = {"on_text": lambda text, tokens: None} if watched else {}
+                sink = (lambda text, tokens: None) if watched else None
                 started = time.perf_counter()
-                model.complete(messages, max_tokens=48, **sink)
+                model.complete(Request(messages, max_tokens=48), sink)
                 timed[watched] = time.perf_counter() - started
             pairs.append((timed[False], timed[True]))
     plain = statistics.mean(p for p, _ in pairs)

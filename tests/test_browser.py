@@ -465,11 +465,11 @@ class _Typing(FakeModel):
         super().__init__(lambda m, p: reply)
         self.pause = pause
 
-    def complete(self, messages, **params):  # noqa: ANN001, ANN003
-        sink = params.get("on_text")
-        if sink is not None:
-            params["on_text"] = lambda text, n: (time.sleep(self.pause), sink(text, n))
-        return super().complete(messages, **params)
+    def complete(self, request, on_text=None):  # noqa: ANN001
+        if on_text is not None:
+            sink = on_text
+            on_text = lambda text, n: (time.sleep(self.pause), sink(text, n))  # noqa: E731
+        return super().complete(request, on_text)
 
 
 def test_the_answer_grows_in_its_box_before_it_is_checked(browser, bm25_index_dir, shots):

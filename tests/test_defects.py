@@ -14,7 +14,7 @@ from ragteam.cli import app
 from ragteam.errors import IndexUnusable, InputError, ModelError
 from ragteam.eval.datasets import load_dataset
 from ragteam.eval.rundir import RunDir
-from ragteam.llm import FakeModel
+from ragteam.llm import FakeModel, Request
 from ragteam.llm.openai_compat import OpenAICompatModel
 from ragteam.retrieval import build_index, load_index, load_passages
 from ragteam.runner import EvalPlan, run_eval
@@ -207,7 +207,7 @@ def test_server_urls_and_bodies_that_are_not_json_are_clear_errors():
     transport = httpx.MockTransport(lambda request: httpx.Response(200, text="<html>hi</html>"))
     model = OpenAICompatModel("m", base_url="http://127.0.0.1:9/v1", transport=transport)
     with pytest.raises(ModelError, match="not JSON"):
-        model.complete([{"role": "user", "content": "hi"}])
+        model.complete(Request([{"role": "user", "content": "hi"}]))
 
 
 def test_retries_are_reported_and_bounded(caplog):
@@ -225,7 +225,7 @@ def test_retries_are_reported_and_bounded(caplog):
         backoff=0.01,
     )
     with caplog.at_level("WARNING"), pytest.raises(ModelError, match="after 3 attempts"):
-        model.complete([{"role": "user", "content": "hi"}])
+        model.complete(Request([{"role": "user", "content": "hi"}]))
     assert len(calls) == 3 and "retry 1 of 2" in caplog.text
 
 

@@ -6,7 +6,7 @@ from itertools import pairwise
 import pytest
 
 from ragteam.api import answer
-from ragteam.llm import CachedModel, complete_json
+from ragteam.llm import CachedModel, Request, TextRequest, complete_json
 from ragteam.llm.llamacpp import LlamaCppModel, embedded_model_path
 from ragteam.retrieval import load_index
 from ragteam.trace import Trace
@@ -27,7 +27,7 @@ def test_model_is_loaded_once_per_process(embedded_model):
 
 def test_completion_reports_tokens_and_time(embedded_model):
     result = embedded_model.complete(
-        [{"role": "user", "content": "What is the capital of France?"}], max_tokens=16
+        Request([{"role": "user", "content": "What is the capital of France?"}], max_tokens=16)
     )
     assert result.text.strip()
     assert result.prompt_tokens > 5 and 0 < result.completion_tokens <= 16
@@ -42,7 +42,7 @@ def test_grammar_constrained_json(embedded_model):
         "required": ["answer", "confident"],
     }
     messages = [{"role": "user", "content": "Capital of France? Reply in JSON."}]
-    raw = embedded_model.complete(messages, max_tokens=60, json_schema=schema)
+    raw = embedded_model.complete(Request(messages, max_tokens=60, json_schema=schema))
     value = json.loads(raw.text)
     assert isinstance(value["answer"], str) and isinstance(value["confident"], bool)
     assert complete_json(embedded_model, Trace(), "qa", messages, schema, max_tokens=60)
@@ -51,8 +51,8 @@ def test_grammar_constrained_json(embedded_model):
 def test_cache_serves_the_second_identical_call(embedded_model, tmp_path):
     model = CachedModel(embedded_model, tmp_path / "c.sqlite")
     ask = [{"role": "user", "content": "Name a colour."}]
-    first = model.complete(ask, max_tokens=8)
-    second = model.complete(ask, max_tokens=8)
+    first = model.complete(Request(ask, max_tokens=8))
+    second = model.complete(Request(ask, max_tokens=8))
     assert second.cached and second.text == first.text and not first.cached
 
 
@@ -78,10 +78,10 @@ def test_strategies_answer_on_the_real_model(strategy, hybrid_index_dir, embedde
 
 def test_a_watched_call_reports_the_reply_as_written_and_changes_nothing(embedded_model):
     asked = [{"role": "user", "content": "Name three colours of the rainbow."}]
-    plain = embedded_model.complete(asked, max_tokens=20)
+    plain = embedded_model.complete(Request(asked, max_tokens=20))
     seen: list[tuple[str, int]] = []
     watched = embedded_model.complete(
-        asked, max_tokens=20, on_text=lambda t, n: seen.append((t, n))
+        Request(asked, max_tokens=20), lambda t, n: seen.append((t, n))
     )
     assert watched.text == plain.text and watched.completion_tokens == plain.completion_tokens
     assert len(seen) >= 10 and [n for _, n in seen] == list(range(1, len(seen) + 1))
@@ -89,9 +89,7 @@ def test_a_watched_call_reports_the_reply_as_written_and_changes_nothing(embedde
     assert watched.text.startswith(seen[-1][0])  # the last token comes with the reply
     raw: list[str] = []
     text = embedded_model.complete_text(
-        "The capital of France is",
-        max_tokens=6,
-        on_text=lambda t, n: raw.append(t),
-        logit_bias={11: 0.5},  # a bias and the watcher together: both applied
+        TextRequest("The capital of France is", max_tokens=6, logit_bias={11: 0.5}),
+        lambda t, n: raw.append(t),
     )
     assert raw and text.text.startswith(raw[-1])

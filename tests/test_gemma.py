@@ -6,6 +6,7 @@ import importlib.util
 
 import pytest
 
+from ragteam.llm import Request
 from ragteam.llm.llamacpp import fold_system
 
 
@@ -33,11 +34,13 @@ def test_gemma_answers_without_chat_markup(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     model = load_model("gemma-3-270m", ModelOptions(cache=False))
     reply = model.complete(
-        [
-            {"role": "system", "content": "Answer with the name of a city only."},
-            {"role": "user", "content": "What is the capital of France?"},
-        ],
-        max_tokens=16,
+        Request(
+            [
+                {"role": "system", "content": "Answer with the name of a city only."},
+                {"role": "user", "content": "What is the capital of France?"},
+            ],
+            max_tokens=16,
+        )
     ).text
     assert model._llm.chat_format == "gemma"  # type: ignore[attr-defined]
     assert reply.strip()

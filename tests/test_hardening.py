@@ -7,6 +7,7 @@ import json
 from typer.testing import CliRunner
 
 from ragteam.cli import app
+from ragteam.llm import Request
 
 runner = CliRunner()
 
@@ -148,7 +149,7 @@ def test_a_trickling_server_is_cut_off_at_the_deadline():
     )
     started = time.monotonic()
     with pytest.raises(ModelError, match="timed out"):
-        model.complete([{"role": "user", "content": "hi"}])
+        model.complete(Request([{"role": "user", "content": "hi"}]))
     assert time.monotonic() - started < 5
     stop.set()
     listener.close()

@@ -5,6 +5,7 @@ import json
 import numpy as np
 import pytest
 
+from ragteam.llm import Request
 from ragteam.llm.greedy_grammar import GreedyGrammar, schema_grammar
 from ragteam.llm.llamacpp import LlamaCppModel
 from ragteam.llm.prefix_states import common_prefix
@@ -76,11 +77,13 @@ def test_prefix_snapshots_restore_a_role_and_change_nothing(embedded_model):
     fast = LlamaCppModel(None, n_ctx=2048, speedups=True)
     assert fast._llm is plain._llm  # one model in memory, two ways of calling it
     expected = [
-        plain.complete(m, max_tokens=24, json_schema=SCHEMA).text for m in (ROLE_A, ROLE_B, ROLE_A2)
+        plain.complete(Request(m, max_tokens=24, json_schema=SCHEMA)).text
+        for m in (ROLE_A, ROLE_B, ROLE_A2)
     ]
     before = fast._states.restored_tokens
     got = [
-        fast.complete(m, max_tokens=24, json_schema=SCHEMA).text for m in (ROLE_A, ROLE_B, ROLE_A2)
+        fast.complete(Request(m, max_tokens=24, json_schema=SCHEMA)).text
+        for m in (ROLE_A, ROLE_B, ROLE_A2)
     ]
     assert got == expected
     # ROLE_A2 shares ROLE_A's long instructions, computed two calls earlier

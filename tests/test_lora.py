@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from ragteam.errors import ModelError
+from ragteam.llm import TextRequest
 
 pytest.importorskip("peft")
 pytestmark = pytest.mark.integration
@@ -143,12 +144,15 @@ def test_the_adapter_is_part_of_the_model_identity(adapter):
     tuned = load_model("embedded", ModelOptions(n_ctx=512, lora=gguf))
     assert plain.identity != tuned.identity and "+lora:" in tuned.identity
     prompt = PROMPTS[1]
-    first = tuned.complete_text(prompt, max_tokens=6, stop=["</eor>"])
-    base_reply = plain.complete_text(prompt, max_tokens=6, stop=["</eor>"])
+    first = tuned.complete_text(TextRequest(prompt, max_tokens=6, stop=["</eor>"]))
+    base_reply = plain.complete_text(TextRequest(prompt, max_tokens=6, stop=["</eor>"]))
     assert not base_reply.cached  # the adapter's cached reply is not the base's
-    assert tuned.complete_text(prompt, max_tokens=6, stop=["</eor>"]).cached
+    assert tuned.complete_text(TextRequest(prompt, max_tokens=6, stop=["</eor>"])).cached
     replies = [
-        (m.complete_text(p, max_tokens=6, stop=["</eor>"]).text for m in (plain, tuned))
+        (
+            m.complete_text(TextRequest(p, max_tokens=6, stop=["</eor>"])).text
+            for m in (plain, tuned)
+        )
         for p in PROMPTS
     ]
     assert first.text and any(a != b for a, b in map(tuple, replies))  # the adapter's own text

@@ -19,6 +19,7 @@ from typing import ClassVar
 
 from ragteam.llm import FakeModel
 from ragteam.types import Answer
+from ragteam.llm import Request
 
 
 def echo_backend(name, options):
@@ -33,7 +34,7 @@ class Shout:
     times: int = 1
 
     def run(self, question, ctx):
-        reply = ctx.model_for("shouter").complete([{"role": "user", "content": question}])
+        reply = ctx.model_for("shouter").complete(Request([{"role": "user", "content": question}]))
         return Answer(question, (reply.text.upper() + "!") * self.times, self.name, [], ctx.trace)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ragteam.llm.base import ChatModel, Completion, Message
+from ragteam.llm.base import ChatModel, Completion, Message, Request
 from ragteam.llm.calls import Check, complete_grounded, complete_json, complete_traced
 from ragteam.prompts import fill, parse_template, render
 from ragteam.trace import AnswerView, Trace
@@ -82,14 +82,12 @@ class Role:
         self, model: ChatModel, trace: Trace, *, max_tokens: int | None = None, **fields: str
     ) -> Completion:
         """The role's plain-text reply (a grounded role retries once without the examples)."""
-        messages = self.messages(**fields)
-        params: dict[str, Any] = {
-            "max_tokens": max_tokens or self.max_tokens,
-            "stop": list(self.stop) or None,
-        }
+        request = Request(
+            self.messages(**fields), max_tokens=max_tokens or self.max_tokens, stop=self.stop
+        )
         if self.grounded:
-            return complete_grounded(model, trace, self.name, messages, self.view, **params)
-        return complete_traced(model, trace, self.name, messages, view=self.view, **params)
+            return complete_grounded(model, trace, self.name, request, self.view)
+        return complete_traced(model, trace, self.name, request, self.view)
 
     def call(self, ctx: Context, *, check: Check | None = None, **fields: str) -> Any:
         """`ask` with the role's model and the answer's trace."""

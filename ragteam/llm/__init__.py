@@ -7,7 +7,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ragteam.errors import ModelError, UnknownName
-from ragteam.llm.base import ChatModel, Completion, Message, estimate_tokens
+from ragteam.llm.base import (
+    ChatModel,
+    Completion,
+    Message,
+    Request,
+    TextModel,
+    TextRequest,
+    estimate_tokens,
+)
 from ragteam.llm.cache import CachedModel, default_cache_path
 from ragteam.llm.calls import complete_grounded, complete_json, complete_traced
 from ragteam.llm.fake import FakeModel
@@ -21,6 +29,9 @@ __all__ = [
     "Message",
     "DEFAULT_BASE_URL",
     "ModelOptions",
+    "Request",
+    "TextModel",
+    "TextRequest",
     "complete_grounded",
     "complete_json",
     "complete_traced",

@@ -19,6 +19,62 @@ class Completion:
     cached: bool = False
 
 
+@dataclass(frozen=True)
+class Request:
+    """One chat call's arguments, said once: the cache, the call wrappers and every backend
+    take this object. `stop` ends a plain reply; `json_schema` constrains the reply to JSON."""
+
+    messages: tuple[Message, ...]
+    max_tokens: int = 256
+    temperature: float = 0.0
+    stop: tuple[str, ...] = ()
+    json_schema: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "messages", tuple(self.messages))
+        object.__setattr__(self, "stop", tuple(self.stop))
+
+    def params(self) -> dict[str, Any]:
+        """The generation settings as a plain dict (the cache key's and a script's view)."""
+        return {
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "stop": list(self.stop) or None,
+            "json_schema": self.json_schema,
+        }
+
+
+@dataclass(frozen=True)
+class TextRequest:
+    """One raw-text continuation's arguments (`TextModel.complete_text`): `logit_bias` adds to
+    the logits of the token ids it names at every position; `grammar` (GBNF) constrains what
+    may be written."""
+
+    prompt: str
+    max_tokens: int = 256
+    temperature: float = 0.0
+    stop: tuple[str, ...] = ()
+    logit_bias: dict[int, float] | None = None
+    grammar: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "stop", tuple(self.stop))
+
+    def params(self) -> dict[str, Any]:
+        """The settings as a plain dict; a bias or grammar only when given (so the cache key
+        of a plain continuation is the one it had before they existed)."""
+        params: dict[str, Any] = {
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "stop": list(self.stop) or None,
+        }
+        if self.logit_bias:
+            params["logit_bias"] = self.logit_bias
+        if self.grammar is not None:
+            params["grammar"] = self.grammar
+        return params
+
+
 @runtime_checkable
 class ChatModel(Protocol):
     """A chat model. `identity` names backend + model for cache keys and run records;
@@ -34,18 +90,19 @@ class ChatModel(Protocol):
     parallel: bool
     context_length: int
 
-    def complete(
-        self,
-        messages: list[Message],
-        *,
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        stop: list[str] | None = None,
-        json_schema: dict[str, Any] | None = None,
-        on_text: TextSink | None = None,
-    ) -> Completion: ...
+    def complete(self, request: Request, on_text: TextSink | None = None) -> Completion: ...
 
     def count_tokens(self, text: str) -> int: ...
+
+
+@runtime_checkable
+class TextModel(ChatModel, Protocol):
+    """A chat model that can also continue raw text (in-process GGUFs, `/completions`
+    servers): SMART's trained agent writes its trajectory this way."""
+
+    def complete_text(
+        self, request: TextRequest, on_text: TextSink | None = None
+    ) -> Completion: ...
 
 
 def estimate_tokens(text: str) -> int:

@@ -13,7 +13,15 @@ from typing import Any
 
 from ragteam.atomic import storage
 from ragteam.errors import ModelError
-from ragteam.llm.base import ChatModel, Completion, Message, streams
+from ragteam.llm.base import (
+    ChatModel,
+    Completion,
+    Message,
+    Request,
+    TextModel,
+    TextRequest,
+    streams,
+)
 from ragteam.paths import llm_cache_file
 from ragteam.trace import TextSink
 
@@ -57,27 +65,11 @@ class CachedModel:
                     "created REAL)"
                 )
 
-    def complete(
-        self,
-        messages: list[Message],
-        *,
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        stop: list[str] | None = None,
-        json_schema: dict[str, Any] | None = None,
-        on_text: TextSink | None = None,
-    ) -> Completion:
-        params: dict[str, Any] = {
-            "max_tokens": max_tokens,
-            "temperature": temperature,
-            "stop": stop,
-            "json_schema": json_schema,
-        }
-        watched = {"on_text": on_text} if on_text is not None else {}
-        if temperature > 0:
-            return self.inner.complete(messages, **params, **watched)
-        key = cache_key(self.identity, messages, params)
-        return self._cached(key, lambda: self.inner.complete(messages, **params, **watched))
+    def complete(self, request: Request, on_text: TextSink | None = None) -> Completion:
+        if request.temperature > 0:
+            return self.inner.complete(request, on_text)
+        key = cache_key(self.identity, list(request.messages), request.params())
+        return self._cached(key, lambda: self.inner.complete(request, on_text))
 
     def _cached(self, key: str, call: Callable[[], Completion]) -> Completion:
         started = time.perf_counter()
@@ -103,40 +95,20 @@ class CachedModel:
             )
         return result
 
-    def complete_text(
-        self,
-        prompt: str,
-        *,
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        stop: list[str] | None = None,
-        logit_bias: dict[int, float] | None = None,
-        grammar: str | None = None,
-        on_text: TextSink | None = None,
-    ) -> Completion:
+    def complete_text(self, request: TextRequest, on_text: TextSink | None = None) -> Completion:
         """Raw-text continuation, cached like chat calls (keyed apart from them; a logit bias
         and a grammar are part of the key)."""
-        inner = getattr(self.inner, "complete_text", None)
-        if inner is None:
+        inner = self.inner
+        if not isinstance(inner, TextModel):
             raise ModelError(
                 f"model {self.identity} cannot continue raw text; use an in-process GGUF "
                 "(--model PATH.gguf) for this"
             )
-        params: dict[str, Any] = {
-            "max_tokens": max_tokens,
-            "temperature": temperature,
-            "stop": stop,
-        }
-        if logit_bias:
-            params["logit_bias"] = logit_bias
-        if grammar is not None:
-            params["grammar"] = grammar
-        watched = {"on_text": on_text} if on_text is not None else {}
-        if temperature > 0:
-            return inner(prompt, **params, **watched)
-        # without a bias or grammar the key is the one cached before they existed
-        key = cache_key(self.identity, [{"role": "raw-text", "content": prompt}], params)
-        return self._cached(key, lambda: inner(prompt, **params, **watched))
+        if request.temperature > 0:
+            return inner.complete_text(request, on_text)
+        raw: list[Message] = [{"role": "raw-text", "content": request.prompt}]
+        key = cache_key(self.identity, raw, request.params())
+        return self._cached(key, lambda: inner.complete_text(request, on_text))
 
     def tokenize(self, text: str) -> list[int]:
         tokenize = getattr(self.inner, "tokenize", None)

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import jsonschema
 
 from ragteam.errors import ParseError
-from ragteam.llm.base import ChatModel, Completion, Message, streams
+from ragteam.llm.base import ChatModel, Completion, Message, Request, streams
 from ragteam.trace import AnswerView, Step, Trace
 
 # Extra validation after the schema: returns an error message, or None when the value is fine.
@@ -21,28 +22,13 @@ def complete_traced(
     model: ChatModel,
     trace: Trace,
     role: str,
-    messages: list[Message],
-    *,
-    max_tokens: int = 256,
-    temperature: float = 0.0,
-    stop: list[str] | None = None,
-    json_schema: dict[str, Any] | None = None,
+    request: Request,
     view: AnswerView | None = None,
 ) -> Completion:
     """One model call, recorded in the trace under `role`; `view` picks the answer out of a
     reply that writes it (see `watched`)."""
-    result = watched(
-        model,
-        trace,
-        role,
-        messages,
-        view,
-        max_tokens=max_tokens,
-        temperature=temperature,
-        stop=stop,
-        json_schema=json_schema,
-    )
-    trace.add(_llm_step(role, messages, result))
+    result = watched(model, trace, role, request, view)
+    trace.add(_llm_step(role, request.messages, result))
     return result
 
 
@@ -50,17 +36,16 @@ def watched(
     model: ChatModel,
     trace: Trace,
     role: str,
-    messages: list[Message],
+    request: Request,
     view: AnswerView | None = None,
-    **params: Any,
 ) -> Completion:
     """`model.complete`, its reply reported to the trace's `on_writing` listener as it is
     written (in one piece at the end when the model cannot stream); `view` picks the answer
     out of a reply that writes it."""
     sink = trace.writer(role, view)
     if sink is None:
-        return model.complete(messages, **params)
-    result = model.complete(messages, **params, **({"on_text": sink} if streams(model) else {}))
+        return model.complete(request)
+    result = model.complete(request, sink if streams(model) else None)
     sink(result.text, result.completion_tokens)
     return result
 
@@ -86,9 +71,8 @@ def complete_json(
     """
     attempt_messages = list(messages)
     for _attempt in range(2):
-        result = watched(
-            model, trace, role, attempt_messages, view, max_tokens=max_tokens, json_schema=schema
-        )
+        asked = Request(attempt_messages, max_tokens=max_tokens, json_schema=schema)
+        result = watched(model, trace, role, asked, view)
         value, error = _parse(result.text, schema, check)
         copied = copied_from_examples(result.text, messages) if grounded and not error else []
         if copied:
@@ -117,14 +101,15 @@ def complete_grounded(
     model: ChatModel,
     trace: Trace,
     role: str,
-    messages: list[Message],
+    request: Request,
     view: AnswerView | None = None,
-    **params: Any,
 ) -> Completion:
     """A plain-text call whose reply must not copy the worked examples: such a reply is
     retried once without them, and a second copy raises `ParseError` for `role`."""
+    messages = list(request.messages)
     for attempt in (messages, without_examples(messages)):
-        result = watched(model, trace, role, attempt, view, **params)
+        asked = dataclasses.replace(request, messages=tuple(attempt))
+        result = watched(model, trace, role, asked, view)
         copied = copied_from_examples(result.text, messages)
         trace.add(_llm_step(role, attempt, result, _copy_error(copied) if copied else None))
         if not copied:
@@ -214,13 +199,13 @@ def _repair_prompt(error: str, schema: dict[str, Any]) -> str:
 
 
 def _llm_step(
-    role: str, messages: list[Message], result: Completion, error: str | None = None
+    role: str, messages: Sequence[Message], result: Completion, error: str | None = None
 ) -> Step:
     """The trace step of one call, complete when added (listeners see its failure too)."""
     return Step(
         kind="llm",
         role=role,
-        input=messages,
+        input=list(messages),
         output=result.text,
         prompt_tokens=result.prompt_tokens,
         completion_tokens=result.completion_tokens,

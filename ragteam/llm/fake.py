@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ragteam.errors import ModelError
-from ragteam.llm.base import Completion, Message, estimate_tokens
+from ragteam.llm.base import Completion, Message, Request, TextRequest, estimate_tokens
 from ragteam.trace import TextSink
 
 Reply = str | dict[str, Any] | list[Any]
@@ -39,22 +39,8 @@ class FakeModel:
         self.calls: list[dict[str, Any]] = []
         self._lock = threading.Lock()
 
-    def complete(
-        self,
-        messages: list[Message],
-        *,
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        stop: list[str] | None = None,
-        json_schema: dict[str, Any] | None = None,
-        on_text: TextSink | None = None,
-    ) -> Completion:
-        params = {
-            "max_tokens": max_tokens,
-            "temperature": temperature,
-            "stop": stop,
-            "json_schema": json_schema,
-        }
+    def complete(self, request: Request, on_text: TextSink | None = None) -> Completion:
+        messages, params = list(request.messages), request.params()
         with self._lock:
             self.calls.append({"messages": messages, **params})
             if self._fn is None and not self._queue:
@@ -68,33 +54,19 @@ class FakeModel:
         prompt = sum(self.count_tokens(m["content"]) for m in messages)
         return Completion(text, prompt, self.count_tokens(text), 0.0)
 
-    def complete_text(
-        self,
-        prompt: str,
-        *,
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        stop: list[str] | None = None,
-        logit_bias: dict[int, float] | None = None,
-        grammar: str | None = None,
-        on_text: TextSink | None = None,
-    ) -> Completion:
+    def complete_text(self, request: TextRequest, on_text: TextSink | None = None) -> Completion:
         """Raw-text continuation from the same script; the call is kept with role `raw` (and
         its `logit_bias` and `grammar`, which a script cannot apply). Like a server, the reply
         is cut before the first stop string."""
-        result = self.complete(
-            [{"role": "raw", "content": prompt}],
-            max_tokens=max_tokens,
-            temperature=temperature,
-            stop=stop,
-            on_text=on_text,
-        )
-        if logit_bias:
-            self.calls[-1]["logit_bias"] = logit_bias
-        if grammar is not None:
-            self.calls[-1]["grammar"] = grammar
+        raw: list[Message] = [{"role": "raw", "content": request.prompt}]
+        chat = Request(raw, request.max_tokens, request.temperature, request.stop)
+        result = self.complete(chat, on_text)
+        if request.logit_bias:
+            self.calls[-1]["logit_bias"] = request.logit_bias
+        if request.grammar is not None:
+            self.calls[-1]["grammar"] = request.grammar
         text = result.text
-        for marker in stop or []:
+        for marker in request.stop:
             text = text.split(marker, 1)[0]
         return Completion(text, result.prompt_tokens, self.count_tokens(text), 0.0)
 

@@ -9,13 +9,14 @@ import json
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ragteam.errors import ModelError
-from ragteam.llm.base import Completion, Message
+from ragteam.llm.base import Completion, Message, Request, TextRequest
 from ragteam.llm.gguf_files import adapter_base, gguf_fingerprint
 from ragteam.llm.greedy_grammar import GreedyGrammar, schema_grammar
 from ragteam.llm.prefix_states import PrefixStates
@@ -138,46 +139,29 @@ class LlamaCppModel:
         if self.lora is not None and merge_lora:
             self.identity += f"+merged:{merge_tag()}"
 
-    def complete(
-        self,
-        messages: list[Message],
-        *,
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        stop: list[str] | None = None,
-        json_schema: dict[str, Any] | None = None,
-        on_text: TextSink | None = None,
-    ) -> Completion:
-        kwargs: dict[str, Any] = {"max_tokens": max_tokens, "temperature": temperature}
-        if stop:
-            kwargs["stop"] = stop
-        if json_schema is not None:
-            kwargs.update(self._constraint(json_schema, temperature))
+    def complete(self, request: Request, on_text: TextSink | None = None) -> Completion:
+        kwargs: dict[str, Any] = {
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+        }
+        if request.stop:
+            kwargs["stop"] = list(request.stop)
+        if request.json_schema is not None:
+            kwargs.update(self._constraint(request.json_schema, request.temperature))
         ours = list(kwargs.get("logits_processor", []))
         if on_text is not None:
             kwargs["logits_processor"] = [TextTap(self._llm, on_text), *ours]
+        messages = list(request.messages)
         if self._llm.chat_format == "gemma":
             messages = fold_system(messages)
         started = time.perf_counter()
         with self._lock:
             self._restore_prefix(messages)
-            try:
-                out = self._llm.create_chat_completion(messages=messages, **kwargs)
-            except ValueError as exc:
-                raise ModelError(
-                    f"llama.cpp rejected the prompt: {exc}. Shorten the input or raise n_ctx."
-                ) from exc
-            finally:
-                for processor in ours:
-                    processor.close()  # free llama.cpp's grammar state now, not at GC
+            chat = self._llm.create_chat_completion
+            out = _generate(lambda: chat(messages=messages, **kwargs), ours)
             if self._states is not None:
                 self._states.remember()
-        seconds = time.perf_counter() - started
-        usage = out.get("usage", {})
-        text = out["choices"][0]["message"].get("content") or ""
-        return Completion(
-            text, usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0), seconds
-        )
+        return _completion(out, out["choices"][0]["message"].get("content"), started)
 
     def _restore_prefix(self, messages: list[Message]) -> None:
         """Put back the KV state of an earlier call sharing a long prefix with this one."""
@@ -201,24 +185,13 @@ class LlamaCppModel:
                 return {"logits_processor": [processor]}
         return {"response_format": {"type": "json_object", "schema": schema}}
 
-    def complete_text(
-        self,
-        prompt: str,
-        *,
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        stop: list[str] | None = None,
-        logit_bias: dict[int, float] | None = None,
-        grammar: str | None = None,
-        on_text: TextSink | None = None,
-    ) -> Completion:
-        """Continue `prompt` as raw text. llama.cpp keeps the KV state of the longest prefix
-        shared with the previous call, so a prompt that extends the last one is cheap.
-        `logit_bias` adds to the logits of the token ids it names at every generated position;
-        `grammar` (GBNF) constrains what may be generated."""
+    def complete_text(self, request: TextRequest, on_text: TextSink | None = None) -> Completion:
+        """Continue `request.prompt` as raw text. llama.cpp keeps the KV state of the longest
+        prefix shared with the previous call, so a prompt that extends the last one is cheap."""
+        logit_bias, grammar = request.logit_bias, request.grammar
         kwargs: dict[str, Any] = {"logit_bias": logit_bias or None}
         if grammar is not None:
-            kwargs.update(self._text_grammar(grammar, temperature))
+            kwargs.update(self._text_grammar(grammar, request.temperature))
         ours = list(kwargs.get("logits_processor", []))
         watching = [TextTap(self._llm, on_text)] if on_text is not None else []
         if (ours or watching) and logit_bias:
@@ -228,30 +201,13 @@ class LlamaCppModel:
             kwargs["logit_bias"] = None
         elif watching:
             kwargs["logits_processor"] = [*watching, *ours]
+        kwargs.update(
+            max_tokens=request.max_tokens, temperature=request.temperature, stop=list(request.stop)
+        )
         started = time.perf_counter()
         with self._lock:
-            try:
-                out = self._llm.create_completion(
-                    prompt,
-                    max_tokens=max_tokens,
-                    temperature=temperature,
-                    stop=stop or [],
-                    **kwargs,
-                )
-            except ValueError as exc:
-                raise ModelError(
-                    f"llama.cpp rejected the prompt: {exc}. Shorten the input or raise n_ctx."
-                ) from exc
-            finally:
-                for processor in ours:
-                    processor.close()
-        usage = out.get("usage", {})
-        return Completion(
-            out["choices"][0].get("text") or "",
-            usage.get("prompt_tokens", 0),
-            usage.get("completion_tokens", 0),
-            time.perf_counter() - started,
-        )
+            out = _generate(lambda: self._llm.create_completion(request.prompt, **kwargs), ours)
+        return _completion(out, out["choices"][0].get("text"), started)
 
     def _text_grammar(self, grammar: str, temperature: float) -> dict[str, Any]:
         """Greedy decoding checks the grammar on the favourite token only; sampling uses
@@ -273,6 +229,30 @@ class LlamaCppModel:
         """The token ids of `text` (no BOS, special markers read as text)."""
         with self._lock:
             return list(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+
+def _generate(call: Callable[[], Any], ours: list[Any]) -> Any:
+    """llama.cpp's reply to `call`; our logits processors' grammar state is freed now, not
+    at garbage collection."""
+    try:
+        return call()
+    except ValueError as exc:
+        raise ModelError(
+            f"llama.cpp rejected the prompt: {exc}. Shorten the input or raise n_ctx."
+        ) from exc
+    finally:
+        for processor in ours:
+            processor.close()
+
+
+def _completion(out: dict[str, Any], text: str | None, started: float) -> Completion:
+    usage = out.get("usage", {})
+    return Completion(
+        text or "",
+        usage.get("prompt_tokens", 0),
+        usage.get("completion_tokens", 0),
+        time.perf_counter() - started,
+    )
 
 
 class TextTap:

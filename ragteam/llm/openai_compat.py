@@ -11,7 +11,7 @@ from typing import Any, Literal, get_args
 import httpx
 
 from ragteam.errors import ModelError, ServerUnreachable
-from ragteam.llm.base import Completion, Message, estimate_tokens
+from ragteam.llm.base import Completion, Request, TextRequest, estimate_tokens
 from ragteam.trace import TextSink
 
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
@@ -80,54 +80,35 @@ class OpenAICompatModel:
         except httpx.InvalidURL as exc:
             raise ModelError(f"--base-url {base_url!r} is not a valid URL ({exc})") from exc
 
-    def complete(
-        self,
-        messages: list[Message],
-        *,
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        stop: list[str] | None = None,
-        json_schema: dict[str, Any] | None = None,
-        on_text: TextSink | None = None,
-    ) -> Completion:
-        body = self._body({"messages": messages}, max_tokens, temperature, stop, on_text)
+    def complete(self, request: Request, on_text: TextSink | None = None) -> Completion:
+        messages = list(request.messages)
+        body = self._body({"messages": messages}, request, on_text)
         started = time.perf_counter()
-        data = self._post_chat(body, json_schema, on_text)
+        data = self._post_chat(body, request.json_schema, on_text)
         sent = "\n".join(m["content"] for m in messages)
         return self._completion(data, lambda c: c["message"].get("content"), sent, started)
 
-    def complete_text(
-        self,
-        prompt: str,
-        *,
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        stop: list[str] | None = None,
-        grammar: str | None = None,
-        on_text: TextSink | None = None,
-    ) -> Completion:
+    def complete_text(self, request: TextRequest, on_text: TextSink | None = None) -> Completion:
         """Raw-text continuation through `/completions` (vLLM, llama.cpp's server). A GBNF
-        `grammar` is sent as llama.cpp's server takes it (the `grammar` field)."""
-        body = self._body({"prompt": prompt}, max_tokens, temperature, stop, on_text)
-        if grammar is not None:
-            body["grammar"] = grammar
+        `grammar` is sent as llama.cpp's server takes it (the `grammar` field), a logit bias
+        as OpenAI's (token ids as strings)."""
+        body = self._body({"prompt": request.prompt}, request, on_text)
+        if request.grammar is not None:
+            body["grammar"] = request.grammar
+        if request.logit_bias:
+            body["logit_bias"] = {str(t): b for t, b in request.logit_bias.items()}
         started = time.perf_counter()
         data = self._post("/completions", body, on_text)
-        return self._completion(data, lambda c: c.get("text"), prompt, started)
+        return self._completion(data, lambda c: c.get("text"), request.prompt, started)
 
     def _body(
-        self,
-        content: dict[str, Any],
-        max_tokens: int,
-        temperature: float,
-        stop: list[str] | None,
-        on_text: TextSink | None,
+        self, content: dict[str, Any], request: Request | TextRequest, on_text: TextSink | None
     ) -> dict[str, Any]:
-        body = {"model": self.model, **content, "max_tokens": max_tokens}
-        body["temperature"] = temperature
+        body = {"model": self.model, **content, "max_tokens": request.max_tokens}
+        body["temperature"] = request.temperature
         if on_text is not None:  # server-sent events, with the token counts at the end
             body.update(stream=True, stream_options={"include_usage": True})
-        return {**body, "stop": stop} if stop else body
+        return {**body, "stop": list(request.stop)} if request.stop else body
 
     def _completion(
         self, data: dict[str, Any], text_of: Any, sent: str, started: float

@@ -42,7 +42,7 @@ from ragteam.agents.smart_labels import LabelCalibration, label_bias
 from ragteam.agents.views import before
 from ragteam.errors import InputError
 from ragteam.formats import search_text
-from ragteam.llm.base import ChatModel, Completion, streams
+from ragteam.llm.base import ChatModel, Completion, TextModel, TextRequest, streams
 from ragteam.retrieval.rerank import Reranker, rerank_traced
 from ragteam.strategies.base import Context, fit_text
 from ragteam.trace import AnswerView, Step, Trace
@@ -97,28 +97,28 @@ def continue_text(
     is one call, the rest a second one continuing it (llama.cpp keeps the shared KV state).
     The text is reported to the trace's `on_writing` listener as it is written (`view`: what
     of it is the answer)."""
-    complete = getattr(model, "complete_text", None)
-    if complete is None:
+    if not isinstance(model, TextModel):
         raise InputError(
             "smart mode=trajectory needs a model that continues raw text: an in-process GGUF "
             "trained with `ragteam train fit` (--model PATH.gguf)"
         )
-    extra: dict[str, Any] = {"logit_bias": logit_bias} if logit_bias else {}
-    if grammar is not None:
-        extra["grammar"] = grammar
     sink = ctx.trace.writer(role, view)
     parts: list[Completion] = []
     if first_token_bias and max_tokens > 1:
-        biased = {"logit_bias": first_token_bias}
-        parts.append(complete(prompt, max_tokens=1, temperature=0.0, stop=[stop], **biased))
+        first = TextRequest(prompt, max_tokens=1, stop=(stop,), logit_bias=first_token_bias)
+        parts.append(model.complete_text(first))
     head = "".join(p.text for p in parts)
+    watch = None
     if sink is not None and streams(model):
-        extra["on_text"] = lambda text, tokens: sink(head + text, len(parts) + tokens)
-    parts.append(
-        complete(
-            prompt + head, max_tokens=max_tokens - len(parts), temperature=0.0, stop=[stop], **extra
-        )
+        watch = lambda text, tokens: sink(head + text, len(parts) + tokens)  # noqa: E731
+    rest = TextRequest(
+        prompt + head,
+        max_tokens=max_tokens - len(parts),
+        stop=(stop,),
+        logit_bias=logit_bias,
+        grammar=grammar,
     )
+    parts.append(model.complete_text(rest, watch))
     if sink is not None:
         sink(head + parts[-1].text, sum(p.completion_tokens for p in parts))
     meta: dict[str, Any] = {"mode": "trajectory", "logit_bias": logit_bias or None}
