@@ -6,10 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ragteam.agents.role import Role
+from ragteam.agents.role import Context, Role
 from ragteam.agents.views import json_field
-from ragteam.llm.base import ChatModel
-from ragteam.trace import Trace
 
 TEXT = {"type": "string", "maxLength": 300}
 SHORT = {"type": "string", "maxLength": 100}
@@ -93,28 +91,34 @@ class PlanExecState:
         ]
 
 
-PLANNER = Role("planner", "marag_planner", PLAN_SCHEMA, max_tokens=200)
-STEP_DEFINER = Role("step_definer", "marag_step", STEP_SCHEMA, max_tokens=120)
-EXTRACTOR = Role("extractor", "marag_extractor", NOTE_SCHEMA, max_tokens=120)
-QA = Role("qa", "marag_qa", QA_SCHEMA, max_tokens=160)
+PLANNER = Role("planner", "marag_planner", PLAN_SCHEMA, 200, slots=("question",))
+STEP_DEFINER = Role(
+    "step_definer", "marag_step", STEP_SCHEMA, 120, slots=("question", "plan", "history", "step")
+)
+EXTRACTOR = Role("extractor", "marag_extractor", NOTE_SCHEMA, 120, slots=("task", "document"))
+QA = Role("qa", "marag_qa", QA_SCHEMA, 160, slots=("task", "notes"))
 SUMMARY = Role(
-    "summary", "marag_summary", SUMMARY_SCHEMA, max_tokens=160, view=json_field("answer")
+    "summary",
+    "marag_summary",
+    SUMMARY_SCHEMA,
+    160,
+    view=json_field("answer"),
+    slots=("question", "steps"),
 )
 ROLES = (PLANNER, STEP_DEFINER, EXTRACTOR, QA, SUMMARY)
 
 
-def plan(model: ChatModel, trace: Trace, question: str) -> PlanState:
-    value = PLANNER.ask(model, trace, question=question)
+def plan(ctx: Context, question: str) -> PlanState:
+    value = PLANNER.call(ctx, question=question)
     steps = [s.strip() for s in value["steps"] if s.strip()]
     return PlanState(value["analysis"], steps)
 
 
-def define_step(model: ChatModel, trace: Trace, state: PlanExecState, step: str) -> StepTaskState:
+def define_step(ctx: Context, state: PlanExecState, step: str) -> StepTaskState:
     plan_text = " ".join(f"{i}. {s}" for i, s in enumerate(state.plan, start=1))
     history = "; ".join(f"{q} -> {a}" for q, a in state.history()) or "none"
-    value = STEP_DEFINER.ask(
-        model,
-        trace,
+    value = STEP_DEFINER.call(
+        ctx,
         question=state.original_question,
         plan=plan_text,
         history=history,
@@ -123,21 +127,21 @@ def define_step(model: ChatModel, trace: Trace, state: PlanExecState, step: str)
     return StepTaskState(value["type"], value["task"].strip())
 
 
-def extract(model: ChatModel, trace: Trace, task: str, document: str) -> str:
-    value = EXTRACTOR.ask(model, trace, task=task, document=document)
+def extract(ctx: Context, task: str, document: str) -> str:
+    value = EXTRACTOR.call(ctx, task=task, document=document)
     return value["note"].strip()
 
 
-def answer_step(model: ChatModel, trace: Trace, task: str, notes: list[str]) -> QAAnswerState:
+def answer_step(ctx: Context, task: str, notes: list[str]) -> QAAnswerState:
     shown = "\n".join(f"- {n}" for n in notes) or "- (no notes)"
-    value = QA.ask(model, trace, task=task, notes=shown)
+    value = QA.call(ctx, task=task, notes=shown)
     return QAAnswerState(
         value["analysis"], value["answer"].strip(), value["success"], int(value["rating"])
     )
 
 
-def summarize(model: ChatModel, trace: Trace, state: PlanExecState) -> str:
+def summarize(ctx: Context, state: PlanExecState) -> str:
     steps = "\n".join(f"- {q} -> {a}" for q, a in state.history()) or "- (no steps)"
-    value = SUMMARY.ask(model, trace, question=state.original_question, steps=steps)
+    value = SUMMARY.call(ctx, question=state.original_question, steps=steps)
     state.plan_summary = value["output"]
     return value["answer"].strip()

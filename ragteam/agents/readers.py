@@ -11,9 +11,11 @@ from ragteam.agents.views import after, text_answer
 STOP = ("\n\n", "\nQuestion:", "<|im_end|>")
 
 # reads the answer off numbered passages; a reply copying the worked example is retried without it
-ANSWERER = Role("answerer", "oner", max_tokens=48, stop=STOP, view=text_answer)
+ANSWERER = Role(
+    "answerer", "oner", max_tokens=48, stop=STOP, view=text_answer, slots=("passages", "question")
+)
 # NoR: the same role answering from the model's own knowledge
-ANSWERER_DIRECT = replace(ANSWERER, prompt="nor", grounded=False)
+ANSWERER_DIRECT = replace(ANSWERER, prompt="nor", grounded=False, slots=("question",))
 # IRCoT: the next reasoning sentence over the passages so far
 REASONER = Role(
     "reasoner",
@@ -22,4 +24,5 @@ REASONER = Role(
     grounded=False,
     stop=STOP,
     view=after("so the answer is"),  # the sentence that ends the reasoning holds the answer
+    slots=("passages", "question", "reasoning"),
 )

@@ -1,11 +1,13 @@
 """An agent role, declared once: its name (the trace's role and the `--role-model` key), its
-prompt (package data), the reply it must give (a JSON schema, or plain text up to a stop
-string) and its token budget. `Role.ask` is the one way a role is played: it renders the prompt,
-calls the model, validates the reply (retrying once with the error shown) and records the trace
-step; `Role.call` first picks the role's model from a strategy's `Context`.
+prompt (package data) and the slots that prompt has, the reply it must give (a JSON schema, or
+plain text up to a stop string) and its token budget. A role is played through a strategy's
+`Context`, named once per call: `ROLE.call(ctx, **fields)` for a JSON reply, `ROLE.write(ctx,
+**fields)` for plain text. Each renders the prompt, calls the role's model (a `--role-model`
+override, else the default), validates the reply (retrying once with the error shown) and
+records the trace step.
 
 A variant of a role (another prompt or schema, the same name and model) is
-`dataclasses.replace(ROLE, prompt=...)`.
+`dataclasses.replace(ROLE, prompt=...)`; its slots are checked again.
 """
 
 from __future__ import annotations
@@ -13,18 +15,31 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ragteam.errors import RagteamError
 from ragteam.llm.base import ChatModel, Completion, Message, Request
 from ragteam.llm.calls import Check, complete_grounded, complete_json, complete_traced
-from ragteam.prompts import fill, parse_template, render
+from ragteam.prompts import fill, load_prompt, parse_template, template_slots
 from ragteam.trace import AnswerView, Trace
 
 
 class Context(Protocol):
     """What a role needs of a strategy's context (`ragteam.strategies.base.Context`)."""
 
-    trace: Trace
+    @property
+    def trace(self) -> Trace: ...
 
     def model_for(self, role: str) -> ChatModel: ...
+
+
+@dataclass(frozen=True)
+class Solo:
+    """A context in which one model plays every role (a teacher writing training data)."""
+
+    model: ChatModel
+    trace: Trace
+
+    def model_for(self, role: str) -> ChatModel:
+        return self.model
 
 
 @dataclass(frozen=True)
@@ -42,21 +57,33 @@ class Role:
     # what of the reply is the answer so far (`ragteam.agents.views`), for the roles that write
     # a strategy's answer: a person sees it being written
     view: AnswerView | None = None
+    # the prompt's `{slot}`s, each filled on every call: a prompt whose slots differ is refused
+    # here, when the role is declared, and a call that misses one or adds another is refused
+    slots: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        found = template_slots(self._turns())
+        if found != frozenset(self.slots):
+            raise RagteamError(_slot_problem(self.name, "its prompt has", found, self.slots))
+
+    def _turns(self) -> tuple[tuple[str, str], ...]:
+        if self.prompt.lstrip().startswith("### "):
+            return parse_template(self.prompt)
+        return load_prompt(self.prompt)
 
     def messages(self, **fields: str) -> list[Message]:
-        """The prompt with `fields` filled in."""
-        if self.prompt.lstrip().startswith("### "):
-            return fill(parse_template(self.prompt), **fields)
-        return render(self.prompt, **fields)
+        """The prompt with every slot filled from `fields` (exactly the declared slots)."""
+        if set(fields) != set(self.slots):
+            raise RagteamError(_slot_problem(self.name, "the call fills", set(fields), self.slots))
+        return fill(self._turns(), **fields)
 
     def model(self, ctx: Context) -> ChatModel:
         """The model playing this role (a `--role-model` override, else the default)."""
         return ctx.model_for(self.name)
 
-    def ask(
+    def call(
         self,
-        model: ChatModel,
-        trace: Trace,
+        ctx: Context,
         *,
         check: Check | None = None,
         max_tokens: int | None = None,
@@ -65,10 +92,10 @@ class Role:
         """The role's validated JSON reply to its prompt filled with `fields`; `ParseError`
         (with the failing step in the trace) when the retry fails too."""
         if self.schema is None:
-            raise TypeError(f"role '{self.name}' replies in plain text: use `say`")
+            raise TypeError(f"role '{self.name}' replies in plain text: use `write`")
         return complete_json(
-            model,
-            trace,
+            self.model(ctx),
+            ctx.trace,
             self.name,
             self.messages(**fields),
             self.schema,
@@ -78,24 +105,32 @@ class Role:
             view=self.view,
         )
 
-    def say(
-        self, model: ChatModel, trace: Trace, *, max_tokens: int | None = None, **fields: str
-    ) -> Completion:
+    def write(self, ctx: Context, *, max_tokens: int | None = None, **fields: str) -> Completion:
         """The role's plain-text reply (a grounded role retries once without the examples)."""
+        if self.schema is not None:
+            raise TypeError(f"role '{self.name}' replies in JSON: use `call`")
         request = Request(
             self.messages(**fields), max_tokens=max_tokens or self.max_tokens, stop=self.stop
         )
-        if self.grounded:
-            return complete_grounded(model, trace, self.name, request, self.view)
-        return complete_traced(model, trace, self.name, request, self.view)
-
-    def call(self, ctx: Context, *, check: Check | None = None, **fields: str) -> Any:
-        """`ask` with the role's model and the answer's trace."""
-        return self.ask(self.model(ctx), ctx.trace, check=check, **fields)
+        play = complete_grounded if self.grounded else complete_traced
+        return play(self.model(ctx), ctx.trace, self.name, request, self.view)
 
     def prompt_tokens(self, model: ChatModel, **fields: str) -> int:
         """What the prompt costs besides the fields left empty (chat markup included)."""
         return sum(model.count_tokens(m["content"]) + 8 for m in self.messages(**fields))
+
+
+def _slot_problem(
+    role: str, what: str, found: set[str] | frozenset[str], declared: tuple[str, ...]
+) -> str:
+    missing, extra = sorted(set(declared) - set(found)), sorted(set(found) - set(declared))
+    parts = [f"{what} no {{{m}}}" for m in missing] + [
+        f"{what} {{{e}}}, not declared" for e in extra
+    ]
+    return (
+        f"role '{role}': {'; '.join(parts)}; declared slots: {', '.join(declared) or 'none'} "
+        "(declare each slot of the prompt in `slots=` and fill exactly those)"
+    )
 
 
 def role_names(*roles: Role) -> tuple[str, ...]:

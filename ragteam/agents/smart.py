@@ -6,9 +6,8 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ragteam.agents.role import Role
+from ragteam.agents.role import Context, Role
 from ragteam.agents.views import json_field
-from ragteam.llm.base import ChatModel
 from ragteam.metrics import f1_score
 from ragteam.retrieval import Index, retrieve_traced
 from ragteam.trace import Trace
@@ -40,14 +39,23 @@ GENERATOR_SCHEMA = {
     "required": ["answer", "citations"],
 }
 
-RECONSTRUCTOR = Role("reconstructor", "smart_reconstructor", INTENTS_SCHEMA, max_tokens=96)
-LOCATOR = Role("locator", "smart_locator", LOCATOR_SCHEMA, max_tokens=96)
+RECONSTRUCTOR = Role(
+    "reconstructor", "smart_reconstructor", INTENTS_SCHEMA, 96, slots=("question",)
+)
+LOCATOR = Role(
+    "locator", "smart_locator", LOCATOR_SCHEMA, 96, slots=("question", "number", "title", "text")
+)
 GENERATOR = Role(
-    "generator", "smart_generator", GENERATOR_SCHEMA, max_tokens=64, view=json_field("answer")
+    "generator",
+    "smart_generator",
+    GENERATOR_SCHEMA,
+    64,
+    view=json_field("answer"),
+    slots=("facts", "question"),
 )
 # with no facts the generator answers from the request alone: from the model's own knowledge,
 # like its worked example (so not grounded)
-GENERATOR_DIRECT = replace(GENERATOR, prompt="smart_direct", grounded=False)
+GENERATOR_DIRECT = replace(GENERATOR, prompt="smart_direct", grounded=False, slots=("question",))
 ROLES = (RECONSTRUCTOR, LOCATOR, GENERATOR)
 
 
@@ -114,9 +122,9 @@ def retrieval_block(
     return list(found.values())[:max_passages]
 
 
-def reconstruct(model: ChatModel, trace: Trace, question: str, max_intents: int) -> list[str]:
+def reconstruct(ctx: Context, question: str, max_intents: int) -> list[str]:
     """Search intents for the request (deduplicated, at most `max_intents`)."""
-    value = RECONSTRUCTOR.ask(model, trace, question=question)
+    value = RECONSTRUCTOR.call(ctx, question=question)
     intents = list(dict.fromkeys(i.strip() for i in value["intents"] if i.strip()))
     return intents[:max_intents]
 
@@ -130,8 +138,7 @@ class Located:
 
 
 def locate(
-    model: ChatModel,
-    trace: Trace,
+    ctx: Context,
     question: str,
     number: int,
     passage: Passage,
@@ -148,9 +155,8 @@ def locate(
             return "the fact must be copied word for word from the passage"
         return None
 
-    value = LOCATOR.ask(
-        model,
-        trace,
+    value = LOCATOR.call(
+        ctx,
         check=check,
         question=question,
         number=str(number),
@@ -160,7 +166,7 @@ def locate(
     fact = squash(value["fact"]) if value["relevant"] else ""
     if fact and not fact_in_passage(fact, passage.text):
         snapped, score = nearest_sentence(fact, passage.text)
-        trace.note(
+        ctx.trace.note(
             "locator",
             f"fact snapped to a passage sentence (token F1 {score:.2f})",
             said=fact,
@@ -171,15 +177,14 @@ def locate(
 
 
 def generate(
-    model: ChatModel,
-    trace: Trace,
+    ctx: Context,
     question: str,
     facts: list[tuple[int, str, str]],
     max_tokens: int = 64,
 ) -> tuple[str, list[int]]:
     """Answer from (number, title, fact-or-text) triples; with none, from the request alone."""
     if not facts:
-        value = GENERATOR_DIRECT.ask(model, trace, max_tokens=max_tokens, question=question)
+        value = GENERATOR_DIRECT.call(ctx, max_tokens=max_tokens, question=question)
         return value["answer"].strip(), []
     shown = "\n".join(f"[{n}] {title}: {text}" for n, title, text in facts)
     allowed = {n for n, _, _ in facts}
@@ -190,7 +195,5 @@ def generate(
             f"citations {wrong} are not among the fact numbers {sorted(allowed)}" if wrong else None
         )
 
-    value = GENERATOR.ask(
-        model, trace, check=check, max_tokens=max_tokens, facts=shown, question=question
-    )
+    value = GENERATOR.call(ctx, check=check, max_tokens=max_tokens, facts=shown, question=question)
     return value["answer"].strip(), list(dict.fromkeys(value["citations"]))

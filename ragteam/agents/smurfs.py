@@ -6,11 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from ragteam.agents.role import Role
+from ragteam.agents.role import Context, Role
 from ragteam.agents.views import json_field
-from ragteam.llm.base import ChatModel
 from ragteam.tools.base import Tool
-from ragteam.trace import Trace
 from ragteam.types import Passage
 
 SHORT = {"type": "string", "maxLength": 150}
@@ -44,15 +42,29 @@ def choice_schema(names: list[str]) -> dict[str, Any]:
     }
 
 
-PLANNER = Role("planner", "smurfs_planner", PLAN_SCHEMA)
+PLANNER = Role("planner", "smurfs_planner", PLAN_SCHEMA, slots=("question",))
 # the executor's two prompts (which tool, then its arguments) are one role: one model plays it;
 # each call gives the schema of the tools at hand
-EXECUTOR = Role("executor", "smurfs_executor")
-ARGUMENTS = replace(EXECUTOR, prompt="smurfs_arguments", max_tokens=160)
-ANSWER_AGENT = Role("answer_agent", "smurfs_answer", ANSWER_SCHEMA, max_tokens=80)
+EXECUTOR = Role("executor", "smurfs_executor", slots=("task", "known", "hint", "tools"))
+ARGUMENTS = replace(
+    EXECUTOR,
+    prompt="smurfs_arguments",
+    max_tokens=160,
+    slots=("task", "known", "seen", "thought", "tool"),
+)
+ANSWER_AGENT = Role("answer_agent", "smurfs_answer", ANSWER_SCHEMA, 80, slots=("task", "output"))
 # a verdict may name the sub-task's words that the worked example also names
-VERIFIER = Role("verifier", "smurfs_verifier", VERDICT_SCHEMA, max_tokens=100, grounded=False)
-FINAL = Role("final", "smurfs_final", ANSWER_SCHEMA, max_tokens=80, view=json_field("answer"))
+VERIFIER = Role(
+    "verifier", "smurfs_verifier", VERDICT_SCHEMA, 100, grounded=False, slots=("task", "answer")
+)
+FINAL = Role(
+    "final",
+    "smurfs_final",
+    ANSWER_SCHEMA,
+    80,
+    view=json_field("answer"),
+    slots=("question", "log"),
+)
 ROLES = (PLANNER, EXECUTOR, ANSWER_AGENT, VERIFIER, FINAL)
 
 
@@ -91,26 +103,25 @@ def seen_text(records: list[StepRecord], limit: int = 8) -> str:
     return ", ".join(shown) or "none"
 
 
-def plan(model: ChatModel, trace: Trace, question: str) -> list[str]:
-    value = PLANNER.ask(model, trace, question=question)
+def plan(ctx: Context, question: str) -> list[str]:
+    value = PLANNER.call(ctx, question=question)
     return [t.strip() for t in value["Tasks"] if t.strip()]
 
 
 def choose_tool(
-    model: ChatModel, trace: Trace, task: str, known: str, hint: str, tools: list[Tool]
+    ctx: Context, task: str, known: str, hint: str, tools: list[Tool]
 ) -> tuple[str, str]:
     """(thought, tool name) among `tools`."""
     listing = "\n".join(f"- {t.describe()}" for t in tools)
     # Grounded: a thought that copies the worked example's names would carry them into the
     # arguments prompt, where they then look like the sub-task's own words.
     role = replace(EXECUTOR, schema=choice_schema([t.name for t in tools]))
-    value = role.ask(model, trace, task=task, known=known, hint=hint or "none", tools=listing)
+    value = role.call(ctx, task=task, known=known, hint=hint or "none", tools=listing)
     return value["thought"].strip(), value["tool"]
 
 
 def write_arguments(
-    model: ChatModel,
-    trace: Trace,
+    ctx: Context,
     task: str,
     known: str,
     thought: str,
@@ -118,9 +129,8 @@ def write_arguments(
     seen: str = "none",
 ) -> dict[str, Any]:
     role = replace(ARGUMENTS, schema=bounded_strings(chosen.schema_now()))
-    return role.ask(
-        model,
-        trace,
+    return role.call(
+        ctx,
         task=task,
         known=known,
         seen=seen,
@@ -142,18 +152,18 @@ def bounded_strings(schema: dict[str, Any], limit: int = ARGUMENT_CHARS) -> dict
     return out
 
 
-def condense(model: ChatModel, trace: Trace, task: str, output: str) -> str:
-    value = ANSWER_AGENT.ask(model, trace, task=task, output=output)
+def condense(ctx: Context, task: str, output: str) -> str:
+    value = ANSWER_AGENT.call(ctx, task=task, output=output)
     return value["answer"].strip()
 
 
-def verify(model: ChatModel, trace: Trace, task: str, answer: str) -> tuple[str, str]:
+def verify(ctx: Context, task: str, answer: str) -> tuple[str, str]:
     """(status, hint)."""
-    value = VERIFIER.ask(model, trace, task=task, answer=answer or "(empty)")
+    value = VERIFIER.call(ctx, task=task, answer=answer or "(empty)")
     return value["status"], value["hint"].strip()
 
 
-def final_answer(model: ChatModel, trace: Trace, question: str, log: list[SubTask]) -> str:
+def final_answer(ctx: Context, question: str, log: list[SubTask]) -> str:
     shown = "\n".join(f"- {s.task} -> {s.answer}" for s in log) or "- (none)"
-    value = FINAL.ask(model, trace, question=question, log=shown)
+    value = FINAL.call(ctx, question=question, log=shown)
     return value["answer"].strip()

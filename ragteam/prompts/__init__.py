@@ -1,7 +1,7 @@
 """Prompt templates shipped as package data.
 
 A template file holds chat turns, each opened by a line `### system`, `### user` or
-`### assistant`; `{name}` slots are filled by `render`.
+`### assistant`; `{name}` slots are filled by `fill`.
 """
 
 from __future__ import annotations
@@ -41,15 +41,15 @@ def parse_template(text: str) -> tuple[tuple[str, str], ...]:
 _SLOT = re.compile(r"\{([a-z_]+)\}")
 
 
-def render(name: str, **values: str) -> list[Message]:
-    """Fill `{slot}`s named in `values` in one pass; other braces (JSON examples) stay as they
-    are, and text inside the values is never treated as a slot."""
-    return fill(load_prompt(name), **values)
-
-
 def fill(turns: tuple[tuple[str, str], ...], **values: str) -> list[Message]:
-    """`render` for turns already parsed (a template given inline, `parse_template`)."""
+    """Fill the `{slot}`s named in `values` in one pass; other braces (JSON examples) stay as
+    they are, and text inside the values is never treated as a slot."""
     return [
         {"role": role, "content": _SLOT.sub(lambda m: values.get(m.group(1), m.group(0)), body)}
         for role, body in turns
     ]
+
+
+def template_slots(turns: tuple[tuple[str, str], ...]) -> frozenset[str]:
+    """The `{slot}` names of a template's turns."""
+    return frozenset(name for _, body in turns for name in _SLOT.findall(body))

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ragteam.agents.readers import ANSWERER, ANSWERER_DIRECT
-from ragteam.agents.role import role_names
+from ragteam.agents.role import Context as Players
+from ragteam.agents.role import Solo, role_names
 from ragteam.agents.views import clean_answer
 from ragteam.errors import ParseError
 from ragteam.llm.base import ChatModel
@@ -32,9 +33,7 @@ class NoR:
 
     def run(self, question: str, ctx: Context) -> Answer:
         asked = fit_question(ctx, question, roles=self.roles)
-        reply = ANSWERER_DIRECT.say(
-            ANSWERER_DIRECT.model(ctx), ctx.trace, max_tokens=self.max_answer_tokens, question=asked
-        )
+        reply = ANSWERER_DIRECT.write(ctx, max_tokens=self.max_answer_tokens, question=asked)
         return Answer(question, clean_answer(reply.text), self.name, [], ctx.trace)
 
 
@@ -55,22 +54,17 @@ class OneR:
         found = retrieve_traced(index, ctx.trace, "retriever", asked, self.k)
         budget = answerer.context_length - self.max_answer_tokens - _fixed_cost(answerer, asked)
         shown = fit_passages(ctx, found, budget, model=answerer)
-        text = read_answer(
-            ctx, asked, format_passages(shown), self.max_answer_tokens, model=answerer
-        )
+        played = Solo(answerer, ctx.trace)  # the model looked up once plays the role
+        text = read_answer(played, asked, format_passages(shown), self.max_answer_tokens)
         return Answer(question, text, self.name, cite(shown, text), ctx.trace)
 
 
-def read_answer(
-    ctx: Context, question: str, context: str, max_tokens: int, model: ChatModel | None = None
-) -> str:
+def read_answer(ctx: Players, question: str, context: str, max_tokens: int) -> str:
     """The short answer to `question` from `context` (numbered passages, maybe reasoning);
-    empty, with a note in the trace, when the model can only repeat the worked example.
-    `model`: the answerer's model when the caller has it already."""
+    empty, with a note in the trace, when the model can only repeat the worked example."""
     try:
-        reply = ANSWERER.say(
-            model or ANSWERER.model(ctx),
-            ctx.trace,
+        reply = ANSWERER.write(
+            ctx,
             max_tokens=max_tokens,
             passages=context,
             question=question,

@@ -52,9 +52,8 @@ class IRCoT:
         answer = ""
         for _step in range(self.max_steps):
             shown = self._shown(ctx, asked, rounds, sentences)
-            reply = REASONER.say(
-                REASONER.model(ctx),
-                ctx.trace,
+            reply = REASONER.write(
+                ctx,
                 max_tokens=self.max_sentence_tokens,
                 passages=format_passages(shown),
                 question=asked,

@@ -87,7 +87,7 @@ class MARAG:
 
     def _plan(self, ctx: Context, question: str) -> list[str]:
         try:
-            steps = roles.plan(roles.PLANNER.model(ctx), ctx.trace, question).step
+            steps = roles.plan(ctx, question).step
         except ParseError as exc:
             ctx.trace.note("marag", f"planner failed ({exc.reason}); one step: the question")
             return [question]
@@ -102,7 +102,7 @@ class MARAG:
         if not state.step_output and not self.define_first:
             return roles.StepTaskState("question-answering", step)
         try:
-            return roles.define_step(roles.STEP_DEFINER.model(ctx), ctx.trace, state, step)
+            return roles.define_step(ctx, state, step)
         except ParseError as exc:
             ctx.trace.note("marag", f"step definer failed ({exc.reason}); asking the step as is")
             return roles.StepTaskState("question-answering", step)
@@ -123,17 +123,16 @@ class MARAG:
                 notes.append(self._note(ctx, task.task, p))
             notes_for_qa = [n for n in notes if n]
         try:
-            output = roles.answer_step(roles.QA.model(ctx), ctx.trace, task.task, notes_for_qa)
+            output = roles.answer_step(ctx, task.task, notes_for_qa)
         except ParseError as exc:
             ctx.trace.note("marag", f"QA agent failed ({exc.reason}); stopping")
             output = roles.QAAnswerState("", "", "no", 0)
         return output, docs, notes
 
     def _note(self, ctx: Context, task: str, passage: Passage) -> str:
-        model = roles.EXTRACTOR.model(ctx)
-        document = f"{passage.title}: {fit_text(model, passage.text, self.document_tokens)[0]}"
+        cut = fit_text(roles.EXTRACTOR.model(ctx), passage.text, self.document_tokens)[0]
         try:
-            return roles.extract(model, ctx.trace, task, document)
+            return roles.extract(ctx, task, f"{passage.title}: {cut}")
         except ParseError as exc:
             ctx.trace.note("marag", f"extractor failed on {passage.id} ({exc.reason}); skipped")
             return ""
@@ -142,7 +141,7 @@ class MARAG:
         if not state.step_output:
             return ""
         try:
-            return roles.summarize(roles.SUMMARY.model(ctx), ctx.trace, state)
+            return roles.summarize(ctx, state)
         except ParseError as exc:
             ctx.trace.note("marag", f"summary failed ({exc.reason}); using the last step answer")
             return state.step_output[-1].answer

@@ -105,9 +105,7 @@ class Smart:
             facts = self._facts(ctx, asked, passages, trajectory)
             note_facts(ctx, passages, [(n, fact) for n, _title, fact in facts])
         try:
-            text, numbers = roles.generate(
-                roles.GENERATOR.model(ctx), ctx.trace, asked, facts, self.max_answer_tokens
-            )
+            text, numbers = roles.generate(ctx, asked, facts, self.max_answer_tokens)
         except ParseError as exc:
             ctx.trace.note("smart", f"generator failed: {exc.reason}; no answer")
             text, numbers = "", []
@@ -201,9 +199,7 @@ class Smart:
         if not self.reconstructor:
             return [question]
         try:
-            intents = roles.reconstruct(
-                roles.RECONSTRUCTOR.model(ctx), ctx.trace, question, self.max_intents
-            )
+            intents = roles.reconstruct(ctx, question, self.max_intents)
         except ParseError as exc:
             ctx.trace.note("smart", f"reconstructor failed ({exc.reason}); using the question")
             return [question]
@@ -213,13 +209,9 @@ class Smart:
 
     def _passages(self, ctx: Context, intents: list[str]) -> list[Passage]:
         found = roles.gather_passages(ctx.require_index(self.name), ctx.trace, intents, self.k)
-        room = (
-            roles.LOCATOR.model(ctx).context_length // 2
-        )  # one passage must fit a locator prompt easily
-        return [
-            dataclasses.replace(p, text=fit_text(roles.LOCATOR.model(ctx), p.text, room)[0])
-            for p in found
-        ]
+        locator = roles.LOCATOR.model(ctx)
+        room = locator.context_length // 2  # one passage must fit a locator prompt easily
+        return [dataclasses.replace(p, text=fit_text(locator, p.text, room)[0]) for p in found]
 
     def _facts(
         self, ctx: Context, question: str, passages: list[Passage], trajectory: Trajectory
@@ -232,9 +224,7 @@ class Smart:
         facts: list[tuple[int, str, str]] = []
         for n, p in numbered:
             try:
-                located = roles.locate(
-                    roles.LOCATOR.model(ctx), ctx.trace, question, n, p, self.snap_facts
-                )
+                located = roles.locate(ctx, question, n, p, self.snap_facts)
             except ParseError as exc:
                 ctx.trace.note("smart", f"locator failed on [{n}] ({exc.reason}); passing it raw")
                 facts.append((n, p.title, p.text))

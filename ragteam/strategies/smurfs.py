@@ -77,7 +77,7 @@ class Smurfs:
             return [question]
         self._spend(ctx)
         try:
-            tasks = roles.plan(roles.PLANNER.model(ctx), ctx.trace, question)
+            tasks = roles.plan(ctx, question)
         except ParseError as exc:
             ctx.trace.note("smurfs", f"planner failed ({exc.reason}); one sub-task: the request")
             return [question]
@@ -128,13 +128,12 @@ class Smurfs:
         untried: list[Any],
     ) -> StepRecord:
         known = roles.known_text(log, local)
-        executor = roles.EXECUTOR.model(ctx)
         if len(untried) == 1:
             thought, name = "", untried[0].name
         else:
             self._spend(ctx)
             try:
-                thought, name = roles.choose_tool(executor, ctx.trace, task, known, hint, untried)
+                thought, name = roles.choose_tool(ctx, task, known, hint, untried)
             except ParseError as exc:
                 ctx.trace.note("smurfs", f"executor chose no tool ({exc.reason}); first untried")
                 thought, name = "", untried[0].name
@@ -142,9 +141,7 @@ class Smurfs:
         try:
             chosen = box.get(name)
             seen = roles.seen_text([*log_records(log), *local])
-            arguments = roles.write_arguments(
-                executor, ctx.trace, task, known, thought, chosen, seen
-            )
+            arguments = roles.write_arguments(ctx, task, known, thought, chosen, seen)
         except ParseError as exc:
             return StepRecord(name, {}, thought, error=f"no valid arguments ({exc.reason})")
         self._spend_tool(ctx)
@@ -159,7 +156,7 @@ class Smurfs:
             return bound(output, 300)
         self._spend(ctx)
         try:
-            return roles.condense(roles.ANSWER_AGENT.model(ctx), ctx.trace, task, output)
+            return roles.condense(ctx, task, output)
         except ParseError as exc:
             ctx.trace.note("smurfs", f"answer agent failed ({exc.reason}); raw output kept")
             return bound(output, 300)
@@ -171,7 +168,7 @@ class Smurfs:
             return "pending", "the last tool found nothing; search with other words"
         self._spend(ctx)
         try:
-            return roles.verify(roles.VERIFIER.model(ctx), ctx.trace, task, answer)
+            return roles.verify(ctx, task, answer)
         except ParseError as exc:
             ctx.trace.note("smurfs", f"verifier failed ({exc.reason}); taken as solved")
             return "solved", ""
@@ -185,7 +182,7 @@ class Smurfs:
     def _final(self, ctx: Context, question: str, log: list[SubTask]) -> str:
         self._spend(ctx)
         try:
-            return roles.final_answer(roles.FINAL.model(ctx), ctx.trace, question, log)
+            return roles.final_answer(ctx, question, log)
         except ParseError as exc:
             ctx.trace.note("smurfs", f"final answer failed ({exc.reason}); last solved sub-task")
             return _last_solved(log)

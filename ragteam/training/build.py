@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ragteam.agents import smart as roles
+from ragteam.agents.role import Solo
 from ragteam.agents.smart_format import (
     GENERATOR,
     LOCATOR,
@@ -111,7 +112,9 @@ def intents_for(
         return list(q.sub_questions[: settings.max_intents]), "gold"
     if teacher is not None:
         try:
-            return roles.reconstruct(teacher, trace, q.question, settings.max_intents), "teacher"
+            return roles.reconstruct(
+                Solo(teacher, trace), q.question, settings.max_intents
+            ), "teacher"
         except ParseError:
             pass  # the teacher's failure is in the trace; fall back below
     return heuristic_intents(q, settings.max_intents), "heuristic"
@@ -155,7 +158,7 @@ def judge(
         facts: list[str] = []
         if use_teacher:
             try:
-                located = roles.locate(teacher, trace, q.posed, n, p)
+                located = roles.locate(Solo(teacher, trace), q.posed, n, p)
                 facts = [located.fact] if located.relevant and located.fact else []
             except ParseError:
                 facts = gold_facts(q, p)
