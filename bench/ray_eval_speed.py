@@ -16,14 +16,15 @@ import tempfile
 import time
 from pathlib import Path
 
+from ragteam.eval.row import EvalRow
 from ragteam.evaluation import evaluate
 from ragteam.llm import ModelOptions
 from ragteam.scale.local_cluster import local_cluster
 
 
-def stable(row: dict) -> tuple:
-    steps = [(s["kind"], s["role"], json.dumps(s["output"])) for s in row["trace"]["steps"]]
-    return (row["id"], row["strategy"], row["prediction"], json.dumps(row["metrics"]), tuple(steps))
+def stable(row: EvalRow) -> tuple:
+    steps = [(s["kind"], s["role"], json.dumps(s["output"])) for s in row.trace["steps"]]
+    return (row.id, row.strategy, row.prediction, json.dumps(row.metrics), tuple(steps))
 
 
 def main() -> None:

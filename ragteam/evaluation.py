@@ -8,6 +8,7 @@ from typing import Any
 
 from ragteam.errors import InputError
 from ragteam.eval.datasets import load_dataset
+from ragteam.eval.row import EvalRow
 from ragteam.eval.rundir import RunDir
 from ragteam.llm import ModelOptions, load_model
 from ragteam.llm.base import ChatModel
@@ -33,7 +34,7 @@ def evaluate(
     ray: str | None = None,
     ray_actors: int = 0,
     ray_cpus_per_actor: float = 1.0,
-) -> list[dict[str, Any]]:
+) -> list[EvalRow]:
     """Answer and score every question of `data` (JSONL) with each strategy into the run
     folder `out`; calling it again resumes (rows already written are kept, failed ones are
     retried). `strategies` are names ("oner,smart" or a list) or name -> options. Returns the
@@ -87,7 +88,7 @@ def _on_ray(
     actors: int,
     cpus: float,
     progress: EvalProgress | None,
-) -> list[dict[str, Any]]:
+) -> list[EvalRow]:
     from ragteam.scale.ray_eval import run_eval_ray
 
     if not (model is None or isinstance(model, str)) or isinstance(index, Index):

@@ -194,13 +194,13 @@ class Tally:
         self, run: RunDir, already: int, total: int, progress: EvalProgress | None
     ) -> None:
         self.run, self.total = run, total
-        self.rows: list[dict[str, Any]] = []
+        self.rows: list[EvalRow] = []
         self._finished, self._f1, self._progress = already, 0.0, progress
         self._started = time.perf_counter()
 
     def add(self, row: EvalRow) -> None:
         self.run.append(row)
-        self.rows.append(row.to_dict())
+        self.rows.append(row)
         self._finished += 1
         self._f1 += row.metrics["f1"]
         if self._progress:
@@ -224,7 +224,7 @@ def run_eval(
     model: ChatModel,
     index: Index | None,
     progress: EvalProgress | None = None,
-) -> list[dict[str, Any]]:
+) -> list[EvalRow]:
     """Evaluate every (question, strategy) pair not yet in `run`; returns the new rows."""
     for name, options in plan.strategies.items():
         make_strategy(name, options)  # unknown names or options fail before any work

@@ -79,9 +79,9 @@ def test_failed_rows_are_retried_on_resume(tmp_path):
 
     run = RunDir(tmp_path / "run")
     first = run_eval(plan, run, FakeModel(outage), None)
-    assert sum(1 for r in first if r["error"]) == 1
+    assert sum(1 for r in first if r.error) == 1
     second = run_eval(plan, run, FakeModel(lambda m, p: "Paris"), None)
-    assert [r["id"] for r in second] == ["1"] and second[0]["error"] is None
+    assert [r.id for r in second] == ["1"] and second[0].error is None
     rows = run.results()
     assert len(rows) == 3 and all(r["metrics"]["f1"] == 1.0 for r in rows)
     assert run_eval(plan, run, FakeModel(["never"]), None) == []

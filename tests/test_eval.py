@@ -81,12 +81,12 @@ def test_scores_and_lines(bm25_index_dir, data, tmp_path):
     run = RunDir(tmp_path / "run")
     rows = run_eval(plan_for(data), run, FakeModel(oracle), load_index(bm25_index_dir))
     assert len(rows) == 8 and len(run.results()) == 8
-    by = {(r["id"], r["strategy"]): r for r in rows}
-    assert by[("q1", "oner")]["metrics"]["em"] == 1.0
-    assert by[("q2", "oner")]["metrics"]["f1"] == pytest.approx(2 / 3)
-    assert by[("q1", "oner")]["metrics"]["retrieval_all"] == 1.0
-    assert by[("q1", "nor")]["metrics"]["retrieval_all"] == 0.0
-    assert by[("q1", "oner")]["trace"]["totals"]["llm_calls"] == 1
+    by = {(r.id, r.strategy): r for r in rows}
+    assert by[("q1", "oner")].metrics["em"] == 1.0
+    assert by[("q2", "oner")].metrics["f1"] == pytest.approx(2 / 3)
+    assert by[("q1", "oner")].metrics["retrieval_all"] == 1.0
+    assert by[("q1", "nor")].metrics["retrieval_all"] == 0.0
+    assert by[("q1", "oner")].trace["totals"]["llm_calls"] == 1
     config = run.config()
     assert config["strategies"] == {"oner": {"k": 3}, "nor": {}}
     assert config["index"]["corpus_checksum"] and config["model"]["identity"] == "fake"
@@ -111,7 +111,7 @@ def test_interrupted_run_resumes_to_the_same_file(bm25_index_dir, data, tmp_path
         handle.write('{"id": "q3", "strat')
     resumed = run_eval(plan_for(data), run, FakeModel(oracle), index)
     assert len(resumed) == 5
-    assert stable(run.results()) == stable(full)
+    assert stable(run.results()) == stable([r.to_dict() for r in full])
     assert run_eval(plan_for(data), run, FakeModel([]), index) == []  # nothing left to do
 
 
@@ -134,7 +134,7 @@ def test_failures_are_recorded_not_raised(bm25_index_dir, data, tmp_path):
     rows = run_eval(
         plan_for(data), RunDir(tmp_path / "r"), FakeModel(down), load_index(bm25_index_dir)
     )
-    assert all("server went away" in r["error"] and r["metrics"]["f1"] == 0.0 for r in rows)
+    assert all("server went away" in r.error and r.metrics["f1"] == 0.0 for r in rows)
 
 
 def test_malformed_lines_name_file_and_line(tmp_path):
@@ -308,14 +308,14 @@ def test_ragteam_evaluate_is_the_library_call_behind_eval(bm25_index_dir, data, 
         model=FakeModel(oracle),
         limit=3,
     )
-    assert sorted((r["id"], r["strategy"]) for r in rows) == sorted(
+    assert sorted((r.id, r.strategy) for r in rows) == sorted(
         (q, s) for q in ("q1", "q2", "q3") for s in ("oner", "nor")
     )
-    assert {r["id"]: r["metrics"]["em"] for r in rows if r["strategy"] == "oner"}["q1"] == 1.0
+    assert {r.id: r.metrics["em"] for r in rows if r.strategy == "oner"}["q1"] == 1.0
     more = ragteam.evaluate(
         data, out, strategies="oner,nor", index=bm25_index_dir, model=FakeModel(oracle)
     )
-    assert [(r["id"], r["strategy"]) for r in more] in (
+    assert [(r.id, r.strategy) for r in more] in (
         [("q4", "oner"), ("q4", "nor")],
         [("q4", "nor"), ("q4", "oner")],
     )  # resumed: only the question the first call left out

@@ -48,9 +48,9 @@ def test_api_and_eval_answer_by_label(bm25_index_dir, tmp_path):
         model,
         load_index(bm25_index_dir),
     )
-    by = {r["id"]: r for r in rows}
-    assert by["m"]["prediction"] == "B" and by["m"]["metrics"]["choice_accuracy"] == 1.0
-    assert by["t"]["prediction"] == "false" and by["t"]["metrics"]["choice_accuracy"] == 1.0
+    by = {r.id: r for r in rows}
+    assert by["m"].prediction == "B" and by["m"].metrics["choice_accuracy"] == 1.0
+    assert by["t"].prediction == "false" and by["t"].metrics["choice_accuracy"] == 1.0
 
 
 def test_an_answer_given_as_option_text_is_mapped_and_counted(bm25_index_dir):

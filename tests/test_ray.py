@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ragteam.eval.row import EvalRow
 from ragteam.evaluation import evaluate
 from ragteam.llm import ModelOptions
 from ragteam.retrieval import build_index, load_index
@@ -25,10 +26,11 @@ def cluster(tmp_path_factory):
         yield address
 
 
-def _stable(row: dict) -> dict:
+def _stable(row: EvalRow) -> dict:
     """A row without what depends on the clock."""
-    keep = {k: v for k, v in row.items() if k not in ("wall_seconds", "cost", "trace")}
-    keep["steps"] = [(s["kind"], s["role"], s["output"]) for s in row["trace"]["steps"]]
+    whole = row.to_dict()
+    keep = {k: v for k, v in whole.items() if k not in ("wall_seconds", "cost", "trace")}
+    keep["steps"] = [(s["kind"], s["role"], s["output"]) for s in row.trace["steps"]]
     return keep
 
 
@@ -46,7 +48,7 @@ def test_eval_on_ray_writes_the_rows_a_local_run_writes(cluster, tmp_path, hotpo
     local = evaluate(data, tmp_path / "local", workers=1, **common)
     remote = evaluate(data, tmp_path / "ray", ray=cluster, **common)
     assert len(remote) == len(local) == 6
-    key = lambda row: (row["id"], row["strategy"])  # noqa: E731
+    key = lambda row: (row.id, row.strategy)  # noqa: E731
     assert [_stable(r) for r in sorted(remote, key=key)] == [
         _stable(r) for r in sorted(local, key=key)
     ]

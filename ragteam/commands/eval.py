@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
@@ -21,6 +23,10 @@ from ragteam.commands.common import (
 from ragteam.commands.model_options import ModelOpt, with_model_options
 from ragteam.errors import InputError
 from ragteam.llm import ModelOptions
+
+if TYPE_CHECKING:
+    from ragteam.eval.row import EvalRow
+    from ragteam.eval.rundir import RunDir
 
 
 @with_model_options
@@ -52,20 +58,8 @@ def eval_command(
     from ragteam.evaluation import evaluate
 
     with friendly_errors(), user_tools(tools, mcp, model_options.timeout) as extra:
-        with LoggedProgress(
-            TextColumn("eval"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("F1 {task.fields[f1]:.3f}  {task.fields[spq]:.2f} s/q"),
-            TimeElapsedColumn(),
-            label="eval",
-        ) as bar:
-            task = bar.add_task("eval", total=None, f1=0.0, spq=0.0)
-
-            def report(done: int, total: int, f1: float, spq: float) -> None:
-                bar.update(task, completed=done, total=total, f1=f1, spq=spq)
-
-            run = RunDir(out_dir)
+        run = RunDir(out_dir)
+        with _eval_bar() as report:
             try:
                 rows = evaluate(
                     data,
@@ -91,14 +85,38 @@ def eval_command(
                     "run the same command again to resume"
                 )
                 raise typer.Exit(130) from None
-        out.print(f"{len(rows)} new results in {run.results_path}")
-        failed = sum(1 for r in rows if _row_error(r))
-        if not run.results():
-            err.print("error: nothing was evaluated (is the dataset empty?)")
-            raise typer.Exit(1)
-        if rows and failed == len(rows):
-            err.print(f"error: all {failed} new results failed; see their 'error' fields")
-            raise typer.Exit(1)
+        _finish(run, rows)
+
+
+@contextlib.contextmanager
+def _eval_bar() -> Iterator[Callable[[int, int, float, float], None]]:
+    """A progress bar; yields what `evaluate` reports each finished question to."""
+    with LoggedProgress(
+        TextColumn("eval"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("F1 {task.fields[f1]:.3f}  {task.fields[spq]:.2f} s/q"),
+        TimeElapsedColumn(),
+        label="eval",
+    ) as bar:
+        task = bar.add_task("eval", total=None, f1=0.0, spq=0.0)
+
+        def report(done: int, total: int, f1: float, spq: float) -> None:
+            bar.update(task, completed=done, total=total, f1=f1, spq=spq)
+
+        yield report
+
+
+def _finish(run: RunDir, rows: list[EvalRow]) -> None:
+    """Say what was written; exit 1 when nothing was evaluated or every new row failed."""
+    out.print(f"{len(rows)} new results in {run.results_path}")
+    failed = sum(1 for r in rows if r.error)
+    if not run.results():
+        err.print("error: nothing was evaluated (is the dataset empty?)")
+        raise typer.Exit(1)
+    if rows and failed == len(rows):
+        err.print(f"error: all {failed} new results failed; see their 'error' fields")
+        raise typer.Exit(1)
 
 
 def report_command(
@@ -134,10 +152,6 @@ def report_command(
             markdown.write_text(text + "\n", encoding="utf-8")
         if plot_path:
             out.print(f"plot written to {plot(table, plot_path)}")
-
-
-def _row_error(row: object) -> object:
-    return row.get("error") if isinstance(row, dict) else getattr(row, "error", None)
 
 
 def strategy_options(names: list[str], pairs: list[str]) -> dict[str, dict]:

@@ -8,15 +8,13 @@ command the resolved options. The model spec itself stays the command's own `--m
 
 from __future__ import annotations
 
-import functools
-import inspect
-import typing
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
 
+from ragteam.commands.flags import add_flags
 from ragteam.llm import ModelOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -112,27 +110,4 @@ def resolve(values: dict[str, Any]) -> ModelOptions:
 
 def with_model_options(command: F) -> F:
     """Add the model-option flags to `command` and pass it `model_options`."""
-    signature = inspect.signature(command)
-    if "model_options" not in signature.parameters:
-        raise TypeError(f"{command.__name__} must take a `model_options` parameter")
-    resolved = typing.get_type_hints(command, include_extras=True)  # typer reads real types
-    kept = [
-        p.replace(annotation=resolved.get(p.name, p.annotation))
-        for p in signature.parameters.values()
-        if p.name != "model_options"
-    ]
-    added = [
-        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=kind)
-        for name, kind, default in _FLAGS
-    ]
-
-    @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        values = {name: kwargs.pop(name) for name in NAMES}
-        return command(*args, model_options=resolve(values), **kwargs)
-
-    wrapper.__signature__ = signature.replace(parameters=[*kept, *added])  # type: ignore[attr-defined]
-    hints = {k: v for k, v in resolved.items() if k != "model_options"}
-    hints.update({name: kind for name, kind, _ in _FLAGS})
-    wrapper.__annotations__ = hints
-    return wrapper  # type: ignore[return-value]
+    return add_flags(command, "model_options", _FLAGS, resolve)

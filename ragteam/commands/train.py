@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import BarColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from ragteam.commands.common import LoggedProgress, friendly_errors, out
+from ragteam.commands.flags import with_settings
 from ragteam.commands.model_options import with_model_options
 from ragteam.llm import ModelOptions
-from ragteam.training import LORA_TARGETS
+from ragteam.training.settings import BuildSettings, FitSettings
+
+if TYPE_CHECKING:
+    from ragteam.training.fit import StepInfo
 
 EXPORT_TYPES = ("q8_0", "f16", "f32")
 
@@ -36,9 +41,11 @@ def _bar(label: str) -> LoggedProgress:
 
 @train_app.command("build")
 @with_model_options
+@with_settings("settings", BuildSettings)
 def build_command(
     data: Annotated[list[Path], typer.Option("--data", help="training JSONL, repeatable")],
     model_options: ModelOptions,
+    settings: BuildSettings,
     index: Annotated[Path, typer.Option(help="index to retrieve from (not the test corpus)")],
     out_dir: Annotated[Path, typer.Option("--out", help="folder to write (must be new)")],
     exclude: Annotated[
@@ -47,19 +54,8 @@ def build_command(
     teacher: Annotated[
         str | None, typer.Option(help="model spec writing intents/judgements where no gold")
     ] = None,
-    k: Annotated[int, typer.Option(min=1, max=20, help="passages per intent")] = 3,
-    max_intents: Annotated[int, typer.Option(min=1, max=6)] = 3,
-    max_passages: Annotated[int, typer.Option(min=1, max=20, help="passages per trajectory")] = 6,
     skip_unsupported: Annotated[
         bool, typer.Option(help="skip rows whose answer is in no supporting paragraph")
-    ] = False,
-    seed: int = 0,
-    question_first: Annotated[
-        bool,
-        typer.Option(
-            help="search the posed question first and fill the retrieval block up to "
-            "--max-passages with its further hits (as `smart` does at inference)"
-        ),
     ] = False,
     keep_splits: Annotated[
         Path | None,
@@ -68,30 +64,14 @@ def build_command(
             "(a model trained on it is never validated on its training questions)"
         ),
     ] = None,
-    shuffle_passages: Annotated[
-        bool,
-        typer.Option(
-            help="each retrieval block in a seeded random order, so that the locator cannot "
-            "learn that the first passage is the relevant one"
-        ),
-    ] = False,
 ) -> None:
     """Build long and short SMART trajectories (and their statistics) from training data."""
     from ragteam.llm import load_model
     from ragteam.retrieval.index import load_index
-    from ragteam.training.build import BuildSettings
     from ragteam.training.dataset import build_dataset, read_all
 
     with friendly_errors():
         questions, skipped, compared = read_all(data, exclude, skip_unsupported)
-        settings = BuildSettings(
-            k=k,
-            max_intents=max_intents,
-            max_passages=max_passages,
-            seed=seed,
-            question_first=question_first,
-            shuffle_passages=shuffle_passages,
-        )
         loaded = load_index(index)
         teacher_model = load_model(teacher, model_options) if teacher else None
         counter = load_model("embedded")  # the embedded tokenizer counts training tokens
@@ -140,23 +120,12 @@ def shuffle_command(
 
 
 @train_app.command("fit")
+@with_settings("settings", FitSettings)
 def fit_command(
     data: Annotated[Path, typer.Option("--data", help="a folder from `train build`")],
     out_dir: Annotated[Path, typer.Option("--out", help="training folder")],
-    base: Annotated[str, typer.Option(help="embedded | PATH.gguf | HF folder")] = "embedded",
-    stage: Annotated[str, typer.Option(help="short | long | both")] = "both",
-    epochs: Annotated[float, typer.Option(min=0.01, max=20, help="short-stage epochs")] = 1.0,
-    long_epochs: Annotated[float, typer.Option(min=0.01, max=20, help="long-stage epochs")] = 1.0,
-    short_roles: Annotated[
-        str, typer.Option(help="roles of the short stage, comma-separated")
-    ] = "reconstructor,locator,generator",
-    lr: Annotated[float, typer.Option(min=1e-7, max=1e-2)] = 1e-4,
-    batch_tokens: Annotated[int, typer.Option(min=128, max=65536)] = 2048,
-    max_length: Annotated[int, typer.Option(min=64, max=32768)] = 1536,
-    max_steps: Annotated[int, typer.Option(min=0, help="stop after N steps (0: all)")] = 0,
-    threads: Annotated[int, typer.Option(min=0, help="torch threads (0: default)")] = 0,
+    settings: FitSettings,
     device: Annotated[str, typer.Option(help="auto | cpu | cuda | cuda:N")] = "auto",
-    seed: int = 0,
     export: Annotated[str, typer.Option(help="GGUF type to export: q8_0 | f16 | f32 | none")] = (
         "q8_0"
     ),
@@ -164,74 +133,23 @@ def fit_command(
     lora: Annotated[
         bool, typer.Option(help="train a LoRA adapter over the frozen base (peft)")
     ] = False,
-    lora_rank: Annotated[int, typer.Option(min=1, max=256, help="LoRA rank")] = 16,
-    lora_alpha: Annotated[float, typer.Option(min=0.0, help="LoRA alpha (scale alpha/rank)")] = (
-        32.0
-    ),
-    lora_dropout: Annotated[float, typer.Option(min=0.0, max=0.9)] = 0.05,
-    lora_targets: Annotated[
-        str, typer.Option(help="layers to adapt, comma-separated (default: every linear layer)")
-    ] = ",".join(LORA_TARGETS),
-    lora_init: Annotated[
-        Path | None,
-        typer.Option(
-            help="continue an adapter: a run's adapter/ folder or a .gguf adapter (with --lora)"
-        ),
-    ] = None,
-    decision_weight: Annotated[
-        float,
-        typer.Option(
-            min=0.0,
-            help="loss weight of the token where each locator judgement is decided "
-            "(Relevant/Irrelevant); 1: as any token",
-        ),
-    ] = 1.0,
 ) -> None:
     """Fine-tune the base model on the trajectories (short, then long), then export a GGUF
     (a full model, or with --lora a GGUF LoRA adapter for `--lora FILE`)."""
     from ragteam.errors import InputError
-    from ragteam.training.fit import SHORT_ROLES, STAGES, FitSettings, fit
+    from ragteam.training.fit import fit
 
     with friendly_errors():
-        if stage not in (*STAGES, "both"):
-            raise InputError(f"--stage must be short, long or both, not '{stage}'")
-        roles = tuple(r.strip() for r in short_roles.split(",") if r.strip())
-        unknown = sorted(set(roles) - set(SHORT_ROLES))
-        if unknown:
-            raise InputError(
-                f"--short-roles {','.join(unknown)}: not a SMART role; "
-                f"roles: {', '.join(SHORT_ROLES)}"
-            )
-        settings = FitSettings(
-            base=base,
-            stages=STAGES if stage == "both" else (stage,),
-            epochs=epochs,
-            long_epochs=long_epochs,
-            short_roles=roles,
-            lr=lr,
-            batch_tokens=batch_tokens,
-            max_length=max_length,
-            max_steps=max_steps,
-            threads=threads,
-            seed=seed,
-            lora_rank=lora_rank if lora else 0,
-            lora_alpha=lora_alpha,
-            lora_dropout=lora_dropout,
-            lora_targets=tuple(t.strip() for t in lora_targets.split(",") if t.strip()),
-            lora_init=str(lora_init) if lora_init else "",
-            decision_weight=decision_weight,
-        )
         if export not in ("none", *EXPORT_TYPES):
             raise InputError(f"--export must be one of {', '.join(EXPORT_TYPES)} or none")
+        if not lora:
+            settings = dataclasses.replace(settings, lora_rank=0)
         with _bar("train fit") as bar:
             task = bar.add_task("training", total=None, info="")
 
-            def show(step: object) -> None:
-                info = (
-                    f"{step.stage} loss {step.loss:.3f} "  # type: ignore[attr-defined]
-                    f"{step.tokens_per_second:.0f} tok/s"  # type: ignore[attr-defined]
-                )
-                bar.update(task, completed=step.step, total=step.steps, info=info)  # type: ignore[attr-defined]
+            def show(step: StepInfo) -> None:
+                info = f"{step.stage} loss {step.loss:.3f} {step.tokens_per_second:.0f} tok/s"
+                bar.update(task, completed=step.step, total=step.steps, info=info)
 
             report = fit(data, out_dir, settings, resume=resume, on_step=show, device=device)
         out.print(
@@ -240,9 +158,9 @@ def fit_command(
             f"on {report.device}; validation loss {report.validation}"
         )
         if export != "none" and lora:
-            _export(out_dir / "adapter", base, out_dir / "adapter.gguf", "f16")
+            _export(out_dir / "adapter", settings.base, out_dir / "adapter.gguf", "f16")
         elif export != "none":
-            _export(out_dir / "model", base, out_dir / "model.gguf", export)
+            _export(out_dir / "model", settings.base, out_dir / "model.gguf", export)
 
 
 @train_app.command("rerank")

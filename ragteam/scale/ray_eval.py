@@ -14,6 +14,7 @@ from typing import Any
 
 from ragteam.errors import InputError
 from ragteam.eval.datasets import Example
+from ragteam.eval.row import EvalRow
 from ragteam.eval.rundir import RunDir
 from ragteam.llm import ModelOptions, load_model
 from ragteam.retrieval.index import read_manifest
@@ -53,7 +54,7 @@ class Answerer:
     def identities(self) -> tuple[str, dict[str, str]]:
         return self.model.identity, {role: m.identity for role, m in self.roles.items()}
 
-    def evaluate(self, example: Example, strategy: str, options: dict[str, Any]) -> dict:
+    def evaluate(self, example: Example, strategy: str, options: dict[str, Any]) -> EvalRow:
         return evaluate_one(example, strategy, options, self.model, self.index, self.roles)
 
 
@@ -69,7 +70,7 @@ def run_eval_ray(
     actors: int = 0,
     cpus_per_actor: float = 1.0,
     progress: EvalProgress | None = None,
-) -> list[dict[str, Any]]:
+) -> list[EvalRow]:
     """Evaluate the pairs not yet in `run` on the Ray cluster at `address`. `actors` 0: as
     many as the cluster's CPUs allow at `cpus_per_actor` each."""
     if plan.tools:

@@ -45,23 +45,8 @@ from ragteam.metrics import f1_score, normalize_answer
 from ragteam.retrieval.index import Index
 from ragteam.trace import Trace
 from ragteam.training.data import YES_NO, TrainQuestion
+from ragteam.training.settings import BuildSettings
 from ragteam.types import Passage
-
-
-@dataclass(frozen=True)
-class BuildSettings:
-    k: int = 3  # passages per intent, as the `smart` strategy's k
-    max_intents: int = 3
-    max_passages: int = 6  # trajectory length bound: passages past this are dropped
-    seed: int = 0
-    validation_share: float = 0.05
-    # the posed question is searched first (as `smart` trajectory mode does, with_question),
-    # and the <retrieval> block is filled up to `max_passages` with its further hits (as
-    # inference does only with `--opt fill_block=true`: docs/benchmarks.md section 19a)
-    question_first: bool = False
-    # each <retrieval> block in a seeded random order (training/reorder.py): retrieval order
-    # puts a gold paragraph first so often that a locator learns the position, not the text
-    shuffle_passages: bool = False
 
 
 @dataclass

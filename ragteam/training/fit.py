@@ -20,7 +20,6 @@ from typing import Any
 
 from ragteam import atomic
 from ragteam.errors import InputError
-from ragteam.training import LORA_TARGETS
 from ragteam.training.build import Example
 from ragteam.training.dataset import read_examples
 from ragteam.training.losses import (
@@ -30,35 +29,8 @@ from ragteam.training.losses import (
     trained_loss,
     validation_loss,
 )
+from ragteam.training.settings import STAGES, FitSettings
 from ragteam.training.tokens import Tokenized, tokenize_example
-
-STAGES = ("short", "long")
-SHORT_ROLES = ("reconstructor", "locator", "generator")
-
-
-@dataclass(frozen=True)
-class FitSettings:
-    base: str = "embedded"  # embedded | a GGUF path | a local HF folder
-    stages: tuple[str, ...] = STAGES
-    epochs: float = 1.0  # short stage; a fraction trains on a seeded share of the examples
-    long_epochs: float = 1.0  # long stage
-    short_roles: tuple[str, ...] = SHORT_ROLES
-    lr: float = 1e-4
-    warmup: float = 0.03
-    weight_decay: float = 0.0
-    batch_tokens: int = 2048  # padded tokens per optimizer step
-    max_length: int = 1536  # longer examples are left out (counted)
-    seed: int = 0
-    threads: int = 0
-    checkpoint_every: int = 25
-    max_steps: int = 0  # 0: no limit (smoke tests set a few)
-    lora_rank: int = 0  # 0: full fine-tuning; > 0: a LoRA adapter of this rank
-    lora_alpha: float = 32.0
-    lora_dropout: float = 0.05
-    lora_targets: tuple[str, ...] = LORA_TARGETS
-    lora_init: str = ""  # continue training this adapter folder (an earlier run's adapter/)
-    # weight of each locator judgement's deciding token ("Relevant"/"Irrelevant") in the loss
-    decision_weight: float = 1.0
 
 
 @dataclass

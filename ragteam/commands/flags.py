@@ -1,0 +1,95 @@
+"""Flags generated, not restated: `with_settings(param, SettingsClass)` gives a command the
+flags of the class's fields marked with `ragteam.settings.flag` (their help, bounds and
+defaults) and hands it one built instance; `add_flags` is the signature surgery behind it and
+behind `with_model_options`."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import typing
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+from ragteam.commands.common import friendly_errors
+from ragteam.errors import InputError
+from ragteam.settings import Flag, joined, names
+
+F = TypeVar("F", bound=Callable[..., Any])
+FlagSpec = tuple[str, Any, Any]  # (parameter name, Annotated type, default)
+
+
+def add_flags(
+    command: F, param: str, flags: list[FlagSpec], build: Callable[[dict[str, Any]], Any]
+) -> F:
+    """`command` with `flags` added to its signature (typer reads them from there); the command
+    itself is handed `param=build(values of those flags)` instead."""
+    signature = inspect.signature(command)
+    if param not in signature.parameters:
+        raise TypeError(f"{command.__name__} must take a `{param}` parameter")
+    resolved = typing.get_type_hints(command, include_extras=True)  # typer reads real types
+    kept = [
+        p.replace(annotation=resolved.get(p.name, p.annotation))
+        for p in signature.parameters.values()
+        if p.name != param
+    ]
+    clash = {p.name for p in kept} & {name for name, _, _ in flags}
+    if clash:
+        raise TypeError(f"{command.__name__}: {', '.join(sorted(clash))} would be given twice")
+    added = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=kind)
+        for name, kind, default in flags
+    ]
+    own = [name for name, _, _ in flags]
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        values = {name: kwargs.pop(name) for name in own}
+        with friendly_errors():
+            built = build(values)
+        return command(*args, **{param: built}, **kwargs)
+
+    wrapper.__signature__ = signature.replace(parameters=[*kept, *added])  # type: ignore[attr-defined]
+    hints = {k: v for k, v in resolved.items() if k != param}
+    hints.update({name: kind for name, kind, _ in flags})
+    wrapper.__annotations__ = hints
+    return wrapper  # type: ignore[return-value]
+
+
+def with_settings(param: str, cls: type) -> Callable[[F], F]:
+    """Give a command the flags of `cls`'s flagged fields; it is handed `param=cls(...)` (an
+    invalid combination is the class's own `InputError`, shown as a message)."""
+    fields = [f for f in dataclasses.fields(cls) if "flag" in f.metadata]
+    hints = typing.get_type_hints(cls)
+    readers = {f.name: _reader(f.metadata["flag"], hints[f.name]) for f in fields}
+    specs = [_spec(f, hints[f.name]) for f in fields]
+
+    def build(values: dict[str, Any]) -> Any:
+        try:
+            return cls(**{name: readers[name](value) for name, value in values.items()})
+        except ValueError as exc:
+            raise InputError(str(exc)) from exc
+
+    return lambda command: add_flags(command, param, specs, build)
+
+
+def _reader(marked: Flag, kind: Any) -> Callable[[Any], Any]:
+    if marked.parse is not None:
+        return marked.parse
+    if typing.get_origin(kind) is tuple:
+        return names
+    return lambda value: value
+
+
+def _spec(field: dataclasses.Field[Any], kind: Any) -> FlagSpec:
+    marked: Flag = field.metadata["flag"]
+    default = field.default if marked.cli_default is None else marked.cli_default
+    textual = marked.parse is not None or typing.get_origin(kind) is tuple
+    if textual and not isinstance(default, str):
+        default = (marked.show or joined)(default)
+    bounds = {k: v for k, v in (("min", marked.min), ("max", marked.max)) if v is not None}
+    option = typer.Option(*([marked.name] if marked.name else []), help=marked.help, **bounds)
+    return field.name, Annotated[str if textual else kind, option], default

@@ -1,0 +1,48 @@
+"""Which fields of a settings dataclass are command-line flags: `flag(default, help, ...)` marks
+one, with its help, bounds and (where the command line writes it differently) how its text is
+read. `ragteam.commands.flags` turns the marked fields into a command's flags, so a command
+never lists a settings class's fields again; the library itself never imports the CLI."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Flag:
+    help: str = ""
+    min: float | None = None
+    max: float | None = None
+    # where the command line writes the value as other text than the field holds (a tuple as
+    # comma-separated names, "both" for two stages): how to read that text, how to show it
+    parse: Callable[[str], Any] | None = None
+    show: Callable[[Any], str] | None = None
+    name: str = ""  # the flag, when not --field-name
+    cli_default: Any = None  # the flag's default, when not the field's
+
+
+def flag(
+    default: Any,
+    help: str = "",  # noqa: A002 - typer's word
+    *,
+    min: float | None = None,  # noqa: A002
+    max: float | None = None,  # noqa: A002
+    parse: Callable[[str], Any] | None = None,
+    show: Callable[[Any], str] | None = None,
+    name: str = "",
+    cli_default: Any = None,
+) -> Any:
+    """A dataclass field that is also a command-line flag."""
+    marked = Flag(help, min, max, parse, show, name, cli_default)
+    return field(default=default, metadata={"flag": marked})
+
+
+def names(text: str) -> tuple[str, ...]:
+    """Comma-separated names as a tuple (blanks dropped)."""
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+def joined(values: tuple[str, ...]) -> str:
+    return ",".join(values)
