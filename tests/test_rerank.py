@@ -11,7 +11,8 @@ import pytest
 from ragteam.errors import InputError
 from ragteam.retrieval.rerank import load_reranker, rerank_traced
 from ragteam.trace import Trace
-from ragteam.training.rerank import RerankSettings, blocks_from_build, train_reranker
+from ragteam.training.rerank import blocks_from_build, train_reranker
+from ragteam.training.settings import TopLayersSettings
 from ragteam.types import Passage
 
 
@@ -83,7 +84,7 @@ def trained(tmp_path_factory):
     ]
     folder = write_build(tmp_path_factory.mktemp("rr") / "build", rows)
     out = folder.parent / "rerank.safetensors"
-    settings = RerankSettings(epochs=2, lr=1e-4, head_lr=2e-2, layers=1, blocks_per_step=2)
+    settings = TopLayersSettings(epochs=2, lr=1e-4, head_lr=2e-2, layers=1, batch=2)
     record = train_reranker(folder, out, settings)
     return out, record
 

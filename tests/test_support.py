@@ -43,11 +43,11 @@ def test_a_checker_file_is_read_and_its_verdicts_recorded(tmp_path):
     """The checker's mechanics on real MiniLM weights: a file as `ragteam train support` writes
     it (here an untrained head; its quality is measured in docs/benchmarks.md section 25, not
     here) is loaded, reads every pair, and the trace names it."""
-    from ragteam.support.checker import PairModel
+    from ragteam.support.checker import pair_model
     from ragteam.training.support import _save
 
     path = tmp_path / "checker.safetensors"
-    _save(PairModel(), 2, path, {"threshold": 0.0})  # threshold 0: every pair it reads backs
+    _save(pair_model(), 2, path, {"threshold": 0.0})  # threshold 0: every pair it reads backs
     trace = Trace()
     settings = SupportSettings("checker", str(path))
     found = check_support(QUESTION, "Hevik. It is on Fenna.", [HERRING, TOLLAN], settings, trace)

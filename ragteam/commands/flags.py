@@ -59,17 +59,22 @@ def add_flags(
     return wrapper  # type: ignore[return-value]
 
 
-def with_settings(param: str, cls: type) -> Callable[[F], F]:
-    """Give a command the flags of `cls`'s flagged fields; it is handed `param=cls(...)` (an
-    invalid combination is the class's own `InputError`, shown as a message)."""
+def with_settings(param: str, settings: Any) -> Callable[[F], F]:
+    """Give a command the flags of the flagged fields of `settings` (a settings dataclass, or
+    an instance of one whose values are the flags' defaults); it is handed `param=` the
+    instance the flags build (an invalid combination is the class's own `InputError`, shown
+    as a message)."""
+    cls = settings if isinstance(settings, type) else type(settings)
+    base = None if isinstance(settings, type) else settings
     fields = [f for f in dataclasses.fields(cls) if "flag" in f.metadata]
     hints = typing.get_type_hints(cls)
     readers = {f.name: _reader(f.metadata["flag"], hints[f.name]) for f in fields}
-    specs = [_spec(f, hints[f.name]) for f in fields]
+    specs = [_spec(f, hints[f.name], base) for f in fields]
 
     def build(values: dict[str, Any]) -> Any:
+        read = {name: readers[name](value) for name, value in values.items()}
         try:
-            return cls(**{name: readers[name](value) for name, value in values.items()})
+            return dataclasses.replace(base, **read) if base is not None else cls(**read)
         except ValueError as exc:
             raise InputError(str(exc)) from exc
 
@@ -84,9 +89,10 @@ def _reader(marked: Flag, kind: Any) -> Callable[[Any], Any]:
     return lambda value: value
 
 
-def _spec(field: dataclasses.Field[Any], kind: Any) -> FlagSpec:
+def _spec(field: dataclasses.Field[Any], kind: Any, base: Any) -> FlagSpec:
     marked: Flag = field.metadata["flag"]
-    default = field.default if marked.cli_default is None else marked.cli_default
+    default = field.default if base is None else getattr(base, field.name)
+    default = default if marked.cli_default is None else marked.cli_default
     textual = marked.parse is not None or typing.get_origin(kind) is tuple
     if textual and not isinstance(default, str):
         default = (marked.show or joined)(default)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.progress import BarColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -14,12 +15,19 @@ from ragteam.commands.common import LoggedProgress, friendly_errors, out
 from ragteam.commands.flags import with_settings
 from ragteam.commands.model_options import with_model_options
 from ragteam.llm import ModelOptions
-from ragteam.training.settings import BuildSettings, FitSettings
+from ragteam.training.settings import (
+    CHECK,
+    RERANK,
+    BuildSettings,
+    FitSettings,
+    TopLayersSettings,
+)
 
 if TYPE_CHECKING:
     from ragteam.training.fit import StepInfo
 
 EXPORT_TYPES = ("q8_0", "f16", "f32")
+StepSink = Callable[[int, int, float], None]  # (step, steps, loss)
 
 train_app = typer.Typer(
     no_args_is_help=True,
@@ -37,6 +45,17 @@ def _bar(label: str) -> LoggedProgress:
         TimeRemainingColumn(),
         label=label,
     )
+
+
+def _with_loss_bar(label: str, train: Callable[[StepSink], dict[str, Any]]) -> dict[str, Any]:
+    """`train(show)` under a progress bar that `show(step, steps, loss)` moves."""
+    with _bar(label) as bar:
+        task = bar.add_task("training", total=None, info="")
+
+        def show(step: int, steps: int, loss: float) -> None:
+            bar.update(task, completed=step, total=steps, info=f"loss {loss:.3f}")
+
+        return train(show)
 
 
 @train_app.command("build")
@@ -164,30 +183,20 @@ def fit_command(
 
 
 @train_app.command("rerank")
+@with_settings("settings", RERANK)
 def rerank_command(
     data: Annotated[Path, typer.Option("--data", help="a folder from `train build`")],
     out_file: Annotated[Path, typer.Option("--out", help="reranker to write (.safetensors)")],
-    epochs: Annotated[float, typer.Option(min=0.1, max=20)] = 2.0,
-    lr: Annotated[float, typer.Option(min=1e-7, max=1e-2)] = 3e-5,
-    layers: Annotated[int, typer.Option(min=1, max=6, help="top MiniLM layers trained")] = 2,
-    threads: Annotated[int, typer.Option(min=0, help="torch threads (0: default)")] = 0,
-    seed: int = 0,
+    settings: TopLayersSettings,
 ) -> None:
     """Train the block reranker (MiniLM cross-encoder) on a trajectory folder's retrieval
     blocks; the epoch with the lowest validation loss is kept."""
-    from ragteam.training.rerank import RerankSettings, train_reranker
+    from ragteam.training.rerank import train_reranker
 
-    settings = RerankSettings(
-        epochs=epochs, lr=lr, layers=layers, seed=seed, threads=threads or None
-    )
     with friendly_errors():
-        with _bar("train rerank") as bar:
-            task = bar.add_task("training", total=None, info="")
-
-            def show(step: int, steps: int, loss: float) -> None:
-                bar.update(task, completed=step, total=steps, info=f"loss {loss:.3f}")
-
-            record = train_reranker(data, out_file, settings, report=out.print, on_step=show)
+        record = _with_loss_bar(
+            "train rerank", lambda show: train_reranker(data, out_file, settings, out.print, show)
+        )
         chosen = record["chosen"]
         out.print(
             f"wrote {out_file} (epoch {chosen['epoch']}, validation loss {chosen['loss']:.4f}; "
@@ -197,34 +206,24 @@ def rerank_command(
 
 
 @train_app.command("support")
+@with_settings("settings", CHECK)
 def support_command(
     data: Annotated[
         Path,
         typer.Option("--data", help="a training folder as shared/data/train or bench/data/train"),
     ],
     out_file: Annotated[Path, typer.Option("--out", help="checker to write (.safetensors)")],
-    epochs: Annotated[float, typer.Option(min=0.1, max=20)] = 1.0,
-    lr: Annotated[float, typer.Option(min=1e-7, max=1e-2)] = 5e-5,
-    layers: Annotated[int, typer.Option(min=1, max=6, help="top MiniLM layers trained")] = 3,
-    threads: Annotated[int, typer.Option(min=0, help="torch threads (0: default)")] = 0,
-    seed: int = 0,
+    settings: TopLayersSettings,
 ) -> None:
     """Train the support checker (MiniLM cross-encoder: does this passage support this answer
     to this question?) on the gold evidence of the training files; the epoch with the lowest
     validation loss is kept, with the threshold that maximises validation balanced accuracy."""
-    from ragteam.training.support import CheckerSettings, train_checker
+    from ragteam.training.support import train_checker
 
-    settings = CheckerSettings(
-        epochs=epochs, lr=lr, layers=layers, seed=seed, threads=threads or None
-    )
     with friendly_errors():
-        with _bar("train support") as bar:
-            task = bar.add_task("training", total=None, info="")
-
-            def show(step: int, steps: int, loss: float) -> None:
-                bar.update(task, completed=step, total=steps, info=f"loss {loss:.3f}")
-
-            record = train_checker(data, out_file, settings, report=out.print, on_step=show)
+        record = _with_loss_bar(
+            "train support", lambda show: train_checker(data, out_file, settings, out.print, show)
+        )
         chosen = record["chosen"]
         out.print(
             f"wrote {out_file} (epoch {chosen['epoch']}: validation loss {chosen['loss']:.4f}, "

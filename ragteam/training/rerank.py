@@ -11,20 +11,20 @@ validation loss."""
 from __future__ import annotations
 
 import json
-import math
-import random
-import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from ragteam.atomic import write_json
+from ragteam.cross_encoder import CrossEncoder
 from ragteam.errors import InputError
 from ragteam.metrics import match, normalize_answer
-from ragteam.retrieval.rerank import ScoringModel
+from ragteam.retrieval.rerank import scoring_model
 from ragteam.training.data import YES_NO
 from ragteam.training.reorder import item_from_dict
+from ragteam.training.settings import RERANK, TopLayersSettings
+from ragteam.training.top_layers import Loop, save_changed, top_layers_optimizer, train_top_layers
 
 ANSWER_WEIGHT, RELEVANT_WEIGHT = 1.0, 0.3
 
@@ -36,17 +36,6 @@ class Block:
     target: list[float]  # sums to 1
     answer_at: list[bool]  # relevant and holding an answer string
     split: str
-
-
-@dataclass(frozen=True)
-class RerankSettings:
-    epochs: float = 2.0
-    lr: float = 3e-5
-    head_lr: float = 1e-3
-    layers: int = 2  # top encoder layers trained; the rest stay as installed
-    blocks_per_step: int = 4
-    seed: int = 0
-    threads: int | None = None
 
 
 def holds_answer(text: str, answers: list[str]) -> bool:
@@ -83,15 +72,15 @@ def blocks_from_build(folder: Path) -> list[Block]:
     return blocks
 
 
-def _loss(model: ScoringModel, block: Block) -> Any:
+def _loss(model: CrossEncoder, block: Block) -> Any:
     import torch
 
-    scores = model.forward(model.batch(block.question, block.texts))
+    scores = model.forward(model.batch([block.question] * len(block.texts), block.texts))
     target = torch.tensor(block.target)
     return -(target * torch.log_softmax(scores, dim=0)).sum(), scores
 
 
-def evaluate(model: ScoringModel, blocks: list[Block]) -> dict[str, float]:
+def evaluate(model: CrossEncoder, blocks: list[Block]) -> dict[str, float]:
     """Mean listwise loss, and how often the top passage is relevant / holds the answer, in
     retrieval order and in the model's order."""
     import torch
@@ -123,14 +112,13 @@ def evaluate(model: ScoringModel, blocks: list[Block]) -> dict[str, float]:
 def train_reranker(
     data: Path,
     out: Path,
-    settings: RerankSettings,
+    settings: TopLayersSettings = RERANK,
     report: Callable[[str], None] = lambda _: None,
     on_step: Callable[[int, int, float], None] = lambda *_: None,
 ) -> dict[str, Any]:
     """Train, keep the epoch with the lowest validation loss as `out` (.safetensors + .json);
     `report` gets each validation as a JSON line, `on_step` (step, steps, loss) each step."""
     import torch
-    from safetensors.torch import save_file
 
     blocks = blocks_from_build(data)
     train = [b for b in blocks if b.split == "train"]
@@ -140,36 +128,25 @@ def train_reranker(
             f"{data}: need training and validation blocks (got {len(train)}, {len(held)})"
         )
     torch.manual_seed(settings.seed)
-    rng = random.Random(settings.seed)
-    model = ScoringModel(settings.threads)
-    optimizer = _optimizer(model, settings)
-    history = [{"epoch": 0.0, **evaluate(model, held)}]
-    report(json.dumps(history[-1]))
-    best = history[0]["loss"]
-    save = _saver(model, settings.layers, out, save_file)
-    save()
-    steps = math.ceil(len(train) * settings.epochs / settings.blocks_per_step)
-    order: list[Block] = []
-    started, epoch_steps = time.monotonic(), math.ceil(len(train) / settings.blocks_per_step)
-    for step in range(1, steps + 1):
-        model.encoder.train()
-        if len(order) < settings.blocks_per_step:
-            order += rng.sample(train, len(train))
-        batch, order = order[: settings.blocks_per_step], order[settings.blocks_per_step :]
-        loss = sum(_loss(model, b)[0] for b in batch) / len(batch)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        on_step(step, steps, float(loss.detach()))
-        if step % epoch_steps == 0 or step == steps:
-            model.encoder.eval()
-            row = {"epoch": round(step / epoch_steps, 3), **evaluate(model, held)}
-            row["seconds"] = round(time.monotonic() - started, 1)
-            history.append(row)
-            report(json.dumps(row))
-            if row["loss"] < best:
-                best = row["loss"]
-                save()
+    model = scoring_model(settings.threads or None)
+    optimizer = top_layers_optimizer(model, settings.layers, settings.lr, settings.head_lr)
+    baseline = {"epoch": 0.0, **evaluate(model, held)}
+    report(json.dumps(baseline))
+    meta = {"format": "ragteam-rerank-v1", "layers": str(settings.layers)}
+    save_changed(model, settings.layers, out, meta)
+    loop = Loop(
+        train,
+        held,
+        settings.epochs,
+        settings.batch,
+        settings.seed,
+        loss=lambda batch: sum(_loss(model, b)[0] for b in batch) / len(batch),
+        validate=lambda blocks: evaluate(model, list(blocks)),
+        report=report,
+        on_step=on_step,
+    )
+    keep = lambda _row: save_changed(model, settings.layers, out, meta)  # noqa: E731
+    history = [baseline, *train_top_layers(model, optimizer, loop, keep, baseline["loss"])]
     record = {
         "settings": asdict(settings),
         "data": str(data),
@@ -180,43 +157,3 @@ def train_reranker(
     }
     write_json(out.with_suffix(".json"), record)
     return record
-
-
-def _optimizer(model: ScoringModel, settings: RerankSettings) -> Any:
-    return top_layers_optimizer(model, settings.layers, settings.lr, settings.head_lr)
-
-
-def top_layers_optimizer(model: Any, layers: int, lr: float, head_lr: float) -> Any:
-    """AdamW over the top `layers` encoder layers and the head of a MiniLM + head model (the
-    reranker, the support checker); the rest frozen."""
-    import torch
-
-    top = set(model.changed_state(layers))
-    for name, p in model.encoder.named_parameters():
-        p.requires_grad = f"encoder.{name}" in top
-    trained = [p for p in model.encoder.parameters() if p.requires_grad]
-    return torch.optim.AdamW(
-        [
-            {"params": trained, "lr": lr},
-            {"params": list(model.head.parameters()), "lr": head_lr},
-        ]
-    )
-
-
-def _saver(model: ScoringModel, layers: int, out: Path, save_file: Any) -> Callable[[], None]:
-    """Writes the changed tensors (fp16) aside, then renames: a kill never leaves half a file."""
-    import torch
-
-    def save() -> None:
-        tensors = {
-            k: v.detach().to(dtype=torch.float16).contiguous()
-            for k, v in model.changed_state(layers).items()
-        }
-        out.parent.mkdir(parents=True, exist_ok=True)
-        staging = out.with_name(out.name + ".tmp")
-        save_file(
-            tensors, str(staging), metadata={"format": "ragteam-rerank-v1", "layers": str(layers)}
-        )
-        staging.replace(out)
-
-    return save

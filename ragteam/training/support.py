@@ -8,28 +8,18 @@ from __future__ import annotations
 
 import json
 import math
-import random
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from ragteam.atomic import write_json
+from ragteam.cross_encoder import CrossEncoder, sigmoid
 from ragteam.errors import InputError
-from ragteam.support.checker import FORMAT, PairModel, _sigmoid
+from ragteam.support.checker import FORMAT, pair_model
+from ragteam.training.settings import CHECK, TopLayersSettings
 from ragteam.training.support_data import Pair, training_pairs
-
-
-@dataclass(frozen=True)
-class CheckerSettings:
-    epochs: float = 2.0
-    lr: float = 5e-5
-    head_lr: float = 1e-3
-    layers: int = 3  # top encoder layers trained; the rest stay as installed
-    batch: int = 16
-    seed: int = 0
-    threads: int | None = None
+from ragteam.training.top_layers import Loop, save_changed, top_layers_optimizer, train_top_layers
 
 
 def auroc(scores: Sequence[float], labels: Sequence[int]) -> float:
@@ -63,7 +53,7 @@ def best_threshold(scores: Sequence[float], labels: Sequence[int]) -> float:
     return max(candidates, key=lambda t: (balanced_accuracy(scores, labels, t), -abs(t - 0.5)))
 
 
-def predict(model: PairModel, pairs: Sequence[Pair], batch: int = 32) -> list[float]:
+def predict(model: CrossEncoder, pairs: Sequence[Pair], batch: int = 32) -> list[float]:
     import torch
 
     out: list[float] = []
@@ -72,11 +62,11 @@ def predict(model: PairModel, pairs: Sequence[Pair], batch: int = 32) -> list[fl
             chunk = pairs[start : start + batch]
             inputs = model.batch([p.claim for p in chunk], [p.passage for p in chunk])
             logits = model.forward(inputs)
-            out += [_sigmoid(float(x)) for x in logits]
+            out += [sigmoid(float(x)) for x in logits]
     return out
 
 
-def evaluate(model: PairModel, pairs: Sequence[Pair], threshold: float | None = None) -> dict:
+def evaluate(model: CrossEncoder, pairs: Sequence[Pair], threshold: float | None = None) -> dict:
     """Loss, AUROC, the best threshold (or the given one) and balanced accuracy at it."""
     scores = predict(model, pairs)
     labels = [p.label for p in pairs]
@@ -98,7 +88,7 @@ def evaluate(model: PairModel, pairs: Sequence[Pair], threshold: float | None = 
 def train_checker(
     data: Path,
     out: Path,
-    settings: CheckerSettings,
+    settings: TopLayersSettings = CHECK,
     report: Callable[[str], None] = lambda _: None,
     on_step: Callable[[int, int, float], None] = lambda *_: None,
 ) -> dict[str, Any]:
@@ -112,37 +102,33 @@ def train_checker(
     if not train or not held:
         raise InputError(f"{data}: need training and validation pairs ({len(train)}, {len(held)})")
     torch.manual_seed(settings.seed)
-    rng = random.Random(settings.seed)
-    model = PairModel(settings.threads)
-    optimizer = _optimizer(model, settings)
+    model = pair_model(settings.threads or None)
+    optimizer = top_layers_optimizer(model, settings.layers, settings.lr, settings.head_lr)
     loss_fn = torch.nn.BCEWithLogitsLoss()
-    history: list[dict[str, Any]] = []
-    best: dict[str, Any] | None = None
-    epoch_steps = math.ceil(len(train) / settings.batch)
-    steps = math.ceil(epoch_steps * settings.epochs)
-    order: list[Pair] = []
-    started = time.monotonic()
-    for step in range(1, steps + 1):
-        model.encoder.train()
-        if len(order) < settings.batch:
-            order += rng.sample(train, len(train))
-        chunk, order = order[: settings.batch], order[settings.batch :]
+
+    def loss(chunk: list[Pair]) -> Any:
         logits = model.forward(model.batch([p.claim for p in chunk], [p.passage for p in chunk]))
-        loss = loss_fn(logits, torch.tensor([float(p.label) for p in chunk]))
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        on_step(step, steps, float(loss.detach()))
-        if step % epoch_steps == 0 or step == steps:
-            model.encoder.eval()
-            row = {"epoch": round(step / epoch_steps, 3), **evaluate(model, held)}
-            row["seconds"] = round(time.monotonic() - started, 1)
-            history.append(row)
-            report(json.dumps(row))
-            if best is None or row["loss"] < best["loss"]:
-                best = row
-                _save(model, settings.layers, out, {**row, "settings": asdict(settings)})
-    assert best is not None
+        return loss_fn(logits, torch.tensor([float(p.label) for p in chunk]))
+
+    chosen: list[dict[str, Any]] = []
+
+    def keep(row: dict[str, Any]) -> None:
+        chosen.append(row)
+        _save(model, settings.layers, out, {**row, "settings": asdict(settings)})
+
+    loop = Loop(
+        train,
+        held,
+        settings.epochs,
+        settings.batch,
+        settings.seed,
+        loss=loss,
+        validate=lambda pairs: evaluate(model, pairs),
+        report=report,
+        on_step=on_step,
+    )
+    history = train_top_layers(model, optimizer, loop, keep)
+    best = chosen[-1]
     record = {
         "settings": asdict(settings),
         "data": str(data),
@@ -155,23 +141,7 @@ def train_checker(
     return record
 
 
-def _optimizer(model: PairModel, settings: CheckerSettings) -> Any:
-    from ragteam.training.rerank import top_layers_optimizer
-
-    return top_layers_optimizer(model, settings.layers, settings.lr, settings.head_lr)
-
-
-def _save(model: PairModel, layers: int, out: Path, card: dict[str, Any]) -> None:
+def _save(model: CrossEncoder, layers: int, out: Path, card: dict[str, Any]) -> None:
     """The changed tensors (fp16) and the card, written aside then renamed."""
-    import torch
-    from safetensors.torch import save_file
-
-    tensors = {
-        k: v.detach().to(dtype=torch.float16).contiguous()
-        for k, v in model.changed_state(layers).items()
-    }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = out.with_name(out.name + ".tmp")
     meta = {"format": FORMAT, "layers": str(layers), "card": json.dumps(card)}
-    save_file(tensors, str(staging), metadata=meta)
-    staging.replace(out)
+    save_changed(model, layers, out, meta)
