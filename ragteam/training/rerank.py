@@ -135,11 +135,9 @@ def train_reranker(
     meta = {"format": "ragteam-rerank-v1", "layers": str(settings.layers)}
     save_changed(model, settings.layers, out, meta)
     loop = Loop(
+        settings,
         train,
         held,
-        settings.epochs,
-        settings.batch,
-        settings.seed,
         loss=lambda batch: sum(_loss(model, b)[0] for b in batch) / len(batch),
         validate=lambda blocks: evaluate(model, list(blocks)),
         report=report,

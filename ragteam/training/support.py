@@ -117,11 +117,9 @@ def train_checker(
         _save(model, settings.layers, out, {**row, "settings": asdict(settings)})
 
     loop = Loop(
+        settings,
         train,
         held,
-        settings.epochs,
-        settings.batch,
-        settings.seed,
         loss=loss,
         validate=lambda pairs: evaluate(model, pairs),
         report=report,

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from ragteam.cross_encoder import CrossEncoder
+from ragteam.training.settings import TopLayersSettings
 
 T = TypeVar("T")
 Row = dict[str, Any]
@@ -24,11 +25,9 @@ class Loop(Generic[T]):
     """What one training run needs besides the model: its examples, how many a step takes, how
     a batch's loss and a validation are computed, and where each validation goes."""
 
+    settings: TopLayersSettings  # epochs, examples a step, seed
     train: Sequence[T]
     held: Sequence[T]
-    epochs: float
-    batch: int
-    seed: int
     loss: Callable[[list[T]], Any]  # a batch's loss (a torch scalar)
     validate: Callable[[Sequence[T]], Row]  # must hold "loss"
     report: Callable[[str], None] = lambda _: None
@@ -76,18 +75,19 @@ def train_top_layers(
     """Train (the caller seeds torch before it makes the model); after each epoch (and at the
     end) validate, report the row and `keep` it when its loss is the lowest so far (and below
     `to_beat`, the untrained model's). Returns the validation rows."""
-    rng = random.Random(loop.seed)
-    epoch_steps = math.ceil(len(loop.train) / loop.batch)
-    steps = math.ceil(epoch_steps * loop.epochs)
+    batch = loop.settings.batch
+    rng = random.Random(loop.settings.seed)
+    epoch_steps = math.ceil(len(loop.train) / batch)
+    steps = math.ceil(epoch_steps * loop.settings.epochs)
     history: list[Row] = []
     best = to_beat
     order: list[T] = []
     started = time.monotonic()
     for step in range(1, steps + 1):
         model.encoder.train()
-        if len(order) < loop.batch:
+        if len(order) < batch:
             order += rng.sample(list(loop.train), len(loop.train))
-        chunk, order = order[: loop.batch], order[loop.batch :]
+        chunk, order = order[:batch], order[batch:]
         loss = loop.loss(chunk)
         optimizer.zero_grad()
         loss.backward()
