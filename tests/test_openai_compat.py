@@ -143,3 +143,20 @@ def test_a_stream_that_sends_garbage_is_a_model_error():
     model = OpenAICompatModel("m", transport=httpx.MockTransport(handler), max_retries=0)
     with pytest.raises(ModelError, match="not JSON"):
         model.complete(Request(ASK), lambda text, n: None)
+
+
+def test_a_raw_text_request_sends_its_bias_and_grammar():
+    sent: list[dict] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        sent.append(json.loads(request.content))
+        assert request.url.path.endswith("/completions")
+        return httpx.Response(200, json={"choices": [{"text": "a"}]})
+
+    model = OpenAICompatModel("m", transport=httpx.MockTransport(handler))
+    asked = TextRequest(
+        "go", max_tokens=3, stop=("\n",), logit_bias={7: 2.0}, grammar='root ::= "a"'
+    )
+    assert model.complete_text(asked).text == "a"
+    assert sent[0]["logit_bias"] == {"7": 2.0} and sent[0]["grammar"] == 'root ::= "a"'
+    assert sent[0]["prompt"] == "go" and sent[0]["stop"] == ["\n"] and sent[0]["max_tokens"] == 3
