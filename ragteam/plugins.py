@@ -39,6 +39,11 @@ class Registry:
         self._builtins[name] = target
         self._loaded = {k: v for k, v in self._loaded.items() if k[0] != name}
 
+    def unregister(self, name: str) -> None:
+        """Remove a built-in added by `register` (an installed plugin stays installed)."""
+        self._builtins.pop(name, None)
+        self._loaded = {k: v for k, v in self._loaded.items() if k[0] != name}
+
     def names(self) -> list[str]:
         return sorted({*self._builtins, *installed(self.group)})
 

@@ -146,7 +146,7 @@ def test_same_size_corruption_of_an_index_file_is_caught(tmp_path):
         ("params", {"bm25": "x"}, "params.bm25"),  # D9r: was a traceback in index info and ask
         ("source", {"path": 5}, "path"),
         ("passage_count", "48", "passage_count"),
-        ("dense", {"kind": "cube"}, "dense"),
+        ("params", {"bm25": {"stemmer": 5}}, "params.bm25"),  # read by the bm25 kind
     ],
 )
 def test_a_wrong_shaped_manifest_names_the_field(tmp_path, field, value, named):

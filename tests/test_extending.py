@@ -108,3 +108,23 @@ def test_the_documented_converter_installs_and_a_sync_reads_its_format(tmp_path,
     assert status["film.SRT"][0] == "read" and "no timing line" in status["broken.srt"][1]
     hit = load_index(tmp_path / "ix").retrieve("island of Korr", k=1)[0]
     assert hit.locator.describe() == "film.SRT § 00:01:10,000"
+
+
+def test_the_documented_retriever_installs_and_an_index_searches_with_it(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from ragteam.cli import app
+    from ragteam.demo import demo_corpus_path
+    from ragteam.retrieval import load_index, retriever_names
+
+    name = _install(tmp_path, monkeypatch, "word_count", "ragteam.retrievers")
+    assert name == "wordcount" and name in retriever_names()
+    out = tmp_path / "idx"
+    args = ["index", "build", str(demo_corpus_path()), "--out", str(out), "--retriever", name]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    index = load_index(out)
+    assert index.manifest.records == {"wordcount": {"lowercase": True}}
+    hits = index.retrieve("wrenhold lighthouse engineer", 3)
+    assert hits and "wrenhold" in hits[0].text.lower()
+    sys.modules.pop("word_count", None)

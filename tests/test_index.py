@@ -125,7 +125,7 @@ def test_bm25_stemmer_is_an_index_setting(tmp_path):
     build_index(src, tmp_path / "stem", retriever="bm25")
     build_index(src, tmp_path / "plain", retriever="bm25", bm25_stemmer="none")
     plain = load_index(tmp_path / "plain")
-    assert plain.manifest.bm25_stemmer == "none"
+    assert plain.manifest.records["bm25"]["stemmer"] == "none"
     assert [p.id for p in plain.retrieve("lighthouses", 2)] == ["a"]
     assert {p.id for p in load_index(tmp_path / "stem").retrieve("lighthouses", 2)} == {"a", "b"}
     with pytest.raises(InputError, match="unknown stemmer 'klingon'"):

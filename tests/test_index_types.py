@@ -74,7 +74,7 @@ def test_sharded_mmapped_index_returns_what_one_flat_index_returns(tmp_path):
     manifest = build_index(
         demo_corpus_path(), split, retriever="hybrid", dense=DenseSettings(shards=3), mmap=True
     )
-    assert manifest["dense"]["shards"] == 3 and manifest["params"]["mmap"] is True
+    assert manifest["params"]["dense"]["shards"] == 3 and manifest["params"]["mmap"] is True
     assert {"dense-000.faiss", "dense-002.faiss"} <= set(manifest["files"])
     a, b = load_index(one), load_index(split)
     for query in ["Who founded the company?", "river delta", "telescope mirror"]:
@@ -91,7 +91,7 @@ def test_hnsw_index_on_disk_loads_and_retrieves(tmp_path):
     out = tmp_path / "hnsw"
     build_index(demo_corpus_path(), out, retriever="dense", dense=DenseSettings(kind="hnsw"))
     index = load_index(out)
-    assert index.manifest.dense.kind == "hnsw"
+    assert index.manifest.records["dense"]["kind"] == "hnsw"
     hits = index.retrieve("a question about a river", 3)
     assert len(hits) == 3 and hits[0].score >= hits[-1].score
 

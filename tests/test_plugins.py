@@ -81,8 +81,8 @@ def test_an_unknown_scheme_lists_the_installed_ones(plugin_on_path):
 
 
 def test_every_kind_registers_one_way():
-    """Strategies, model backends, tools, encoders and converters: one `Registry` each, as
-    docs/extending.md lists them; registering an object works like an import path."""
+    """Strategies, model backends, tools, retrievers, encoders and converters: one `Registry`
+    each, as docs/extending.md lists them; registering an object works like an import path."""
     import importlib
     import re
     from pathlib import Path
@@ -91,7 +91,7 @@ def test_every_kind_registers_one_way():
 
     page = (Path(__file__).resolve().parents[1] / "docs" / "extending.md").read_text("utf-8")
     named = re.findall(r"\| `(ragteam[\w.]+)\.([A-Z]+)` \| `(ragteam\.\w+)` \|", page)
-    assert len(named) == 5
+    assert len(named) == 6
     for module, attr, group in named:
         registry = getattr(importlib.import_module(module), attr)
         assert isinstance(registry, Registry) and registry.group == group
@@ -100,3 +100,6 @@ def test_every_kind_registers_one_way():
     assert scratch.load("b") is len and scratch.load("a").__name__ == "f1_score"
     with pytest.raises(UnknownName, match="known: a, b"):
         scratch.load("c")
+    scratch.unregister("b")
+    with pytest.raises(UnknownName, match="known: a$"):
+        scratch.load("b")

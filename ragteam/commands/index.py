@@ -18,7 +18,8 @@ from ragteam.documents import ConvertSettings, converters_by_suffix
 from ragteam.retrieval.dense import INDEX_KINDS, DenseSettings
 from ragteam.retrieval.encoder_registry import parse_encoder
 from ragteam.retrieval.encoders import LOCAL_BACKENDS
-from ragteam.retrieval.index import RETRIEVERS, IndexSettings, load_index, read_manifest
+from ragteam.retrieval.index import IndexSettings, load_index, read_manifest
+from ragteam.retrieval.kinds import retriever_names
 from ragteam.retrieval.sync import SyncReport, SyncSettings, build_index, sync_folder
 
 index_app = typer.Typer(no_args_is_help=True, help="Build, sync and inspect indexes.")
@@ -31,7 +32,7 @@ SrcArg = Annotated[
     ),
 ]
 OutOpt = Annotated[Path, typer.Option("--out", help="index directory to write")]
-RetrieverOpt = Annotated[str, typer.Option(help="|".join(RETRIEVERS))]
+RetrieverOpt = Annotated[str, typer.Option(help="|".join(retriever_names()))]
 StemmerOpt = Annotated[str, typer.Option(help="Snowball language, or none")]
 EncoderOpt = Annotated[
     str,

@@ -5,13 +5,14 @@ from __future__ import annotations
 import time
 
 from ragteam.retrieval.corpus import Document, load_passages, read_documents, split_passages
-from ragteam.retrieval.index import RETRIEVERS, Index, load_index, read_manifest
+from ragteam.retrieval.index import Index, load_index, read_manifest
+from ragteam.retrieval.kinds import KINDS, retriever_names
 from ragteam.retrieval.sync import SyncReport, SyncSettings, build_index, sync_folder
 from ragteam.trace import Step, Trace
 from ragteam.types import Passage
 
 __all__ = [
-    "RETRIEVERS",
+    "KINDS",
     "SyncReport",
     "SyncSettings",
     "Document",
@@ -21,6 +22,7 @@ __all__ = [
     "load_passages",
     "read_documents",
     "read_manifest",
+    "retriever_names",
     "retrieve_traced",
     "split_passages",
     "sync_folder",

@@ -62,19 +62,23 @@ def _versions(what: str, files: Iterable[Path]) -> tuple[object, ...] | None:
 MEMO = DigestMemo()  # one per process: a cache of pure functions of file contents
 
 
-# what an index writes: its passages and its searchers' files (`bm25/...`, `dense.faiss`);
-# anything else in the folder (a notes file, a file manager's `.DS_Store`) is not the index's
-ARTIFACTS = ("passages", "bm25", "dense")
+def _owned(first: str, names: list[str]) -> bool:
+    """Whether a path starting with `first` is the index's: `passages.jsonl`, or a retriever
+    kind's files, named after it (`bm25/...`, `dense.faiss`, `dense-001.faiss`)."""
+    return any(first == n or first.startswith((f"{n}.", f"{n}-")) for n in names)
 
 
 def _indexed_files(directory: Path) -> list[Path]:
-    """The files an index's manifest lists: what the index wrote (`ARTIFACTS`), never the
-    manifest, the sync state or a file someone else left in the folder."""
+    """The files an index's manifest lists: what the index wrote, never the manifest, the
+    sync state or a file someone else left in the folder (notes, a `.DS_Store`)."""
+    from ragteam.retrieval.kinds import KINDS
+
+    names = ["passages", *KINDS.names()]
     return sorted(
         p
         for p in directory.rglob("*")
         if p.is_file()
-        and p.relative_to(directory).parts[0].startswith(ARTIFACTS)
+        and _owned(p.relative_to(directory).parts[0], names)
         and not p.name.startswith(".")
     )
 

@@ -12,11 +12,18 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from ragteam import atomic
 from ragteam._version import __version__
-from ragteam.errors import IndexBusy, IndexUnusable, InputError, StorageError, UnknownName
+from ragteam.errors import (
+    IndexBusy,
+    IndexUnusable,
+    InputError,
+    RagteamError,
+    StorageError,
+    UnknownName,
+)
 from ragteam.retrieval.corpus import (
     load_passages,
     passages_checksum,
@@ -24,28 +31,30 @@ from ragteam.retrieval.corpus import (
 )
 from ragteam.retrieval.dense import DenseSettings
 from ragteam.retrieval.digests import MEMO, file_digests, verify_files, verify_source
-from ragteam.retrieval.encoders import EncoderSpec
+from ragteam.retrieval.kinds import (
+    FUSED,
+    HYBRID,
+    BuildJob,
+    BuildProgress,
+    IndexSettings,
+    RemoteEncode,
+    RetrieverKind,
+    Searcher,
+    kind,
+    rebuild_hint,
+    retriever_names,
+)
 from ragteam.retrieval.manifest import (
     FORMAT_VERSION,
-    RETRIEVERS,
     Manifest,
     digest_of,
     parse,
-    rebuild_hint,
     seal,
 )
 from ragteam.types import Locator, Passage
 
-# passage texts, the encoder to use, progress -> their vectors (computed elsewhere, e.g. Ray)
-RemoteEncode = Callable[[list[str], EncoderSpec, Any], Any]
 RRF_K = 60
 CACHE_SIZE = 4096
-
-BuildProgress = Callable[[str, int, int], None]  # (phase, done, total)
-
-
-class Searcher(Protocol):
-    def search(self, query: str, k: int) -> list[tuple[int, float]]: ...
 
 
 @dataclass
@@ -80,9 +89,7 @@ class Index:
             if key in self._cache:
                 self._cache.move_to_end(key)
                 return self._cache[key]
-        hits = (
-            self._fuse(query, k) if method == "hybrid" else self.searchers[method].search(query, k)
-        )
+        hits = self._fuse(query, k) if method == HYBRID else self.searchers[method].search(query, k)
         found = [replace(self.passages[i], score=round(s, 6)) for i, s in hits[:k]]
         with self._lock:
             self._cache[key] = found
@@ -96,12 +103,12 @@ class Index:
 
     def _methods(self) -> list[str]:
         methods = list(self.searchers)
-        return [*methods, "hybrid"] if {"bm25", "dense"} <= set(methods) else methods
+        return [*methods, HYBRID] if set(FUSED) <= set(methods) else methods
 
     def _fuse(self, query: str, k: int) -> list[tuple[int, float]]:
         depth = max(50, 4 * k)
         fused: dict[int, float] = {}
-        for searcher in (self.searchers["bm25"], self.searchers["dense"]):
+        for searcher in (self.searchers[name] for name in FUSED):
             for rank, (i, _score) in enumerate(searcher.search(query, depth)):
                 fused[i] = fused.get(i, 0.0) + 1.0 / (RRF_K + rank + 1)
         return sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))
@@ -111,7 +118,7 @@ def build_index(
     src: str | Path,
     out: str | Path,
     *,
-    retriever: str = "hybrid",
+    retriever: str = HYBRID,
     passage_words: int = 100,
     bm25_stemmer: str = "english",
     dense: DenseSettings | None = None,
@@ -157,17 +164,6 @@ def one_writer(out: str | Path) -> Iterator[None]:
         lock.release()
 
 
-@dataclass(frozen=True)
-class IndexSettings:
-    """How passages are indexed: retrievers, BM25 stemmer, dense encoder and FAISS type."""
-
-    retriever: str = "hybrid"
-    passage_words: int = 100
-    bm25_stemmer: str = "english"
-    dense: DenseSettings = field(default_factory=DenseSettings)
-    mmap: bool = False
-
-
 def write_aside(
     out: str | Path,
     passages: list[Passage],
@@ -181,8 +177,8 @@ def write_aside(
 ) -> dict[str, Any]:
     """Write an index of `passages` into a staging folder beside `out` (with `extra(staging)`
     adding state files), then swap it in: `out` is never half-written."""
-    if settings.retriever not in RETRIEVERS:
-        raise UnknownName("retriever", settings.retriever, list(RETRIEVERS))
+    if settings.retriever not in retriever_names():
+        raise UnknownName("retriever", settings.retriever, retriever_names())
     started = time.perf_counter() if started is None else started
     out = Path(out).expanduser().resolve()
     _remove_dead_staging(out)
@@ -231,35 +227,20 @@ def _write_index(
     encode: RemoteEncode | None,
     progress: BuildProgress | None,
 ) -> dict[str, Any]:
-    from ragteam.retrieval.bm25 import PARAMS as BM25_PARAMS
-    from ragteam.retrieval.bm25 import BM25Retriever
-
     with (directory / "passages.jsonl").open("w", encoding="utf-8") as handle:
         for p in passages:
             row = {"id": p.id, "title": p.title, "text": p.text, "doc_id": p.doc_id}
             if p.locator is not None:
                 row["locator"] = p.locator.to_dict()
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-    retriever = settings.retriever
-    methods = ["bm25", "dense"] if retriever == "hybrid" else [retriever]
-    embedding = None
-    if "bm25" in methods:
-        if progress:
-            progress("bm25", 0, 1)
-        BM25Retriever.build(passages, settings.bm25_stemmer).save(directory)
-        if progress:
-            progress("bm25", 1, 1)
-    dense = settings.dense
-    if "dense" in methods:
-        report = (lambda done, total: progress("embed", done, total)) if progress else None
-        built = _dense_build(passages, dense, encode, report)
-        built.save(directory)
-        embedding = built.encoder.identity
+    job = BuildJob(settings, encode, progress)
+    built = {name: kind(name).build(passages, directory, job) for name in settings.searchers}
+    embedding = next((b.embedding_model for b in built.values() if b.embedding_model), None)
     return {
         "format_version": FORMAT_VERSION,
         "ragteam_version": __version__,
-        "retriever": retriever,
-        "searchers": methods,
+        "retriever": settings.retriever,
+        "searchers": settings.searchers,
         "embedding_model": embedding,
         "passage_count": len(passages),
         "document_count": len({p.doc_id for p in passages}),
@@ -267,27 +248,13 @@ def _write_index(
         "source": source,
         "params": {
             "passage_words": settings.passage_words,
-            "bm25": {**BM25_PARAMS, "stemmer": settings.bm25_stemmer},
+            **{name: b.params for name, b in built.items()},
             "rrf_k": RRF_K,
             "mmap": settings.mmap,
         },
-        "dense": dense.to_json() if "dense" in methods else None,
         "files": file_digests(directory),
         "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
-
-
-def _dense_build(
-    passages: list[Passage], dense: DenseSettings, encode: RemoteEncode | None, report: Any
-) -> Any:
-    from ragteam.retrieval.dense import DenseRetriever, passage_text
-    from ragteam.retrieval.encoder_registry import make_encoder
-
-    if encode is None:
-        return DenseRetriever.build(passages, report, dense)
-    texts = [passage_text(p) for p in passages]
-    vectors = encode(texts, dense.encoder, report)
-    return DenseRetriever.from_vectors(passages, vectors, make_encoder(dense.encoder), dense)
 
 
 def load_index(
@@ -336,30 +303,43 @@ def _load_searchers(
     directory: Path, manifest: Manifest, passages: list[Passage], hint: str
 ) -> dict[str, Searcher]:
     searchers: dict[str, Searcher] = {}
-    try:
-        if "bm25" in manifest.searchers:
-            from ragteam.retrieval.bm25 import BM25Retriever
-
-            searchers["bm25"] = BM25Retriever.load(
-                directory, passages, manifest.bm25_stemmer, mmap=manifest.mmap
-            )
-        if "dense" in manifest.searchers:
-            from ragteam.retrieval.dense import DenseRetriever, DenseSettings
-
-            settings = replace(manifest.dense or DenseSettings(), mmap=manifest.mmap)
-            dense = DenseRetriever.load(directory, passages, settings)
-            if manifest.embedding_model != dense.encoder.identity:
-                raise IndexUnusable(
-                    f"the index at {directory} was built with the embedding model "
-                    f"{manifest.embedding_model}, but {dense.encoder.identity} is "
-                    f"installed; {hint}"
-                )
-            searchers["dense"] = dense
-    except (OSError, ValueError, RuntimeError, KeyError) as exc:
-        raise IndexUnusable(
-            f"could not read the index files in {directory} ({exc}); {hint}"
-        ) from exc
+    for name in manifest.searchers:
+        found = _installed(name, directory, hint)
+        params = manifest.records[name]
+        try:  # the recorded settings read as the kind's own before any file is opened
+            found.restore(params, IndexSettings())
+        except (TypeError, ValueError, RagteamError) as exc:
+            raise IndexUnusable(
+                f"{directory / 'manifest.json'} has fields of the wrong shape "
+                f"(params.{name}: {exc}); {hint}"
+            ) from exc
+        try:
+            searchers[name] = found.load(directory, passages, params, manifest)
+        except IndexUnusable as exc:  # the kind says what is wrong; the hint, how to fix it
+            raise IndexUnusable(f"{exc}; {hint}") from exc
+        except (OSError, ValueError, RuntimeError, KeyError, TypeError) as exc:
+            raise IndexUnusable(
+                f"could not read the index files in {directory} ({exc}); {hint}"
+            ) from exc
     return searchers
+
+
+def _installed(name: str, directory: Path, hint: str) -> RetrieverKind:
+    try:
+        return kind(name)
+    except UnknownName as exc:
+        raise IndexUnusable(
+            f"the index at {directory} searches with the retriever '{name}', which is not "
+            f"installed ({exc}); install the plugin that provides it, or {hint}"
+        ) from exc
+
+
+def settings_of(manifest: Manifest) -> IndexSettings:
+    """The settings the index was built with, as its manifest records them."""
+    settings = IndexSettings(manifest.retriever, manifest.passage_words, mmap=manifest.mmap)
+    for name in manifest.searchers:
+        settings = kind(name).restore(manifest.records[name], settings)
+    return settings
 
 
 def _read_passages(path: Path) -> list[Passage]:

@@ -13,13 +13,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ragteam.errors import IndexUnusable, RagteamError
-from ragteam.retrieval.dense import DenseSettings
+from ragteam.errors import IndexUnusable
 
-FORMAT_VERSION = 2  # 2: sealed, and every file carries its SHA-256
+# 2: sealed, and every file carries its SHA-256; 3: each searcher's settings in `params.<name>`
+FORMAT_VERSION = 3
+READS = (2, 3)
 SEAL = "manifest_sha256"
-RETRIEVERS = ("bm25", "dense", "hybrid")
-SEARCHERS = ("bm25", "dense")
+HYBRID = "hybrid"  # bm25 and dense, fused by reciprocal rank
 
 
 def seal(data: dict[str, Any]) -> dict[str, Any]:
@@ -65,9 +65,8 @@ class Manifest:
     document_count: int
     source: SourceInfo
     passage_words: int = 100
-    bm25_stemmer: str = "english"
     mmap: bool = False
-    dense: DenseSettings | None = None
+    records: dict[str, dict[str, Any]] = field(default_factory=dict)  # searcher -> its params
     embedding_model: str | None = None
     built_at: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -99,10 +98,10 @@ def parse(
     (memoized by the caller per file version)."""
     if not isinstance(data, dict) or "format_version" not in data:
         raise IndexUnusable(f"{path} is incomplete; {hint()}")
-    if data["format_version"] != FORMAT_VERSION:
+    if data["format_version"] not in READS:
         raise IndexUnusable(
             f"the index at {path.parent} has format {data['format_version']}, this ragteam "
-            f"reads format {FORMAT_VERSION}; {hint()}"
+            f"reads formats {' and '.join(map(str, READS))}; {hint()}"
         )
     if data.get(SEAL) != (digest() if digest else digest_of(data)):
         raise IndexUnusable(
@@ -117,19 +116,15 @@ def parse(
 def _typed(data: dict[str, Any]) -> Manifest:
     retriever = _take(data, "retriever", str)
     searchers = tuple(_take(data, "searchers", list))
-    if retriever not in RETRIEVERS or not set(searchers) <= set(SEARCHERS) or not searchers:
+    single = searchers == (retriever,)
+    if not searchers or not all(isinstance(x, str) for x in searchers):
+        raise _Shape("searchers")
+    if not single and (retriever != HYBRID or len(searchers) < 2):
         raise _Shape("retriever/searchers")
     files = {name: _file(name, record) for name, record in _take(data, "files", dict).items()}
     source = _optional(data, "source", dict, {})
     params = _optional(data, "params", dict, {})
-    bm25 = params.get("bm25") or {}
-    if not isinstance(bm25, dict):
-        raise _Shape("params.bm25")
-    dense = _optional(data, "dense", dict, None)
-    try:
-        dense_settings = DenseSettings.from_json(dense) if dense is not None else None
-    except (TypeError, ValueError, RagteamError) as exc:
-        raise _Shape("dense") from exc
+    records = {name: record_of(data, params, name) for name in searchers}
     return Manifest(
         format_version=data["format_version"],
         retriever=retriever,
@@ -144,13 +139,22 @@ def _typed(data: dict[str, Any]) -> Manifest:
             _optional(source, "checksum", str, None),
         ),
         passage_words=_optional(params, "passage_words", int, 100),
-        bm25_stemmer=_optional(bm25, "stemmer", str, "english"),
         mmap=_optional(params, "mmap", bool, False),
-        dense=dense_settings,
+        records=records,
         embedding_model=_optional(data, "embedding_model", str, None),
         built_at=_optional(data, "built_at", str, None),
         raw=data,
     )
+
+
+def record_of(data: dict[str, Any], params: dict[str, Any], name: str) -> dict[str, Any]:
+    """A searcher's recorded settings: `params.<name>` (format 2 kept dense's at the top)."""
+    if data.get("format_version") == 2 and name == "dense":
+        return _optional(data, "dense", dict, {})
+    try:
+        return _optional(params, name, dict, {})
+    except _Shape as exc:
+        raise _Shape(f"params.{name}") from exc
 
 
 def _file(name: str, record: object) -> FileRecord:
@@ -162,29 +166,3 @@ def _file(name: str, record: object) -> FileRecord:
     if not isinstance(size, int) or isinstance(size, bool) or not isinstance(digest, str):
         raise _Shape(f"files.{name}")
     return FileRecord(size, digest)
-
-
-def rebuild_hint(directory: Path, manifest: dict[str, Any] | None = None) -> str:
-    """The command that rebuilds the index as it was built (its non-default settings too)."""
-    manifest = manifest or {}
-    source = manifest.get("source") if isinstance(manifest.get("source"), dict) else {}
-    params = manifest.get("params") if isinstance(manifest.get("params"), dict) else {}
-    src = source.get("path") or "SRC"
-    kind = manifest.get("retriever") or "hybrid"
-    extra = ""
-    if params.get("passage_words", 100) != 100:
-        extra += f" --passage-words {params['passage_words']}"
-    bm25 = params.get("bm25") if isinstance(params.get("bm25"), dict) else {}
-    if bm25.get("stemmer", "english") != "english":
-        extra += f" --bm25-stemmer {bm25.get('stemmer') or 'none'}"
-    dense = manifest.get("dense") if isinstance(manifest.get("dense"), dict) else {}
-    encoder = dense.get("encoder") if isinstance(dense.get("encoder"), dict) else {}
-    if encoder.get("backend", "torch") not in ("torch", "server"):
-        extra += f" --encoder {encoder['backend']}"
-    if dense.get("kind", "flat") != "flat":
-        extra += f" --index-type {dense['kind']}"
-    if dense.get("shards", 1) != 1:
-        extra += f" --shards {dense['shards']}"
-    return (
-        f"rebuild it with `ragteam index build {src} --out {directory} --retriever {kind}{extra}`"
-    )

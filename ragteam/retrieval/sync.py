@@ -15,7 +15,7 @@ at a time per index (a lock beside it)."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -218,8 +218,7 @@ def passages_of(source: Source) -> list[Passage]:
 def resync(out: str | Path, progress: BuildProgress | None = None) -> SyncReport:
     """Sync a folder index again from the folder and with the settings it was synced with
     (what the server's sync route and `--watch` do)."""
-    from ragteam.retrieval.dense import DenseSettings
-    from ragteam.retrieval.index import read_manifest
+    from ragteam.retrieval.index import read_manifest, settings_of
 
     out = Path(out).expanduser().resolve()
     manifest = read_manifest(out)
@@ -236,13 +235,8 @@ def resync(out: str | Path, progress: BuildProgress | None = None) -> SyncReport
             int(sync["overlap_tokens"]),
             ConvertSettings(html=str(sync["convert"]).partition("=")[2] or "main"),
         )
-        index_settings = IndexSettings(
-            retriever=manifest.retriever,
-            bm25_stemmer=manifest.bm25_stemmer,
-            dense=manifest.dense or DenseSettings(),
-            mmap=bool(index["mmap"]),
-        )
-    except (KeyError, TypeError, ValueError) as exc:
+        index_settings = replace(settings_of(manifest), mmap=bool(index["mmap"]))
+    except (KeyError, TypeError, ValueError, InputError) as exc:
         raise IndexUnusable(
             f"the sync settings recorded in {out / SOURCES_FILE} are damaged ({exc}); sync "
             f"again with `ragteam index build {manifest.source.path} --out {out}`"

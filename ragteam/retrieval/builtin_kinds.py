@@ -1,0 +1,99 @@
+"""The built-in retriever kinds: `bm25` (bm25s) and `dense` (an encoder + FAISS), as the
+index builds, records and loads them (`ragteam.retrieval.kinds`)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ragteam.errors import IndexUnusable
+from ragteam.retrieval.bm25 import PARAMS, STEMMER, BM25Retriever
+from ragteam.retrieval.dense import DenseRetriever, DenseSettings, passage_text
+from ragteam.retrieval.encoder_registry import make_encoder
+from ragteam.retrieval.kinds import BuildJob, Built, IndexSettings
+from ragteam.retrieval.manifest import Manifest
+from ragteam.types import Passage
+
+
+class BM25Kind:
+    """The `bm25` retriever kind: files in `bm25/`, its stemmer and parameters recorded."""
+
+    name = "bm25"
+
+    def build(self, passages: list[Passage], directory: Path, job: BuildJob) -> Built:
+        if job.progress:
+            job.progress("bm25", 0, 1)
+        BM25Retriever.build(passages, job.settings.bm25_stemmer).save(directory)
+        if job.progress:
+            job.progress("bm25", 1, 1)
+        return Built({**PARAMS, "stemmer": job.settings.bm25_stemmer})
+
+    def load(
+        self, directory: Path, passages: list[Passage], params: dict[str, Any], manifest: Manifest
+    ) -> BM25Retriever:
+        return BM25Retriever.load(directory, passages, _stemmer(params), mmap=manifest.mmap)
+
+    def restore(self, params: dict[str, Any], settings: IndexSettings) -> IndexSettings:
+        return replace(settings, bm25_stemmer=_stemmer(params))
+
+    def rebuild_flags(self, params: dict[str, Any]) -> str:
+        stemmer = params.get("stemmer", STEMMER)
+        return "" if stemmer == STEMMER else f" --bm25-stemmer {stemmer or 'none'}"
+
+
+def _stemmer(params: dict[str, Any]) -> str:
+    stemmer = params.get("stemmer", STEMMER)
+    if not isinstance(stemmer, str):
+        raise ValueError(f"params.bm25.stemmer is {stemmer!r}, not a name")
+    return stemmer
+
+
+class DenseKind:
+    """The `dense` retriever kind: FAISS files (`dense.faiss` or `dense-NNN.faiss`), its
+    `DenseSettings` and the encoder's identity recorded (another encoder is refused)."""
+
+    name = "dense"
+
+    def build(self, passages: list[Passage], directory: Path, job: BuildJob) -> Built:
+        progress = job.progress
+        report = (lambda done, total: progress("embed", done, total)) if progress else None
+        settings = job.settings.dense
+        if job.encode is None:
+            built = DenseRetriever.build(passages, report, settings)
+        else:  # the vectors are computed elsewhere (Ray)
+            vectors = job.encode([passage_text(p) for p in passages], settings.encoder, report)
+            encoder = make_encoder(settings.encoder)
+            built = DenseRetriever.from_vectors(passages, vectors, encoder, settings)
+        built.save(directory)
+        return Built(settings.to_json(), embedding_model=built.encoder.identity)
+
+    def load(
+        self, directory: Path, passages: list[Passage], params: dict[str, Any], manifest: Manifest
+    ) -> DenseRetriever:
+        settings = replace(DenseSettings.from_json(params), mmap=manifest.mmap)
+        found = DenseRetriever.load(directory, passages, settings)
+        if manifest.embedding_model != found.encoder.identity:
+            raise IndexUnusable(
+                f"the index at {directory} was built with the embedding model "
+                f"{manifest.embedding_model}, but {found.encoder.identity} is installed"
+            )
+        return found
+
+    def restore(self, params: dict[str, Any], settings: IndexSettings) -> IndexSettings:
+        return replace(settings, dense=DenseSettings.from_json(params))
+
+    def rebuild_flags(self, params: dict[str, Any]) -> str:
+        encoder = params.get("encoder") if isinstance(params.get("encoder"), dict) else {}
+        flags = ""
+        if encoder.get("backend", "torch") not in ("torch", "server"):
+            flags += f" --encoder {encoder['backend']}"
+        if params.get("kind", "flat") != "flat":
+            flags += f" --index-type {params['kind']}"
+        if params.get("shards", 1) != 1:
+            flags += f" --shards {params['shards']}"
+        return flags
+
+
+BM25 = BM25Kind()
+DENSE = DenseKind()
