@@ -10,7 +10,7 @@ import json
 import os
 import shutil
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,27 +34,33 @@ def write_text(path: Path, text: str) -> None:
 def write_lines(path: Path, lines: Iterable[str]) -> None:
     """Write the strings one after another (each carries its own newline). A failed write
     (a full disk) is a `StorageError` and leaves the old file as it was."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
+
+    def fill(tmp: Path) -> None:
         with tmp.open("w", encoding="utf-8") as handle:
             for line in lines:
                 handle.write(line)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise StorageError.writing(path, exc) from exc
-    finally:
-        tmp.unlink(missing_ok=True)
+
+    _through_temp(path, fill)
 
 
 def copy_file(source: Path, target: Path) -> None:
     """Copy `source` over `target` atomically (a backup is whole or is the old one)."""
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
+
+    def fill(tmp: Path) -> None:
         shutil.copyfile(source, tmp)
         with tmp.open("rb+") as handle:
             os.fsync(handle.fileno())
+
+    _through_temp(target, fill)
+
+
+def _through_temp(target: Path, fill: Callable[[Path], None]) -> None:
+    """`fill` writes a temporary file beside `target` (and fsyncs it), which then replaces it."""
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        fill(tmp)
         os.replace(tmp, target)
     except OSError as exc:
         raise StorageError.writing(target, exc) from exc

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ragteam.errors import InputError
+
+T = TypeVar("T")
 
 HEAD = "head"  # name prefix of the scoring head's tensors in a weights file
 
@@ -135,3 +138,17 @@ def file_digest(path: Path) -> str:
 
 def sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, x))))
+
+
+def load_fresh(
+    path: Path,
+    missing: str,
+    load: Callable[[Path, tuple[int, int], int | None], T],
+    threads: int | None,
+) -> T:
+    """`load(path, stamp, threads)` for a weights file that must exist (`missing` says what to
+    do when it does not); the stamp (mtime, size) lets a cached `load` see a changed file."""
+    if not path.is_file():
+        raise InputError(missing)
+    stat = path.stat()
+    return load(path.resolve(), (stat.st_mtime_ns, stat.st_size), threads)

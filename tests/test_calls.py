@@ -3,7 +3,7 @@
 import pytest
 
 from ragteam.errors import ParseError
-from ragteam.llm import FakeModel, Request, complete_grounded, complete_json, complete_traced
+from ragteam.llm import FakeModel, Request, complete_json, complete_text
 from ragteam.trace import Trace
 
 SCHEMA = {
@@ -16,7 +16,7 @@ ASK = [{"role": "user", "content": "q"}]
 
 def test_plain_call_is_traced_with_role_and_tokens():
     trace = Trace()
-    result = complete_traced(FakeModel(["hello there"]), trace, "answerer", Request(ASK))
+    result = complete_text(FakeModel(["hello there"]), trace, "answerer", Request(ASK))
     assert result.text == "hello there"
     [step] = trace.steps
     assert (step.kind, step.role, step.output) == ("llm", "answerer", "hello there")
@@ -94,13 +94,12 @@ def test_copying_the_worked_example_is_retried_without_the_example():
 
 def test_plain_text_copies_are_retried_then_refused():
     trace = Trace()
-    result = complete_grounded(
-        FakeModel(["Emrik Tollan", "Ada Vell"]), trace, "answerer", Request(FEW_SHOT)
-    )
+    model = FakeModel(["Emrik Tollan", "Ada Vell"])
+    result = complete_text(model, trace, "answerer", Request(FEW_SHOT), grounded=True)
     assert result.text == "Ada Vell" and trace.parse_failures_by_role() == {"answerer": 1}
     stubborn = FakeModel(["Emrik Tollan", "Tollan again"])
     with pytest.raises(ParseError, match="answerer"):
-        complete_grounded(stubborn, Trace(), "answerer", Request(FEW_SHOT))
+        complete_text(stubborn, Trace(), "answerer", Request(FEW_SHOT), grounded=True)
     assert stubborn.calls[1]["messages"] == [FEW_SHOT[0], FEW_SHOT[-1]]
 
 

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from ragteam.errors import RagteamError
 from ragteam.llm.base import ChatModel, Completion, Message, Request
-from ragteam.llm.calls import Check, complete_grounded, complete_json, complete_traced
+from ragteam.llm.calls import Check, complete_json, complete_text
 from ragteam.prompts import fill, load_prompt, parse_template, template_slots
 from ragteam.trace import AnswerView, Trace
 
@@ -112,8 +112,10 @@ class Role:
         request = Request(
             self.messages(**fields), max_tokens=max_tokens or self.max_tokens, stop=self.stop
         )
-        play = complete_grounded if self.grounded else complete_traced
-        return play(self.model(ctx), ctx.trace, self.name, request, self.view)
+        model = self.model(ctx)
+        return complete_text(
+            model, ctx.trace, self.name, request, grounded=self.grounded, view=self.view
+        )
 
     def prompt_tokens(self, model: ChatModel, **fields: str) -> int:
         """What the prompt costs besides the fields left empty (chat markup included)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -13,6 +13,9 @@ from ragteam.commands.common import err, friendly_errors
 from ragteam.commands.model_options import ModelOpt, with_model_options
 from ragteam.errors import InputError
 from ragteam.llm import ModelOptions
+
+if TYPE_CHECKING:
+    from ragteam.server.config import ServerConfig
 
 
 @with_model_options
@@ -50,17 +53,15 @@ def serve_command(
             raise InputError(
                 "serving needs the server extra: pip install 'ragteam[server]'"
             ) from exc
-        from ragteam.server.config import ServerConfig, parse_indexes
-
         if not model.startswith("openai:") and concurrency > 1:
             raise InputError("the in-process model answers one request at a time: --concurrency 1")
-        config = ServerConfig(
-            indexes=parse_indexes(index),
+        config = _config(
+            index,
+            client_key_env,
             runs_dir=runs,
             model=model,
             model_options=model_options,
             router_state=router_state,
-            api_key=os.environ.get(client_key_env) or None,
             host=host,
             concurrency=concurrency,
             queue_size=queue,
@@ -71,6 +72,15 @@ def serve_command(
         key = "API key required" if config.api_key else "no API key"
         err.print(f"ragteam serving on http://{host}:{port}/ ({key}; API docs at /docs)")
     run_server(app, host, port, app.state.service.gate.close)
+
+
+def _config(index: list[str], key_env: str | None, **settings: Any) -> ServerConfig:
+    """The service's settings from a command's flags: the `--index` values parsed, the key
+    clients must send read from the environment variable `key_env` (none without one)."""
+    from ragteam.server.config import ServerConfig, parse_indexes
+
+    api_key = (os.environ.get(key_env) or None) if key_env else None
+    return ServerConfig(indexes=parse_indexes(index), api_key=api_key, **settings)
 
 
 def run_server(app: object, host: str, port: int, on_exit: Callable[[], None]) -> None:
@@ -118,16 +128,16 @@ def mcp_command(
             raise InputError(
                 "the MCP server needs the mcp extra: pip install 'ragteam[mcp]'"
             ) from exc
-        from ragteam.server.config import ServerConfig, parse_indexes
         from ragteam.server.service import Service
 
-        config = ServerConfig(
-            indexes=parse_indexes(index),
+        key_env = client_key_env if http else None  # stdio has no clients to tell apart
+        config = _config(
+            index,
+            key_env,
             model=model,
             model_options=model_options,
             router_state=router_state,
             queue_size=queue,
-            api_key=(os.environ.get(client_key_env) or None) if http else None,
         )
         # plain one-line logs on stderr, warnings and worse (the SDK would add a Rich handler
         # that draws a box for every refused tool call)

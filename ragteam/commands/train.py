@@ -47,15 +47,22 @@ def _bar(label: str) -> LoggedProgress:
     )
 
 
-def _with_loss_bar(label: str, train: Callable[[StepSink], dict[str, Any]]) -> dict[str, Any]:
-    """`train(show)` under a progress bar that `show(step, steps, loss)` moves."""
-    with _bar(label) as bar:
+BuiltData = Annotated[Path, typer.Option("--data", help="a folder from `train build`")]
+TopLayersTrainer = Callable[[Path, Path, TopLayersSettings, Any, StepSink], dict[str, Any]]
+
+
+def _train_top_layers(
+    label: str, train: TopLayersTrainer, data: Path, out_file: Path, settings: TopLayersSettings
+) -> dict[str, Any]:
+    """`train(data, out_file, settings, log, show)` under a progress bar that `show(step,
+    steps, loss)` moves; errors as messages. Returns the chosen epoch's record."""
+    with friendly_errors(), _bar(label) as bar:
         task = bar.add_task("training", total=None, info="")
 
         def show(step: int, steps: int, loss: float) -> None:
             bar.update(task, completed=step, total=steps, info=f"loss {loss:.3f}")
 
-        return train(show)
+        return train(data, out_file, settings, out.print, show)["chosen"]
 
 
 @train_app.command("build")
@@ -123,7 +130,7 @@ def build_command(
 
 @train_app.command("shuffle")
 def shuffle_command(
-    data: Annotated[Path, typer.Option("--data", help="a folder from `train build`")],
+    data: BuiltData,
     out_dir: Annotated[Path, typer.Option("--out", help="folder to write (must be new)")],
     seed: int = 0,
 ) -> None:
@@ -141,7 +148,7 @@ def shuffle_command(
 @train_app.command("fit")
 @with_settings("settings", FitSettings)
 def fit_command(
-    data: Annotated[Path, typer.Option("--data", help="a folder from `train build`")],
+    data: BuiltData,
     out_dir: Annotated[Path, typer.Option("--out", help="training folder")],
     settings: FitSettings,
     device: Annotated[str, typer.Option(help="auto | cpu | cuda | cuda:N")] = "auto",
@@ -185,7 +192,7 @@ def fit_command(
 @train_app.command("rerank")
 @with_settings("settings", RERANK)
 def rerank_command(
-    data: Annotated[Path, typer.Option("--data", help="a folder from `train build`")],
+    data: BuiltData,
     out_file: Annotated[Path, typer.Option("--out", help="reranker to write (.safetensors)")],
     settings: TopLayersSettings,
 ) -> None:
@@ -193,16 +200,12 @@ def rerank_command(
     blocks; the epoch with the lowest validation loss is kept."""
     from ragteam.training.rerank import train_reranker
 
-    with friendly_errors():
-        record = _with_loss_bar(
-            "train rerank", lambda show: train_reranker(data, out_file, settings, out.print, show)
-        )
-        chosen = record["chosen"]
-        out.print(
-            f"wrote {out_file} (epoch {chosen['epoch']}, validation loss {chosen['loss']:.4f}; "
-            f"answer first {chosen['first_answer_retrieval']:.3f} in retrieval order -> "
-            f"{chosen['first_answer_reranked']:.3f})"
-        )
+    chosen = _train_top_layers("train rerank", train_reranker, data, out_file, settings)
+    out.print(
+        f"wrote {out_file} (epoch {chosen['epoch']}, validation loss {chosen['loss']:.4f}; "
+        f"answer first {chosen['first_answer_retrieval']:.3f} in retrieval order -> "
+        f"{chosen['first_answer_reranked']:.3f})"
+    )
 
 
 @train_app.command("support")
@@ -220,16 +223,12 @@ def support_command(
     validation loss is kept, with the threshold that maximises validation balanced accuracy."""
     from ragteam.training.support import train_checker
 
-    with friendly_errors():
-        record = _with_loss_bar(
-            "train support", lambda show: train_checker(data, out_file, settings, out.print, show)
-        )
-        chosen = record["chosen"]
-        out.print(
-            f"wrote {out_file} (epoch {chosen['epoch']}: validation loss {chosen['loss']:.4f}, "
-            f"AUROC {chosen['auroc']:.3f}, balanced accuracy {chosen['balanced_accuracy']:.3f} "
-            f"at threshold {chosen['threshold']})"
-        )
+    chosen = _train_top_layers("train support", train_checker, data, out_file, settings)
+    out.print(
+        f"wrote {out_file} (epoch {chosen['epoch']}: validation loss {chosen['loss']:.4f}, "
+        f"AUROC {chosen['auroc']:.3f}, balanced accuracy {chosen['balanced_accuracy']:.3f} "
+        f"at threshold {chosen['threshold']})"
+    )
 
 
 @train_app.command("export")

@@ -17,7 +17,7 @@ from ragteam.llm.base import (
     estimate_tokens,
 )
 from ragteam.llm.cache import CachedModel, default_cache_path
-from ragteam.llm.calls import complete_grounded, complete_json, complete_traced
+from ragteam.llm.calls import complete_json, complete_text
 from ragteam.llm.fake import FakeModel
 from ragteam.plugins import Registry
 
@@ -32,9 +32,8 @@ __all__ = [
     "Request",
     "TextModel",
     "TextRequest",
-    "complete_grounded",
     "complete_json",
-    "complete_traced",
+    "complete_text",
     "default_cache_path",
     "estimate_tokens",
     "load_model",

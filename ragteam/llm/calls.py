@@ -12,37 +12,40 @@ import jsonschema
 
 from ragteam.errors import ParseError
 from ragteam.llm.base import ChatModel, Completion, Message, Request, streams
-from ragteam.trace import AnswerView, Step, Trace
+from ragteam.trace import AnswerView, Step, TextSink, Trace
 
 # Extra validation after the schema: returns an error message, or None when the value is fine.
 Check = Callable[[Any], str | None]
 
 
-def complete_traced(
+def complete_text(
     model: ChatModel,
     trace: Trace,
     role: str,
     request: Request,
+    *,
+    grounded: bool = False,
     view: AnswerView | None = None,
 ) -> Completion:
-    """One model call, recorded in the trace under `role`; `view` picks the answer out of a
-    reply that writes it (see `watched`)."""
-    result = watched(model, trace, role, request, view)
-    trace.add(_llm_step(role, request.messages, result))
-    return result
+    """One plain-text model call, recorded in the trace under `role`; `view` picks the answer
+    out of a reply that writes it (for `trace.on_writing` listeners). A `grounded` reply must
+    not copy the worked examples: such a reply is retried once without them, and a second
+    copy raises `ParseError` for `role`."""
+    messages = list(request.messages)
+    attempts = (messages, without_examples(messages)) if grounded else (messages,)
+    for attempt in attempts:
+        asked = dataclasses.replace(request, messages=tuple(attempt)) if grounded else request
+        result = _watched(model, asked, trace.writer(role, view))
+        copied = copied_from_examples(result.text, messages) if grounded else []
+        trace.add(_llm_step(role, attempt, result, _copy_error(copied) if copied else None))
+        if not copied:
+            return result
+    raise ParseError(role, _copy_error(copied), result.text)
 
 
-def watched(
-    model: ChatModel,
-    trace: Trace,
-    role: str,
-    request: Request,
-    view: AnswerView | None = None,
-) -> Completion:
-    """`model.complete`, its reply reported to the trace's `on_writing` listener as it is
-    written (in one piece at the end when the model cannot stream); `view` picks the answer
-    out of a reply that writes it."""
-    sink = trace.writer(role, view)
+def _watched(model: ChatModel, request: Request, sink: TextSink | None) -> Completion:
+    """`model.complete`, its reply reported to `sink` as it is written (in one piece at the
+    end when the model cannot stream)."""
     if sink is None:
         return model.complete(request)
     result = model.complete(request, sink if streams(model) else None)
@@ -72,7 +75,7 @@ def complete_json(
     attempt_messages = list(messages)
     for _attempt in range(2):
         asked = Request(attempt_messages, max_tokens=max_tokens, json_schema=schema)
-        result = watched(model, trace, role, asked, view)
+        result = _watched(model, asked, trace.writer(role, view))
         value, error = _parse(result.text, schema, check)
         copied = copied_from_examples(result.text, messages) if grounded and not error else []
         if copied:
@@ -95,26 +98,6 @@ def complete_json(
             ]
         )
     raise ParseError(role, error or "invalid reply", result.text)
-
-
-def complete_grounded(
-    model: ChatModel,
-    trace: Trace,
-    role: str,
-    request: Request,
-    view: AnswerView | None = None,
-) -> Completion:
-    """A plain-text call whose reply must not copy the worked examples: such a reply is
-    retried once without them, and a second copy raises `ParseError` for `role`."""
-    messages = list(request.messages)
-    for attempt in (messages, without_examples(messages)):
-        asked = dataclasses.replace(request, messages=tuple(attempt))
-        result = watched(model, trace, role, asked, view)
-        copied = copied_from_examples(result.text, messages)
-        trace.add(_llm_step(role, attempt, result, _copy_error(copied) if copied else None))
-        if not copied:
-            return result
-    raise ParseError(role, _copy_error(copied), result.text)
 
 
 def without_examples(messages: list[Message]) -> list[Message]:

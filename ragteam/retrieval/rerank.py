@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragteam.cross_encoder import CrossEncoder, Weights, file_digest, read_weights
-from ragteam.errors import InputError
+from ragteam.cross_encoder import CrossEncoder, Weights, file_digest, load_fresh, read_weights
 from ragteam.trace import Step, Trace
 from ragteam.types import Passage
 
@@ -68,13 +67,11 @@ class Reranker:
 
 def load_reranker(path: Path, threads: int | None = None) -> Reranker:
     """The reranker at `path`, loaded once per process (again when the file changes)."""
-    if not path.is_file():
-        raise InputError(
-            f"no reranker at {path}: train one with `ragteam train rerank`, or leave the "
-            "`reranker` option empty (retrieval order)"
-        )
-    stat = path.stat()
-    return _load(path.resolve(), (stat.st_mtime_ns, stat.st_size), threads)
+    missing = (
+        f"no reranker at {path}: train one with `ragteam train rerank`, or leave the "
+        "`reranker` option empty (retrieval order)"
+    )
+    return load_fresh(path, missing, _load, threads)
 
 
 @functools.lru_cache(maxsize=2)

@@ -17,7 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragteam.cross_encoder import CrossEncoder, Weights, file_digest, read_weights, sigmoid
+from ragteam.cross_encoder import (
+    CrossEncoder,
+    Weights,
+    file_digest,
+    load_fresh,
+    read_weights,
+    sigmoid,
+)
 from ragteam.errors import InputError
 
 MAX_TOKENS = 192  # claim + passage, in MiniLM word pieces
@@ -71,13 +78,11 @@ def load_checker(path: Path | None = None, threads: int | None = None) -> Checke
     """The checker at `path` (the shipped one by default), loaded once per process (again when
     the file changes). A missing or unreadable file raises InputError saying what to do."""
     path = path or shipped_checker()
-    if not path.is_file():
-        raise InputError(
-            f"no support checker at {path}: train one with `ragteam train support --data "
-            "TRAIN_DIR --out FILE` and pass its path"
-        )
-    stat = path.stat()
-    return _load(path.resolve(), (stat.st_mtime_ns, stat.st_size), threads)
+    missing = (
+        f"no support checker at {path}: train one with `ragteam train support --data "
+        "TRAIN_DIR --out FILE` and pass its path"
+    )
+    return load_fresh(path, missing, _load, threads)
 
 
 @functools.lru_cache(maxsize=2)
