@@ -57,31 +57,8 @@ def test_an_instance_gives_other_defaults_and_a_bad_value_is_a_message():
 
 
 def test_train_fit_reads_its_stage_and_roles_through_fit_settings(tmp_path):
-    stage = runner.invoke(
-        app,
-        [
-            "train",
-            "fit",
-            "--data",
-            str(tmp_path),
-            "--out",
-            str(tmp_path / "o"),
-            "--stage",
-            "middle",
-        ],
-    )
+    args = ["train", "fit", "--data", str(tmp_path), "--out", str(tmp_path / "o")]
+    stage = runner.invoke(app, [*args, "--stage", "middle"])
     assert stage.exit_code == 2 and "--stage must be short, long or both" in stage.output
-    roles = runner.invoke(
-        app,
-        [
-            "train",
-            "fit",
-            "--data",
-            str(tmp_path),
-            "--out",
-            str(tmp_path / "o"),
-            "--short-roles",
-            "foo,locator",
-        ],
-    )
+    roles = runner.invoke(app, [*args, "--short-roles", "foo,locator"])  # the bad one is named
     assert roles.exit_code == 2 and "--short-roles foo: not a SMART role" in roles.output

@@ -73,23 +73,29 @@ def test_an_unknown_retriever_lists_the_known_ones(tmp_path):
         build_index(_corpus(tmp_path), tmp_path / "idx", retriever="wordcount")
 
 
+def _resealed(source: Path, out: Path, edit) -> Path:
+    """A copy of the index at `source` whose manifest `edit(data)` changed, sealed again (as a
+    faulty build, or an older ragteam, would have written it)."""
+    if source != out:
+        shutil.copytree(source, out)
+    data = json.loads((out / "manifest.json").read_text())
+    (out / "manifest.json").write_text(json.dumps(seal(edit(data) or data)))
+    return out
+
+
 def test_a_kinds_recorded_settings_are_checked_by_the_kind(tmp_path, wordcount):
     out = tmp_path / "idx"
     build_index(_corpus(tmp_path), out, retriever="wordcount")
-    data = json.loads((out / "manifest.json").read_text())
-    data["params"]["wordcount"] = {"lowercase": "maybe"}
-    (out / "manifest.json").write_text(json.dumps(seal(data)))
+    _resealed(out, out, lambda d: d["params"].update(wordcount={"lowercase": "maybe"}))
     with pytest.raises(IndexUnusable, match=r"wrong shape \(params.wordcount: lowercase"):
         load_index(out)
 
 
 @pytest.mark.integration
 def test_a_dense_record_of_the_wrong_shape_is_named(hybrid_index_dir, tmp_path):
-    out = tmp_path / "hybrid"
-    shutil.copytree(hybrid_index_dir, out)
-    data = json.loads((out / "manifest.json").read_text())
-    data["params"]["dense"]["kind"] = "cube"
-    (out / "manifest.json").write_text(json.dumps(seal(data)))
+    out = _resealed(
+        hybrid_index_dir, tmp_path / "hybrid", lambda d: d["params"]["dense"].update(kind="cube")
+    )
     with pytest.raises(IndexUnusable, match=r"wrong shape \(params.dense: .*cube"):
         load_index(out)
 
@@ -97,12 +103,12 @@ def test_a_dense_record_of_the_wrong_shape_is_named(hybrid_index_dir, tmp_path):
 @pytest.mark.integration
 def test_a_format_2_index_still_loads_as_built(hybrid_index_dir, tmp_path):
     """Format 2 kept dense's settings at the top of the manifest; it is read, not rebuilt."""
-    out = tmp_path / "hybrid"
-    shutil.copytree(hybrid_index_dir, out)
-    data = json.loads((out / "manifest.json").read_text())
-    params = dict(data["params"])
-    data = {**data, "format_version": 2, "dense": params.pop("dense"), "params": params}
-    (out / "manifest.json").write_text(json.dumps(seal(data)))
+
+    def as_format_2(data: dict) -> dict:
+        params = dict(data["params"])
+        return {**data, "format_version": 2, "dense": params.pop("dense"), "params": params}
+
+    out = _resealed(hybrid_index_dir, tmp_path / "hybrid", as_format_2)
     old, new = load_index(out), load_index(hybrid_index_dir)
     assert old.manifest.records == new.manifest.records
     assert settings_of(old.manifest) == settings_of(new.manifest)
