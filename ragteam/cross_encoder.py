@@ -9,16 +9,15 @@ metadata, and `CrossEncoder.load_changed` puts the changed tensors in place."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from ragteam.errors import InputError
-
-T = TypeVar("T")
 
 HEAD = "head"  # name prefix of the scoring head's tensors in a weights file
 
@@ -30,6 +29,7 @@ class Weights:
 
     what: str
     retrain: str
+    format: str | None = None  # the metadata "format" a file of this kind must carry
 
 
 def layer_of(name: str) -> int | None:
@@ -92,6 +92,12 @@ class CrossEncoder:
         }
         return keep | {f"{HEAD}.{k}": v for k, v in self.head.state_dict().items()}
 
+    def load_file(self, path: Path, kind: Weights) -> dict[str, str]:
+        """Load the weights file at `path` into this model; its metadata."""
+        tensors, meta = read_weights(path, kind)
+        self.load_changed(tensors, kind)
+        return meta
+
     def load_changed(self, tensors: dict[str, Any], kind: Weights) -> None:
         import torch
 
@@ -128,6 +134,8 @@ def read_weights(path: Path, kind: Weights) -> tuple[dict[str, Any], dict[str, s
         raise InputError(
             f"the {kind.what} {path} is unreadable ({exc}): retrain it with `{kind.retrain}`"
         ) from exc
+    if kind.format is not None and meta.get("format") != kind.format:
+        raise InputError(f"{path} is no ragteam {kind.what} (format {meta.get('format')!r})")
     return tensors, meta
 
 
@@ -140,15 +148,39 @@ def sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, x))))
 
 
+@dataclass(frozen=True)
+class Loaded:
+    """A weights file loaded into its model: the model, the file's metadata, its digest."""
+
+    model: CrossEncoder
+    meta: dict[str, str]
+    digest: str
+
+
 def load_fresh(
     path: Path,
     missing: str,
-    load: Callable[[Path, tuple[int, int], int | None], T],
+    make: Callable[[int | None], CrossEncoder],
+    kind: Weights,
     threads: int | None,
-) -> T:
-    """`load(path, stamp, threads)` for a weights file that must exist (`missing` says what to
-    do when it does not); the stamp (mtime, size) lets a cached `load` see a changed file."""
+) -> Loaded:
+    """The weights file at `path` (which must exist: `missing` says what to do when it does
+    not) loaded into `make(threads)`, once per process: the file's (mtime, size) is part of the
+    cache key, so a changed file is loaded again."""
     if not path.is_file():
         raise InputError(missing)
     stat = path.stat()
-    return load(path.resolve(), (stat.st_mtime_ns, stat.st_size), threads)
+    return _loaded(path.resolve(), (stat.st_mtime_ns, stat.st_size), make, kind, threads)
+
+
+@functools.lru_cache(maxsize=4)
+def _loaded(
+    path: Path,
+    _stamp: tuple[int, int],
+    make: Callable[[int | None], CrossEncoder],
+    kind: Weights,
+    threads: int | None,
+) -> Loaded:
+    model = make(threads)
+    meta = model.load_file(path, kind)
+    return Loaded(model, meta, file_digest(path))

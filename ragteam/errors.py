@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+
 
 class RagteamError(Exception):
     """Root of every error ragteam raises on purpose."""
@@ -59,3 +61,14 @@ class UnknownName(RagteamError):
         self.kind, self.name, self.valid = kind, name, sorted(valid)
         known = f"; known: {', '.join(self.valid)}" if self.valid else ""
         super().__init__(f"unknown {kind} '{name}'{known}")
+
+
+def refuse_unknown(
+    given: Iterable[str], known: Iterable[str], say: Callable[[str, str], str]
+) -> None:
+    """Raise InputError(say(unknown, known)) when `given` holds a key `known` lacks; both are
+    passed as sorted comma-separated text ("none" when nothing is known)."""
+    listed = sorted(known)
+    unknown = sorted(set(given) - set(listed))
+    if unknown:
+        raise InputError(say(", ".join(unknown), ", ".join(listed) or "none"))

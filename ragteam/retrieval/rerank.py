@@ -12,13 +12,12 @@ retrieval order on held-out questions (docs/benchmarks.md section 21).
 
 from __future__ import annotations
 
-import functools
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragteam.cross_encoder import CrossEncoder, Weights, file_digest, load_fresh, read_weights
+from ragteam.cross_encoder import CrossEncoder, Weights, load_fresh
 from ragteam.trace import Step, Trace
 from ragteam.types import Passage
 
@@ -71,15 +70,8 @@ def load_reranker(path: Path, threads: int | None = None) -> Reranker:
         f"no reranker at {path}: train one with `ragteam train rerank`, or leave the "
         "`reranker` option empty (retrieval order)"
     )
-    return load_fresh(path, missing, _load, threads)
-
-
-@functools.lru_cache(maxsize=2)
-def _load(path: Path, _stamp: tuple[int, int], threads: int | None) -> Reranker:
-    tensors, _meta = read_weights(path, RERANKER)
-    model = scoring_model(threads)
-    model.load_changed(tensors, RERANKER)
-    return Reranker(path, model, f"rerank:{path.name}:{file_digest(path)}")
+    loaded = load_fresh(path, missing, scoring_model, RERANKER, threads)
+    return Reranker(path, loaded.model, f"rerank:{path.name}:{loaded.digest}")
 
 
 def rerank_traced(

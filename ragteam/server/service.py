@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragteam.api import answer
-from ragteam.errors import IndexUnusable, InputError, RagteamError, UnknownName
+from ragteam.errors import IndexUnusable, InputError, RagteamError, UnknownName, refuse_unknown
 from ragteam.llm import load_model
 from ragteam.llm.base import ChatModel
 from ragteam.retrieval.index import Index, load_index, read_manifest
@@ -197,13 +197,14 @@ class Service:
     def _options(self, strategy: str, given: dict[str, Any]) -> dict[str, Any]:
         """The request's options, allow-listed: a client never names a server file (the
         adaptive router's state comes from --router-state only)."""
-        allowed = client_options(strategy)
-        refused = sorted(set(given) - set(allowed))
-        if refused:
-            raise InputError(
-                f"option {', '.join(refused)} of '{strategy}' cannot be set by a request; "
-                f"options a request may set: {', '.join(allowed) or 'none'}"
-            )
+        refuse_unknown(
+            given,
+            client_options(strategy),
+            lambda refused, allowed: (
+                f"option {refused} of '{strategy}' cannot be set by a "
+                f"request; options a request may set: {allowed}"
+            ),
+        )
         return {**given, **self.options_for(strategy)}
 
     def options_for(self, strategy: str) -> dict[str, Any]:

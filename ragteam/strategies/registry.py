@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ragteam.errors import InputError
+from ragteam.errors import InputError, refuse_unknown
 from ragteam.plugins import Registry
 from ragteam.strategies.base import Strategy
 
@@ -47,12 +47,13 @@ def make_strategy(name: str, options: dict[str, Any] | None = None) -> Strategy:
     options = options or {}
     if dataclasses.is_dataclass(cls):
         declared = strategy_options(name)
-        unknown = sorted(set(options) - set(declared))
-        if unknown:
-            raise InputError(
-                f"strategy '{name}' has no option {', '.join(unknown)}; "
-                f"its options: {', '.join(sorted(declared)) or 'none'}"
-            )
+        refuse_unknown(
+            options,
+            declared,
+            lambda unknown, known: (
+                f"strategy '{name}' has no option {unknown}; its options: {known}"
+            ),
+        )
         options = {
             key: convert_option(name, key, value, declared[key][0])
             for key, value in options.items()

@@ -11,7 +11,6 @@ cores read answers worse than the lexical layer (docs/benchmarks.md section 25);
 
 from __future__ import annotations
 
-import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,12 +19,9 @@ from typing import Any
 from ragteam.cross_encoder import (
     CrossEncoder,
     Weights,
-    file_digest,
     load_fresh,
-    read_weights,
     sigmoid,
 )
-from ragteam.errors import InputError
 
 MAX_TOKENS = 192  # claim + passage, in MiniLM word pieces
 FORMAT = "ragteam-support-v1"
@@ -43,7 +39,7 @@ def claim_text(question: str, sentence: str) -> str:
     return f"{question.strip()} {sentence.strip()}".strip()
 
 
-CHECKER = Weights("support checker", "ragteam train support")
+CHECKER = Weights("support checker", "ragteam train support", FORMAT)
 
 
 def pair_model(threads: int | None = None) -> CrossEncoder:
@@ -82,15 +78,6 @@ def load_checker(path: Path | None = None, threads: int | None = None) -> Checke
         f"no support checker at {path}: train one with `ragteam train support --data "
         "TRAIN_DIR --out FILE` and pass its path"
     )
-    return load_fresh(path, missing, _load, threads)
-
-
-@functools.lru_cache(maxsize=2)
-def _load(path: Path, _stamp: tuple[int, int], threads: int | None) -> Checker:
-    tensors, meta = read_weights(path, CHECKER)
-    if meta.get("format") != FORMAT:
-        raise InputError(f"{path} is no ragteam support checker (format {meta.get('format')!r})")
-    model = pair_model(threads)
-    model.load_changed(tensors, CHECKER)
-    threshold = float(json.loads(meta.get("card", "{}")).get("threshold", 0.5))
-    return Checker(path, model, threshold, f"{path.name}:{file_digest(path)}")
+    loaded = load_fresh(path, missing, pair_model, CHECKER, threads)
+    threshold = float(json.loads(loaded.meta.get("card", "{}")).get("threshold", 0.5))
+    return Checker(path, loaded.model, threshold, f"{path.name}:{loaded.digest}")

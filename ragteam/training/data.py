@@ -77,9 +77,11 @@ def read_train_questions(
         seen.add(qid)
         choices, claim = _format(row, where)
         answers = (str(row["label"]).strip(),) if choices or claim else _answers(row, where)
+        base = TrainQuestion(
+            qid, question, answers, "plain", where=where, choices=choices, claim=claim
+        )
         try:
-            parsed = _parse_row(qid, question, answers, row, where, bool(choices or claim))
-            rows.append(replace(parsed, choices=choices, claim=claim))
+            rows.append(_parse_row(base, row))
         except UnsupportedAnswer:
             if not skip_unsupported:
                 raise
@@ -116,25 +118,18 @@ def _format(row: dict[str, Any], where: str) -> tuple[dict[str, str], bool]:
     return choices, False
 
 
-def _parse_row(
-    qid: str,
-    question: str,
-    answers: tuple[str, ...],
-    row: dict[str, Any],
-    where: str,
-    labelled: bool = False,
-) -> TrainQuestion:
-    """`labelled` rows (multiple choice, claims) answer with a label, which need not occur in
-    the evidence. A labelled row without evidence cannot label the fact locator (nothing says
-    which passage supports a label): it is kind `noevidence`, which trains the generator only
-    (answering the posed question in its format after whatever was located)."""
+def _parse_row(base: TrainQuestion, row: dict[str, Any]) -> TrainQuestion:
+    """`base` (a plain question) with what `row` says about its evidence. Labelled rows
+    (multiple choice, claims) answer with a label, which need not occur in the evidence. A
+    labelled row without evidence cannot label the fact locator (nothing says which passage
+    supports a label): it is kind `noevidence`, which trains the generator only (answering the
+    posed question in its format after whatever was located)."""
+    labelled = bool(base.choices or base.claim)
     if "supporting_facts" in row:
-        return _hotpotqa(qid, question, answers, row, where, check=not labelled)
+        return _hotpotqa(base, row, check=not labelled)
     if "decomposition" in row:
-        return _musique(qid, question, answers, row, where)
-    if labelled:
-        return TrainQuestion(qid, question, answers, "noevidence", where=where)
-    return TrainQuestion(qid, question, answers, "plain", where=where)
+        return _musique(base, row)
+    return replace(base, kind="noevidence") if labelled else base
 
 
 def _text(row: dict[str, Any], key: str, where: str) -> str:
@@ -161,14 +156,8 @@ def _context(row: dict[str, Any], where: str) -> list[dict[str, Any]]:
     return context
 
 
-def _hotpotqa(
-    qid: str,
-    question: str,
-    answers: tuple[str, ...],
-    row: dict[str, Any],
-    where: str,
-    check: bool = True,
-) -> TrainQuestion:
+def _hotpotqa(base: TrainQuestion, row: dict[str, Any], check: bool = True) -> TrainQuestion:
+    where = base.where
     sentences: dict[str, list[str]] = {}
     for paragraph in _context(row, where):
         title, body = paragraph.get("title"), paragraph.get("sentences")
@@ -187,21 +176,13 @@ def _hotpotqa(
         raise InputError(f"{where}: 'supporting_facts' is empty")
     paragraphs = {t: "".join(s) for t, s in sentences.items()}
     if check:
-        _check_answer_occurs(answers, [paragraphs[t] for t in facts], where)
-    return TrainQuestion(
-        qid,
-        question,
-        answers,
-        "hotpotqa",
-        {t: tuple(f) for t, f in facts.items()},
-        paragraphs,
-        where=where,
-    )
+        _check_answer_occurs(base.answers, [paragraphs[t] for t in facts], where)
+    facts_of = {t: tuple(f) for t, f in facts.items()}
+    return replace(base, kind="hotpotqa", facts=facts_of, paragraphs=paragraphs)
 
 
-def _musique(
-    qid: str, question: str, answers: tuple[str, ...], row: dict[str, Any], where: str
-) -> TrainQuestion:
+def _musique(base: TrainQuestion, row: dict[str, Any]) -> TrainQuestion:
+    where = base.where
     paragraphs: dict[str, str] = {}
     supporting: list[str] = []
     for paragraph in _context(row, where):
@@ -231,17 +212,14 @@ def _musique(
         )
         step_answers.append(answer)
         resolved.append(" ".join(text.split()))
-    _check_answer_occurs(answers, [paragraphs[t] for t in supporting], where)
-    return TrainQuestion(
-        qid,
-        question,
-        answers,
-        "musique",
-        {t: () for t in supporting},
-        paragraphs,
-        tuple(r for r in resolved if r),
-        where,
-        tuple(a for a in step_answers if a),
+    _check_answer_occurs(base.answers, [paragraphs[t] for t in supporting], where)
+    return replace(
+        base,
+        kind="musique",
+        facts={t: () for t in supporting},
+        paragraphs=paragraphs,
+        sub_questions=tuple(r for r in resolved if r),
+        sub_answers=tuple(a for a in step_answers if a),
     )
 
 
