@@ -5,6 +5,10 @@ gold supporting passages), each checked by the lexical layer and by the trained 
         --strategies oner,smart --n 100 --checker CHECKER --out /tmp/support/answers.jsonl
     python bench/support.py report /tmp/support/answers.jsonl
     python bench/support.py checker --data ../shared/data/train --checker CHECKER
+    python bench/support.py train-questions --data ../shared/data/train --out train.jsonl
+    python bench/support.py rescore ANSWERS --index IDX --questions Q --checker C --out NEW
+    python bench/support.py without-gold --corpus CORPUS --questions Q --n 100 --out LESS
+    python bench/support.py refusal ANSWERS_WHOLE_INDEX ANSWERS_INDEX_WITHOUT_GOLD
 
 `answers` runs each strategy once with support off (its own citations: "before"), then checks
 the same answer with each layer (no second model call); rows are appended and fsynced, so a
@@ -72,13 +76,16 @@ def one(index, strategy: str, row: dict, checker: str) -> dict:
         "read": [p.id for p in passages],
         "seconds": round(seconds, 3),
     }
+    return {**out, **checked(row["question"], result.text, passages, checker)}
+
+
+def checked(question: str, text: str, passages: list, checker: str) -> dict:
+    """Each layer's verdict on one answer, as a row records it."""
+    out = {}
     for layer in LAYERS:
         started = time.perf_counter()
         found = check_support(
-            row["question"],
-            result.text,
-            passages,
-            SupportSettings(layer=layer, checker_path=checker),
+            question, text, passages, SupportSettings(layer=layer, checker_path=checker)
         )
         out[layer] = {
             "score": found.score,
@@ -88,6 +95,23 @@ def one(index, strategy: str, row: dict, checker: str) -> dict:
             "seconds": round(time.perf_counter() - started, 4),
         }
     return out
+
+
+def rescore(args: argparse.Namespace) -> None:
+    """The rows of `answers` checked again by this code's layers (the same answers, the same
+    passages read: no model call), written to `out`."""
+    index = load_index(args.index)
+    questions = {}
+    for line in Path(args.questions).read_text().splitlines():
+        if line.strip():
+            row = json.loads(line)
+            questions[row["id"]] = row["question"]
+    rows = [json.loads(x) for x in Path(args.answers).read_text().splitlines() if x.strip()]
+    with Path(args.out).open("w", encoding="utf-8") as handle:
+        for row in rows:
+            passages = [index.passage(i) for i in row["read"]]
+            again = checked(questions[row["id"]], row["answer"], passages, args.checker)
+            handle.write(json.dumps({**row, **again}) + "\n")
 
 
 def bootstrap(values: list[float], rounds: int = 2000) -> tuple[float, float, float]:
@@ -166,6 +190,72 @@ def checker_report(data: Path, path: Path) -> None:
             )
 
 
+def train_questions(data: Path, out: Path) -> None:
+    """dev300-style rows (id, question, answers, supporting_ids) of the HotpotQA training
+    questions in `data` (hotpotqa_train.jsonl), their gold passages found by title in
+    train_corpus.jsonl: answers to these fit the support score's design, never dev300's."""
+    ids: dict[str, list[str]] = {}
+    for line in (data / "train_corpus.jsonl").read_text().splitlines():
+        passage = json.loads(line)
+        ids.setdefault(passage["title"], []).append(passage["id"])
+    rows = []
+    for line in (data / "hotpotqa_train.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        titles = dict.fromkeys(title for title, _n in row["supporting_facts"])
+        gold = [i for t in titles for i in ids[t]]
+        rows.append({**{k: row[k] for k in ("id", "question", "answers")}, "supporting_ids": gold})
+    out.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def without_gold(corpus: Path, questions: Path, n: int, out: Path) -> None:
+    """`corpus` less the gold supporting passages of the first `n` questions: asked of an
+    index of it, those questions have no answer in the documents (Trust-Score's refusal test)."""
+    rows = [json.loads(x) for x in questions.read_text().splitlines() if x.strip()][:n]
+    gold = {i for r in rows for i in r["supporting_ids"]}
+    lines = [x for x in corpus.read_text().splitlines() if x.strip()]
+    kept = [x for x in lines if json.loads(x)["id"] not in gold]
+    out.write_text("\n".join(kept) + "\n")
+    print(f"{len(gold)} gold passages of {len(rows)} questions left out; {len(kept)} kept")
+
+
+def refusal(answerable: Path, unanswerable: Path) -> None:
+    """Grounded refusal (Trust-Score): each layer refuses when it finds no sentence supported
+    (what `abstain=true` withholds). F1 of refusing on the questions whose gold passages are
+    gone, F1 of answering on those whose are there, and their mean; "before" never refuses."""
+    have = [json.loads(x) for x in answerable.read_text().splitlines() if x.strip()]
+    gone = [json.loads(x) for x in unanswerable.read_text().splitlines() if x.strip()]
+    for strategy in dict.fromkeys(r["strategy"] for r in gone):
+        ids = {r["id"] for r in gone if r["strategy"] == strategy}
+        yes = [r for r in have if r["strategy"] == strategy and r["id"] in ids]
+        no = [r for r in gone if r["strategy"] == strategy]
+        print(f"\n{strategy}: {len(yes)} answerable, {len(no)} unanswerable")
+        for layer in ("before", *LAYERS):
+            no_refused = sum(refuses(r, layer) for r in no)
+            yes_refused = sum(refuses(r, layer) for r in yes)
+            f_ref = f1(no_refused, yes_refused, len(no))
+            f_ans = f1(len(yes) - yes_refused, len(no) - no_refused, len(yes))
+            right = [r["match"] for r in yes if not refuses(r, layer)]
+            print(
+                f"  {layer:8} refuses {no_refused}/{len(no)} unanswerable, "
+                f"{yes_refused}/{len(yes)} answerable; F1 refuse {f_ref:.3f}, "
+                f"F1 answer {f_ans:.3f}, grounded refusal {(f_ref + f_ans) / 2:.3f}; match of "
+                f"the answerable it answers {sum(right) / max(1, len(right)):.3f}"
+            )
+
+
+def refuses(row: dict, layer: str) -> bool:
+    """What `abstain=true` withholds: an answer none of whose sentences is supported."""
+    return layer != "before" and not row[layer]["any"]
+
+
+def f1(hits: int, false_alarms: int, relevant: int) -> float:
+    chosen = hits + false_alarms
+    if not hits:
+        return 0.0
+    precision, recall = hits / chosen, hits / relevant
+    return 2 * precision * recall / (precision + recall)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="command", required=True)
@@ -181,8 +271,33 @@ def main() -> None:
     c = sub.add_parser("checker")
     c.add_argument("--data", type=Path, required=True)
     c.add_argument("--checker", type=Path, required=True)
+    t = sub.add_parser("train-questions")
+    t.add_argument("--data", type=Path, required=True, help="../shared/data/train")
+    t.add_argument("--out", type=Path, required=True)
+    s = sub.add_parser("rescore")
+    s.add_argument("answers", type=Path)
+    s.add_argument("--index", required=True)
+    s.add_argument("--questions", required=True)
+    s.add_argument("--checker", required=True)
+    s.add_argument("--out", required=True)
+    w = sub.add_parser("without-gold")
+    w.add_argument("--corpus", type=Path, required=True)
+    w.add_argument("--questions", type=Path, required=True)
+    w.add_argument("--n", type=int, default=100)
+    w.add_argument("--out", type=Path, required=True)
+    g = sub.add_parser("refusal")
+    g.add_argument("answerable", type=Path, help="answers on the whole index")
+    g.add_argument("unanswerable", type=Path, help="answers on the index without gold")
     args = parser.parse_args()
-    if args.command == "answers":
+    if args.command == "without-gold":
+        return without_gold(args.corpus, args.questions, args.n, args.out)
+    if args.command == "rescore":
+        return rescore(args)
+    if args.command == "refusal":
+        return refusal(args.answerable, args.unanswerable)
+    if args.command == "train-questions":
+        train_questions(args.data, args.out)
+    elif args.command == "answers":
         run_answers(args)
     elif args.command == "report":
         report(args.path)

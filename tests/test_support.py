@@ -39,6 +39,21 @@ def test_sentences_and_the_lexical_layer():
     assert lexical_score(QUESTION, "the Wrenhold Lighthouse engineer Dunmere", TOLLAN.text) == 0.0
 
 
+def test_an_answer_that_adds_nothing_the_question_asks_for_is_not_supported():
+    """Seen on real `oner` answers to training questions (docs/benchmarks.md section 29): a
+    sentence that repeats the question, or a year copied from a passage for a "which"
+    question, used to count as supported because every word of it was in a passage."""
+    echo = "The engineer who built the Wrenhold Lighthouse was born in a village."
+    assert lexical_score(QUESTION, echo, TOLLAN.text) == 0.0
+    assert lexical_score(QUESTION, "1871", TOLLAN.text) == 0.0
+    assert lexical_score("When was the Wrenhold Lighthouse built?", "1871", TOLLAN.text) == 1.0
+    assert lexical_score("How many lighthouses did Tollan build?", "1871", TOLLAN.text) == 1.0
+    # a choice the question offers is answered with its own words, and checked
+    choice = "Was the Wrenhold Lighthouse built by Emrik Tollan or by Orlen?"
+    assert lexical_score(choice, "Emrik Tollan", TOLLAN.text) == 1.0
+    assert lexical_score(choice, "Emrik Tollan", HERRING.text) == 0.0
+
+
 def test_a_checker_file_is_read_and_its_verdicts_recorded(tmp_path):
     """The checker's mechanics on real MiniLM weights: a file as `ragteam train support` writes
     it (here an untrained head; its quality is measured in docs/benchmarks.md section 25, not
