@@ -18,7 +18,7 @@ OPTIONS = {
 @pytest.mark.parametrize("strategy", sorted(OPTIONS))
 def test_answers_with_a_well_formed_trace(strategy, hotpot_bm25_dir, dev3, embedded_model):
     index = load_index(hotpot_bm25_dir)
-    cited = 0
+    read = 0
     for q in dev3:
         result = answer(
             q["question"],
@@ -33,9 +33,12 @@ def test_answers_with_a_well_formed_trace(strategy, hotpot_bm25_dir, dev3, embed
         assert llm and all(s.prompt_tokens > 0 and s.output is not None for s in llm)
         assert all(s.prompt_tokens + 48 <= embedded_model.context_length for s in llm)
         retrieved = {h["id"] for s in steps if s.kind == "retrieve" for h in s.output}
-        cited += bool(result.citations)  # a query that matches nothing leaves nothing to cite
-        assert all(
-            c.passage_id in retrieved and index.passage(c.passage_id) for c in result.citations
-        )
+        read += bool(result.read)  # a query that matches nothing leaves nothing to check
+        assert {c.passage_id for c in result.read} <= retrieved
+        assert all(index.passage(c.passage_id) for c in result.read)
+        # citations are earned: only the passages the support check found backing a sentence
+        assert [c.passage_id for c in result.citations] == result.support.cited
+        supported = {p for s in result.support.sentences if s.supported for p in s.passages}
+        assert set(result.support.cited) == supported
         assert result.trace.totals()["llm_calls"] == len(llm) <= 6
-    assert cited >= 1
+    assert read >= 1
