@@ -6,23 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ragteam.agents.role import Context, Role
+from ragteam.agents.role import Context, Role, object_of, strings
 from ragteam.agents.views import json_field
 
 TEXT = {"type": "string", "maxLength": 300}
 SHORT = {"type": "string", "maxLength": 100}
-PLAN_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "analysis": TEXT,
-        "steps": {
-            "type": "array",
-            "items": {"type": "string", "minLength": 1, "maxLength": 200},
-            "maxItems": 8,
-        },
-    },
-    "required": ["analysis", "steps"],
-}
+PLAN_SCHEMA = object_of(("analysis", "steps"), analysis=TEXT, steps=strings(1, 200, max_items=8))
 STEP_SCHEMA = {
     "type": "object",
     "properties": {

@@ -138,3 +138,21 @@ def _slot_problem(
 def role_names(*roles: Role) -> tuple[str, ...]:
     """A strategy's `roles` (the names `--role-model` accepts), from the roles it plays."""
     return tuple(dict.fromkeys(r.name for r in roles))
+
+
+def object_of(required: tuple[str, ...], **properties: dict[str, Any]) -> dict[str, Any]:
+    """A role's JSON schema: an object with these properties, of which `required` must be there."""
+    return {"type": "object", "properties": properties, "required": list(required)}
+
+
+def strings(
+    min_length: int, max_length: int, max_items: int, min_items: int | None = None
+) -> dict[str, Any]:
+    """A JSON schema for a list of short strings (plans, intents, tasks)."""
+    bounds = {"minItems": min_items} if min_items is not None else {}
+    return {
+        "type": "array",
+        "items": {"type": "string", "minLength": min_length, "maxLength": max_length},
+        **bounds,
+        "maxItems": max_items,
+    }

@@ -6,25 +6,14 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ragteam.agents.role import Context, Role
+from ragteam.agents.role import Context, Role, object_of, strings
 from ragteam.agents.views import json_field
 from ragteam.metrics import f1_score
 from ragteam.retrieval import Index, retrieve_traced
 from ragteam.trace import Trace
 from ragteam.types import Passage
 
-INTENTS_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "intents": {
-            "type": "array",
-            "items": {"type": "string", "minLength": 1, "maxLength": 120},
-            "minItems": 1,
-            "maxItems": 4,
-        }
-    },
-    "required": ["intents"],
-}
+INTENTS_SCHEMA = object_of(("intents",), intents=strings(1, 120, max_items=4, min_items=1))
 LOCATOR_SCHEMA = {
     "type": "object",
     "properties": {"relevant": {"type": "boolean"}, "fact": {"type": "string", "maxLength": 400}},

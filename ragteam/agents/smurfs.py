@@ -6,24 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from ragteam.agents.role import Context, Role
+from ragteam.agents.role import Context, Role, object_of, strings
 from ragteam.agents.views import json_field
 from ragteam.tools.base import Tool
 from ragteam.types import Passage
 
 SHORT = {"type": "string", "maxLength": 150}
-PLAN_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "Tasks": {
-            "type": "array",
-            "items": {"type": "string", "minLength": 3, "maxLength": 200},
-            "minItems": 1,
-            "maxItems": 6,
-        }
-    },
-    "required": ["Tasks"],
-}
+PLAN_SCHEMA = object_of(("Tasks",), Tasks=strings(3, 200, max_items=6, min_items=1))
 ANSWER_SCHEMA = {"type": "object", "properties": {"answer": SHORT}, "required": ["answer"]}
 VERDICT_SCHEMA = {
     "type": "object",
