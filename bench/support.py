@@ -265,7 +265,9 @@ def main() -> None:
     a.add_argument("--strategies", default="oner,smart")
     a.add_argument("--n", type=int, default=100)
     a.add_argument("--out", required=True)
-    a.add_argument("--checker", required=True, help="from `ragteam train support`")
+    a.add_argument(
+        "--checker", default="", help="from `ragteam train support` (none: lexical decides)"
+    )
     r = sub.add_parser("report")
     r.add_argument("path", type=Path)
     c = sub.add_parser("checker")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ragteam.agents.judge import judge_with
 from ragteam.formats import choice_label, pose, truth_label
 from ragteam.strategies.base import Context, Strategy
 from ragteam.support.stage import check_support
@@ -56,7 +57,8 @@ def attach_support(
     if not passages or not result.text.strip():
         return
     checked = (choices or {}).get(result.text, result.text)
-    found = check_support(result.question, checked, passages, settings, result.trace)
+    judge = judge_with(ctx, result.question) if settings.layer == "llm" else None
+    found = check_support(result.question, checked, passages, settings, result.trace, judge)
     given = {c.passage_id: c for c in result.citations}
     by_id = {p.id: p for p in passages}
     result.read = [given.get(pid) or Citation.of(by_id[pid]) for pid in found.read]

@@ -62,7 +62,7 @@ def answer(
     `Tool`s that tool-using strategies (smurfs) may call, next to search and lookup.
     `on_step` is called with every trace step as it happens (to stream the work), `on_writing`
     with every model reply as it is written (`Writing.answer`: the answer so far). `support`
-    says how the answer's support is checked (default: the trained checker, no abstention;
+    says how the answer's support is checked (default: the lexical layer, no abstention;
     `SupportSettings(abstain=True)` answers "not found" when no passage supports it)."""
     question = check_question(question)
     runner = make_strategy(strategy, options)

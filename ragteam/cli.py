@@ -92,7 +92,8 @@ def ask(
     support: Annotated[
         str,
         typer.Option(
-            help="how each sentence's support is checked: lexical, checker (needs --checker), off"
+            help="how each sentence's support is checked: lexical, checker (needs --checker), "
+            "llm (the model judges; --role-model judge=SPEC for another), off"
         ),
     ] = "lexical",
     checker: Annotated[

@@ -108,14 +108,15 @@ class Citation:
         return cls(passage.id, passage.title, passage.doc_id, where)
 
 
-Layer = Literal["lexical", "checker", "off"]
+Layer = Literal["lexical", "checker", "llm", "off"]
 
 
 @dataclass(frozen=True)
 class SupportSettings:
     # lexical: content words found in the passage (the default: it measured better than the
     # checker trained so far, docs/benchmarks.md section 25); checker: a trained MiniLM checker
-    # (`ragteam train support`), the lexical layer when it cannot load (said in the trace)
+    # (`ragteam train support`), the lexical layer when it cannot load (said in the trace); llm:
+    # a model judges each sentence against its closest passages (`ragteam.agents.judge`)
     layer: Layer = "lexical"
     checker_path: str = ""  # the checker file (.safetensors) for layer "checker"
     abstain: bool = False  # answer "not found in your documents" when nothing supports it
@@ -143,7 +144,7 @@ class SentenceSupport:
 
 @dataclass(frozen=True)
 class Support:
-    layer: str  # checker | lexical | off
+    layer: str  # checker | lexical | llm | off
     threshold: float
     sentences: tuple[SentenceSupport, ...] = ()
     read: tuple[str, ...] = ()  # ids of every passage checked

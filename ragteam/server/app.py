@@ -51,7 +51,7 @@ class AnswerRequest(BaseModel):
     options: dict[str, Any] = Field(default_factory=dict)
     choices: dict[str, str] | None = None
     claim: bool = False
-    support: Literal["lexical", "checker", "off"] = "lexical"
+    support: Literal["lexical", "checker", "llm", "off"] = "lexical"
     abstain: bool = False  # "not found in your documents" when no passage supports the answer
 
 

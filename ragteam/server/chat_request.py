@@ -18,7 +18,7 @@ class Extension(BaseModel):
     options: dict[str, Any] = Field(default_factory=dict)
     choices: dict[str, str] | None = None
     claim: bool = False
-    support: Literal["lexical", "checker", "off"] = "lexical"
+    support: Literal["lexical", "checker", "llm", "off"] = "lexical"
     # the reply says in words when nothing supports the answer; abstain withholds such an
     # answer instead (its streamed text then waits for the check)
     abstain: bool = False

@@ -108,7 +108,7 @@ def _add_ask(server: MCPServer, service: Service) -> None:
     if service.config.indexes:
         served = tuple(service.config.indexes)
         ask.__annotations__["index"] = Literal[served] | None  # type: ignore[valid-type]
-    ask.__annotations__["support"] = Literal["lexical", "off"]
+    ask.__annotations__["support"] = Literal["lexical", "llm", "off"]
     server.tool()(ask)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from ragteam.agents.judge import ROLE_NAMES as SUPPORT_ROLES
 from ragteam.errors import InputError, refuse_unknown
 from ragteam.plugins import Registry
 from ragteam.strategies.base import Strategy
@@ -105,7 +106,7 @@ def strategy_roles(name: str) -> tuple[str, ...]:
 
 def check_roles(names: list[str], roles: list[str]) -> None:
     """Every `--role-model` role must belong to one of the strategies that run."""
-    known = {r for n in names for r in strategy_roles(n)}
+    known = {r for n in names for r in strategy_roles(n)} | set(SUPPORT_ROLES)
     wrong = sorted(set(roles) - known)
     if wrong:
         raise InputError(

@@ -3,21 +3,26 @@ answer. One place for every strategy; the answer then cites only what supports i
 
 Layers: `lexical` (always computed, the default: new content words found in the passage),
 `checker` (a trained MiniLM cross-encoder, `ragteam train support`; the lexical layer decides
-when its file cannot load), `off` (nothing checked). The layer that decided, and why another
+when its file cannot load), `llm` (a model as the judge, `ragteam.agents.judge`: the answer's own
+model or `--role-model judge=...`; a pair whose verdict fails keeps its lexical verdict), `off`
+(nothing checked). The layer that decided, and why another
 did not, is recorded in the trace as a `support` step."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from ragteam.errors import InputError, RagteamError
+from ragteam.errors import InputError, ParseError, RagteamError
 from ragteam.support.lexical import LEXICAL_THRESHOLD, lexical_score, sentences
 from ragteam.trace import Step, Trace
 from ragteam.types import Passage, SentenceSupport, Support, SupportSettings
 
-LAYERS: tuple[str, ...] = ("lexical", "checker", "off")
+LAYERS: tuple[str, ...] = ("lexical", "checker", "llm", "off")
+# (sentence, passage text) -> whether the passage states the sentence; raises RagteamError
+Judge = Callable[[str, str], bool]
 
 
 def support_settings(
@@ -41,8 +46,10 @@ def check_support(
     passages: list[Passage],
     settings: SupportSettings,
     trace: Trace | None = None,
+    judge: Judge | None = None,
 ) -> Support:
-    """Which of `passages` support each sentence of `answer` (to `question`)."""
+    """Which of `passages` support each sentence of `answer` (to `question`); `judge` plays
+    the `llm` layer (without one, the lexical layer decides and the trace says so)."""
     started = time.perf_counter()
     checker, note = _checker(settings)
     spans = sentences(answer)
@@ -55,7 +62,15 @@ def check_support(
     lexical = [[lexical_score(question, t, _passage_text(p)) for p in usable] for t in texts]
     if settings.layer == "off":
         result = Support("off", 1.0, read=tuple(p.id for p in usable), note="not checked")
+    elif settings.layer == "llm" and judge is not None:
+        scores, failed = _judged_scores(judge, texts, usable, lexical)
+        if failed:
+            note = f"{note}; " if note else ""
+            note += f"the judge gave no verdict on {failed}: the lexical verdict stands for them"
+        result = _decide("llm", 0.5, spans, texts, usable, scores, note)
     elif checker is None:
+        if settings.layer == "llm":
+            note = "no model to judge with: the lexical layer alone"
         result = _decide("lexical", LEXICAL_THRESHOLD, spans, texts, usable, lexical, note)
     else:
         scores = _checker_scores(checker, question, texts, usable, lexical)
@@ -95,10 +110,7 @@ def _checker_scores(
     CHECKED_PER_SENTENCE passages of its sentence) scores 0."""
     from ragteam.support.checker import claim_text
 
-    pairs: list[tuple[int, int]] = []
-    for i, row in enumerate(lexical):
-        order = sorted(range(len(row)), key=lambda j: -row[j])
-        pairs += [(i, j) for j in order[:CHECKED_PER_SENTENCE]]
+    pairs = _closest(lexical)
     probs = checker.scores(
         [claim_text(question, texts[i]) for i, _ in pairs],
         [_passage_text(usable[j]) for _, j in pairs],
@@ -107,6 +119,43 @@ def _checker_scores(
     for (i, j), prob in zip(pairs, probs, strict=True):
         scores[i][j] = prob
     return scores
+
+
+def _closest(lexical: list[list[float]]) -> list[tuple[int, int]]:
+    """(sentence, passage) pairs worth a closer look: each sentence's CHECKED_PER_SENTENCE
+    lexically closest passages."""
+    pairs: list[tuple[int, int]] = []
+    for i, row in enumerate(lexical):
+        order = sorted(range(len(row)), key=lambda j: -row[j])
+        pairs += [(i, j) for j in order[:CHECKED_PER_SENTENCE]]
+    return pairs
+
+
+def _judged_scores(
+    judge: Judge, texts: list[str], usable: list[Passage], lexical: list[list[float]]
+) -> tuple[list[list[float]], str]:
+    """1 where the judge says the passage states the sentence, else 0; a pair it gives no
+    verdict on keeps the lexical verdict (1 at or above LEXICAL_THRESHOLD), and after a failure
+    that is not a bad reply (an unreachable server) the judge is not asked again. Returns the
+    scores and which pairs failed, in words ("" when none did)."""
+    scores = [[0.0] * len(usable) for _ in texts]
+    failed, broken = 0, ""
+    for i, j in _closest(lexical):
+        if not broken:
+            try:
+                scores[i][j] = float(judge(texts[i], _passage_text(usable[j])))
+                continue
+            except ParseError:
+                failed += 1
+            except RagteamError as exc:
+                broken = str(exc)
+        scores[i][j] = float(lexical[i][j] >= LEXICAL_THRESHOLD)
+    parts = []
+    if failed:
+        parts.append(f"{failed} pair{'' if failed == 1 else 's'} (a reply that was no verdict)")
+    if broken:
+        parts.append(f"every pair from the model's failure on ({broken})")
+    return scores, "; ".join(parts)
 
 
 def _decide(
