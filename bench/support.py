@@ -6,7 +6,8 @@ gold supporting passages), each checked by the lexical layer and by the trained 
     python bench/support.py report /tmp/support/answers.jsonl
     python bench/support.py checker --data ../shared/data/train --checker CHECKER
     python bench/support.py train-questions --data ../shared/data/train --out train.jsonl
-    python bench/support.py rescore ANSWERS --index IDX --questions Q --checker C --out NEW
+    python bench/support.py rescore ANSWERS --index IDX --questions Q [--checker C] \\
+        [--judge embedded] --out NEW
     python bench/support.py without-gold --corpus CORPUS --questions Q --n 100 --out LESS
     python bench/support.py refusal ANSWERS_WHOLE_INDEX ANSWERS_INDEX_WITHOUT_GOLD
 
@@ -30,14 +31,19 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from ragteam import answer
+from ragteam.agents.judge import judge_with
+from ragteam.agents.role import Solo
 from ragteam.answering import read_passages
+from ragteam.llm import load_model
 from ragteam.metrics import match
 from ragteam.retrieval import load_index
 from ragteam.support.stage import check_support
+from ragteam.trace import Trace
 from ragteam.training.support import auroc
 from ragteam.types import SupportSettings
 
 LAYERS = ("lexical", "checker")
+ALL_LAYERS = (*LAYERS, "llm")
 
 
 def run_answers(args: argparse.Namespace) -> None:
@@ -79,13 +85,19 @@ def one(index, strategy: str, row: dict, checker: str) -> dict:
     return {**out, **checked(row["question"], result.text, passages, checker)}
 
 
-def checked(question: str, text: str, passages: list, checker: str) -> dict:
-    """Each layer's verdict on one answer, as a row records it."""
+def checked(question: str, text: str, passages: list, checker: str, judge_model=None) -> dict:
+    """Each layer's verdict on one answer, as a row records it; with `judge_model` also the
+    `llm` layer, that model judging."""
     out = {}
-    for layer in LAYERS:
+    for layer in (*LAYERS, "llm") if judge_model is not None else LAYERS:
         started = time.perf_counter()
+        judge = judge_with(Solo(judge_model, Trace()), question) if layer == "llm" else None
         found = check_support(
-            question, text, passages, SupportSettings(layer=layer, checker_path=checker)
+            question,
+            text,
+            passages,
+            SupportSettings(layer=layer, checker_path=checker),
+            judge=judge,
         )
         out[layer] = {
             "score": found.score,
@@ -107,10 +119,14 @@ def rescore(args: argparse.Namespace) -> None:
             row = json.loads(line)
             questions[row["id"]] = row["question"]
     rows = [json.loads(x) for x in Path(args.answers).read_text().splitlines() if x.strip()]
+    judge_model = load_model(args.judge) if args.judge else None
     with Path(args.out).open("w", encoding="utf-8") as handle:
-        for row in rows:
+        for n, row in enumerate(rows, start=1):
             passages = [index.passage(i) for i in row["read"]]
-            again = checked(questions[row["id"]], row["answer"], passages, args.checker)
+            again = checked(
+                questions[row["id"]], row["answer"], passages, args.checker, judge_model
+            )
+            print(f"rescored {n}/{len(rows)}", file=sys.stderr, flush=True)
             handle.write(json.dumps({**row, **again}) + "\n")
 
 
@@ -136,6 +152,25 @@ def precision_recall(rows: list[dict], key) -> tuple[float, float]:
     return mean(precisions), mean(recalls)
 
 
+COVERAGES = (0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+
+
+def accuracy_at(pairs: list[tuple[float, float]], coverage: float) -> float:
+    """Mean match of the `coverage` share of answers with the highest scores (answering only
+    those, abstaining on the rest); answers tied at the cut count in proportion, so the order
+    of tied rows does not decide."""
+    want = max(1.0, coverage * len(pairs))
+    taken = total = 0.0
+    for score in sorted({s for s, _ in pairs}, reverse=True):
+        group = [m for s, m in pairs if s == score]
+        share = min(1.0, (want - taken) / len(group))
+        taken += share * len(group)
+        total += share * sum(group)
+        if taken >= want:
+            break
+    return total / taken
+
+
 def report(path: Path) -> None:
     rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
     for strategy in dict.fromkeys(r["strategy"] for r in rows):
@@ -146,14 +181,14 @@ def report(path: Path) -> None:
             f"\n{strategy}: {len(mine)} answers, match {base:.3f}; citations before: "
             f"precision {p:.3f} recall {rc:.3f}"
         )
-        for layer in LAYERS:
+        for layer in [x for x in ALL_LAYERS if x in mine[0]]:
             yes = [r["match"] for r in mine if r[layer]["supported"]]
             no = [r["match"] for r in mine if not r[layer]["supported"]]
             scores = [r[layer]["score"] for r in mine]
             area = auroc(scores, [int(r["match"] > 0) for r in mine])
-            ranked = sorted(mine, key=lambda r: -r[layer]["score"])
-            top = ranked[: max(1, round(0.7 * len(mine)))]
-            at70 = sum(r["match"] for r in top) / len(top)
+            pairs = [(r[layer]["score"], r["match"]) for r in mine]
+            at70 = accuracy_at(pairs, 0.7)
+            curve = ", ".join(f"{c:.0%} {accuracy_at(pairs, c):.3f}" for c in COVERAGES)
             p, rc = precision_recall(mine, lambda r, layer=layer: r[layer]["cited"])
             m, lo, hi = bootstrap(yes)
             m2, lo2, hi2 = bootstrap(no)
@@ -163,7 +198,7 @@ def report(path: Path) -> None:
                 f"({lo:.3f}-{hi:.3f}); not supported match {m2:.3f} ({lo2:.3f}-{hi2:.3f}); "
                 f"AUROC {area:.3f}; match at 70% coverage {at70:.3f} vs {base:.3f} "
                 f"({at70 / base if base else float('nan'):.2f}x); citations precision {p:.3f} "
-                f"recall {rc:.3f}; {seconds:.3f} s/answer"
+                f"recall {rc:.3f}; {seconds:.3f} s/answer\n           match by coverage: {curve}"
             )
 
 
@@ -229,7 +264,7 @@ def refusal(answerable: Path, unanswerable: Path) -> None:
         yes = [r for r in have if r["strategy"] == strategy and r["id"] in ids]
         no = [r for r in gone if r["strategy"] == strategy]
         print(f"\n{strategy}: {len(yes)} answerable, {len(no)} unanswerable")
-        for layer in ("before", *LAYERS):
+        for layer in ("before", *[x for x in ALL_LAYERS if x in no[0]]):
             no_refused = sum(refuses(r, layer) for r in no)
             yes_refused = sum(refuses(r, layer) for r in yes)
             f_ref = f1(no_refused, yes_refused, len(no))
@@ -280,7 +315,8 @@ def main() -> None:
     s.add_argument("answers", type=Path)
     s.add_argument("--index", required=True)
     s.add_argument("--questions", required=True)
-    s.add_argument("--checker", required=True)
+    s.add_argument("--checker", default="")
+    s.add_argument("--judge", default="", help="a model spec for the llm layer (embedded, ...)")
     s.add_argument("--out", required=True)
     w = sub.add_parser("without-gold")
     w.add_argument("--corpus", type=Path, required=True)
