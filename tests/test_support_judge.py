@@ -9,6 +9,7 @@ import json
 import socket
 
 import pytest
+from test_support import QUESTION, TOLLAN
 
 from ragteam import answer
 from ragteam.llm import FakeModel
@@ -18,13 +19,6 @@ from ragteam.support.stage import check_support
 from ragteam.trace import Trace
 from ragteam.types import Passage, SupportSettings
 
-QUESTION = "In which village was the engineer who built the Wrenhold Lighthouse born?"
-TOLLAN = Passage(
-    "halvard-05",
-    "Emrik Tollan",
-    "Emrik Tollan was an engineer born in the village of Hevik on the island of Fenna. He built "
-    "the Wrenhold Lighthouse in 1871.",
-)
 # holds every word of the answer, but does not say it is where the engineer was born
 DECOY = Passage("halvard-07", "Hevik", "Hevik is a fishing village. Its harbour has two piers.")
 LLM = SupportSettings("llm")
