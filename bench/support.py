@@ -49,6 +49,12 @@ ALL_LAYERS = (*LAYERS, "llm")
 def run_answers(args: argparse.Namespace) -> None:
     index = load_index(args.index)
     rows = [json.loads(x) for x in Path(args.questions).read_text().splitlines() if x.strip()]
+    claims = [r for r in rows if r.get("label") in ("true", "false")]
+    if claims:  # a true/false verdict is not checked (its label is `unchecked`)
+        raise SystemExit(
+            f"{len(claims)} rows of {args.questions} are claims to judge true or false: the "
+            "support stage does not check verdicts, so this benchmark has nothing to measure"
+        )
     rows = rows[: args.n]
     out = Path(args.out)
     done = set()
