@@ -117,7 +117,11 @@ def test_the_ask_schema_names_the_choices_and_errors_name_no_server_path(http_ur
     assert "smart" in strategies and "oner" in strategies
     assert "adaptive" not in strategies  # no router is trained for this server
     assert props["strategy"]["default"] == "smart"
-    assert "demo" in json.dumps(props["index"]) and props["support"]["enum"] == ["lexical", "off"]
+    assert "demo" in json.dumps(props["index"]) and props["support"]["enum"] == [
+        "lexical",
+        "llm",
+        "off",
+    ]
     assert empty.is_error and "ragteam ask" not in empty.content[0].text
     assert huge.is_error and "1,000,000 characters" in huge.content[0].text
     assert _payload(withheld)["grounding"]["level"] in ("supported", "not_supported")
