@@ -24,8 +24,8 @@ DECOY = Passage("halvard-07", "Hevik", "Hevik is a fishing village. Its harbour 
 LLM = SupportSettings("llm")
 
 
-def _judge_says(supported_ids: set[str]) -> FakeModel:
-    """A judge that backs exactly the passages whose titles it is shown for `supported_ids`."""
+def _verdicts(supported_ids: set[str]):
+    """A judge's replies: it backs exactly the passages of `supported_ids` (by their titles)."""
     titles = {p.title for p in (TOLLAN, DECOY) if p.id in supported_ids}
 
     def reply(messages, params):
@@ -33,7 +33,11 @@ def _judge_says(supported_ids: set[str]) -> FakeModel:
         passage_title = asked.split("Passage: ", 1)[1].split(".", 1)[0]
         return json.dumps({"supported": passage_title in titles})
 
-    return FakeModel(reply)
+    return reply
+
+
+def _judge_says(supported_ids: set[str]) -> FakeModel:
+    return FakeModel(_verdicts(supported_ids))
 
 
 def _judged(step) -> str:
@@ -146,3 +150,27 @@ def test_a_served_model_judges_through_the_openai_backend(llama_server):
     assert len(calls) == 1 and isinstance(calls[0]["supported"], bool)
     assert found.layer == "llm" and found.note == ""
     assert found.sentences[0].supported is calls[0]["supported"]
+
+
+def test_the_http_answer_route_takes_the_llm_layer_and_refuses_an_unknown_one(bm25_index_dir):
+    from fastapi.testclient import TestClient
+
+    from ragteam.server.app import create_app
+    from ragteam.server.config import ServerConfig
+
+    judging = _verdicts({"halvard-05"})
+
+    def reply(messages, params):  # the answerer says Hevik; as judge it backs Tollan's passage
+        if params.get("json_schema") and "supported" in params["json_schema"]["properties"]:
+            return judging(messages, params)
+        return "Hevik"
+
+    config = ServerConfig(indexes={"demo": bm25_index_dir})
+    api = TestClient(create_app(config, FakeModel(reply)))
+    asked = {"question": QUESTION, "index": "demo", "strategy": "oner"}
+    data = api.post("/v1/answer", json={**asked, "support": "llm"}).json()
+    assert data["grounding"]["layer"] == "llm" and data["grounding"]["level"] == "supported"
+    assert [c["passage_id"] for c in data["citations"]] == ["halvard-05"]
+    assert any(s["role"] == "judge" for s in data["trace"]["steps"])
+    bad = api.post("/v1/answer", json={**asked, "support": "nli"})
+    assert bad.status_code in (400, 422) and "llm" in bad.text
