@@ -38,6 +38,7 @@ def support_settings(
 MAX_SENTENCES = 50  # checked one by one; the rest of a longer answer counts as unchecked
 CHECKED_PER_SENTENCE = 3  # passages the checker reads per sentence (the lexically closest)
 MAX_CITED = 2  # supporting passages cited per sentence
+JUDGED = 0.5  # the llm layer's scores are 1 (the judge backs the pair) or 0: its threshold
 
 
 def check_support(
@@ -67,7 +68,7 @@ def check_support(
         if failed:
             note = f"{note}; " if note else ""
             note += f"the judge gave no verdict on {failed}: the lexical verdict stands for them"
-        result = _decide("llm", 0.5, spans, texts, usable, scores, note)
+        result = _decide("llm", JUDGED, spans, texts, usable, scores, note)
     elif checker is None:
         if settings.layer == "llm":
             note = "no model to judge with: the lexical layer alone"
