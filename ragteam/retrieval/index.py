@@ -19,11 +19,11 @@ from ragteam._version import __version__
 from ragteam.errors import (
     IndexBusy,
     IndexUnusable,
-    InputError,
     RagteamError,
     StorageError,
     UnknownName,
 )
+from ragteam.retrieval import swap
 from ragteam.retrieval.corpus import (
     load_passages,
     passages_checksum,
@@ -136,6 +136,7 @@ def build_index(
     src_path = Path(src).expanduser().resolve()
     settings = IndexSettings(retriever, passage_words, bm25_stemmer, dense or DenseSettings(), mmap)
     source = {"path": str(src_path), "checksum": source_checksum(src_path)}
+    swap.refuse_overlap(src_path, Path(out))
     with one_writer(out):
         return write_aside(out, passages, source, settings, encode, progress, started=started)
 
@@ -182,6 +183,7 @@ def write_aside(
     started = time.perf_counter() if started is None else started
     out = Path(out).expanduser().resolve()
     _remove_dead_staging(out)
+    swap.recover(out, _alive)
     replaced = (out / "manifest.json").is_file()
     staging = out.parent / f".{out.name}.building-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
@@ -193,7 +195,7 @@ def write_aside(
         manifest["build_seconds"] = round(time.perf_counter() - started, 3)
         manifest = seal(manifest)
         atomic.write_json(staging / "manifest.json", manifest)
-        _swap_in(staging, out)
+        swap.swap_in(staging, out)
     except OSError as exc:  # a full disk: the index at `out`, if any, is untouched
         raise StorageError.writing(f"the index at {out}", exc) from exc
     finally:
@@ -263,6 +265,7 @@ def load_index(
     """Load and verify an index; every problem is an `IndexUnusable` saying how to rebuild.
     `mmap` maps the BM25 and FAISS files instead of reading them (default: as built)."""
     directory = Path(directory).expanduser().resolve()
+    swap.recover(directory, _alive)
     manifest = read_manifest(directory)
     if mmap is not None:
         manifest = manifest.with_mmap(mmap)
@@ -358,15 +361,3 @@ def _read_passages(path: Path) -> list[Passage]:
                     f"{path}:{number} is corrupt; {rebuild_hint(path.parent)}"
                 ) from exc
     return passages
-
-
-def _swap_in(staging: Path, out: Path) -> None:
-    if out.exists() and not out.is_dir():
-        raise InputError(f"{out} exists and is not a directory; choose another --out")
-    if out.exists() and any(out.iterdir()) and not (out / "manifest.json").exists():
-        raise InputError(f"{out} is a non-empty folder that is not an index; choose another --out")
-    old = out.parent / f".{out.name}.old-{os.getpid()}"
-    if out.exists():
-        os.replace(out, old)
-    os.replace(staging, out)
-    shutil.rmtree(old, ignore_errors=True)

@@ -40,6 +40,7 @@ from ragteam.retrieval.sources import (
     read_sources,
     write_sources,
 )
+from ragteam.retrieval.swap import refuse_overlap
 from ragteam.types import Locator, Passage
 
 
@@ -116,8 +117,7 @@ def sync_folder(
     if not root.is_dir():
         raise InputError(f"{root} is not a folder; pass the folder of documents to index")
     out = Path(out).expanduser().resolve()
-    if out == root or root in out.parents:
-        raise InputError(f"the index {out} would be inside the folder it indexes; put it beside")
+    refuse_overlap(root, out)
     with one_writer(out):
         report = _sync_locked(
             root, out, sync or SyncSettings(), index or IndexSettings(), encode, progress, fresh
