@@ -4,6 +4,7 @@ read, tables as `cell | cell` rows."""
 
 from __future__ import annotations
 
+import codecs
 import re
 from pathlib import Path
 from typing import Any, ClassVar
@@ -13,17 +14,56 @@ from ragteam.documents.base import ConversionFailed, Converted, ConvertSettings,
 _FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n(?:---|\.\.\.)\s*\n", re.DOTALL)
 
 
-def read_text(path: Path) -> str:
-    """A text file's characters: UTF-8 (BOM allowed), else refused with what to do."""
-    data = path.read_bytes()
-    if b"\0" in data[:8192]:
+def read_text(path: Path) -> tuple[str, list[str]]:
+    """A text file's characters, and a note when they were not plain UTF-8: a byte-order mark
+    (UTF-8, UTF-16) is followed; otherwise UTF-8, else the encoding charset detection finds
+    (Windows-1252, Latin-1, ...), said in the note; a NUL byte in the first 8 KB is binary."""
+    with path.open("rb") as handle:
+        head = handle.read(8192)
+    utf16 = head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+    if b"\0" in head and not utf16:
         raise ConversionFailed(
             f"binary, not text, though it is named {path.suffix}; rename or move it"
         )
-    text = data.decode("utf-8-sig", errors="replace")
-    if text.count("\ufffd") > max(8, len(text) // 100):
-        raise ConversionFailed("not UTF-8 text; convert it to UTF-8")
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    text, note = decode_text(path.read_bytes())
+    return text.replace("\r\n", "\n").replace("\r", "\n"), [note] if note else []
+
+
+def decode_text(data: bytes) -> tuple[str, str]:
+    """The characters of `data`, and what was guessed to read them ("" for UTF-8)."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return data.decode("utf-16", errors="replace"), "read as UTF-16 (byte-order mark)"
+    try:
+        return data.decode("utf-8-sig"), ""
+    except UnicodeDecodeError:
+        pass
+    if (western := _western(data)) is not None:
+        return western, "not UTF-8: read as Windows-1252 (a guess; save it as UTF-8 to be sure)"
+    from charset_normalizer import from_bytes
+
+    best = from_bytes(data[:1_000_000]).best()
+    if best is None:
+        raise ConversionFailed("not UTF-8 text, and its encoding could not be told; convert it")
+    return (
+        data.decode(best.encoding, errors="replace"),
+        f"not UTF-8: read as {best.encoding} (a guess; save it as UTF-8 to be sure)",
+    )
+
+
+def _western(data: bytes) -> str | None:
+    """`data` as Windows-1252 when that reads as Western text: mostly ASCII letters, and its
+    other characters mostly accented letters (other encodings read this way give symbols, or
+    nothing but accented letters for Cyrillic).
+    Detection by statistics alone takes a few accents in English text for Chinese."""
+    try:
+        text = data.decode("cp1252")
+    except UnicodeDecodeError:
+        return None
+    other = [c for c in text if ord(c) > 127]
+    accented = sum(1 for c in other if c.isalpha() and 0xC0 <= ord(c) <= 0xFF)
+    letters = sum(1 for c in text if c.isalpha())
+    western = accented >= 0.8 * len(other) and len(other) <= 0.5 * letters  # not Cyrillic
+    return text if other and western else None
 
 
 class _Sections:
@@ -111,12 +151,13 @@ def markdown_units(text: str) -> tuple[str, list[Unit]]:
 
 class MarkdownConverter:
     name: ClassVar[str] = "markdown"
-    version: ClassVar[str] = "1"
+    version: ClassVar[str] = "2"  # 2: encodings detected (with a note), UTF-16 read
     suffixes: ClassVar[tuple[str, ...]] = (".md", ".markdown", ".mdown", ".mkd")
 
     def convert(self, path: Path, settings: ConvertSettings) -> Converted:
-        title, units = markdown_units(read_text(path))
-        return Converted(title, units)
+        text, notes = read_text(path)
+        title, units = markdown_units(text)
+        return Converted(title, units, notes)
 
 
 _ADORNMENT = re.compile(r"^([=\-~^\"'`#*+:.<>_])\1{2,}\s*$")
@@ -181,24 +222,25 @@ def _rst_inline(text: str) -> str:
 
 class RstConverter:
     name: ClassVar[str] = "rst"
-    version: ClassVar[str] = "1"
+    version: ClassVar[str] = "2"  # 2: encodings detected (with a note), UTF-16 read
     suffixes: ClassVar[tuple[str, ...]] = (".rst", ".rest")
 
     def convert(self, path: Path, settings: ConvertSettings) -> Converted:
-        title, units = rst_units(read_text(path))
-        return Converted(title, units)
+        text, notes = read_text(path)
+        title, units = rst_units(text)
+        return Converted(title, units, notes)
 
 
 class TextConverter:
     """Plain text: paragraphs kept, no sections; a first line `# Title` names the document."""
 
     name: ClassVar[str] = "text"
-    version: ClassVar[str] = "1"
+    version: ClassVar[str] = "2"  # 2: encodings detected (with a note), UTF-16 read
     suffixes: ClassVar[tuple[str, ...]] = (".txt", ".text")
 
     def convert(self, path: Path, settings: ConvertSettings) -> Converted:
-        text = read_text(path)
+        text, notes = read_text(path)
         first = text.lstrip().split("\n", 1)[0]
         title = first[2:].strip() if first.startswith("# ") else ""
         blocks = [b.strip() for b in re.split(r"\n\s*\n", text) if b.strip()]
-        return Converted(title, [Unit("\n\n".join(blocks))] if blocks else [])
+        return Converted(title, [Unit("\n\n".join(blocks))] if blocks else [], notes)

@@ -58,6 +58,19 @@ def _decode(path: Path) -> str:
         return data.decode(best.encoding if best else "latin-1", errors="replace")
 
 
+def _tree(html: str) -> Any:
+    """The page parsed for trafilatura without lxml's depth limit of 255 (the text of a deeper
+    page would be lost); the text itself when it does not parse (trafilatura says why)."""
+    import lxml.html
+
+    try:
+        return lxml.html.document_fromstring(
+            _XML_DECLARATION.sub("", html, count=1), parser=lxml.html.HTMLParser(huge_tree=True)
+        )
+    except (ValueError, lxml.etree.ParserError):
+        return html
+
+
 def whole_page(html: str) -> tuple[str, list[Unit]]:
     """Every visible text of the page, headings kept as Markdown headings, then read by the
     Markdown reader (so sections and stripping are one code path)."""
@@ -65,7 +78,8 @@ def whole_page(html: str) -> tuple[str, list[Unit]]:
 
     html = _XML_DECLARATION.sub("", html, count=1)  # XHTML: lxml refuses str with one
     try:
-        root = lxml.html.document_fromstring(html)
+        # huge_tree: without it lxml stops at depth 255 and the deeper text is lost
+        root = lxml.html.document_fromstring(html, parser=lxml.html.HTMLParser(huge_tree=True))
     except (ValueError, lxml.etree.ParserError) as exc:
         raise ConversionFailed(f"not readable HTML ({exc})") from exc
     title = " ".join((root.findtext(".//title") or "").split())
@@ -110,7 +124,7 @@ def _add(lines: list[str], text: str, prefix: str = "") -> None:
 
 class HtmlConverter:
     name: ClassVar[str] = "html"
-    version: ClassVar[str] = "1"
+    version: ClassVar[str] = "2"  # 2: pages nested deeper than 255 levels read whole
     suffixes: ClassVar[tuple[str, ...]] = (".html", ".htm", ".xhtml")
 
     def convert(self, path: Path, settings: ConvertSettings) -> Converted:
@@ -128,7 +142,7 @@ class HtmlConverter:
         import trafilatura
 
         extracted = trafilatura.extract(
-            html,
+            _tree(html),
             output_format="markdown",
             include_tables=True,
             include_comments=False,

@@ -1,0 +1,61 @@
+"""Text in the encodings people's files have (hardening round 3, M9, M10, L2): Windows-1252
+with a few accents is read as such and the sync says it guessed; UTF-16 with a byte-order mark
+is text, not binary; a NUL byte without one is still binary; HTML nested deeper than lxml's
+default limit of 255 levels keeps its text."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragteam.documents import ConversionFailed, ConvertSettings, converter_for
+from ragteam.documents.text import decode_text
+from ragteam.retrieval import load_index, sync_folder
+from ragteam.retrieval.index import IndexSettings
+
+
+def _convert(path):
+    return converter_for(path).convert(path, ConvertSettings())
+
+
+def test_windows_1252_with_few_accents_is_read_with_a_note(tmp_path):
+    text = "The harbour office opens at nine. " * 60 + "The master is Jürgen Müller from Köln. "
+    path = tmp_path / "notes.txt"
+    path.write_bytes(text.encode("cp1252"))
+    read = _convert(path)
+    assert "Jürgen Müller from Köln" in read.units[0].text and "\ufffd" not in read.units[0].text
+    assert read.notes and "Windows-1252" in read.notes[0]
+
+
+def test_other_legacy_encodings_are_not_taken_for_windows_1252():
+    russian = "Привет мир, порт открыт сегодня в девять"
+    japanese = "港の事務所は九時に開きます。"
+    assert decode_text(russian.encode("cp1251"))[0] == russian
+    assert decode_text(japanese.encode("shift_jis"))[0] == japanese
+    assert decode_text(b"plain") == ("plain", "")
+
+
+def test_utf16_with_a_byte_order_mark_is_text_and_nul_bytes_are_binary(tmp_path):
+    path = tmp_path / "notepad.txt"
+    path.write_bytes("\ufeffThe tide table is printed weekly.".encode("utf-16-le"))
+    read = _convert(path)
+    assert read.units[0].text == "The tide table is printed weekly." and "UTF-16" in read.notes[0]
+    binary = tmp_path / "image.txt"
+    binary.write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR")
+    with pytest.raises(ConversionFailed, match="binary"):
+        _convert(binary)
+
+
+def test_html_nested_deeper_than_255_levels_keeps_its_text(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "page.html").write_text(
+        "<html><body>"
+        + "<div>" * 300
+        + "The ferry leaves at nine."
+        + "</div>" * 300
+        + "<p>Tickets cost 4 crowns at the harbour office.</p></body></html>"
+    )
+    report = sync_folder(docs, tmp_path / "ix", index=IndexSettings(retriever="bm25"))
+    assert [s.status for s in report.files] == ["read"]
+    text = " ".join(p.text for p in load_index(tmp_path / "ix").passages)
+    assert "The ferry leaves at nine." in text and "4 crowns" in text
