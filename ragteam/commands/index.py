@@ -14,6 +14,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, TaskID, TextColumn, TimeElapsedColumn
 
 from ragteam.commands.common import LoggedProgress, err, friendly_errors, out
+from ragteam.commands.index_settings import kept_or_changed
 from ragteam.documents import ConvertSettings, converters_by_suffix
 from ragteam.retrieval.dense import INDEX_KINDS, DenseSettings
 from ragteam.retrieval.encoder_registry import parse_encoder
@@ -158,6 +159,7 @@ def _build_jsonl(src: Path, out_dir: Path, flags: IndexFlags, words: int, encode
 
 @index_app.command("sync")
 def index_sync(
+    ctx: typer.Context,
     src: SrcArg,
     out_dir: OutOpt,
     retriever: RetrieverOpt = "hybrid",
@@ -172,13 +174,15 @@ def index_sync(
     ),
 ) -> None:
     """Bring an index in step with its folder: only new, changed, renamed and deleted files
-    cost anything; unchanged text is never converted or embedded again."""
+    cost anything; unchanged text is never converted or embedded again. An existing index
+    keeps the settings it was synced with unless a flag changes one (said before syncing)."""
     flags = IndexFlags(retriever, bm25_stemmer, encoder, embed_url, index_type)
     with friendly_errors():
         sync = SyncSettings(passage_tokens, convert=ConvertSettings(html=_html(html)))
-        _sync(src, out_dir, sync, flags.settings())
+        sync, settings = kept_or_changed(ctx, out_dir, sync, flags.settings())
+        _sync(src, out_dir, sync, settings)
         if watch:
-            _watch(src, out_dir, sync, flags.settings())
+            _watch(src, out_dir, sync, settings)
 
 
 def _html(mode: str) -> str:

@@ -86,7 +86,10 @@ class Walk:
         if prev and prev.status == "read" and prev.sha256 == sha:
             self.changes["touched"].append(file.path)
             return Source(**{**prev.__dict__, "size": file.size, "mtime_ns": file.mtime_ns})
-        if sha in self._vanished:
+        label = f"{converter.name}@{converter.version}"
+        if sha in self._vanished and self._vanished[sha].converter == label:
+            # the same bytes read the same way: a rename (a new suffix read by another
+            # converter, .txt -> .html, is converted again)
             old = self._vanished.pop(sha)
             self._renamed_from.add(old.path)
             self.changes["renamed"].append(f"{old.path} -> {file.path}")

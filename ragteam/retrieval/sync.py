@@ -215,19 +215,18 @@ def passages_of(source: Source) -> list[Passage]:
     ]
 
 
-def resync(out: str | Path, progress: BuildProgress | None = None) -> SyncReport:
-    """Sync a folder index again from the folder and with the settings it was synced with
-    (what the server's sync route and `--watch` do)."""
+def recorded_settings(out: str | Path) -> tuple[SyncSettings, IndexSettings, str] | None:
+    """The sync settings, index settings and source folder a folder index was last synced
+    with; None when `out` holds no folder index. Damaged records are IndexUnusable."""
     from ragteam.retrieval.index import read_manifest, settings_of
 
     out = Path(out).expanduser().resolve()
+    if not (out / "manifest.json").is_file():
+        return None
     manifest = read_manifest(out)
     _sources, recorded = read_sources(out)
     if not manifest.source.is_folder or not recorded:
-        raise IndexUnusable(
-            f"the index at {out} was not synced from a folder; rebuild it with "
-            "`ragteam index sync FOLDER --out INDEX`"
-        )
+        return None
     try:
         sync, index = recorded["sync"], recorded["index"]
         settings = SyncSettings(
@@ -241,9 +240,40 @@ def resync(out: str | Path, progress: BuildProgress | None = None) -> SyncReport
             f"the sync settings recorded in {out / SOURCES_FILE} are damaged ({exc}); sync "
             f"again with `ragteam index build {manifest.source.path} --out {out}`"
         ) from exc
-    return sync_folder(
-        manifest.source.path, out, sync=settings, index=index_settings, progress=progress
-    )
+    return settings, index_settings, manifest.source.path
+
+
+def resync(out: str | Path, progress: BuildProgress | None = None) -> SyncReport:
+    """Sync a folder index again from the folder and with the settings it was synced with
+    (what the server's sync route and `--watch` do)."""
+    found = recorded_settings(out)
+    if found is None:
+        raise IndexUnusable(
+            f"the index at {out} was not synced from a folder; rebuild it with "
+            "`ragteam index sync FOLDER --out INDEX`"
+        )
+    sync, index, source = found
+    return sync_folder(source, out, sync=sync, index=index, progress=progress)
+
+
+def setting_changes(
+    old: tuple[SyncSettings, IndexSettings], new: tuple[SyncSettings, IndexSettings]
+) -> list[str]:
+    """What differs between two sets of settings, as `name: old -> new`."""
+    from dataclasses import asdict
+
+    def flat(settings: tuple[SyncSettings, IndexSettings]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for part in settings:
+            for key, value in asdict(part).items():
+                if isinstance(value, dict):
+                    out |= {f"{key}.{k}": v for k, v in value.items()}
+                else:
+                    out[key] = value
+        return out
+
+    before, after = flat(old), flat(new)
+    return [f"{k}: {before[k]} -> {after[k]}" for k in after if before.get(k) != after[k]]
 
 
 def report_dict(report: SyncReport) -> dict[str, Any]:

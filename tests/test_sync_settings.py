@@ -1,0 +1,54 @@
+"""Sync states that tell the truth (hardening round 3, M5 and M6): a file renamed to a suffix
+another converter reads is converted again, and `index sync` run again without its flags
+keeps the index's settings, while a flag that changes one says what changes."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from ragteam.cli import app
+from ragteam.retrieval import load_index, sync_folder
+from ragteam.retrieval.index import IndexSettings
+
+runner = CliRunner()
+PAGE = (
+    "<html><head><title>Tolls</title><script>var secretToken='abc123';</script></head>"
+    "<body><nav>Home | About</nav><h1>Bridge tolls</h1><p>The Tarrin bridge toll is 3 crowns."
+    "</p></body></html>\n"
+)
+
+
+def test_a_rename_to_another_converter_converts_again(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "page.txt").write_text(PAGE)
+    bm25 = IndexSettings(retriever="bm25")
+    sync_folder(docs, tmp_path / "ix", index=bm25)
+    (docs / "page.txt").rename(docs / "page.html")
+    report = sync_folder(docs, tmp_path / "ix", index=bm25)
+    assert report.changes["renamed"] == [] and report.changes["new"] == ["page.html"]
+    text = " ".join(p.text for p in load_index(tmp_path / "ix").passages)
+    assert "3 crowns" in text and "secretToken" not in text and "<p>" not in text
+
+
+def _sync(*args):
+    result = runner.invoke(app, ["index", "sync", *map(str, args)])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_a_sync_without_flags_keeps_the_index_settings_and_a_flag_says_what_it_changes(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for n in range(3):
+        (docs / f"d{n}.md").write_text(f"# Doc {n}\n\nThe ferry {n} leaves pier {n} at nine.\n")
+    ix = tmp_path / "ix"
+    _sync(docs, "--out", ix, "--retriever", "bm25", "--passage-tokens", "64")
+    again = _sync(docs, "--out", ix)
+    assert "3 unchanged" in again and "changing" not in again
+    assert json.loads((ix / "manifest.json").read_text())["retriever"] == "bm25"
+    changed = _sync(docs, "--out", ix, "--passage-tokens", "48")
+    assert "passage_tokens: 64 -> 48" in " ".join(changed.split()) and "retriever" not in changed
+    assert json.loads((ix / "manifest.json").read_text())["retriever"] == "bm25"
