@@ -52,3 +52,36 @@ def test_a_sync_without_flags_keeps_the_index_settings_and_a_flag_says_what_it_c
     changed = _sync(docs, "--out", ix, "--passage-tokens", "48")
     assert "passage_tokens: 64 -> 48" in " ".join(changed.split()) and "retriever" not in changed
     assert json.loads((ix / "manifest.json").read_text())["retriever"] == "bm25"
+
+
+def test_a_folder_that_cannot_be_listed_is_failed_and_its_passages_kept(tmp_path, monkeypatch):
+    import errno
+    import os
+
+    from ragteam.retrieval import scan as scan_module
+
+    docs = tmp_path / "docs"
+    (docs / "open").mkdir(parents=True)
+    (docs / "secret").mkdir()
+    (docs / "open" / "a.txt").write_text("The ferry leaves at nine.")
+    (docs / "secret" / "s.txt").write_text("The vault code is kept by the harbour master.")
+    bm25 = IndexSettings(retriever="bm25")
+    sync_folder(docs, tmp_path / "ix", index=bm25)
+    real_walk = os.walk
+
+    def walk(top, **kwargs):  # `secret` cannot be listed, as under EACCES, EIO or ESTALE
+        for folder, dirs, files in real_walk(top, **kwargs):
+            if "secret" in dirs:
+                dirs.remove("secret")
+                kwargs["onerror"](
+                    PermissionError(errno.EACCES, "Permission denied", str(docs / "secret"))
+                )
+            yield folder, dirs, files
+
+    monkeypatch.setattr(scan_module.os, "walk", walk)
+    report = sync_folder(docs, tmp_path / "ix", index=bm25)
+    status = {s.path: (s.status, s.reason) for s in report.files}
+    assert status["secret/"][0] == "failed" and "Permission denied" in status["secret/"][1]
+    assert report.changes["deleted"] == []
+    text = " ".join(p.text for p in load_index(tmp_path / "ix").passages)
+    assert "vault code" in text and "ferry" in text

@@ -35,8 +35,19 @@ class Walk:
         self.converted = 0
         self._all_previous = previous
 
-    def run(self, found: list[Found], progress: BuildProgress | None) -> list[Source]:
+    def run(
+        self, found: list[Found], progress: BuildProgress | None, unseen: tuple[str, ...] = ()
+    ) -> list[Source]:
+        """The sources of `found`; files last read under a folder that could not be listed
+        (path prefixes `unseen`) are kept as they were, not taken for deleted."""
         here = {f.path for f in found}
+        kept = [
+            s
+            for s in self.previous.values()
+            if s.path not in here and any(s.path.startswith(p) for p in unseen)
+        ]
+        self.changes["unchanged"] += [s.path for s in kept]
+        here |= {s.path for s in kept}
         gone = [s for s in self.previous.values() if s.path not in here and s.status == "read"]
         self._vanished = {s.sha256: s for s in gone}
         self._renamed_from: set[str] = set()
@@ -46,7 +57,7 @@ class Walk:
             if progress:
                 progress("read", number, len(found))
         self.changes["deleted"] = sorted(s.path for s in gone if s.path not in self._renamed_from)
-        return sources
+        return sources + kept
 
     def passages_changed(self) -> bool:
         return any(self.changes[k] for k in ("new", "changed", "renamed", "deleted"))

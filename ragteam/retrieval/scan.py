@@ -34,9 +34,13 @@ def _name_ok(name: str) -> bool:
 
 
 def scan(root: Path) -> tuple[list[Found], list[LeftOut]]:
+    """Every file under `root`: found, or left out with why. A folder that cannot be listed
+    is `failed` with its path ending in `/` (`unreadable` finds them): its files were not
+    seen, which is not the same as gone."""
     found: list[Found] = []
     left: list[LeftOut] = []
-    for folder, dirs, files in os.walk(root, followlinks=False):
+    errors: list[OSError] = []
+    for folder, dirs, files in os.walk(root, followlinks=False, onerror=errors.append):
         base = Path(folder)
         relative = base.relative_to(root).as_posix()
         prefix = "" if relative == "." else relative + "/"
@@ -54,7 +58,21 @@ def scan(root: Path) -> tuple[list[Found], list[LeftOut]]:
         dirs.sort()
         for name in sorted(files):
             _one(base / name, prefix + name, name, found, left)
+    for error in errors:
+        where = Path(error.filename or root)
+        relative = where.relative_to(root).as_posix() if where != root else ""
+        reason = f"cannot be read ({error.strerror}): its files are kept as they were"
+        left.append(LeftOut(f"{relative}/" if relative else "./", "failed", reason))
     return found, left
+
+
+def unreadable(left: list[LeftOut]) -> tuple[str, ...]:
+    """Path prefixes of the folders that could not be listed ("" for the root itself)."""
+    return tuple(
+        "" if x.path == "./" else x.path
+        for x in left
+        if x.status == "failed" and x.path.endswith("/")
+    )
 
 
 def _one(full: Path, rel: str, name: str, found: list[Found], left: list[LeftOut]) -> None:

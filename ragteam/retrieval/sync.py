@@ -32,7 +32,7 @@ from ragteam.retrieval.index import (
     write_aside,
 )
 from ragteam.retrieval.index import build_index as build_jsonl_index
-from ragteam.retrieval.scan import scan
+from ragteam.retrieval.scan import scan, unreadable
 from ragteam.retrieval.sources import (
     SOURCES_FILE,
     Source,
@@ -154,7 +154,7 @@ def _sync_locked(
     try:
         reusable = before.get("sync") == settings["sync"]
         walk = Walk(previous, reusable, sync.convert, sync.overlap_tokens, budget, count, cache)
-        sources = walk.run(found, progress)
+        sources = walk.run(found, progress, unreadable(left))
         sources += [Source(x.path, 0, 0, status=x.status, reason=x.reason) for x in left]
         sources.sort(key=lambda s: s.path)
         report = SyncReport(sources, walk.changes, converted=walk.converted)
