@@ -85,3 +85,51 @@ def test_serve_watch_syncs_when_the_folder_changes(tmp_path):
         assert state["watch"]["last_sync"]["rewritten"]
         read = ask(client, "Who lit the lighthouse lamp?")["read"]
         assert any(c["passage_id"] == "new.txt" for c in read)
+
+
+def test_the_watch_outlives_any_failure_and_shows_no_server_path(tmp_path):
+    """M7 and M11 of hardening round 3: an OSError in a sync (not a RagteamError) used to end
+    the watch thread while /healthz still said watching; and a failure's detail showed the
+    server's folders to anyone."""
+    import threading
+
+    from ragteam.server.config import ServerConfig
+    from ragteam.server.watching import _watch
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    calls = []
+
+    class Service:
+        config = ServerConfig(indexes={"docs": tmp_path / "ix"})
+        closing = threading.Event()
+
+        def sync(self, name):
+            calls.append(name)
+            if len(calls) == 1:
+                raise OSError(5, "Input/output error", "/srv/private/docs/a.pdf")
+            return {"converted": 1, "embedded": 0, "rewritten": True, "passages": 3}
+
+    service, status = Service(), {"watching": True, "last_sync": None}
+    thread = threading.Thread(target=_watch, args=(service, "docs", folder, status), daemon=True)
+    thread.start()
+    try:
+        _until(lambda: status["last_sync"] is not None)
+        failed = status["last_sync"]
+        assert failed["ok"] is False and "OSError" in failed["detail"]
+        assert "/srv/private" not in failed["detail"]
+        (folder / "new.txt").write_text("The ferry leaves at nine.")
+        _until(lambda: status["last_sync"]["ok"] is True)  # still watching
+        assert thread.is_alive()
+    finally:
+        service.closing.set()
+        thread.join(timeout=10)
+
+
+def _until(condition, seconds=20.0):
+    import time
+
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)

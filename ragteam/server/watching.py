@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from ragteam.errors import RagteamError
 from ragteam.retrieval.index import read_manifest
+from ragteam.server.redact import redact_paths
 
 
 class Service(Protocol):
@@ -56,14 +57,27 @@ def start_watching(service: Service) -> dict[str, dict[str, Any]]:
     return status
 
 
+RETRY_S = 5.0  # after the watch itself fails (the folder moved away): look again this often
+
+
 def _watch(service: Service, name: str, folder: Path, status: dict[str, Any]) -> None:
+    """Sync at start and on every change until the server closes; no exception ends it (a
+    failure is logged, shown in `/healthz` without server paths, and watching goes on)."""
     from watchfiles import watch
 
     _sync(service, name, status)
-    for _changes in watch(
-        folder, stop_event=service.closing, debounce=DEBOUNCE_MS, raise_interrupt=False
-    ):
-        _sync(service, name, status)
+    while not service.closing.is_set():
+        try:
+            for _changes in watch(
+                folder, stop_event=service.closing, debounce=DEBOUNCE_MS, raise_interrupt=False
+            ):
+                _sync(service, name, status)
+            return  # the server is closing
+        except Exception as exc:  # noqa: BLE001 - the watch must outlive any failure
+            log.warning("watching the folder of index %s failed: %s", name, exc)
+            _failed(service, status, f"watching the folder failed ({exc}); trying again")
+            service.closing.wait(RETRY_S)
+            _sync(service, name, status)
 
 
 def _sync(service: Service, name: str, status: dict[str, Any]) -> None:
@@ -77,4 +91,13 @@ def _sync(service: Service, name: str, status: dict[str, Any]) -> None:
         }
     except RagteamError as exc:
         log.warning("sync of index %s failed: %s", name, exc)
-        status["last_sync"] = {"at": at, "ok": False, "detail": str(exc)}
+        _failed(service, status, str(exc))
+    except Exception as exc:  # noqa: BLE001 - an OSError, a bug: said, and watching goes on
+        log.exception("sync of index %s failed unexpectedly", name)
+        _failed(service, status, f"the sync failed unexpectedly ({type(exc).__name__}: {exc})")
+
+
+def _failed(service: Service, status: dict[str, Any], detail: str) -> None:
+    """A failure as `/healthz` shows it: no path of the server's (it needs no key)."""
+    at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    status["last_sync"] = {"at": at, "ok": False, "detail": redact_paths(detail, service.config)}
