@@ -14,6 +14,10 @@ from ragteam.documents.base import Unit
 
 TokenCount = Callable[[str], int]
 _PARAGRAPH = re.compile(r"\n\s*\n")
+_LINE = re.compile(r"\n")
+# a span longer than this many characters a token is not counted whole (it cannot fit, and
+# counting it would tokenize megabytes at once): it is cut first
+HUGE_CHARS_PER_TOKEN = 64
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+(?=[\"'(\[A-Z0-9])")
 
 
@@ -39,39 +43,58 @@ def _spans(text: str, pattern: re.Pattern[str], start: int, end: int) -> list[tu
 
 
 def _word_windows(text: str, start: int, end: int, budget: int, count: TokenCount) -> list:
-    words = [(m.start(), m.end()) for m in re.finditer(r"\S+", text[start:end])]
-    windows: list[tuple[int, int]] = []
-    first = 0
-    while first < len(words):
-        last = first + 1
-        # grow while it fits; a single word over budget stands alone
-        while (
-            last < len(words)
-            and count(text[start + words[first][0] : start + words[last][1]]) <= budget
-        ):
-            last += 1
-        windows.append((start + words[first][0], start + words[last - 1][1]))
-        first = last
+    """Windows of whole words within `budget` tokens, each word counted once (a word-piece
+    tokenizer splits on whitespace first, so a window's tokens are its words' tokens)."""
+    base = count("")
+    windows: list[tuple[int, int, int]] = []
+    first = last = used = 0
+    for m in re.finditer(r"\S+", text[start:end]):
+        tokens = max(1, count(m.group(0)) - base)
+        if used and used + tokens > budget:
+            windows.append((start + first, start + last, used))
+            used = 0
+        if not used:
+            first = m.start()
+        last, used = m.end(), used + tokens
+    if used:
+        windows.append((start + first, start + last, used))
     return windows
 
 
 def segments(text: str, budget: int, count: TokenCount) -> list[tuple[int, int, int]]:
     """(start, end, tokens) of the smallest pieces needed: paragraphs, else sentences, else
-    word windows, each within `budget` tokens."""
+    word windows, each within `budget` tokens. A paragraph too long to be worth counting
+    whole (a log or a CSV without blank lines) is cut on its lines first."""
     out = []
-    for p_start, p_end in _spans(text, _PARAGRAPH, 0, len(text)):
-        tokens = count(text[p_start:p_end])
-        if tokens <= budget:
-            out.append((p_start, p_end, tokens))
-            continue
-        for s_start, s_end in _spans(text, _SENTENCE, p_start, p_end):
-            tokens = count(text[s_start:s_end])
-            if tokens <= budget:
-                out.append((s_start, s_end, tokens))
-            else:
-                for w_start, w_end in _word_windows(text, s_start, s_end, budget, count):
-                    out.append((w_start, w_end, count(text[w_start:w_end])))
+    for span in _spans(text, _PARAGRAPH, 0, len(text)):
+        levels = (
+            (_LINE, _SENTENCE)
+            if span[1] - span[0] > HUGE_CHARS_PER_TOKEN * budget
+            else (_SENTENCE,)
+        )
+        out += _fitted(text, span, budget, count, levels)
     return out
+
+
+def _fitted(
+    text: str,
+    span: tuple[int, int],
+    budget: int,
+    count: TokenCount,
+    levels: tuple[re.Pattern[str], ...],
+) -> list[tuple[int, int, int]]:
+    start, end = span
+    if end - start <= HUGE_CHARS_PER_TOKEN * budget:
+        tokens = count(text[start:end])
+        if tokens <= budget:
+            return [(start, end, tokens)]
+    if not levels:
+        return _word_windows(text, start, end, budget, count)
+    return [
+        piece
+        for part in _spans(text, levels[0], start, end)
+        for piece in _fitted(text, part, budget, count, levels[1:])
+    ]
 
 
 def chunk_unit(unit: Unit, budget: int, count: TokenCount, overlap: int) -> list[Piece]:

@@ -1,0 +1,41 @@
+"""A log or a CSV saved as text (hardening round 3, H3): one 'paragraph' of thousands of lines,
+or one line of thousands of words with no sentence end, is cut on its lines, then on words,
+without counting the whole of it: every passage is within the budget, an exact span of the
+text, and together they hold every word in order."""
+
+from __future__ import annotations
+
+from ragteam.documents.base import Unit
+from ragteam.documents.chunking import chunk
+from ragteam.retrieval.embed_cache import token_counter
+from ragteam.retrieval.encoders import EncoderSpec
+
+
+def _check(text, budget=64):
+    count, _limit, _name = token_counter(EncoderSpec("torch"))
+    seen: list[int] = []
+    real = count
+
+    def counting(piece):  # records the longest text ever counted at once
+        seen.append(len(piece))
+        return real(piece)
+
+    pieces = chunk([Unit(text)], budget, counting, overlap=0)
+    assert all(count(p.text) <= budget for p in pieces)
+    assert all(text[p.start : p.end] == p.text for p in pieces)
+    assert " ".join(" ".join(p.text.split()) for p in pieces) == " ".join(text.split())
+    return pieces, max(seen)
+
+
+def test_a_log_without_blank_lines_is_cut_on_its_lines_never_counted_whole():
+    log = "".join(
+        f"2026-11-26T12:00:{i % 60:02d} INFO worker-{i % 7} batch {i} ok\n" for i in range(3000)
+    )
+    pieces, longest = _check(log)
+    assert len(pieces) > 100 and longest < 64 * 64 + 1  # never the whole 150 KB at once
+
+
+def test_one_endless_line_is_cut_into_word_windows():
+    line = " ".join(f"cell{i}" for i in range(20000))  # no newline, no sentence end
+    pieces, longest = _check(line)
+    assert len(pieces) > 100 and longest < 1000
