@@ -39,3 +39,26 @@ def test_one_endless_line_is_cut_into_word_windows():
     line = " ".join(f"cell{i}" for i in range(20000))  # no newline, no sentence end
     pieces, longest = _check(line)
     assert len(pieces) > 100 and longest < 1000
+
+
+def test_a_file_over_its_formats_size_cap_is_skipped_before_it_is_read(tmp_path, monkeypatch):
+    """H4: a huge file (here 3 MB against a cap lowered to 2) is reported skipped with the
+    reason, never hashed nor read, and the rest of the folder is indexed."""
+    from ragteam.documents.text import TextConverter
+    from ragteam.retrieval import changes as changes_module
+    from ragteam.retrieval import sync_folder
+    from ragteam.retrieval.index import IndexSettings
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "small.txt").write_text("The ferry leaves at nine.")
+    with (docs / "huge.txt").open("wb") as handle:
+        handle.truncate(3 * 2**20)
+    monkeypatch.setattr(TextConverter, "max_mb", 2)
+    hashed = []
+    real = changes_module.sha256_of
+    monkeypatch.setattr(changes_module, "sha256_of", lambda p: hashed.append(p.name) or real(p))
+    report = sync_folder(docs, tmp_path / "ix", index=IndexSettings(retriever="bm25"))
+    status = {s.path: (s.status, s.reason) for s in report.files}
+    assert status["huge.txt"][0] == "skipped" and "over 2 MB" in status["huge.txt"][1]
+    assert status["small.txt"][0] == "read" and "huge.txt" not in hashed

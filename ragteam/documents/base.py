@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar, Protocol
+from typing import Any, ClassVar, Protocol
 
 from ragteam.errors import InputError
 from ragteam.plugins import Registry
@@ -57,8 +57,18 @@ class Converter(Protocol):
     name: ClassVar[str]
     version: ClassVar[str]
     suffixes: ClassVar[tuple[str, ...]]
+    # files larger than this are skipped with the reason, before they are hashed or read
+    # (a converter that does not say gets DEFAULT_MAX_MB)
+    max_mb: ClassVar[int]
 
     def convert(self, path: Path, settings: ConvertSettings) -> Converted: ...
+
+
+DEFAULT_MAX_MB = 100
+
+
+def size_cap_mb(converter: Any) -> int:
+    return int(getattr(converter, "max_mb", DEFAULT_MAX_MB))
 
 
 CONVERTERS = Registry(

@@ -80,6 +80,7 @@ class DocxConverter:
     name: ClassVar[str] = "docx"
     version: ClassVar[str] = "1"
     suffixes: ClassVar[tuple[str, ...]] = (".docx",)
+    max_mb: ClassVar[int] = 200  # larger files are skipped, never read
 
     def convert(self, path: Path, settings: ConvertSettings) -> Converted:
         import docx
@@ -129,6 +130,7 @@ class PptxConverter:
     name: ClassVar[str] = "pptx"
     version: ClassVar[str] = "2"
     suffixes: ClassVar[tuple[str, ...]] = (".pptx",)
+    max_mb: ClassVar[int] = 200  # larger files are skipped, never read
 
     def convert(self, path: Path, settings: ConvertSettings) -> Converted:
         from pptx import Presentation

@@ -140,6 +140,7 @@ class PdfConverter:
     name: ClassVar[str] = "pdf"
     version: ClassVar[str] = "1"
     suffixes: ClassVar[tuple[str, ...]] = (".pdf",)
+    max_mb: ClassVar[int] = 500  # larger files are skipped, never read
 
     def convert(self, path: Path, settings: ConvertSettings) -> Converted:
         texts = page_texts(path)

@@ -153,6 +153,7 @@ class MarkdownConverter:
     name: ClassVar[str] = "markdown"
     version: ClassVar[str] = "2"  # 2: encodings detected (with a note), UTF-16 read
     suffixes: ClassVar[tuple[str, ...]] = (".md", ".markdown", ".mdown", ".mkd")
+    max_mb: ClassVar[int] = 100  # larger files are skipped, never read
 
     def convert(self, path: Path, settings: ConvertSettings) -> Converted:
         text, notes = read_text(path)
@@ -224,6 +225,7 @@ class RstConverter:
     name: ClassVar[str] = "rst"
     version: ClassVar[str] = "2"  # 2: encodings detected (with a note), UTF-16 read
     suffixes: ClassVar[tuple[str, ...]] = (".rst", ".rest")
+    max_mb: ClassVar[int] = 100  # larger files are skipped, never read
 
     def convert(self, path: Path, settings: ConvertSettings) -> Converted:
         text, notes = read_text(path)
@@ -237,6 +239,7 @@ class TextConverter:
     name: ClassVar[str] = "text"
     version: ClassVar[str] = "2"  # 2: encodings detected (with a note), UTF-16 read
     suffixes: ClassVar[tuple[str, ...]] = (".txt", ".text")
+    max_mb: ClassVar[int] = 100  # larger files are skipped, never read
 
     def convert(self, path: Path, settings: ConvertSettings) -> Converted:
         text, notes = read_text(path)

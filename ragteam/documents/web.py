@@ -126,6 +126,7 @@ class HtmlConverter:
     name: ClassVar[str] = "html"
     version: ClassVar[str] = "2"  # 2: pages nested deeper than 255 levels read whole
     suffixes: ClassVar[tuple[str, ...]] = (".html", ".htm", ".xhtml")
+    max_mb: ClassVar[int] = 50  # larger files are skipped, never read
 
     def convert(self, path: Path, settings: ConvertSettings) -> Converted:
         html = _decode(path)

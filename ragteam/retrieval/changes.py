@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ragteam.documents import ConversionFailed, ConvertSettings, converter_for
+from ragteam.documents.base import size_cap_mb
 from ragteam.documents.chunking import TokenCount, chunk
 from ragteam.retrieval.digests import sha256_of
 from ragteam.retrieval.index import BuildProgress
@@ -86,6 +87,9 @@ class Walk:
             return Source(file.path, file.size, file.mtime_ns, status="skipped", reason=reason)
         if file.size == 0:
             return Source(file.path, 0, file.mtime_ns, status="failed", reason="the file is empty")
+        if file.size > (cap := size_cap_mb(converter)) * 2**20:
+            reason = f"over {cap} MB, the most a {converter.name} file is read to (split it)"
+            return Source(file.path, file.size, file.mtime_ns, status="skipped", reason=reason)
         try:
             sha = sha256_of(file.file)
         except OSError as exc:
