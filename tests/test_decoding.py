@@ -59,3 +59,27 @@ def test_html_nested_deeper_than_255_levels_keeps_its_text(tmp_path):
     assert [s.status for s in report.files] == ["read"]
     text = " ".join(p.text for p in load_index(tmp_path / "ix").passages)
     assert "The ferry leaves at nine." in text and "4 crowns" in text
+
+
+def test_docx_headings_are_read_without_python_docx_per_paragraph_style_scan(tmp_path, monkeypatch):
+    """H2: python-docx's `paragraph.style` scans every style for every paragraph (96% of the
+    time of a long document); the converter reads style ids and names them from one table."""
+    import docx
+    from docx.text.paragraph import Paragraph
+
+    document = docx.Document()
+    document.add_heading("Harbour rules", level=1)
+    document.add_paragraph("Ships report their cargo.")
+    document.add_heading("Fees", level=2)
+    document.add_paragraph("The toll is 3 crowns.")
+    path = tmp_path / "rules.docx"
+    document.save(str(path))
+
+    def slow(self):
+        raise AssertionError("paragraph.style scans every style: not for every paragraph")
+
+    monkeypatch.setattr(Paragraph, "style", property(slow))
+    read = _convert(path)
+    sections = {u.section: u.text for u in read.units}
+    assert sections[("Harbour rules", "Fees")] == "The toll is 3 crowns."
+    assert read.title == "Harbour rules"

@@ -94,6 +94,7 @@ class DocxConverter:
             raise ConversionFailed(f"not a readable .docx ({exc})") from exc
         pages = _Pages()
         title = (document.core_properties.title or "").strip()
+        style_name = _style_names(document)
         for element in document.element.body.iterchildren():
             tag = element.tag.rsplit("}", 1)[-1]
             if tag == "p":
@@ -101,7 +102,7 @@ class DocxConverter:
                 for _ in range(_paragraph_breaks(paragraph)):
                     pages.new_page()
                 text = " ".join(paragraph.text.split())
-                level = _heading_level(paragraph.style.name if paragraph.style else "")
+                level = _heading_level(style_name(element.style))
                 if text and level is not None:
                     title = title or (text if level <= 1 else "")
                     pages.heading(level, text)
@@ -111,6 +112,18 @@ class DocxConverter:
                 pages.blocks.append(_table_rows(Table(element, document)))
         pages.flush()
         return Converted(title, pages.units)
+
+
+def _style_names(document: Any) -> Any:
+    """Style id -> style name, read once (python-docx's `paragraph.style` scans every style
+    of the document for every paragraph: 96% of the time of a long document); None (no
+    style set) -> the default paragraph style's name."""
+    from docx.enum.style import WD_STYLE_TYPE
+
+    names = {s.style_id: s.name or "" for s in document.styles}
+    default = document.styles.default(WD_STYLE_TYPE.PARAGRAPH)
+    fallback = default.name if default is not None else ""
+    return lambda style_id: names.get(style_id, fallback) if style_id else fallback
 
 
 def _table_rows(table: Any) -> str:
