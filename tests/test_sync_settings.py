@@ -85,3 +85,23 @@ def test_a_folder_that_cannot_be_listed_is_failed_and_its_passages_kept(tmp_path
     assert report.changes["deleted"] == []
     text = " ".join(p.text for p in load_index(tmp_path / "ix").passages)
     assert "vault code" in text and "ferry" in text
+
+
+def test_deleting_the_last_readable_file_says_loudly_that_its_text_is_still_served(tmp_path):
+    """M2: the sync is refused (an index holds text), and the refusal says that the index
+    still serves the deleted file's text and how to stop it; it said only "the folder is
+    empty" while search still returned the deleted text."""
+    import pytest
+
+    from ragteam.errors import InputError
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "secret.txt").write_text("Confidential: the vault code is 4711.")
+    bm25 = IndexSettings(retriever="bm25")
+    sync_folder(docs, tmp_path / "ix", index=bm25)
+    (docs / "secret.txt").unlink()
+    with pytest.raises(InputError) as refused:
+        sync_folder(docs, tmp_path / "ix", index=bm25)
+    said = str(refused.value)
+    assert "STILL SERVES" in said and "secret.txt" in said and "delete the index folder" in said

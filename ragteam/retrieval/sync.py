@@ -163,7 +163,7 @@ def _sync_locked(
                 write_sources(out / SOURCES_FILE, sources, settings)
             return report
         stats: dict[str, int] = {}
-        passages = _all_passages(root, sources)
+        passages = _all_passages(root, sources, out if has_index else None, walk.changes)
         report.manifest = write_aside(
             out,
             passages,
@@ -179,15 +179,28 @@ def _sync_locked(
         cache.close()
 
 
-def _all_passages(root: Path, sources: list[Source]) -> list[Passage]:
+def _all_passages(
+    root: Path, sources: list[Source], kept: Path | None, changes: dict[str, list[str]]
+) -> list[Passage]:
+    """Every passage of the read sources. None at all is refused (an index holds text); when
+    an index `kept` is there, the refusal says loudly that it still serves its last text, the
+    deleted files' text included, and how to stop that."""
     passages = [p for s in sources if s.status == "read" for p in passages_of(s)]
     if passages:
         return passages
     reasons = "; ".join(f"{s.path}: {s.status} ({s.reason})" for s in sources[:8])
-    raise InputError(
-        f"no text could be read from any file in {root}"
-        + (f": {reasons}" if reasons else " (the folder is empty)")
+    message = f"no text could be read from any file in {root}" + (
+        f": {reasons}" if reasons else " (the folder is empty)"
     )
+    if kept is not None:
+        gone = changes.get("deleted", []) + changes.get("changed", [])
+        shown = ", ".join(gone[:5]) + (f" and {len(gone) - 5} more" if len(gone) > 5 else "")
+        message += (
+            f". The index at {kept} is left as it was and STILL SERVES the text of the last sync"
+            + (f", including {shown}" if gone else "")
+            + f"; to stop serving it, delete the index folder {kept}"
+        )
+    raise InputError(message)
 
 
 def passages_of(source: Source) -> list[Passage]:
