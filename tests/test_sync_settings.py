@@ -105,3 +105,27 @@ def test_deleting_the_last_readable_file_says_loudly_that_its_text_is_still_serv
         sync_folder(docs, tmp_path / "ix", index=bm25)
     said = str(refused.value)
     assert "STILL SERVES" in said and "secret.txt" in said and "delete the index folder" in said
+
+
+def test_a_sync_rewrites_a_damaged_index_even_with_nothing_to_re_index(tmp_path):
+    """L4: four flipped bytes in a retriever's file made `index info` say broken while `index
+    sync` said "nothing to re-index" (and --watch and the sync route reported success)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("The ferry leaves at nine from pier two.")
+    bm25 = IndexSettings(retriever="bm25")
+    ix = tmp_path / "ix"
+    sync_folder(docs, ix, index=bm25)
+    target = next(p for p in (ix / "bm25").iterdir() if p.suffix == ".npy")
+    data = bytearray(target.read_bytes())
+    data[-4:] = bytes(b ^ 0xFF for b in data[-4:])
+    target.write_bytes(bytes(data))
+    import pytest
+
+    from ragteam.errors import IndexUnusable
+
+    with pytest.raises(IndexUnusable):
+        load_index(ix)
+    report = sync_folder(docs, ix, index=bm25)
+    assert report.changes["unchanged"] == ["a.txt"]
+    assert load_index(ix).retrieve("ferry", k=1)[0].id == "a.txt"

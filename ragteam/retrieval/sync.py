@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ragteam.documents import ConvertSettings
-from ragteam.errors import IndexUnusable, InputError
+from ragteam.errors import IndexUnusable, InputError, RagteamError
 from ragteam.paths import sync_cache_file
 from ragteam.retrieval.changes import Walk
 from ragteam.retrieval.embed_cache import cached_encode, token_counter
@@ -158,7 +158,8 @@ def _sync_locked(
         sources += [Source(x.path, 0, 0, status=x.status, reason=x.reason) for x in left]
         sources.sort(key=lambda s: s.path)
         report = SyncReport(sources, walk.changes, converted=walk.converted)
-        if has_index and before == settings and not walk.passages_changed():
+        whole = has_index and _index_whole(out)  # a damaged index is rewritten, not kept
+        if whole and before == settings and not walk.passages_changed():
             if walk.recorded_changed(sources):
                 write_sources(out / SOURCES_FILE, sources, settings)
             return report
@@ -177,6 +178,20 @@ def _sync_locked(
         return report
     finally:
         cache.close()
+
+
+def _index_whole(out: Path) -> bool:
+    """Whether the index at `out` is as its manifest says (seal, every file's size and
+    SHA-256, memoized per file version): a sync with nothing to re-index still rewrites a
+    damaged one, which `--watch` and the server's sync route then repair too."""
+    from ragteam.retrieval.digests import verify_files
+    from ragteam.retrieval.index import read_manifest
+
+    try:
+        verify_files(out, read_manifest(out), "")
+    except RagteamError:
+        return False
+    return True
 
 
 def _all_passages(
