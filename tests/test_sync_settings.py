@@ -129,3 +129,15 @@ def test_a_sync_rewrites_a_damaged_index_even_with_nothing_to_re_index(tmp_path)
     report = sync_folder(docs, ix, index=bm25)
     assert report.changes["unchanged"] == ["a.txt"]
     assert load_index(ix).retrieve("ferry", k=1)[0].id == "a.txt"
+
+
+def test_control_characters_in_file_names_reach_the_terminal_escaped(tmp_path):
+    """L3: an escape sequence in a file name was printed raw by `index sync` (it can clear the
+    screen or recolour the output), and a newline split the one-line-per-file report."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "red\x1b[31m.txt").write_text("The ferry leaves at nine.")
+    (docs / "two\nlines.txt").write_text("The harbour opens at six.")
+    said = _sync(docs, "--out", tmp_path / "ix", "--retriever", "bm25")
+    assert "\x1b" not in said and "red\\x1b[31m.txt" in said
+    assert any(line.startswith("new") and "two\\nlines.txt" in line for line in said.splitlines())

@@ -18,6 +18,18 @@ out = Console()
 err = Console(stderr=True)
 
 
+def shown(text: str) -> str:
+    """`text` safe to print on a terminal: rich markup escaped, and control characters (an
+    escape sequence or a newline in a file name) written as visible escapes (`\\x1b`, `\\n`)."""
+    from rich.markup import escape
+
+    visible = "".join(
+        c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii")
+        for c in text
+    )
+    return escape(visible)
+
+
 @contextlib.contextmanager
 def friendly_errors() -> Iterator[None]:
     try:

@@ -13,7 +13,7 @@ import typer
 from rich.markup import escape
 from rich.progress import BarColumn, TaskID, TextColumn, TimeElapsedColumn
 
-from ragteam.commands.common import LoggedProgress, err, friendly_errors, out
+from ragteam.commands.common import LoggedProgress, err, friendly_errors, out, shown
 from ragteam.commands.index_settings import kept_or_changed
 from ragteam.documents import ConvertSettings, converters_by_suffix
 from ragteam.retrieval.dense import INDEX_KINDS, DenseSettings
@@ -237,19 +237,19 @@ def print_report(report: SyncReport, out_dir: Path) -> None:
     """A line per file that changed or was not read, then one summary line."""
     for kind in _SHOWN:
         for path in report.changes[kind]:
-            out.print(f"{kind:8} {escape(path)}", highlight=False, soft_wrap=True)
+            out.print(f"{kind:8} {shown(path)}", highlight=False, soft_wrap=True)
     fresh = set(report.changes["new"] + report.changes["changed"])
     for source in report.files:
         if source.status in ("skipped", "failed"):
             style = "yellow" if source.status == "skipped" else "red"
             out.print(
-                f"[{style}]{source.status:8}[/] {escape(source.path)}: {escape(source.reason)}",
+                f"[{style}]{source.status:8}[/] {shown(source.path)}: {shown(source.reason)}",
                 highlight=False,
                 soft_wrap=True,
             )
         for note in source.notes if source.path in fresh else []:
             out.print(
-                f"[yellow]note[/]     {escape(source.path)}: {escape(note)}",
+                f"[yellow]note[/]     {shown(source.path)}: {shown(note)}",
                 highlight=False,
                 soft_wrap=True,
             )
@@ -294,7 +294,7 @@ def _print_sources(sources: list[dict[str, Any]], root: Path) -> None:
         by_status[s["status"]] = by_status.get(s["status"], 0) + 1
         if s["status"] != "read":
             out.print(
-                f"{s['status']:8} {escape(s['path'])}: {escape(s['reason'])}",
+                f"{s['status']:8} {shown(s['path'])}: {shown(s['reason'])}",
                 highlight=False,
                 soft_wrap=True,
             )
