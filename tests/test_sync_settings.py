@@ -141,3 +141,35 @@ def test_control_characters_in_file_names_reach_the_terminal_escaped(tmp_path):
     said = _sync(docs, "--out", tmp_path / "ix", "--retriever", "bm25")
     assert "\x1b" not in said and "red\\x1b[31m.txt" in said
     assert any(line.startswith("new") and "two\\nlines.txt" in line for line in said.splitlines())
+
+
+def test_a_file_changed_while_it_is_read_poisons_no_cache(tmp_path, monkeypatch):
+    """M4: a file rewritten between its hash and its conversion stored the new text under the
+    old bytes' key in the shared cache; another index of the old bytes then served it."""
+    import os
+
+    from ragteam.documents.text import TextConverter
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    page = docs / "a.txt"
+    page.write_text("The toll is 3 crowns.")
+    real = TextConverter.convert
+
+    def racing(self, path, settings):  # another program saves the file mid-conversion
+        path.write_text("The toll is 9 crowns now, raised in May.")
+        os.utime(path, ns=(1, 1))
+        return real(self, path, settings)
+
+    monkeypatch.setattr(TextConverter, "convert", racing)
+    bm25 = IndexSettings(retriever="bm25")
+    import pytest
+
+    from ragteam.errors import InputError
+
+    with pytest.raises(InputError, match="changed while it was read"):
+        sync_folder(docs, tmp_path / "ix", index=bm25)
+    monkeypatch.setattr(TextConverter, "convert", real)
+    page.write_text("The toll is 3 crowns.")  # the old bytes again: not served from a bad cache
+    sync_folder(docs, tmp_path / "other", index=bm25)
+    assert [p.text for p in load_index(tmp_path / "other").passages] == ["The toll is 3 crowns."]

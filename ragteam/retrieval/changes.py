@@ -142,6 +142,9 @@ class Walk:
                 for piece in chunk(converted.units, self.budget, self.count, self.overlap)
             ]
             done = {"title": converted.title, "notes": converted.notes, "pieces": pieces}
+            if _changed_since(file):  # the text read may not be the bytes hashed: not cached
+                reason = "changed while it was read; the next sync reads it again"
+                return Source(file.path, file.size, file.mtime_ns, "", label, "failed", reason)
             self.cache.put_conversion(key, done)
             self.converted += 1
         if not done["pieces"]:
@@ -170,3 +173,13 @@ def _settled_mtime(file: Found) -> int:
     except OSError:
         return 0
     return file.mtime_ns if (stat.st_size, stat.st_mtime_ns) == (file.size, file.mtime_ns) else 0
+
+
+def _changed_since(file: Found) -> bool:
+    """Whether the file's size or mtime moved since it was found (and hashed): what was
+    converted may then be other bytes than those its cache key names."""
+    try:
+        stat = file.file.stat()
+    except OSError:
+        return True
+    return (stat.st_size, stat.st_mtime_ns) != (file.size, file.mtime_ns)
