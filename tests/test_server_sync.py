@@ -133,3 +133,19 @@ def _until(condition, seconds=20.0):
     while not condition():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.05)
+
+
+def test_sync_reasons_and_unusable_indexes_show_no_server_path(tmp_path):
+    """M11 and L5: a failed file's reason in the sync route's report, and a missing served
+    index in GET /v1/indexes, named the server's absolute paths."""
+    folder = make_folder(tmp_path / "docs")
+    with served(folder, tmp_path / "ix", api_key="k3y") as client:
+        (folder / "broken.docx").write_bytes(b"PK\x03\x04 not really a word file")
+        done = client.post("/v1/indexes/docs/sync", headers={"Authorization": "Bearer k3y"})
+        assert done.status_code == 200, done.text
+        assert any(r["path"] == "broken.docx" for r in done.json()["not_read"])
+        assert str(tmp_path) not in done.text
+    config = ServerConfig(indexes={"gone": tmp_path / "nowhere"})
+    with TestClient(create_app(config, FakeModel(lambda m, p: "x"))) as client:
+        listed = client.get("/v1/indexes")
+        assert listed.json()[0]["ok"] is False and str(tmp_path) not in listed.text

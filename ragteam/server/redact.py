@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from ragteam.server.config import ServerConfig
 
@@ -40,3 +41,14 @@ def redact_paths(text: str, config: ServerConfig | None) -> str:
                 inside = re.escape(form.rstrip("/")) + r"(?:/[\w.@+-]+)*(?![\w.@+-])"
                 text = re.sub(inside, f"index '{name}'", text)
     return _PATH.sub("<server path>", text)
+
+
+def redact_all(value: Any, config: ServerConfig | None) -> Any:
+    """Every string inside `value` (dicts, lists) with the server's paths taken out."""
+    if isinstance(value, str):
+        return redact_paths(value, config)
+    if isinstance(value, dict):
+        return {k: redact_all(v, config) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_all(v, config) for v in value]
+    return value

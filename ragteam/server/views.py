@@ -12,6 +12,7 @@ from fastapi.responses import Response
 
 from ragteam.errors import UnknownName
 from ragteam.eval.report import Table
+from ragteam.server.redact import redact_all, redact_paths
 from ragteam.server.service import Service
 
 
@@ -43,7 +44,8 @@ def _add_index_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
                     }
                 )
             except Exception as exc:  # listed, with the reason it cannot be used
-                found.append({"name": name, "ok": False, "detail": str(exc)})
+                detail = redact_paths(str(exc), service.config)
+                found.append({"name": name, "ok": False, "detail": detail})
         return found
 
     @app.post("/v1/indexes/{name}/sync", dependencies=auth)
@@ -55,7 +57,8 @@ def _add_index_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
                 "syncing a served index needs the server's key: start `ragteam serve` with "
                 "--client-key-env NAME (or run `ragteam index sync` beside it)",
             )
-        return await asyncio.to_thread(service.sync, name)
+        report = await asyncio.to_thread(service.sync, name)
+        return redact_all(report, service.config)  # reasons name files by their full path
 
     @app.get("/v1/indexes/{name}", dependencies=auth)
     def index_manifest(name: str) -> dict[str, Any]:
