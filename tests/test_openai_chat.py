@@ -248,3 +248,21 @@ def test_a_plain_completion_whose_client_leaves_stops_its_work(bm25_index_dir):
         settled = len(calls)
         time.sleep(1.5)
     assert 0 < settled == len(calls) <= 2  # stopped at its next step (before: 5 calls)
+
+
+def test_chat_on_an_unusable_index_is_a_409_as_on_the_answer_route(tmp_path, bm25_index_dir):
+    """N11r: chat answered 502 `upstream_error` where /v1/answer gives 409 for an index that is
+    served but cannot be used (here: one of its files changed after the build)."""
+    import shutil
+
+    broken = tmp_path / "broken"
+    shutil.copytree(bm25_index_dir, broken)
+    (broken / "passages.jsonl").write_text("{}\n")
+    config = ServerConfig(indexes={"demo": broken})
+    with serving(create_app(config, FakeModel(lambda m, p: "Hevik"))) as port:
+        client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="x", max_retries=0)
+        with pytest.raises(openai.ConflictError) as info:
+            client.chat.completions.create(
+                model="oner@demo", messages=[{"role": "user", "content": "Who?"}]
+            )
+    assert str(tmp_path) not in str(info.value)

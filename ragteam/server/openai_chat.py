@@ -22,7 +22,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import ValidationError
 
-from ragteam.errors import InputError, RagteamError, UnknownName
+from ragteam.errors import IndexBusy, IndexUnusable, InputError, RagteamError, UnknownName
 from ragteam.server.chat_request import (
     ChatError,
     ChatRequest,
@@ -83,6 +83,9 @@ def answer_text(answer: Answer) -> str:
     interface shows no extension field), then the sources it cites."""
     grounded = answer.grounding()
     text = answer.marked_text()
+    if answer.evidence:
+        found = answer.evidence[0]
+        text += f'\n\nFound in: "{found.sentence}" ({found.locator})'
     if grounded.level != "supported":
         text += f"\n\n({_WARNING.get(grounded.level, grounded.message)})"
     if not answer.citations:
@@ -121,6 +124,7 @@ def _extension(answer: Answer, history: tuple[int, int]) -> dict[str, Any]:
         "citations": [c.__dict__ for c in answer.citations],
         "read": [c.__dict__ for c in answer.read],
         "support": answer.support.to_dict() if answer.support else None,
+        "evidence": [e.to_dict() for e in answer.evidence],
         "strategy": answer.strategy,
         "grounding": answer.grounding().to_dict(),
         "history_turns": {"kept": history[0], "dropped": history[1]},
@@ -133,6 +137,9 @@ _STATUS = [
     (Busy, 429, "rate_limit_error", "busy"),
     (UnknownName, 404, "invalid_request_error", "not_found"),
     (InputError, 400, "invalid_request_error", "bad_request"),
+    # as /v1/answer: the served index or the router's state is there but unusable
+    (IndexBusy, 409, "api_error", "index_busy"),
+    (IndexUnusable, 409, "api_error", "index_unusable"),
     (RagteamError, 502, "api_error", "upstream_error"),
 ]
 
