@@ -173,3 +173,26 @@ def test_a_file_changed_while_it_is_read_poisons_no_cache(tmp_path, monkeypatch)
     page.write_text("The toll is 3 crowns.")  # the old bytes again: not served from a bad cache
     sync_folder(docs, tmp_path / "other", index=bm25)
     assert [p.text for p in load_index(tmp_path / "other").passages] == ["The toll is 3 crowns."]
+
+
+def test_a_path_over_the_system_limit_is_one_failed_entry_and_the_rest_is_read(tmp_path):
+    """L1: one path longer than PATH_MAX stopped the whole sync with advice about disk space."""
+    import os
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "ok.txt").write_text("The ferry leaves at nine.")
+    here = os.getcwd()
+    try:
+        os.chdir(docs)
+        for _ in range(25):  # 25 x 200 characters: over 4,096
+            os.mkdir("d" * 200)
+            os.chdir("d" * 200)
+        with open("x.txt", "w") as handle:
+            handle.write("deep text")
+    finally:
+        os.chdir(here)
+    report = sync_folder(docs, tmp_path / "ix", index=IndexSettings(retriever="bm25"))
+    failed = [s for s in report.files if s.status == "failed"]
+    assert len(failed) == 1 and "File name too long" in failed[0].reason
+    assert [s.path for s in report.files if s.status == "read"] == ["ok.txt"]

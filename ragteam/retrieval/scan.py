@@ -46,7 +46,10 @@ def scan(root: Path) -> tuple[list[Found], list[LeftOut]]:
         prefix = "" if relative == "." else relative + "/"
         for name in sorted(dirs):
             full = base / name
-            if not _name_ok(name):
+            if (why := _unstatable(full)) is not None:
+                left.append(LeftOut(prefix + name + "/", "failed", why))
+                dirs.remove(name)
+            elif not _name_ok(name):
                 left.append(LeftOut(prefix + ascii(name), "failed", "name is not UTF-8: rename it"))
                 dirs.remove(name)
             elif full.is_symlink():
@@ -75,7 +78,19 @@ def unreadable(left: list[LeftOut]) -> tuple[str, ...]:
     )
 
 
+def _unstatable(full: Path) -> str | None:
+    """Why `full` cannot even be looked at (a path over the system's limit), or None."""
+    try:
+        full.lstat()
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror}); the rest of the folder is read"
+    return None
+
+
 def _one(full: Path, rel: str, name: str, found: list[Found], left: list[LeftOut]) -> None:
+    if (why := _unstatable(full)) is not None:
+        left.append(LeftOut(rel, "failed", why))
+        return
     if not _name_ok(name):
         left.append(
             LeftOut(
