@@ -83,3 +83,17 @@ def test_docx_headings_are_read_without_python_docx_per_paragraph_style_scan(tmp
     sections = {u.section: u.text for u in read.units}
     assert sections[("Harbour rules", "Fees")] == "The toll is 3 crowns."
     assert read.title == "Harbour rules"
+
+
+def test_pypdf_warnings_become_notes_not_lines_on_stderr(capfd):
+    """L6: pypdf's log lines ("Ignoring malformed page label entry") leaked into the sync's
+    output; they are collected while the PDF is read and kept as the file's notes."""
+    import logging
+
+    from ragteam.documents.pdf import _said_by
+
+    with _said_by("pypdf") as said:
+        logging.getLogger("pypdf").warning("Ignoring malformed page label entry")
+    logging.getLogger("pypdf").debug("after")
+    assert said == ["Ignoring malformed page label entry"]
+    assert "malformed" not in capfd.readouterr().err

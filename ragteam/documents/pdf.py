@@ -5,8 +5,11 @@ removed; pages with no text layer are counted and reported."""
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import re
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -150,7 +153,8 @@ class PdfConverter:
             [" ".join(line.split()) for line in text.splitlines() if line.strip()] for text in texts
         ]
         pages = strip_furniture(pages)
-        title, labels, sections = pypdf_facts(path, len(pages))
+        with _said_by("pypdf") as said:  # its warnings become notes, not lines on stderr
+            title, labels, sections = pypdf_facts(path, len(pages))
         units, empty = [], 0
         for number, lines in enumerate(pages):
             if not lines:
@@ -174,4 +178,24 @@ class PdfConverter:
             if empty
             else []
         )
+        notes += [f"pypdf: {line}" for line in dict.fromkeys(said)][:5]
         return Converted(title, units, notes)
+
+
+@contextlib.contextmanager
+def _said_by(name: str) -> Iterator[list[str]]:
+    """What the logger `name` says of warning level or more, collected instead of printed."""
+    said: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            said.append(record.getMessage()[:200])
+
+    logger, handler = logging.getLogger(name), Collect(logging.WARNING)
+    propagate, logger.propagate = logger.propagate, False
+    logger.addHandler(handler)
+    try:
+        yield said
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
