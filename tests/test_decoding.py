@@ -97,3 +97,50 @@ def test_pypdf_warnings_become_notes_not_lines_on_stderr(capfd):
     logging.getLogger("pypdf").debug("after")
     assert said == ["Ignoring malformed page label entry"]
     assert "malformed" not in capfd.readouterr().err
+
+
+def _pdf(path, pages):
+    from reportlab.pdfgen import canvas
+
+    c = canvas.Canvas(str(path))
+    for lines in pages:
+        for n, line in enumerate(lines):
+            c.drawString(72, 800 - 40 * n, line)
+        c.showPage()
+    c.save()
+    return path
+
+
+def test_pdf_furniture_is_only_what_repeats_or_counts_pages(tmp_path):
+    """M8: on short pages every line that repeated by shape was taken for furniture (a 3-page
+    report was called scanned; invoices lost their numbers and dates silently)."""
+    report = _pdf(
+        tmp_path / "report.pdf",
+        [
+            [
+                "Harbour Report",
+                f"Page {p}: the harbour budget for year {2019 + p} was {99 + p} thousand crowns.",
+                f"Page {p}",
+            ]
+            for p in (1, 2, 3)
+        ],
+    )
+    texts = [u.text for u in _convert(report).units]
+    assert len(texts) == 3 and "budget for year 2021" in texts[1]
+    assert all("Harbour Report" not in t and not t.endswith("Page 2") for t in texts)
+    invoices = _pdf(
+        tmp_path / "invoices.pdf",
+        [
+            [
+                f"Invoice {1000 + p}",
+                f"Due date 2026-0{p}-12",
+                f"Amount due: {40 + p} crowns",
+                f"{p} / 4",
+            ]
+            for p in (1, 2, 3, 4)
+        ],
+    )
+    texts = [u.text for u in _convert(invoices).units]
+    assert "Invoice 1003" in texts[2] and "Due date 2026-03-12" in texts[2]
+    assert "Amount due: 43 crowns" in texts[2]
+    assert not any("/ 4" in t for t in texts)  # the page counter is furniture

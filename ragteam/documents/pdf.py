@@ -17,6 +17,7 @@ from ragteam.documents.base import ConversionFailed, Converted, ConvertSettings,
 
 EDGE_LINES = 2  # lines at the top and at the bottom of a page that may be running furniture
 _DIGITS = re.compile(r"\d+")
+FRONT_MATTER = 60  # pages before a document's printed page 1, at most
 _ROMAN = re.compile(r"^[ivxlcdm]+$", re.IGNORECASE)
 
 
@@ -89,27 +90,49 @@ def _walk_outline(reader: Any, items: list[Any], parent: tuple[str, ...], out: l
 
 
 def strip_furniture(pages: list[list[str]]) -> list[list[str]]:
-    """Remove lines that stand at a page's top or bottom on most pages (digits compared as
-    one: "Page 3" and "Page 4" are the same furniture). Needs at least 3 pages."""
+    """Remove running headers and footers: a line at a page's top or bottom that stands there
+    on most pages word for word, or whose only difference is the page's number ("Page 3",
+    "3 / 12"). A line whose numbers are something else (an invoice number, a date, a year
+    in a sentence) is body text, and a page never loses all its lines. Needs 3 pages."""
     texted = [lines for lines in pages if lines]
     if len(texted) < 3:
         return pages
-    counts: Counter[str] = Counter()
+    exact: Counter[str] = Counter()
+    shapes: Counter[str] = Counter()
     for lines in texted:
-        edges = {_shape(line) for line in lines[:EDGE_LINES] + lines[-EDGE_LINES:]}
-        counts.update(edges)
-    furniture = {shape for shape, n in counts.items() if n > len(texted) / 2}
+        edges = set(lines[:EDGE_LINES] + lines[-EDGE_LINES:])
+        exact.update(edges)
+        shapes.update({_shape(line) for line in edges})
+    most = len(texted) / 2
     out = []
-    for lines in pages:
-        top = [i for i in range(min(EDGE_LINES, len(lines))) if _shape(lines[i]) in furniture]
-        bottom = [
+    for number, lines in enumerate(pages, start=1):
+        edge = set(range(min(EDGE_LINES, len(lines)))) | set(
+            range(max(0, len(lines) - EDGE_LINES), len(lines))
+        )
+        drop = {
             i
-            for i in range(max(0, len(lines) - EDGE_LINES), len(lines))
-            if _shape(lines[i]) in furniture
-        ]
-        drop = set(top) | set(bottom)
-        out.append([line for i, line in enumerate(lines) if i not in drop])
+            for i in edge
+            if exact[lines[i]] > most
+            or (shapes[_shape(lines[i])] > most and _numbers_page(lines[i], number, len(pages)))
+        }
+        kept = [line for i, line in enumerate(lines) if i not in drop]
+        out.append(kept if kept or not lines else lines)
     return out
+
+
+def _numbers_page(line: str, number: int, total: int) -> bool:
+    """Whether every number in `line` can be a page counter: the page count, or at most
+    FRONT_MATTER below the page's place in the file (printed labels start after the front
+    matter). An invoice number, a date or a year in a sentence is not."""
+    found = [int(n) for n in _DIGITS.findall(line)]
+    if not found:
+        return _only_roman(line)
+    return all(n == total or number - FRONT_MATTER <= n <= number for n in found)
+
+
+def _only_roman(line: str) -> bool:
+    words = line.split()
+    return bool(words) and all(_ROMAN.match(w) and len(w) <= 6 for w in words[-1:])
 
 
 def _shape(line: str) -> str:
