@@ -164,7 +164,7 @@ def paragraphs(lines: list[str]) -> str:
 
 class PdfConverter:
     name: ClassVar[str] = "pdf"
-    version: ClassVar[str] = "1"
+    version: ClassVar[str] = "2"  # 2: furniture only what repeats or counts pages
     suffixes: ClassVar[tuple[str, ...]] = (".pdf",)
     max_mb: ClassVar[int] = 500  # larger files are skipped, never read
 
