@@ -157,11 +157,43 @@ def summary(name: str, a: list[dict], b: list[dict]) -> None:
             )
 
 
+def paired(args: argparse.Namespace, qs: list[dict], index, spans) -> None:
+    """Each strategy against `--paired-with` on the structured index: answer match, right-page
+    citation of the matching answers, s/question, paired bootstrap of the differences."""
+    runs = {}
+    for strategy in dict.fromkeys([args.paired_with, *args.strategies.split(",")]):
+        out = args.work / f"doc_answers_structured_{strategy}.json"
+        runs[strategy] = (
+            json.loads(out.read_text()) if out.exists() else run(qs, index, spans, strategy)
+        )
+        out.write_text(json.dumps(runs[strategy], indent=1))
+    base = runs[args.paired_with]
+    for strategy, rows in runs.items():
+        matched = [r for r in rows if r["match"]]
+        cites = sum(r["first_on_page"] for r in matched) / len(matched) if matched else 0.0
+        line = (
+            f"{strategy:8} match {sum(r['match'] for r in rows) / len(rows):.3f} "
+            f"({len(matched)}/{len(rows)}); matching answers citing the gold page first "
+            f"{cites:.3f}; {sum(r['seconds'] for r in rows) / len(rows):.2f} s/question"
+        )
+        if strategy != args.paired_with:
+            diffs = [x["match"] - y["match"] for x, y in zip(rows, base, strict=True)]
+            mean, low, high = bootstrap(diffs)
+            line += f"; match - {args.paired_with} {mean:+.3f} ({low:+.3f} to {high:+.3f})"
+        print(line)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--work", type=Path, default=Path("/tmp/docbench"))
     parser.add_argument("--n", type=int, default=40)
     parser.add_argument("--strategies", default="oner,smart")
+    parser.add_argument(
+        "--paired-with",
+        default="",
+        help="instead of the text-only baseline, compare each strategy with this one on the "
+        "structured index (paired, the same questions)",
+    )
     args = parser.parse_args()
     pages = page_texts(args.work / PDF)
     qs = questions(args.work, pages, args.n)
@@ -170,6 +202,9 @@ def main() -> None:
     structured, plain, spans = build(args.work, pages)
     a_index, b_index = load_index(structured), load_index(plain)
     print(f"passages: structured {len(a_index.passages)}, text-only {len(b_index.passages)}")
+    if args.paired_with:
+        paired(args, qs, a_index, spans)
+        return
     for strategy in ["retrieval", *args.strategies.split(",")]:
         a = run(qs, a_index, spans, strategy)
         b = run(qs, b_index, spans, strategy)

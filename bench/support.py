@@ -35,14 +35,14 @@ from ragteam.agents.judge import judge_with
 from ragteam.agents.role import Solo
 from ragteam.answering import read_passages
 from ragteam.llm import load_model
-from ragteam.metrics import match
+from ragteam.metrics import f1_score, match
 from ragteam.retrieval import load_index
 from ragteam.support.stage import check_support
 from ragteam.trace import Trace
 from ragteam.training.support import auroc
-from ragteam.types import SupportSettings
+from ragteam.types import Evidence, SupportSettings
 
-LAYERS = ("lexical", "checker")
+LAYERS = ("lexical", "checker", "reader")
 ALL_LAYERS = (*LAYERS, "llm")
 
 
@@ -83,15 +83,20 @@ def one(index, strategy: str, row: dict, checker: str) -> dict:
         "strategy": strategy,
         "answer": result.text,
         "match": match(result.text, row["answers"]),
+        "f1": f1_score(result.text, row["answers"]),
         "gold": row.get("supporting_ids", []),
         "before": [c.passage_id for c in result.citations],
         "read": [p.id for p in passages],
         "seconds": round(seconds, 3),
+        "evidence": [e.to_dict() for e in result.evidence],
     }
-    return {**out, **checked(row["question"], result.text, passages, checker)}
+    evidence = tuple(result.evidence)
+    return {**out, **checked(row["question"], result.text, passages, checker, None, evidence)}
 
 
-def checked(question: str, text: str, passages: list, checker: str, judge_model=None) -> dict:
+def checked(
+    question: str, text: str, passages: list, checker: str, judge_model=None, evidence=()
+) -> dict:
     """Each layer's verdict on one answer, as a row records it; with `judge_model` also the
     `llm` layer, that model judging."""
     out = {}
@@ -104,6 +109,7 @@ def checked(question: str, text: str, passages: list, checker: str, judge_model=
             passages,
             SupportSettings(layer=layer, checker_path=checker),
             judge=judge,
+            evidence=evidence,
         )
         out[layer] = {
             "score": found.score,
@@ -129,8 +135,9 @@ def rescore(args: argparse.Namespace) -> None:
     with Path(args.out).open("w", encoding="utf-8") as handle:
         for n, row in enumerate(rows, start=1):
             passages = [index.passage(i) for i in row["read"]]
+            evidence = tuple(Evidence(**e) for e in row.get("evidence", []))
             again = checked(
-                questions[row["id"]], row["answer"], passages, args.checker, judge_model
+                questions[row["id"]], row["answer"], passages, args.checker, judge_model, evidence
             )
             print(f"rescored {n}/{len(rows)}", file=sys.stderr, flush=True)
             handle.write(json.dumps({**row, **again}) + "\n")
@@ -183,8 +190,11 @@ def report(path: Path) -> None:
         mine = [r for r in rows if r["strategy"] == strategy]
         base = sum(r["match"] for r in mine) / len(mine)
         p, rc = precision_recall(mine, lambda r: r["before"])
+        f1, f1_lo, f1_hi = bootstrap([r.get("f1", float("nan")) for r in mine])
+        seconds = sum(r["seconds"] for r in mine) / len(mine)
         print(
-            f"\n{strategy}: {len(mine)} answers, match {base:.3f}; citations before: "
+            f"\n{strategy}: {len(mine)} answers, match {base:.3f}, F1 {f1:.3f} "
+            f"({f1_lo:.3f}-{f1_hi:.3f}), {seconds:.2f} s/question; citations before: "
             f"precision {p:.3f} recall {rc:.3f}"
         )
         for layer in [x for x in ALL_LAYERS if x in mine[0]]:

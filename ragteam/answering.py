@@ -58,7 +58,9 @@ def attach_support(
         return
     checked = (choices or {}).get(result.text, result.text)
     judge = judge_with(ctx, result.question) if settings.layer == "llm" else None
-    found = check_support(result.question, checked, passages, settings, result.trace, judge)
+    found = check_support(
+        result.question, checked, passages, settings, result.trace, judge, tuple(result.evidence)
+    )
     given = {c.passage_id: c for c in result.citations}
     by_id = {p.id: p for p in passages}
     result.read = [given.get(pid) or Citation.of(by_id[pid]) for pid in found.read]

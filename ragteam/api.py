@@ -9,6 +9,7 @@ from typing import Any
 from ragteam.answering import run_posed
 from ragteam.errors import InputError
 from ragteam.llm import ChatModel, ModelOptions, load_model
+from ragteam.llm.deferred import Deferred
 from ragteam.retrieval.index import Index, load_index
 from ragteam.strategies import DEFAULT_STRATEGY, Context, check_roles, make_strategy
 from ragteam.strategies.base import require_index
@@ -70,11 +71,12 @@ def answer(
     loaded = index if isinstance(index, Index) or index is None else load_index(index)
     if runner.needs_index:
         require_index(strategy, loaded)  # before any model is loaded
-    chat = (
-        model
-        if model is not None and not isinstance(model, str)
-        else load_model(model, model_options)
-    )
+    if model is not None and not isinstance(model, str):
+        chat = model
+    elif getattr(runner, "needs_model", True):
+        chat = load_model(model, model_options)
+    else:  # a strategy that answers without generation: the model only if a layer asks
+        chat = Deferred(lambda: load_model(model, model_options))
     overrides = {
         role: spec if not isinstance(spec, str) else load_model(spec, model_options)
         for role, spec in (role_models or {}).items()

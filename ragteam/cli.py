@@ -34,7 +34,9 @@ from ragteam.llm import ModelOptions
 from ragteam.render import answer_view, trace_view
 from ragteam.retrieval.index import load_index
 from ragteam.strategies import DEFAULT_STRATEGY, available
+from ragteam.support.layers import layer_names
 from ragteam.support.stage import support_settings
+from ragteam.types import DEFAULT_SUPPORT_LAYER
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 
@@ -92,10 +94,12 @@ def ask(
     support: Annotated[
         str,
         typer.Option(
-            help="how each sentence's support is checked: lexical, checker (needs --checker), "
-            "llm (the model judges; --role-model judge=SPEC for another), off"
+            help="how each sentence's support is checked, one of "
+            f"{', '.join(layer_names())}: lexical (its words in a passage), reader (the span "
+            "reader's reading of a passage gives it), checker (needs --checker), llm (the model "
+            "judges; --role-model judge=SPEC for another), off"
         ),
-    ] = "lexical",
+    ] = DEFAULT_SUPPORT_LAYER,
     checker: Annotated[
         str, typer.Option(help="a support checker from `ragteam train support` (.safetensors)")
     ] = "",

@@ -45,7 +45,7 @@ def grounding(text: str, citations: int, steps: Sequence[Step], support: Any = N
     other way round; `Answer.grounding()` is the usual entry)."""
     searches = [s for s in steps if s.kind == "retrieve"]
     hits = [_count(s.output) for s in searches]
-    calls = [s for s in steps if s.kind in ("llm", "tool", "retrieve", "rerank")]
+    calls = [s for s in steps if s.kind in ("llm", "tool", "retrieve", "rerank", "read")]
     failed = sum(1 for s in calls if s.error)
     facts: dict[str, Any] = {
         "citations": citations,

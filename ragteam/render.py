@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ragteam.trace import Step, Trace
-from ragteam.types import Answer
+from ragteam.types import Answer, Evidence
 
 _GROUNDING_STYLE = {
     "supported": "green",
@@ -28,6 +28,9 @@ def answer_view(answer: Answer) -> Group:
     parts: list[Any] = [
         Panel(Text(answer.marked_text() or "(no answer)"), title=f"answer ({answer.strategy})")
     ]
+    if answer.evidence:
+        parts.append(Text("found in", style="bold"))
+        parts += [evidence_line(e) for e in answer.evidence[:1]]
     if answer.citations:
         cites = Table(show_header=True, header_style="bold", box=None)
         cites.add_column("")
@@ -52,6 +55,20 @@ def answer_view(answer: Answer) -> Group:
             if fid := step.meta.get("feedback_id"):
                 parts.append(Text(f"feedback: ragteam feedback {fid} --correct | --wrong"))
     return Group(*parts)
+
+
+def evidence_line(evidence: Evidence) -> Text:
+    """The sentence the reader found the answer in, the span in bold, then where it stands."""
+    line = Text("  ")
+    at = evidence.start - evidence.sentence_start
+    if at >= 0 and evidence.sentence[at : at + len(evidence.text)] == evidence.text:
+        line.append(evidence.sentence[:at])
+        line.append(evidence.text, style="bold reverse")
+        line.append(evidence.sentence[at + len(evidence.text) :])
+    else:  # a yes/no reading: the sentence it rests on
+        line.append(evidence.sentence)
+    line.append(f"  ({evidence.locator}, reader {evidence.score:.2f})", style="dim")
+    return line
 
 
 def plural(count: int, word: str, words: str | None = None) -> str:

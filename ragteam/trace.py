@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-StepKind = Literal["llm", "retrieve", "rerank", "tool", "note", "support"]
+StepKind = Literal["llm", "retrieve", "rerank", "read", "tool", "note", "support"]
 # a model's reply so far (the text, tokens written) -> the answer it holds so far, if any
 AnswerView = Callable[[str], str]
 # what a backend calls as its reply grows: (the reply so far, tokens written so far)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ragteam.grounding import Grounding
@@ -108,7 +108,26 @@ class Citation:
         return cls(passage.id, passage.title, passage.doc_id, where)
 
 
-Layer = Literal["lexical", "checker", "llm", "off"]
+@dataclass(frozen=True)
+class Evidence:
+    """Words the span reader found in a passage: `passage_id`'s text[start:end], the sentence
+    they stand in (from `sentence_start`), where the passage stands and the reader's score."""
+
+    passage_id: str
+    start: int
+    end: int
+    text: str
+    sentence: str
+    sentence_start: int
+    locator: str
+    score: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "score": round(self.score, 4)}
+
+
+# The support layer used when none is named: CLI, Python and HTTP APIs, chat API and MCP.
+DEFAULT_SUPPORT_LAYER = "lexical"
 
 
 @dataclass(frozen=True)
@@ -117,7 +136,7 @@ class SupportSettings:
     # checker trained so far, docs/benchmarks.md section 25); checker: a trained MiniLM checker
     # (`ragteam train support`), the lexical layer when it cannot load (said in the trace); llm:
     # a model judges each sentence against its closest passages (`ragteam.agents.judge`)
-    layer: Layer = "lexical"
+    layer: str = DEFAULT_SUPPORT_LAYER  # a name in `ragteam.support.layers.layer_names()`
     checker_path: str = ""  # the checker file (.safetensors) for layer "checker"
     abstain: bool = False  # answer "not found in your documents" when nothing supports it
 
@@ -184,6 +203,7 @@ class Answer:
     trace: Trace | None = None
     read: list[Citation] = field(default_factory=list)  # every passage checked ([] unchecked)
     support: Support | None = None  # which passages support which sentence (None: unchecked)
+    evidence: list[Evidence] = field(default_factory=list)  # the reader's spans, best first
 
     def grounding(self) -> Grounding:
         """How well this answer is grounded: supported, partly supported, not supported by the
@@ -221,6 +241,7 @@ class Answer:
             "citations": [asdict(c) for c in self.citations],
             "read": [asdict(c) for c in self.read],
             "support": self.support.to_dict() if self.support else None,
+            "evidence": [e.to_dict() for e in self.evidence],
             "cost": self.trace.totals() if self.trace else {},
             "grounding": self.grounding().to_dict(),
             "trace": self.trace.to_dict() if self.trace else None,

@@ -128,3 +128,25 @@ def test_the_documented_retriever_installs_and_an_index_searches_with_it(tmp_pat
     hits = index.retrieve("wrenhold lighthouse engineer", 3)
     assert hits and "wrenhold" in hits[0].text.lower()
     sys.modules.pop("word_count", None)
+
+
+def test_the_documented_support_layer_installs_and_decides(tmp_path, monkeypatch):
+    from ragteam.support.layers import layer_names
+    from ragteam.support.stage import check_support, support_settings
+    from ragteam.types import Passage
+
+    name = _install(tmp_path, monkeypatch, "numbers_layer", "ragteam.support_layers")
+    try:
+        assert name == "numbers" and "numbers" in layer_names()
+        passage = Passage("p1", "Harbour", "The harbour was dredged in 1931 to 12 metres.")
+        question = "When was the harbour dredged?"
+        right = check_support(
+            question, "It was dredged in 1931.", [passage], support_settings(name)
+        )
+        wrong = check_support(
+            question, "It was dredged in 1913.", [passage], support_settings(name)
+        )
+        assert right.layer == "numbers" and right.cited == ["p1"]
+        assert not wrong.sentences[0].supported  # the lexical share alone would not tell
+    finally:
+        sys.modules.pop("numbers_layer", None)

@@ -117,9 +117,11 @@ def test_the_ask_schema_names_the_choices_and_errors_name_no_server_path(http_ur
     assert "smart" in strategies and "oner" in strategies
     assert "adaptive" not in strategies  # no router is trained for this server
     assert props["strategy"]["default"] == "smart"
+    # every registered layer but the checker (it needs a file of the caller's machine)
     assert "demo" in json.dumps(props["index"]) and props["support"]["enum"] == [
         "lexical",
         "llm",
+        "reader",
         "off",
     ]
     assert empty.is_error and "ragteam ask" not in empty.content[0].text

@@ -86,7 +86,7 @@ def test_the_generator_call_alone_carries_the_label_biases(bm25_index_dir, tmp_p
     calibration = LabelCalibration(tmp_path, "f", {"multiple_choice": {"B": -1.0, "D": 0.5}})
     settings = TrajectorySettings(3, 3, 6, 40, calibration=calibration)
     ctx = Context(model=model, index=load_index(bm25_index_dir), trace=Trace())
-    t, _ = run_trajectory(pose(QUESTION, choices=CHOICES), ctx, settings, model)
+    t = run_trajectory(pose(QUESTION, choices=CHOICES), ctx, settings, model).trajectory
     result = t.answer, t.citations
     # the label's token alone is biased: one call of one token, then the rest unbiased
     assert [c.get("logit_bias") for c in model.calls] == [None, None, {66: -1.0, 68: 0.5}, None]

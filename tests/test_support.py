@@ -86,7 +86,7 @@ def test_a_missing_or_corrupt_checker_falls_back_to_lexical_and_says_so(tmp_path
     corrupt.write_bytes(b"\x00garbage" * 10)
     found = check_support(QUESTION, "Hevik", [TOLLAN], SupportSettings("checker", str(corrupt)))
     assert found.layer == "lexical" and "unreadable" in found.note
-    with pytest.raises(InputError, match="lexical, checker, llm, off"):
+    with pytest.raises(InputError, match="checker, lexical, llm, reader, off"):
         support_settings("nli")
 
 

@@ -20,6 +20,7 @@ from ragteam.training.settings import (
     RERANK,
     BuildSettings,
     FitSettings,
+    ReaderSettings,
     TopLayersSettings,
 )
 
@@ -228,6 +229,30 @@ def support_command(
         f"wrote {out_file} (epoch {chosen['epoch']}: validation loss {chosen['loss']:.4f}, "
         f"AUROC {chosen['auroc']:.3f}, balanced accuracy {chosen['balanced_accuracy']:.3f} "
         f"at threshold {chosen['threshold']})"
+    )
+
+
+@train_app.command("reader")
+@with_settings("settings", ReaderSettings())
+def reader_command(
+    data: Annotated[
+        Path, typer.Option("--data", help="the training folder (as shared/data/train)")
+    ],
+    out_file: Annotated[Path, typer.Option("--out", help="reader weights to write (.safetensors)")],
+    settings: ReaderSettings,
+) -> None:
+    """Train the span reader (MiniLM with start/end and no-answer/yes/no heads, shared
+    normalisation over a question's passages) on HotpotQA and MuSiQue train and cloze questions
+    from the training corpus. Validates and checkpoints every --check-every steps, keeps the
+    weights of the best validation loss; run it again to resume a stopped run."""
+    from ragteam.training.reader import train_reader
+
+    with friendly_errors():
+        record = train_reader(data, out_file, settings, report=lambda line: out.print(line))
+    last = record["history"][-1] if record["history"] else {}
+    out.print(
+        f"wrote {out_file} (step {record['step']}/{record['steps']}; held loss "
+        f"{record['best']:.4f}; last held EM {last.get('em', 0):.3f} F1 {last.get('f1', 0):.3f})"
     )
 
 

@@ -7,7 +7,7 @@ import json
 import logging
 from collections.abc import AsyncIterator
 from importlib import resources
-from typing import Any, Literal
+from typing import Any
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -29,6 +29,7 @@ from ragteam.errors import (
 )
 from ragteam.llm.base import ChatModel
 from ragteam.router.state import RouterStateError
+from ragteam.server.chat_request import SupportName
 from ragteam.server.config import ServerConfig
 from ragteam.server.docs import add_docs_routes
 from ragteam.server.guard import BodyGuard
@@ -39,6 +40,7 @@ from ragteam.server.service import Cancelled, Service
 from ragteam.server.streaming import admitted_events, answer_watched
 from ragteam.server.views import add_read_routes
 from ragteam.strategies import DEFAULT_STRATEGY
+from ragteam.types import DEFAULT_SUPPORT_LAYER
 
 log = logging.getLogger("ragteam.server")
 STATIC = resources.files("ragteam.server").joinpath("static")
@@ -51,7 +53,7 @@ class AnswerRequest(BaseModel):
     options: dict[str, Any] = Field(default_factory=dict)
     choices: dict[str, str] | None = None
     claim: bool = False
-    support: Literal["lexical", "checker", "llm", "off"] = "lexical"
+    support: SupportName = DEFAULT_SUPPORT_LAYER
     abstain: bool = False  # "not found in your documents" when no passage supports the answer
 
 

@@ -9,16 +9,24 @@ from typing import Any, Literal
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from ragteam.support.layers import layer_names
+from ragteam.types import DEFAULT_SUPPORT_LAYER
+
 # a reply is an answer of at most 160 tokens (MA-RAG's summary), a warning and up to 8 sources:
 # a client's max_tokens at least this large is honoured by every reply
 MIN_REPLY_TOKENS = 512
+
+
+# every layer `--support` takes, named in the schemas (a plugin layer installed later is listed
+# from the next start; the request is checked against the registry either way)
+SupportName = Literal[tuple(layer_names())]  # type: ignore[valid-type]
 
 
 class Extension(BaseModel):
     options: dict[str, Any] = Field(default_factory=dict)
     choices: dict[str, str] | None = None
     claim: bool = False
-    support: Literal["lexical", "checker", "llm", "off"] = "lexical"
+    support: SupportName = DEFAULT_SUPPORT_LAYER
     # the reply says in words when nothing supports the answer; abstain withholds such an
     # answer instead (its streamed text then waits for the check)
     abstain: bool = False

@@ -20,7 +20,8 @@ from ragteam.server.redact import redact_paths
 from ragteam.server.service import Asked, Service
 from ragteam.server.streaming import answer_events
 from ragteam.strategies import DEFAULT_STRATEGY, available, strategy_class
-from ragteam.types import hit_dict
+from ragteam.support.layers import layer_names
+from ragteam.types import DEFAULT_SUPPORT_LAYER, hit_dict
 
 MAX_K = 50
 SESSION_IDLE_S = 600.0  # an MCP-over-HTTP session unused this long is closed
@@ -66,7 +67,7 @@ def _add_ask(server: MCPServer, service: Service) -> None:
         strategy: str = DEFAULT_STRATEGY,
         index: str | None = None,
         options: dict[str, Any] | None = None,
-        support: str = "lexical",
+        support: str = DEFAULT_SUPPORT_LAYER,
         abstain: bool = False,
     ) -> dict[str, Any]:
         """Answer a question with an agent team over a served index: the answer (`marked`:
@@ -79,7 +80,8 @@ def _add_ask(server: MCPServer, service: Service) -> None:
             strategy: which agent team answers (the default is the best measured)
             index: a served index (optional when one is served)
             options: strategy options, e.g. {"k": 5}
-            support: how each sentence's support is checked: lexical, or off
+            support: how each sentence's support is checked: lexical, reader (the span
+                reader reads each passage), llm (a model judges), or off
             abstain: say "not found in your documents" instead of an answer nothing supports
         """
         asked = Asked(question, index, strategy, dict(options or {}), support=support)
@@ -108,7 +110,9 @@ def _add_ask(server: MCPServer, service: Service) -> None:
     if service.config.indexes:
         served = tuple(service.config.indexes)
         ask.__annotations__["index"] = Literal[served] | None  # type: ignore[valid-type]
-    ask.__annotations__["support"] = Literal["lexical", "llm", "off"]
+    # every layer but the checker, which needs a file of the caller's machine
+    servable = tuple(n for n in layer_names() if n != "checker")
+    ask.__annotations__["support"] = Literal[servable]  # type: ignore[valid-type]
     server.tool()(ask)
 
 
@@ -133,6 +137,7 @@ def _payload(answer: Any) -> dict[str, Any]:
         "strategy": answer.strategy,
         "citations": [c.__dict__ for c in answer.citations],
         "read": [c.__dict__ for c in answer.read],
+        "evidence": [e.to_dict() for e in answer.evidence],
         "grounding": answer.grounding().to_dict(),
         "steps": [
             {

@@ -23,7 +23,7 @@ from ragteam.strategies import client_options
 from ragteam.strategies.base import QUESTION_SHARE
 from ragteam.support.stage import support_settings
 from ragteam.trace import Step
-from ragteam.types import Answer
+from ragteam.types import DEFAULT_SUPPORT_LAYER, Answer
 
 
 def _manifest_stamp(directory: Path) -> tuple[int, int] | None:
@@ -52,7 +52,7 @@ class Asked:
     options: dict[str, Any] = field(default_factory=dict)
     choices: dict[str, str] | None = None
     claim: bool = False
-    support: str = "lexical"  # lexical | checker | off
+    support: str = DEFAULT_SUPPORT_LAYER  # a name in ragteam.support.layers.layer_names()
     abstain: bool = False
 
 

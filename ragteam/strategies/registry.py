@@ -26,6 +26,7 @@ STRATEGIES = Registry(
         "nor": "ragteam.strategies.baselines:NoR",
         "oner": "ragteam.strategies.baselines:OneR",
         "ircot": "ragteam.strategies.ircot:IRCoT",
+        "read": "ragteam.strategies.read:Read",
         "smart": "ragteam.strategies.smart:Smart",
         "marag": "ragteam.strategies.marag:MARAG",
         "smurfs": "ragteam.strategies.smurfs:Smurfs",

@@ -15,13 +15,16 @@ from pathlib import Path
 from typing import ClassVar
 
 from ragteam.agents import smart as roles
+from ragteam.agents.reader_role import locate as reader_locate
 from ragteam.agents.role import role_names
 from ragteam.agents.smart_format import Judgement, Trajectory, render_trajectory
 from ragteam.agents.smart_labels import LabelCalibration, load_calibration
 from ragteam.errors import InputError, ParseError
 from ragteam.llm.base import ChatModel
+from ragteam.reader import Reader, Reading, load_reader
 from ragteam.retrieval.rerank import Reranker, load_reranker
 from ragteam.strategies.base import Context, fit_passages, fit_question, fit_text
+from ragteam.strategies.read import evidence_of
 from ragteam.strategies.smart_agent import ADAPTER_NAME, adapter_of, choose, shipped_adapter
 from ragteam.strategies.smart_trajectory import (
     ROLE_MODEL,
@@ -29,7 +32,7 @@ from ragteam.strategies.smart_trajectory import (
     note_trajectory,
     run_trajectory,
 )
-from ragteam.types import Answer, Citation, Passage
+from ragteam.types import Answer, Citation, Evidence, Passage
 
 MODES = ("auto", "modular", "trajectory")
 
@@ -74,6 +77,10 @@ class Smart:
     # answers from passage [1]); empty: retrieval order. None ships: the one trained here did
     # not beat retrieval order on held-out questions (docs/benchmarks.md section 21)
     reranker: str = ""
+    # both modes: the span reader (ragteam/reader) locates the facts instead of the model: it
+    # reads every passage at once, the passages with the strongest readings come first and
+    # the sentences of the two best are the facts the generator writes from
+    fact_reader: bool = False
 
     @staticmethod
     def describe() -> str:
@@ -98,9 +105,14 @@ class Smart:
         trajectory = Trajectory()
         passages: list[Passage] = []
         facts: list[tuple[int, str, str]] = []
+        reader, reading = load_reader() if self.fact_reader else None, None
         if self.retrieve:
             trajectory.intents = self._intents(ctx, asked)
             passages = self._passages(ctx, trajectory.intents)
+            if reader is not None:
+                passages, trajectory.judgements, reading = reader_locate(
+                    reader, ctx.trace, asked, passages
+                )
             trajectory.passages = [(p.title, p.text) for p in passages]
             facts = self._facts(ctx, asked, passages, trajectory)
             note_facts(ctx, passages, [(n, fact) for n, _title, fact in facts])
@@ -114,7 +126,10 @@ class Smart:
             "smart", "trajectory in SMART's format", trajectory=render_trajectory(trajectory)
         )
         cited = [passages[n - 1] for n in numbers if 0 < n <= len(passages)]
-        return Answer(question, text, self.name, [Citation.of(p) for p in cited], ctx.trace)
+        evidence = _said_evidence(reading, passages, text, reader)
+        return Answer(
+            question, text, self.name, [Citation.of(p) for p in cited], ctx.trace, evidence=evidence
+        )
 
     def _mode(self, ctx: Context) -> tuple[str, ChatModel | None]:
         """The mode that runs, and the model playing the trajectory; noted in the trace."""
@@ -181,18 +196,22 @@ class Smart:
             locator_grammar=self.locator_grammar,
             calibration=self._calibration(ctx, model),
             reranker=self._reranker(ctx),
+            reader=load_reader() if self.fact_reader else None,
         )
-        trajectory, passages = run_trajectory(asked, ctx, settings, model)
+        ran = run_trajectory(asked, ctx, settings, model)
+        trajectory, passages = ran.trajectory, ran.passages
         note_trajectory(ctx.trace, trajectory, passages)
         relevant = [(j.index, j.fact) for j in trajectory.judgements if j.relevant]
         note_facts(ctx, passages, relevant)
         cited = [passages[n - 1] for n in trajectory.citations]
+        evidence = _said_evidence(ran.reading, passages, trajectory.answer, settings.reader)
         return Answer(
             question,
             trajectory.answer,
             self.name,
             [Citation.of(p) for p in cited],
             ctx.trace,
+            evidence=evidence,
         )
 
     def _intents(self, ctx: Context, question: str) -> list[str]:
@@ -219,6 +238,9 @@ class Smart:
         """(number, title, text) for the generator: located facts, plus raw passages the
         locator could not judge (or all raw passages without a locator)."""
         numbered = list(enumerate(passages, start=1))
+        if trajectory.judgements:  # located by the reader
+            found = [(j.index, j.title, j.fact) for j in trajectory.judgements if j.relevant]
+            return self._fit(ctx, found)
         if not self.locator:
             return self._fit(ctx, [(n, p.title, p.text) for n, p in numbered])
         facts: list[tuple[int, str, str]] = []
@@ -241,6 +263,16 @@ class Smart:
         as_passages = [Passage(str(n), title, text) for n, title, text in facts]
         fitted = fit_passages(ctx, as_passages, budget, roles.GENERATOR.name)
         return [(int(p.id), p.title, p.text) for p in fitted]
+
+
+def _said_evidence(
+    reading: Reading | None, passages: list[Passage], answer: str, reader: Reader | None
+) -> list[Evidence]:
+    """The reader's spans that the answer says (none when the model located the facts)."""
+    if reading is None or reader is None:
+        return []
+    found = evidence_of(reading, passages, reader.calibration.abstain)
+    return [e for e in found if e.text and e.text in answer]
 
 
 def note_facts(ctx: Context, passages: list[Passage], facts: list[tuple[int, str]]) -> None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragteam.agents import smart as roles
+from ragteam.agents.reader_role import locate as reader_locate
 from ragteam.agents.smart_format import (
     CITE,
     EOG,
@@ -43,6 +44,7 @@ from ragteam.agents.views import before
 from ragteam.errors import InputError
 from ragteam.formats import search_text
 from ragteam.llm.base import ChatModel, Completion, TextModel, TextRequest, streams
+from ragteam.reader import Reader, Reading
 from ragteam.retrieval.rerank import Reranker, rerank_traced
 from ragteam.strategies.base import Context, fit_text
 from ragteam.trace import AnswerView, Step, Trace
@@ -78,6 +80,8 @@ class TrajectorySettings:
     # orders the block by reading each passage beside the question (the agent answers from
     # [1]: docs/benchmarks.md sections 20a and 21); None keeps retrieval order
     reranker: Reranker | None = None
+    # the span reader locates the facts (and orders the block) instead of the model
+    reader: Reader | None = None
 
 
 def continue_text(
@@ -163,12 +167,23 @@ def _fail(step: Step, reason: str) -> None:
     step.meta["event"] = "parse_failure"
 
 
+@dataclass(frozen=True)
+class Ran:
+    """A run's trajectory, the passages its numbers refer to, and the reader's reading of
+    them (None when the model located the facts)."""
+
+    trajectory: Trajectory
+    passages: list[Passage]
+    reading: Reading | None = None
+
+
 def run_trajectory(
     question: str, ctx: Context, s: TrajectorySettings, model: ChatModel | None = None
-) -> tuple[Trajectory, list[Passage]]:
-    """The whole trajectory of one question, and the passages its numbers refer to."""
+) -> Ran:
+    """The whole trajectory of one question (see `Ran`)."""
     model = model or ctx.model_for(ROLE_MODEL)
     t = Trajectory()
+    reading = None
     text = render_prompt(question) + RECONSTRUCTOR
     step = continue_text(ctx, "reconstructor", text, EOR, 96, model)
     t.intents = parse_intents(step.output)[: s.max_intents]
@@ -186,14 +201,17 @@ def run_trajectory(
     passages = [
         dataclasses.replace(p, text=fit_text(model, p.text, s.passage_tokens)[0]) for p in found
     ]
+    if s.reader is not None:
+        passages, t.judgements, reading = reader_locate(s.reader, ctx.trace, question, passages)
     t.passages = [(p.title, p.text) for p in passages]
     text += render_retrieval(t.passages) + LOCATOR
-    bias = relevant_bias(model, s.locator_bias)
-    grammar = locator_grammar(t.passages) if s.locator_grammar else None
-    # the grammar bounds the output itself: room for three copied sentences a passage
-    budget = (120 if grammar else 48) * max(1, len(passages)) + 32
-    step = continue_text(ctx, "locator", text, EOL, budget, model, bias, grammar)
-    t.judgements = _check_judgements(step, passages)
+    if s.reader is None:
+        bias = relevant_bias(model, s.locator_bias)
+        grammar = locator_grammar(t.passages) if s.locator_grammar else None
+        # the grammar bounds the output itself: room for three copied sentences a passage
+        budget = (120 if grammar else 48) * max(1, len(passages)) + 32
+        step = continue_text(ctx, "locator", text, EOL, budget, model, bias, grammar)
+        t.judgements = _check_judgements(step, passages)
     text += render_locator(t.judgements)[len(LOCATOR) :] + GENERATOR
     labels = label_bias(model.tokenize, question, s.calibration) if s.calibration else {}
     step = continue_text(
@@ -211,7 +229,7 @@ def run_trajectory(
         _fail(step, "empty answer")
     shown = {j.index for j in t.judgements if j.relevant}
     t.citations = [n for n in dict.fromkeys(cites) if n in shown]
-    return t, passages
+    return Ran(t, passages, reading)
 
 
 def _check_judgements(step: Step, passages: list[Passage]) -> list[Judgement]:

@@ -28,6 +28,25 @@ class TopLayersSettings:
     threads: int = flag(0, "torch threads (0: default)", min=0)
 
 
+@dataclass(frozen=True)
+class ReaderSettings:
+    """Training the span reader (`train reader`); the `flag`ged ones are its flags. Only
+    `minutes` and `threads` may change when a stopped run is resumed."""
+
+    epochs: float = flag(2.0, min=0.1, max=20)
+    lr: float = flag(6e-5, "learning rate of the encoder layers", min=1e-7, max=1e-2)
+    head_lr: float = 6e-4
+    accumulate: int = flag(4, "question groups a step", min=1, max=64)
+    warmup: float = 0.06  # share of the steps
+    check_every: int = flag(100, "steps between validations (and checkpoints)", min=1)
+    held_checked: int = 300  # held groups scored at each validation
+    held_share: float = 0.1  # questions (by id hash) held out for validation
+    clozes: int = flag(6000, "cloze questions made from the training corpus", min=0)
+    seed: int = flag(13)
+    threads: int = flag(0, "torch threads (0: default)", min=0)
+    minutes: float = flag(0.0, "stop after this many minutes, resumable (0: no limit)", min=0)
+
+
 RERANK = TopLayersSettings()
 CHECK = TopLayersSettings(epochs=1.0, lr=5e-5, layers=3, batch=16)
 

@@ -134,6 +134,16 @@ async function sendFeedback(id, correct, box) {
   }
 }
 
+// The sentence the reader found the answer in, the span marked, and where it stands.
+function evidenceLine(e) {
+  if (!e) return null;
+  const at = e.start - e.sentence_start;
+  const holds = at >= 0 && e.sentence.slice(at, at + e.text.length) === e.text;
+  const words = holds ? [e.sentence.slice(0, at), el("mark", {}, e.text), e.sentence.slice(at + e.text.length)] : [e.sentence];
+  return el("div", { class: "evidence", "data-testid": "evidence" }, "found in: “", ...words, "” ",
+    el("span", { class: "muted" }, "(" + e.locator + ", reader " + Number(e.score).toFixed(2) + ")"));
+}
+
 function answerBox(result, index, feedbackId, facts, record) {
   const g = result.grounding || { level: "no_evidence", message: "", parse_failures: 0 };
   const cites = result.citations.map((c, n) => el("button", { type: "button", class: "cite", title: c.title,
@@ -150,6 +160,7 @@ function answerBox(result, index, feedbackId, facts, record) {
   const box = el("div", { class: "answer level-" + g.level, "data-testid": "answer", "data-grounding": g.level },
     el("div", { class: "grounding", "data-testid": "grounding" }, (GROUNDING_ICON[g.level] || "") + " " + g.message),
     el("div", { class: "text" }, result.marked || result.answer || "(no answer)"),
+    evidenceLine((result.evidence || [])[0]),
     cites.length ? el("div", { "data-testid": "citations" }, "cited: ", ...cites) : null,
     unbacked.length ? el("div", { class: "unbacked" }, "not backed by the passages read:", el("ul", {}, ...unbacked)) : null,
     unused.length ? el("div", { class: "meta", "data-testid": "read" }, "read, not cited: ", ...unused) : null,

@@ -1,0 +1,99 @@
+"""The span reader alone: EM/F1 on the held training groups (never a benchmark question), and
+its speed on the 2 cores.
+
+    python bench/reader.py held --data ../shared/data/train [--weights FILE]
+    python bench/reader.py speed --index IDX --questions bench/data/hotpotqa/dev300.jsonl \\
+        [--n 50] [--weights FILE]
+
+`held` rebuilds the groups exactly as `ragteam train reader` split them (by question id) and
+reports, per source and label, exact match and F1 of the best reading (a group with no answer
+counts as right when the best reading's no-answer probability reaches the calibrated
+`abstain`), and how often the abstention threshold refuses the answerable and declines the
+unanswerable. `speed` times retrieval and the reader at k = 5 and k = 10 (median and 90th
+percentile ms per question), after one warm-up question."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from pathlib import Path
+
+from ragteam.metrics import exact_match, f1_score
+from ragteam.reader import default_weights, load_reader
+from ragteam.types import Passage
+
+
+def held(data: Path, weights: Path) -> None:
+    from ragteam.training.reader_data import build
+    from ragteam.training.settings import ReaderSettings
+
+    settings = ReaderSettings()
+    built = build(data, settings.clozes, settings.held_share, settings.seed)
+    reader = load_reader(weights)
+    rows: dict[str, list[tuple[float, float, bool]]] = {}
+    for g in built.held:
+        passages = [Passage(f"p{i}", "", t) for i, t in enumerate(g.texts)]
+        reading = reader.read(g.question, passages, top=8)
+        declined = reading.no_answer >= reader.calibration.abstain
+        said = "" if reading.best is None else reading.best.text
+        if g.label == "none":
+            em = f1 = float(declined)
+        else:
+            em, f1 = exact_match(said, list(g.answers)), f1_score(said, list(g.answers))
+        rows.setdefault(f"{g.source}/{g.label}", []).append((em, f1, declined))
+    answerable = [r for k, v in rows.items() if not k.endswith("/none") for r in v]
+    print(f"held groups: {sum(len(v) for v in rows.values())} ({weights.name})")
+    for key, values in sorted(rows.items()):
+        em = statistics.mean(v[0] for v in values)
+        f1 = statistics.mean(v[1] for v in values)
+        print(f"  {key:32} n={len(values):4}  EM {em:.3f}  F1 {f1:.3f}")
+    print(
+        f"  answerable: EM {statistics.mean(r[0] for r in answerable):.3f} "
+        f"F1 {statistics.mean(r[1] for r in answerable):.3f}; refused by the abstention "
+        f"threshold {statistics.mean(r[2] for r in answerable):.3f}"
+    )
+
+
+def speed(index_dir: Path, questions: Path, n: int, weights: Path) -> None:
+    from ragteam.retrieval import load_index
+
+    index = load_index(index_dir)
+    reader = load_reader(weights)
+    rows = [json.loads(x) for x in questions.read_text().splitlines() if x.strip()][:n]
+    for k in (5, 10):
+        found = [index.retrieve(r["question"], k) for r in rows]
+        reader.read(rows[0]["question"], found[0])  # warm-up
+        times = []
+        for r, passages in zip(rows, found, strict=True):
+            started = time.perf_counter()
+            reader.read(r["question"], passages)
+            times.append(1000 * (time.perf_counter() - started))
+        times.sort()
+        print(
+            f"k={k}: reader {statistics.median(times):.0f} ms median, "
+            f"{times[int(0.9 * len(times))]:.0f} ms p90 over {len(times)} questions"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    a = sub.add_parser("held")
+    a.add_argument("--data", type=Path, required=True)
+    a.add_argument("--weights", type=Path, default=default_weights())
+    b = sub.add_parser("speed")
+    b.add_argument("--index", type=Path, required=True)
+    b.add_argument("--questions", type=Path, required=True)
+    b.add_argument("--n", type=int, default=50)
+    b.add_argument("--weights", type=Path, default=default_weights())
+    args = parser.parse_args()
+    if args.command == "held":
+        held(args.data, args.weights)
+    else:
+        speed(args.index, args.questions, args.n, args.weights)
+
+
+if __name__ == "__main__":
+    main()

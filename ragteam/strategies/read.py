@@ -1,0 +1,72 @@
+"""`read`: retrieve the top k once, then the span reader reads every one of them and the answer
+is the best span found across them, with the sentence it stands in and where that is. No
+generation: the answer is words of a passage, and it comes in well under a second."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ragteam.reader import Reading, Span, load_reader, read_traced
+from ragteam.retrieval import retrieve_traced
+from ragteam.strategies.base import Context
+from ragteam.types import Answer, Citation, Evidence, Passage
+
+EVIDENCE_KEPT = 3  # readings kept as the answer's evidence (the best first)
+
+
+@dataclass
+class Read:
+    """Retrieve top-k, read every passage with the span reader, answer with the best span."""
+
+    name: ClassVar[str] = "read"
+    roles: ClassVar[tuple[str, ...]] = ()
+    needs_index: ClassVar[bool] = True
+    needs_model: ClassVar[bool] = False  # the model is loaded only if a support layer asks
+    k: int = 5
+    weights: str = ""  # a reader weights file other than the shipped one
+
+    def run(self, question: str, ctx: Context) -> Answer:
+        index = ctx.require_index(self.name)
+        from pathlib import Path
+
+        reader = load_reader(Path(self.weights) if self.weights else None)
+        found = retrieve_traced(index, ctx.trace, "retriever", question, self.k)
+        reading = read_traced(reader, ctx.trace, question, found, top=EVIDENCE_KEPT * 4)
+        evidence = evidence_of(reading, found, reader.calibration.abstain)
+        if not evidence:
+            return Answer(question, "", self.name, [], ctx.trace)
+        best = {p.id: p for p in found}[evidence[0].passage_id]
+        text = evidence[0].text
+        return Answer(question, text, self.name, [Citation.of(best)], ctx.trace, evidence=evidence)
+
+
+def evidence_of(reading: Reading, passages: list[Passage], abstain: float) -> list[Evidence]:
+    """The reading's spans as evidence records (one per passage and place, best first), each
+    scored by the probability of what it says over all the passages (0 when the answerability
+    head puts "no answer" at or above `abstain`)."""
+    by_id = {p.id: p for p in passages}
+    answerable = reading.no_answer < abstain
+    kept: list[Evidence] = []
+    for span in reading.spans:
+        if len(kept) == EVIDENCE_KEPT:
+            break
+        if any(e.passage_id == span.passage_id and e.start == span.start for e in kept):
+            continue
+        score = reading.answer_score(span.text) if answerable else 0.0
+        kept.append(_evidence(span, by_id[span.passage_id], score))
+    return kept
+
+
+def _evidence(span: Span, passage: Passage, score: float) -> Evidence:
+    where = passage.locator.describe() if passage.locator else passage.title
+    return Evidence(
+        span.passage_id,
+        span.start,
+        span.end,
+        span.text,
+        span.sentence,
+        span.sentence_start,
+        where,
+        score,
+    )

@@ -1,0 +1,101 @@
+"""The `reader` support layer: a sentence is supported by a passage when the span reader, given
+the question and that passage alone, finds words the sentence says (QA-based checking, as
+QAFactEval). A name, number or date the sentence gives that no reading of the passage gives
+finds no agreement, whatever the word overlap. The lexical share of the rest of the sentence's
+words scales the score.
+
+An answer that is itself the reader's span (`read`) is not read again from the same passage:
+its check is the reader's confidence over all the passages it read together (span and
+answerability), on the reader's calibrated scale.
+
+Scores are scaled so that each kind's threshold, fitted on held training questions
+(`ragteam train reader`, its `.calibration.json`), falls at `THRESHOLD`."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING
+
+from ragteam.errors import RagteamError
+from ragteam.metrics import normalize_answer
+from ragteam.support.layers import Pairs, Scored, closest, lexical
+from ragteam.support.lexical import LEXICAL_THRESHOLD, STOPWORDS, new_words
+
+if TYPE_CHECKING:
+    from ragteam.reader import Reader
+    from ragteam.types import Passage
+
+THRESHOLD = 0.5
+TOP_SPANS = 8  # readings of a passage weighed by their probability
+
+
+def reader(pairs: Pairs) -> Scored:
+    from ragteam.reader import load_reader
+
+    try:
+        model = load_reader()
+    except (RagteamError, ImportError, OSError) as exc:
+        return lexical(pairs, f"the span reader is unavailable ({exc}): the lexical layer alone")
+    scores = [[0.0] * len(pairs.passages) for _ in pairs.sentences]
+    own = _own_span(pairs)
+    for i, j in closest(pairs.lexical):
+        if own is not None and own[0] == i and own[1] == j:
+            continue
+        found = pair_score(
+            model, pairs.question, pairs.sentences[i], pairs.passages[j], pairs.lexical[i][j]
+        )
+        scores[i][j] = _scaled(found, model.calibration.support)
+    if own is not None:
+        i, j, confidence = own
+        scores[i][j] = _scaled(confidence, model.calibration.span)
+    return Scored("reader", THRESHOLD, scores, extra={"reader": model.identity})
+
+
+def pair_score(
+    model: Reader, question: str, sentence: str, passage: Passage, lexical: float
+) -> float:
+    """How far a reading of `passage` alone gives what `sentence` says: the expected token F1
+    between the reader's spans (weighted by their probability) and the content words the
+    sentence adds to its question, times the lexical share (relative to the lexical
+    threshold) of those words in the passage. Unscaled: calibration fits a threshold on it."""
+    said = new_words(question, sentence)
+    if not said:
+        return 0.0
+    reading = model.read(question, [passage], top=TOP_SPANS)
+    found = sum(s.score * agreement(s.text, said) for s in reading.spans)
+    return found * min(1.0, lexical / LEXICAL_THRESHOLD)
+
+
+def _own_span(pairs: Pairs) -> tuple[int, int, float] | None:
+    """(sentence, passage, confidence) of the reader's own span when the answer is one."""
+    if not pairs.evidence:
+        return None
+    best = pairs.evidence[0]
+    column = {p.id: j for j, p in enumerate(pairs.passages)}
+    if best.passage_id not in column:
+        return None
+    for i, sentence in enumerate(pairs.sentences):
+        if best.text and best.text in sentence:
+            return i, column[best.passage_id], best.score
+    return None
+
+
+def _scaled(score: float, threshold: float) -> float:
+    """`score` on a scale where `threshold` becomes THRESHOLD (monotone, 0 -> 0, 1 -> 1)."""
+    if score <= threshold:
+        return THRESHOLD * score / max(threshold, 1e-9)
+    return THRESHOLD + (1 - THRESHOLD) * (score - threshold) / max(1 - threshold, 1e-9)
+
+
+def agreement(span: str, said: list[str]) -> float:
+    """Token F1 between the span's words and `said` (a sentence's content words); a yes/no
+    reading agrees with a sentence that says that word."""
+    words = [w for w in normalize_answer(span).split() if w not in STOPWORDS]
+    words = words or normalize_answer(span).split()
+    if not words or not said:
+        return 0.0
+    common = sum((Counter(words) & Counter(said)).values())
+    if not common:
+        return 0.0
+    precision, recall = common / len(words), common / len(said)
+    return 2 * precision * recall / (precision + recall)

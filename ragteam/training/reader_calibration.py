@@ -1,0 +1,121 @@
+"""Fitting the reader's three thresholds on held training groups (never a benchmark question),
+written beside the weights as `NAME.calibration.json`:
+
+- `support`: a single-passage reading agrees with a sentence. Positives: the gold answer
+  against its gold passage; negatives: another name or number copied from the same passage
+  (the wrong answer that copies a passage's words, which word overlap accepts).
+- `span`: the reader's own answer over all a question's passages is right (F1 >= 0.5), its
+  confidence being the probability of what it says; groups with no answer count as wrong.
+- `abstain`: the no-answer probability at or above which nothing is taken as found, set so
+  that at most `MAX_REFUSED` of the answerable held groups are refused.
+
+`support` and `span` maximise balanced accuracy; the record keeps what each threshold scores."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ragteam.metrics import f1_score
+from ragteam.reader.read import Calibration, Reader, calibration_path, load_net
+from ragteam.support.lexical import lexical_score
+from ragteam.support.reading import pair_score
+from ragteam.training.reader_data import Group
+from ragteam.types import Passage
+
+MAX_REFUSED = 0.10
+_COPYABLE = re.compile(r"\b(?:\d[\d,.]*|[A-Z][\w'\-]+(?:\s+[A-Z][\w'\-]+){0,3})\b")
+
+
+def best_threshold(scored: Sequence[tuple[float, bool]]) -> tuple[float, float]:
+    """The threshold (>= counts as positive) with the best balanced accuracy, and that."""
+    positives = sum(1 for _, y in scored if y) or 1
+    negatives = sum(1 for _, y in scored if not y) or 1
+    best = (0.5, 0.0)
+    for t in sorted({s for s, _ in scored}):
+        tpr = sum(1 for s, y in scored if y and s >= t) / positives
+        tnr = sum(1 for s, y in scored if not y and s < t) / negatives
+        if (tpr + tnr) / 2 > best[1]:
+            best = (t, (tpr + tnr) / 2)
+    return best
+
+
+def support_pairs(
+    reader: Reader, held: Sequence[Group], rng: random.Random
+) -> list[tuple[float, bool]]:
+    out = []
+    for g in held:
+        if g.label != "span":
+            continue
+        for k, spans in enumerate(g.spans):
+            if not spans:
+                continue
+            text = g.texts[k]
+            passage = Passage("p", "", text)
+            answer = g.answers[0]
+            wrong = [
+                m.group(0)
+                for m in _COPYABLE.finditer(text)
+                if f1_score(m.group(0), list(g.answers)) == 0
+            ]
+            out.append((_score(reader, g.question, answer, passage), True))
+            if wrong:
+                out.append((_score(reader, g.question, rng.choice(wrong), passage), False))
+            break
+    return out
+
+
+def _score(reader: Reader, question: str, sentence: str, passage: Passage) -> float:
+    lexical = lexical_score(question, sentence, passage.text)
+    return pair_score(reader, question, sentence, passage, lexical)
+
+
+def group_readings(reader: Reader, held: Sequence[Group]) -> list[tuple[float, float, bool, bool]]:
+    """(confidence of the best reading, no-answer probability, whether it is right, whether
+    the group has an answer) per held group."""
+    out = []
+    for g in held:
+        passages = [Passage(f"p{i}", "", t) for i, t in enumerate(g.texts)]
+        reading = reader.read(g.question, passages, top=12)
+        best = reading.best
+        if best is None:
+            continue
+        right = g.label != "none" and f1_score(best.text, list(g.answers)) >= 0.5
+        out.append((reading.answer_score(best.text), reading.no_answer, right, g.label != "none"))
+    return out
+
+
+def calibrate(weights: Path, held: Sequence[Group], seed: int = 13) -> dict[str, Any]:
+    """Fit the thresholds of the weights at `weights` on `held`; write the sidecar file."""
+    net, meta, digest = load_net(weights)
+    reader = Reader(net, meta, digest, Calibration(0.5, 0.5, 1.0))
+    pairs = support_pairs(reader, held, random.Random(seed))
+    support, support_bacc = best_threshold(pairs)
+    readings = group_readings(reader, held)
+    answerable = sorted(n for _, n, _, has in readings if has)
+    cut = int(len(answerable) * (1 - MAX_REFUSED))
+    abstain = answerable[min(cut, len(answerable) - 1)] + 1e-6 if answerable else 1.0
+    gated = [(c if n < abstain else 0.0, right) for c, n, right, _ in readings]
+    span, span_bacc = best_threshold(gated)
+    record = {
+        "support": support,
+        "span": span,
+        "abstain": abstain,
+        "weights_sha256_16": digest,
+        "fitted_on": {
+            "support_pairs": len(pairs),
+            "support_balanced_accuracy": round(support_bacc, 4),
+            "groups": len(readings),
+            "span_balanced_accuracy": round(span_bacc, 4),
+            "answerable_refused_at_most": MAX_REFUSED,
+        },
+    }
+    path = calibration_path(weights)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return record

@@ -1,0 +1,230 @@
+"""Training groups for the span reader, from test-disjoint training data only.
+
+A `Group` is one question read against several passages, with where its answer stands:
+- HotpotQA train (distractor setting): the gold paragraphs and some distractors, the answer's
+  occurrences in the gold paragraphs (distant supervision, as TriviaQA was built; every
+  occurrence counts), or yes/no on the gold paragraphs for comparison questions;
+- MuSiQue train: the question over its supporting paragraphs and distractors, and each gold
+  sub-question (its "#n" filled with the earlier answers) over the paragraphs holding its answer;
+- the same questions over distractors alone: "no answer" (what abstention learns from);
+- cloze questions made by rule from the training corpus's sentences (a name, number or date
+  replaced by a question word, Lewis et al. 2019), read among other paragraphs of the corpus.
+Validation takes the questions whose id hashes into `held` (never a benchmark question)."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import random
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DISTRACTORS = 4  # distractor paragraphs beside the gold ones in a positive group
+
+
+@dataclass(frozen=True)
+class Group:
+    question: str
+    texts: tuple[str, ...]
+    label: str  # span | yes | no | none
+    spans: tuple[tuple[tuple[int, int], ...], ...] = ()  # per text: the answer's char spans
+    gold: tuple[int, ...] = ()  # texts a yes/no rests on
+    answers: tuple[str, ...] = ()
+    source: str = ""
+    qid: str = ""
+
+    def to_json(self) -> dict:
+        return {k: v for k, v in self.__dict__.items()}
+
+
+@dataclass
+class Built:
+    train: list[Group] = field(default_factory=list)
+    held: list[Group] = field(default_factory=list)
+
+
+def occurrences(text: str, answer: str) -> list[tuple[int, int]]:
+    """Where `answer` stands in `text`, case-insensitively, on word boundaries."""
+    answer = answer.strip()
+    if not answer:
+        return []
+    pattern = re.compile(r"(?<!\w)" + re.escape(answer) + r"(?!\w)", re.IGNORECASE)
+    return [m.span() for m in pattern.finditer(text)]
+
+
+def held_out(qid: str, share: float) -> bool:
+    return int(hashlib.sha256(qid.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF < share
+
+
+def _positive(qid, question, gold, others, answers, rng, source) -> Iterator[Group]:  # noqa: ANN001
+    """The question over gold + distractors, and over distractors alone (no answer)."""
+    shown = list(gold) + rng.sample(others, min(DISTRACTORS, len(others)))
+    rng.shuffle(shown)
+    lowered = [a.lower() for a in answers]
+    if lowered[0] in ("yes", "no"):
+        marks = tuple(i for i, t in enumerate(shown) if t in gold)
+        yield Group(
+            question,
+            tuple(shown),
+            lowered[0],
+            gold=marks,
+            answers=tuple(answers),
+            source=source,
+            qid=qid,
+        )
+    else:
+        spans = tuple(
+            tuple(s for a in answers for s in occurrences(t, a)) if t in gold else () for t in shown
+        )
+        if any(spans):
+            yield Group(
+                question,
+                tuple(shown),
+                "span",
+                spans,
+                answers=tuple(answers),
+                source=source,
+                qid=qid,
+            )
+    empty = [t for t in others if not any(occurrences(t, a) for a in answers)]
+    if len(empty) >= 2:
+        yield Group(
+            question,
+            tuple(rng.sample(empty, min(3, len(empty)))),
+            "none",
+            answers=tuple(answers),
+            source=source,
+            qid=qid,
+        )
+
+
+def hotpotqa(path: Path, rng: random.Random) -> Iterator[Group]:
+    for line in path.open(encoding="utf-8"):
+        row = json.loads(line)
+        support = {title for title, _ in row["supporting_facts"]}
+        texts = {c["title"]: "".join(c["sentences"]).strip() for c in row["context"]}
+        gold = [t for title, t in texts.items() if title in support]
+        others = [t for title, t in texts.items() if title not in support]
+        yield from _positive(
+            row["id"], row["question"], gold, others, row["answers"], rng, "hotpotqa-train"
+        )
+
+
+def musique(path: Path, rng: random.Random) -> Iterator[Group]:
+    for line in path.open(encoding="utf-8"):
+        row = json.loads(line)
+        gold = [c["text"] for c in row["context"] if c["is_supporting"]]
+        others = [c["text"] for c in row["context"] if not c["is_supporting"]]
+        yield from _positive(
+            row["id"], row["question"], gold, others, row["answers"], rng, "musique-train"
+        )
+        found: list[str] = []
+        for n, step in enumerate(row.get("decomposition") or []):
+            asked = re.sub(r"#(\d)", functools.partial(_nth, list(found)), step["question"])
+            found.append(step.get("answer", ""))
+            holding = [t for t in gold if occurrences(t, found[-1])]
+            if holding and "#" not in asked:
+                yield from _positive(
+                    f"{row['id']}/{n}",
+                    asked,
+                    holding,
+                    others,
+                    [found[-1]],
+                    rng,
+                    "musique-train-step",
+                )
+
+
+def _nth(found: list[str], match: re.Match) -> str:
+    k = int(match.group(1)) - 1
+    return found[k] if 0 <= k < len(found) else match.group(0)
+
+
+_NAME = re.compile(r"\b(?:[A-Z][\w'\-]+(?:\s+(?:of|de|the|and|von|van)?\s*[A-Z][\w'\-]+){0,4})")
+_YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
+_NUMBER = re.compile(
+    r"\b\d[\d,.]*(?:\s(?:million|billion|thousand|percent|km|miles|metres|meters|feet))?\b"
+)
+
+
+def cloze(sentence: str, rng: random.Random) -> tuple[str, str] | None:
+    """A question made from `sentence` by putting a question word in place of a year, a
+    number or a name that is not the sentence's first words; None when none fits."""
+    choices = []
+    for m in _YEAR.finditer(sentence):
+        choices.append(
+            (
+                m,
+                "in what year"
+                if sentence[max(0, m.start() - 3) : m.start()] == "in "
+                else "what year",
+            )
+        )
+    for m in _NUMBER.finditer(sentence):
+        if not _YEAR.fullmatch(m.group(0)):
+            choices.append((m, "how many"))
+    for m in _NAME.finditer(sentence):
+        if m.start() > 0 and len(m.group(0)) > 2:
+            choices.append((m, "who or what"))
+    if not choices:
+        return None
+    m, word = rng.choice(choices)
+    start = m.start() - (3 if word == "in what year" else 0)
+    question = (sentence[:start] + word + sentence[m.end() :]).strip().rstrip(".") + "?"
+    if len(question) < 25:
+        return None
+    return question, m.group(0)
+
+
+def clozes(corpus: Path, count: int, rng: random.Random) -> Iterator[Group]:
+    """`count` cloze groups from the paragraphs of `corpus` (a JSONL of {id, title, text})."""
+    from ragteam.text import sentences
+
+    rows = [json.loads(line) for line in corpus.open(encoding="utf-8")]
+    texts = [r["text"] for r in rows if len(r["text"]) > 80]
+    made = 0
+    for _ in range(count * 4):
+        if made >= count:
+            return
+        text = rng.choice(texts)
+        spans = sentences(text)
+        a, b = rng.choice(spans)
+        asked = cloze(text[a:b], rng)
+        if asked is None:
+            continue
+        question, answer = asked
+        where = tuple(s for s in occurrences(text, answer) if a <= s[0] < b)
+        if not where:
+            continue
+        others = rng.sample(texts, min(3, len(texts)))
+        shown = [text, *others] if rng.random() < 0.5 else [text]
+        rng.shuffle(shown)
+        marks = tuple(where if t is text else () for t in shown)
+        yield Group(
+            question,
+            tuple(shown),
+            "span",
+            marks,
+            answers=(answer,),
+            source="cloze",
+            qid=f"cloze-{made}",
+        )
+        made += 1
+
+
+def build(train_dir: Path, clozes_wanted: int, held: float = 0.1, seed: int = 13) -> Built:
+    """Every group from the training folder (`shared/data/train` layout), split by question."""
+    rng = random.Random(seed)
+    groups: list[Group] = []
+    groups += hotpotqa(train_dir / "hotpotqa_train.jsonl", rng)
+    groups += musique(train_dir / "musique_train.jsonl", rng)
+    if clozes_wanted:
+        groups += clozes(train_dir / "train_corpus.jsonl", clozes_wanted, rng)
+    built = Built()
+    for g in groups:
+        root = g.qid.split("/")[0]
+        (built.held if held_out(root, held) else built.train).append(g)
+    return built

@@ -1,0 +1,205 @@
+"""The span reader shipped in the package: it reads every passage it is given (the answer in a
+later passage is found), its spans are the passage's own words at their offsets, long passages
+are read in strided windows, and every bad weights file is a clear error naming it. The `read`
+strategy and the `reader` support layer on the real weights and the demo index; `train reader`
+on a tiny training folder (train, checkpoint, resume, calibrate)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from ragteam.errors import InputError
+from ragteam.reader import default_weights, load_reader
+from ragteam.reader.read import calibration_path
+from ragteam.types import Passage
+
+FERRY = "The ferry to Hevik leaves from pier two every morning at nine."
+MASTER = "The harbour master of Wrenhold is Ana Lind, appointed in 1998."
+LIGHT = "The Wrenhold Lighthouse was built by Emrik Tollan in 1871 from local granite."
+
+
+@pytest.fixture(scope="module")
+def reader():
+    return load_reader()
+
+
+def _passages(*texts):
+    return [Passage(f"p{i}", "", t) for i, t in enumerate(texts, start=1)]
+
+
+def test_the_answer_in_a_later_passage_is_found_with_its_offsets(reader):
+    passages = _passages(FERRY, MASTER, LIGHT)
+    reading = reader.read("Who built the Wrenhold Lighthouse?", passages)
+    best = reading.best
+    assert best is not None and best.passage_id == "p3"
+    assert "Emrik Tollan" in best.text
+    assert LIGHT[best.start : best.end] == best.text  # the passage's own words, at their place
+    assert best.sentence == LIGHT and best.sentence_start == 0
+    scores = [s.score for s in reading.spans]
+    assert scores == sorted(scores, reverse=True) and 0 < sum(scores) <= 1.0 + 1e-6
+
+
+def test_a_passage_longer_than_the_window_is_read_to_its_end(reader):
+    filler = " ".join(
+        f"Section {n} lists the tide tables of the northern coast." for n in range(80)
+    )
+    text = f"{filler} The lighthouse keeper in 1920 was Maren Holt."
+    reading = reader.read("Who was the lighthouse keeper in 1920?", _passages(text))
+    best = reading.best
+    assert best is not None and "Maren Holt" in best.text
+    assert text[best.start : best.end] == best.text and best.start > 3000
+
+
+def test_odd_input_reads_without_crashing(reader):
+    long_question = "Who built the Wrenhold Lighthouse? " * 115  # 4,000 characters
+    assert reader.read(long_question, _passages(LIGHT)).best is not None
+    greek = reader.read("Ποιος έχτισε τον φάρο;", _passages("Ο φάρος χτίστηκε το 1871."))
+    assert greek.best is None or greek.best.text in "Ο φάρος χτίστηκε το 1871."
+    assert reader.read("Who?", []).best is None
+    assert reader.read("Who?", _passages("   ")).best is None
+
+
+def _copy(tmp_path, name="r.safetensors"):
+    target = tmp_path / name
+    shutil.copy(default_weights(), target)
+    shutil.copy(calibration_path(default_weights()), calibration_path(target))
+    return target
+
+
+def test_bad_weights_are_clear_errors_naming_the_file(tmp_path):
+    with pytest.raises(InputError, match="missing"):
+        load_reader(tmp_path / "none.safetensors")
+    cut = _copy(tmp_path, "cut.safetensors")
+    cut.write_bytes(cut.read_bytes()[:5000])
+    with pytest.raises(InputError, match="cut.safetensors"):
+        load_reader(cut)
+    foreign = tmp_path / "foreign.safetensors"
+    import torch
+    from safetensors.torch import save_file
+
+    save_file({"x": torch.zeros(2)}, str(foreign), metadata={"format": "something-else"})
+    with pytest.raises(InputError, match="no ragteam span reader"):
+        load_reader(foreign)
+    lost = _copy(tmp_path, "lost.safetensors")
+    calibration_path(lost).unlink()
+    with pytest.raises(InputError, match="calibration"):
+        load_reader(lost)
+
+
+def test_read_strategy_answers_with_the_span_its_sentence_and_place(bm25_index_dir):
+    from ragteam import answer
+
+    result = answer("Who built the Wrenhold Lighthouse?", index=bm25_index_dir, strategy="read")
+    assert result.evidence, result.trace.to_dict()
+    best = result.evidence[0]
+    assert best.text == result.text and best.text in best.sentence
+    assert result.citations and result.citations[0].passage_id == best.passage_id
+    kinds = [s.kind for s in result.trace.steps]
+    assert kinds[:2] == ["retrieve", "read"] and "llm" not in kinds
+    shown = result.to_dict()
+    assert shown["evidence"][0]["passage_id"] == best.passage_id
+
+
+def test_read_refuses_k_zero(bm25_index_dir):
+    from ragteam import answer
+
+    with pytest.raises(InputError, match="read.k=0: must be between 1"):
+        answer("Who?", index=bm25_index_dir, strategy="read", options={"k": 0})
+
+
+def test_reader_layer_rejects_a_copied_wrong_answer_and_backs_the_right_one():
+    from ragteam.support.stage import check_support, support_settings
+
+    passage = Passage(
+        "shadow",
+        "Passwords",
+        "In /etc/shadow the encrypted password field starts with an id: $1$ indicates use of "
+        "the MD5 encryption, $5$ SHA-256. The third field is the number of days since "
+        "January 1, 1970 that the password was last changed.",
+    )
+    question = "What does the initial $1$ in an encrypted password in /etc/shadow indicate?"
+    settings = support_settings("reader")
+    wrong = check_support(question, "the number of days since January 1, 1970", [passage], settings)
+    right = check_support(question, "It indicates the MD5 encryption.", [passage], settings)
+    assert wrong.layer == right.layer == "reader"
+    assert not wrong.sentences[0].supported
+    assert right.sentences[0].supported and right.cited == ["shadow"]
+
+
+def _training_folder(folder):
+    """A tiny training folder in the layout of shared/data/train (invented facts)."""
+    folder.mkdir()
+    paragraphs = {
+        "Wrenhold Lighthouse": [
+            "The Wrenhold Lighthouse was built by Emrik Tollan.",
+            " It stands on the northern cape.",
+        ],
+        "Emrik Tollan": ["Emrik Tollan was an engineer born in Hevik in 1822."],
+        "Hevik": ["Hevik is a fishing village with a harbour of 300 boats."],
+        "Greyfin": ["The Greyfin ferry sails twice a day to the outer islands."],
+        "Maple Hill": ["Maple Hill school opened in 1901 with 40 pupils."],
+    }
+    context = [{"title": t, "sentences": s} for t, s in paragraphs.items()]
+    rows = [
+        (
+            "q1",
+            "Where was the builder of the Wrenhold Lighthouse born?",
+            "Hevik",
+            [["Wrenhold Lighthouse", 0], ["Emrik Tollan", 0]],
+        ),
+        ("q2", "In what year was Emrik Tollan born?", "1822", [["Emrik Tollan", 0]]),
+        ("q3", "How many boats does the harbour of Hevik hold?", "300", [["Hevik", 0]]),
+        ("q4", "When did Maple Hill school open?", "1901", [["Maple Hill", 0]]),
+    ]
+    with (folder / "hotpotqa_train.jsonl").open("w") as out:
+        for qid, question, answer, facts in rows:
+            out.write(
+                json.dumps(
+                    {
+                        "id": qid,
+                        "question": question,
+                        "answers": [answer],
+                        "context": context,
+                        "supporting_facts": facts,
+                    }
+                )
+                + "\n"
+            )
+    (folder / "musique_train.jsonl").write_text("")
+    corpus = [
+        {"id": f"tr{n}", "title": t, "text": "".join(s)}
+        for n, (t, s) in enumerate(paragraphs.items())
+    ]
+    (folder / "train_corpus.jsonl").write_text("".join(json.dumps(r) + "\n" for r in corpus))
+    return folder
+
+
+def test_train_reader_checkpoints_resumes_and_calibrates(tmp_path):
+    from ragteam.training.reader import train_reader
+    from ragteam.training.settings import ReaderSettings
+
+    data = _training_folder(tmp_path / "train")
+    out = tmp_path / "reader.safetensors"
+    settings = ReaderSettings(
+        epochs=1.0, accumulate=1, check_every=2, held_checked=4, clozes=4, held_share=0.3, threads=1
+    )
+    lines: list[str] = []
+    first = train_reader(data, out, settings, report=lines.append)
+    assert out.is_file() and calibration_path(out).is_file()
+    assert first["step"] == first["steps"] and first["history"]
+    assert any(line.startswith("step 2/") for line in lines)
+    again: list[str] = []
+    second = train_reader(data, out, settings, report=again.append)  # resumes: nothing left
+    assert any("resumed at step" in line for line in again) and second["step"] == first["step"]
+    loaded = load_reader(out)
+    assert 0.0 <= loaded.calibration.abstain <= 1.0 + 1e-5
+    record = json.loads(out.with_suffix(".json").read_text())
+    assert record["groups"]["train"] > 0 and "hotpotqa-train/span" in record["sources"]
+    changed = ReaderSettings(
+        epochs=1.0, accumulate=2, check_every=2, held_checked=4, clozes=4, held_share=0.3, threads=1
+    )
+    with pytest.raises(InputError, match="other settings"):
+        train_reader(data, out, changed)
