@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from ragteam.cross_encoder import Weights, read_weights
 from ragteam.errors import InputError
 from ragteam.reader.model import EXTRAS, MAX_SPAN, SpanNet, group_log_parts
 from ragteam.text import sentence_around
@@ -36,16 +37,7 @@ class Span:
     kind: str = "span"  # span | yes | no
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "passage_id": self.passage_id,
-            "start": self.start,
-            "end": self.end,
-            "text": self.text,
-            "sentence": self.sentence,
-            "sentence_start": self.sentence_start,
-            "score": round(self.score, 4),
-            "kind": self.kind,
-        }
+        return {**asdict(self), "score": round(self.score, 4)}
 
 
 @dataclass(frozen=True)
@@ -203,25 +195,13 @@ def _loaded(path: Path, _stamp: tuple[int, int], threads: int | None) -> Reader:
     return Reader(net, meta, digest, Calibration.read(calibration_path(path)))
 
 
+WEIGHTS = Weights("span reader", RETRAIN, FORMAT)
+
+
 def load_net(path: Path, threads: int | None = None) -> tuple[SpanNet, dict[str, str], str]:
     """The network with the weights file at `path`, its metadata and digest (no calibration:
     what `ragteam train reader` calibrates)."""
-    from safetensors import safe_open
-    from safetensors.torch import load_file
-
-    try:
-        tensors = load_file(str(path))
-        with safe_open(str(path), "pt") as handle:
-            meta = handle.metadata() or {}
-    except Exception as exc:  # safetensors raises its own types for a truncated header
-        raise InputError(
-            f"the span reader's weights {path} are unreadable ({exc}): {_fix(path)}"
-        ) from exc
-    if meta.get("format") != FORMAT:
-        raise InputError(
-            f"{path} is no ragteam span reader of this version (format {meta.get('format')!r}, "
-            f"expected {FORMAT!r}): {_fix(path)}"
-        )
+    tensors, meta = read_weights(path, WEIGHTS)
     net = SpanNet(threads)
     try:
         net.load_changed(tensors)
