@@ -153,10 +153,36 @@ def _train(
     settings: ReaderSettings,
     report: Callable[[str], None],
 ) -> dict[str, Any]:
-    import torch
-
     if not train:
         raise InputError("no training groups: pass --data with the training folder")
+    total = max(1, math.ceil(len(train) * settings.epochs / settings.accumulate))
+    net, optimizer, schedule = _trainable(settings, total)
+    ckpt = out.with_name(out.name + ".ckpt")
+    state = _resumed(ckpt, net, optimizer, schedule, settings, len(train), report)
+    state.setdefault("steps", total)
+    order = _order(len(train), total * settings.accumulate, settings.seed)
+    began, spent = time.perf_counter(), state["seconds"]
+    while state["step"] < total:
+        step, take = state["step"], settings.accumulate
+        _one_step(net, optimizer, [train[g] for g in order[step * take : (step + 1) * take]])
+        schedule.step()
+        state["step"] = step + 1
+        state["seconds"] = spent + time.perf_counter() - began
+        out_of_time = bool(settings.minutes) and time.perf_counter() - began > settings.minutes * 60
+        if state["step"] % settings.check_every == 0 or state["step"] == total or out_of_time:
+            _validated(net, held[: settings.held_checked], state, out, report)
+            _checkpoint(ckpt, net, optimizer, schedule, state, _resumable(settings), len(train))
+        if out_of_time:
+            report("stopped for time; run the same command again to resume")
+            break
+    return state
+
+
+def _trainable(settings: ReaderSettings, total: int) -> tuple[SpanNet, Any, Any]:
+    """The network (word embeddings frozen), AdamW over the layers and heads, and a linear
+    warm-up then linear decay over `total` steps."""
+    import torch
+
     torch.manual_seed(settings.seed)
     net = SpanNet(settings.threads or None)
     net.train()
@@ -169,64 +195,56 @@ def _train(
         ],
         weight_decay=0.01,
     )
-    total = max(1, math.ceil(len(train) * settings.epochs / settings.accumulate))
     warm = max(1, int(total * settings.warmup))
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: min((s + 1) / warm, max(0.0, (total - s) / max(1, total - warm)))
     )
-    ckpt = out.with_name(out.name + ".ckpt")
-    state: dict[str, Any] = {
-        "step": 0,
-        "steps": total,
-        "best": math.inf,
-        "history": [],
-        "seconds": 0.0,
-    }
-    if ckpt.is_file():
-        saved = torch.load(ckpt, weights_only=False)
-        if saved["settings"] != _resumable(settings) or saved["groups"] != len(train):
-            raise InputError(
-                f"{ckpt} is from a run with other settings or data: remove it to start again"
-            )
-        net.load_changed(saved["weights"])
-        net.train()
-        optimizer.load_state_dict(saved["optimizer"])
-        schedule.load_state_dict(saved["schedule"])
-        state = saved["state"]
-        report(f"resumed at step {state['step']} of {total}")
-    order = _order(len(train), total * settings.accumulate, settings.seed)
-    began = time.perf_counter()
-    spent = state["seconds"]
-    while state["step"] < total:
-        step = state["step"]
-        _one_step(
-            net,
-            optimizer,
-            [
-                train[g]
-                for g in order[step * settings.accumulate : (step + 1) * settings.accumulate]
-            ],
+    return net, optimizer, schedule
+
+
+def _resumed(
+    ckpt: Path,
+    net: SpanNet,
+    optimizer: Any,
+    schedule: Any,
+    settings: ReaderSettings,
+    groups: int,
+    report: Callable[[str], None],
+) -> dict[str, Any]:
+    """The run's state: fresh, or loaded (with the weights, optimizer and schedule) from a
+    checkpoint of a run with the same settings and data."""
+    import torch
+
+    if not ckpt.is_file():
+        return {"step": 0, "best": math.inf, "history": [], "seconds": 0.0}
+    saved = torch.load(ckpt, weights_only=False)
+    if saved["settings"] != _resumable(settings) or saved["groups"] != groups:
+        raise InputError(
+            f"{ckpt} is from a run with other settings or data: remove it to start again"
         )
-        schedule.step()
-        state["step"] = step + 1
-        state["seconds"] = spent + time.perf_counter() - began
-        out_of_time = bool(settings.minutes) and time.perf_counter() - began > settings.minutes * 60
-        if state["step"] % settings.check_every == 0 or state["step"] == total or out_of_time:
-            scores = validate(net, held[: settings.held_checked])
-            state["history"].append(
-                {"step": state["step"], "seconds": round(state["seconds"], 1), **scores}
-            )
-            shown = json.dumps({k: round(v, 4) for k, v in scores.items()})
-            report(f"step {state['step']}/{total} ({state['seconds']:.0f} s): held {shown}")
-            if scores["loss"] < state["best"]:
-                state["best"] = scores["loss"]
-                meta = {"step": str(state["step"]), **{k: f"{v:.4f}" for k, v in scores.items()}}
-                save_weights(net, out, meta)
-            _checkpoint(ckpt, net, optimizer, schedule, state, _resumable(settings), len(train))
-        if out_of_time:
-            report("stopped for time; run the same command again to resume")
-            break
-    return state
+    net.load_changed(saved["weights"])
+    net.train()
+    optimizer.load_state_dict(saved["optimizer"])
+    schedule.load_state_dict(saved["schedule"])
+    report(f"resumed at step {saved['state']['step']}")
+    return saved["state"]
+
+
+def _validated(
+    net: SpanNet, held: Sequence[Group], state: dict[str, Any], out: Path, report: Any
+) -> None:
+    """Score the held groups, record them, and write the weights when the loss is the best."""
+    scores = validate(net, held)
+    state["history"].append(
+        {"step": state["step"], "seconds": round(state["seconds"], 1), **scores}
+    )
+    shown = json.dumps({k: round(v, 4) for k, v in scores.items()})
+    report(f"step {state['step']}/{state['steps']} ({state['seconds']:.0f} s): held {shown}")
+    if scores["loss"] < state["best"]:
+        state["best"] = scores["loss"]
+        save_weights(
+            net, out, {"step": str(state["step"]), **{k: f"{v:.4f}" for k, v in scores.items()}}
+        )
 
 
 def _one_step(net: SpanNet, optimizer: Any, groups: list[Group]) -> None:
