@@ -122,10 +122,6 @@ class Reader:
             z_start, z_end = group_log_parts(start, end, extra)
             return _decode(usable, windows, start, end, extra, float(z_start + z_end), top)
 
-    def read_each(self, question: str, passages: list[Passage]) -> list[Reading]:
-        """Each passage read alone (its own scale): what the support check asks of a passage."""
-        return [self.read(question, [p], top=3) for p in passages]
-
 
 def _decode(usable, windows, start, end, extra, log_z: float, top: int) -> Reading:  # noqa: ANN001
     import math

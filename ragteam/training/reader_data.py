@@ -36,9 +36,6 @@ class Group:
     source: str = ""
     qid: str = ""
 
-    def to_json(self) -> dict:
-        return {k: v for k, v in self.__dict__.items()}
-
 
 @dataclass
 class Built:
