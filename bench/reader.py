@@ -1,7 +1,7 @@
 """The span reader alone: EM/F1 on the held training groups (never a benchmark question), and
 its speed on the 2 cores.
 
-    python bench/reader.py held --data ../shared/data/train [--weights FILE]
+    python bench/reader.py held --data ../shared/data/train [--weights FILE] [--documents DIR]
     python bench/reader.py speed --index IDX --questions bench/data/hotpotqa/dev300.jsonl \\
         [--n 50] [--weights FILE]
 
@@ -25,12 +25,13 @@ from ragteam.reader import default_weights, load_reader
 from ragteam.types import Passage
 
 
-def held(data: Path, weights: Path) -> None:
-    from ragteam.training.reader_data import build
+def held(data: Path, weights: Path, documents: Path | None = None) -> None:
+    from ragteam.training.reader_data import Wanted, build
     from ragteam.training.settings import ReaderSettings
 
     settings = ReaderSettings()
-    built = build(data, settings.clozes, settings.held_share, settings.seed)
+    wanted = Wanted(settings.clozes, documents, settings.doc_tables, settings.doc_clozes)
+    built = build(data, wanted, settings.held_share, settings.seed)
     reader = load_reader(weights)
     rows: dict[str, list[tuple[float, float, bool]]] = {}
     for g in built.held:
@@ -83,6 +84,7 @@ def main() -> None:
     a = sub.add_parser("held")
     a.add_argument("--data", type=Path, required=True)
     a.add_argument("--weights", type=Path, default=default_weights())
+    a.add_argument("--documents", type=Path, help="the documents `train reader` was given")
     b = sub.add_parser("speed")
     b.add_argument("--index", type=Path, required=True)
     b.add_argument("--questions", type=Path, required=True)
@@ -90,7 +92,7 @@ def main() -> None:
     b.add_argument("--weights", type=Path, default=default_weights())
     args = parser.parse_args()
     if args.command == "held":
-        held(args.data, args.weights)
+        held(args.data, args.weights, args.documents)
     else:
         speed(args.index, args.questions, args.n, args.weights)
 

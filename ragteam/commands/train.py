@@ -240,6 +240,17 @@ def reader_command(
     ],
     out_file: Annotated[Path, typer.Option("--out", help="reader weights to write (.safetensors)")],
     settings: ReaderSettings,
+    documents: Annotated[
+        Path | None,
+        typer.Option(
+            "--documents",
+            help="a folder of real documents: table and cloze questions are made from them",
+        ),
+    ] = None,
+    start: Annotated[
+        Path | None,
+        typer.Option("--start", help="reader weights to start from (default: the bare encoder)"),
+    ] = None,
 ) -> None:
     """Train the span reader (MiniLM with start/end and no-answer/yes/no heads, shared
     normalisation over a question's passages) on HotpotQA and MuSiQue train and cloze questions
@@ -248,7 +259,9 @@ def reader_command(
     from ragteam.training.reader import train_reader
 
     with friendly_errors():
-        record = train_reader(data, out_file, settings, report=lambda line: out.print(line))
+        record = train_reader(
+            data, out_file, settings, lambda line: out.print(line), documents, start
+        )
     last = record["history"][-1] if record["history"] else {}
     out.print(
         f"wrote {out_file} (step {record['step']}/{record['steps']}; held loss "

@@ -107,31 +107,49 @@ def save_weights(net: SpanNet, out: Path, metadata: dict[str, str]) -> None:
 
 
 def train_reader(
-    data: Path, out: Path, settings: ReaderSettings, report: Callable[[str], None] = lambda _: None
+    data: Path,
+    out: Path,
+    settings: ReaderSettings,
+    report: Callable[[str], None] = lambda _: None,
+    documents: Path | None = None,
+    start: Path | None = None,
 ) -> dict[str, Any]:
-    """Build the groups from the training folder `data`, then train as the module says
-    (resuming from `out`.ckpt). Returns the run's record (also written to `out`.json)."""
-    from ragteam.training.reader_data import build
+    """Build the groups from the training folder `data` (and questions made from the real
+    documents under `documents`), then train as the module says, from the weights `start`
+    (e.g. the shipped reader) or from the bare encoder, resuming from `out`.ckpt. Returns the
+    run's record (also written to `out`.json)."""
+    from ragteam.training.reader_data import Wanted, build
 
     if not (data / "hotpotqa_train.jsonl").is_file():
         raise InputError(
             f"{data} holds no hotpotqa_train.jsonl: pass the training folder (shared/data/train)"
         )
-    built = build(data, settings.clozes, settings.held_share, settings.seed)
+    if documents is not None and not documents.is_dir():
+        raise InputError(f"{documents} is not a folder: pass a folder of documents")
+    wanted = Wanted(settings.clozes, documents, settings.doc_tables, settings.doc_clozes)
+    built = build(data, wanted, settings.held_share, settings.seed)
     report(f"{len(built.train)} training groups, {len(built.held)} held")
-    state = _train(built.train, built.held, out, settings, report)
+    state = _train(built.train, built.held, out, settings, report, start)
     from ragteam.training.reader_calibration import calibrate
 
     report("fitting the support, span and abstention thresholds on the held groups")
     state["calibration"] = calibrate(out, built.held, settings.seed)
     record = {
         "settings": asdict(settings),
+        "documents": None if documents is None else documents.name,
+        "started_from": None if start is None else _digest(start),
         "groups": {"train": len(built.train), "held": len(built.held)},
         "sources": _sources(built.train),
         **state,
     }
     out.with_suffix(".json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     return record
+
+
+def _digest(path: Path) -> str:
+    import hashlib
+
+    return f"{path.name} sha256:{hashlib.sha256(path.read_bytes()).hexdigest()[:16]}"
 
 
 def _sources(groups: Sequence[Group]) -> dict[str, int]:
@@ -152,11 +170,18 @@ def _train(
     out: Path,
     settings: ReaderSettings,
     report: Callable[[str], None],
+    start: Path | None = None,
 ) -> dict[str, Any]:
     if not train:
         raise InputError("no training groups: pass --data with the training folder")
     total = max(1, math.ceil(len(train) * settings.epochs / settings.accumulate))
     net, optimizer, schedule = _trainable(settings, total)
+    if start is not None:
+        from ragteam.cross_encoder import read_weights
+        from ragteam.reader.read import WEIGHTS
+
+        net.load_changed(read_weights(start, WEIGHTS)[0])
+        net.train()
     ckpt = out.with_name(out.name + ".ckpt")
     state = _resumed(ckpt, net, optimizer, schedule, settings, len(train), report)
     state.setdefault("steps", total)

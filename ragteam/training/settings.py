@@ -42,6 +42,9 @@ class ReaderSettings:
     held_checked: int = 300  # held groups scored at each validation
     held_share: float = 0.1  # questions (by id hash) held out for validation
     clozes: int = flag(6000, "cloze questions made from the training corpus", min=0)
+    # questions made by rule from the documents of --documents (training/reader_documents.py)
+    doc_tables: int = flag(1500, "table questions from --documents", min=0)
+    doc_clozes: int = flag(600, "cloze questions from --documents", min=0)
     seed: int = flag(13)
     threads: int = flag(0, "torch threads (0: default)", min=0)
     minutes: float = flag(0.0, "stop after this many minutes, resumable (0: no limit)", min=0)
