@@ -161,37 +161,66 @@ def test_a_wrong_key_is_refused(client):
         wrong.chat.completions.create(model="oner", messages=[{"role": "user", "content": "x"}])
 
 
-def test_a_long_history_is_cut_oldest_first(client, seen):
-    turns = []
-    for n in range(40):
-        turns += [
-            {"role": "user", "content": f"question {n} " + "words " * 40},
-            {"role": "assistant", "content": f"answer {n}"},
-        ]
-    done = client.chat.completions.create(
-        model="nor", messages=[*turns, {"role": "user", "content": "And the last one?"}]
+def test_a_follow_up_is_searched_with_the_earlier_question_never_the_earlier_reply(client, seen):
+    first = client.chat.completions.create(
+        model="oner@demo", messages=[{"role": "user", "content": QUESTION}]
     )
-    history = done.model_extra["ragteam"]["history_turns"]
-    assert history["dropped"] > 0 and history["kept"] > 0
-    asked = seen[-1]
-    assert "answer 39" in asked and "question 0 " not in asked
-    notes = [s for s in done.model_extra["ragteam"]["trace"]["steps"] if s["kind"] == "note"]
-    assert any("dropped" in n["output"] for n in notes)
+    reply = first.choices[0].message.content
+    assert "Sources:" in reply
+    turns = [
+        {"role": "user", "content": QUESTION},
+        {"role": "assistant", "content": reply},
+        {"role": "user", "content": "And when was it built?"},
+    ]
+    done = client.chat.completions.create(model="oner@demo", messages=turns)
+    talk = done.model_extra["ragteam"]["conversation"]
+    assert talk["question"] == f"And when was it built? (following: {QUESTION} Hevik)"
+    assert talk["question"] in seen[-1]  # what the model was asked
+    assert talk["follows"] == QUESTION + " Hevik" and talk["earlier_turns"] == 2
+    searched = [s for s in done.model_extra["ragteam"]["trace"]["steps"] if s["kind"] == "retrieve"]
+    assert "Wrenhold Lighthouse" in searched[0]["input"]["query"]
+    fresh = [*turns[:2], {"role": "user", "content": "Who wrote the Hevik saga?"}]
+    done = client.chat.completions.create(model="oner@demo", messages=fresh)
+    assert done.model_extra["ragteam"]["conversation"]["follows"] == ""
+    assert "following" not in seen[-1]
+
+
+def test_usual_chat_client_settings_are_accepted_and_said(client):
+    asked = [{"role": "user", "content": QUESTION}]
+    system = [{"role": "system", "content": "Answer like a pirate."}, *asked]
+    done = client.chat.completions.create(
+        model="oner", messages=system, temperature=0.7, max_tokens=2
+    )
+    assert done.choices[0].finish_reason == "length"
+    assert done.choices[0].message.content == "Hevik"  # 2 tokens: one word
+    notes = [
+        s["output"] for s in done.model_extra["ragteam"]["trace"]["steps"] if s["kind"] == "note"
+    ]
+    assert any("Answer like a pirate." in n and "not applied" in n for n in notes)
+    assert any("temperature 0.7" in n for n in notes)
+    assert any("cut to about 2 tokens" in n for n in notes)
+    whole = client.chat.completions.create(model="oner", messages=asked, max_tokens=4096)
+    assert (
+        whole.choices[0].finish_reason == "stop" and "Sources:" in whole.choices[0].message.content
+    )
+    streamed = client.chat.completions.create(
+        model="oner", messages=asked, max_tokens=2, stream=True
+    )
+    parts = list(streamed)
+    text = "".join(p.choices[0].delta.content or "" for p in parts if p.choices)
+    assert text == "Hevik" and parts[-1].choices[0].finish_reason == "length"
 
 
 def test_settings_a_reply_cannot_honour_are_refused_not_ignored(client):
     asked = [{"role": "user", "content": QUESTION}]
-    system = [{"role": "system", "content": "Answer like a pirate."}, *asked]
-    with pytest.raises(openai.BadRequestError, match="system messages are not used"):
-        client.chat.completions.create(model="oner", messages=system)
-    with pytest.raises(openai.BadRequestError, match="temperature must be 0"):
-        client.chat.completions.create(model="oner", messages=asked, temperature=0.7)
-    with pytest.raises(openai.BadRequestError, match="max_tokens must be at least 512"):
-        client.chat.completions.create(model="oner", messages=asked, max_tokens=16)
-    fine = client.chat.completions.create(
-        model="oner", messages=asked, temperature=0, max_tokens=1024
-    )
-    assert fine.choices[0].message.content.startswith("Hevik")
+    with pytest.raises(openai.BadRequestError, match="temperature must be a number"):
+        client.chat.completions.create(
+            model="oner", messages=asked, extra_body={"temperature": "hot"}
+        )
+    with pytest.raises(openai.BadRequestError, match="max_tokens must be a whole number"):
+        client.chat.completions.create(model="oner", messages=asked, max_tokens=0)
+    with pytest.raises(openai.BadRequestError, match="n must be 1"):
+        client.chat.completions.create(model="oner", messages=asked, n=2)
 
 
 def test_only_models_that_can_answer_are_listed_with_real_times(client):

@@ -4,6 +4,8 @@ of the conversation, and OpenAI's error shape."""
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from fastapi.responses import JSONResponse
@@ -11,11 +13,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragteam.support.layers import layer_names
 from ragteam.types import DEFAULT_SUPPORT_LAYER
-
-# a reply is an answer of at most 160 tokens (MA-RAG's summary), a warning and up to 8 sources:
-# a client's max_tokens at least this large is honoured by every reply
-MIN_REPLY_TOKENS = 512
-
 
 # every layer `--support` takes, named in the schemas (a plugin layer installed later is listed
 # from the next start; the request is checked against the registry either way)
@@ -75,10 +72,37 @@ def _text(message: dict[str, Any]) -> str:
     return ""
 
 
-def question_of(messages: list[dict[str, Any]], limit: int) -> tuple[str, int, int]:
-    """The text the strategy answers: the last user message after as much of the earlier
-    conversation as fits `limit` characters (oldest turns dropped first); with the number of
-    earlier turns kept and dropped."""
+# a message that leans on the one before: it opens with a connective or names its subject by a
+# pronoun ("And where do these come from?", "What about its default?")
+_LEANS = re.compile(
+    r"^\s*(and|but|also|so|then|what about|how about)\b"
+    r"|\b(it|its|they|them|their|these|those|this|that|he|she|him|her|his|there)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """What a chat request asks, read once. `question` is what the team answers and searches
+    for: the last user message, standing alone; when it leans on an earlier question, that
+    question (never a whole earlier reply, whose sources and warnings would become search words)
+    is carried after it with the answer it got (the reply's first paragraph, without markers);
+    `instructions`: the system and developer messages."""
+
+    question: str
+    asked: str
+    follows: str = ""
+    instructions: str = ""
+    earlier_turns: int = 0
+
+
+def _answer_only(reply: str) -> str:
+    """A reply's answer: its first paragraph, without `[n]` markers, at most 300 characters."""
+    first = reply.strip().split("\n\n", 1)[0]
+    return " ".join(re.sub(r"\[\d+\]", "", first).split())[:300]
+
+
+def conversation_of(messages: list[dict[str, Any]], limit: int) -> Conversation:
     turns = [m for m in messages if m.get("role") in ("user", "assistant")]
     if not turns or turns[-1].get("role") != "user" or not _text(turns[-1]).strip():
         raise ChatError(
@@ -88,20 +112,23 @@ def question_of(messages: list[dict[str, Any]], limit: int) -> tuple[str, int, i
             "no_user_message",
             "messages",
         )
-    last = _text(turns[-1]).strip()
-    kept: list[str] = []
-    room = limit - len(last) - 64
-    for turn in reversed(turns[:-1]):
-        line = f"{'User' if turn['role'] == 'user' else 'Assistant'}: {_text(turn).strip()}"
-        if len(line) + 1 > room:
-            break
-        kept.insert(0, line)
-        room -= len(line) + 1
-    dropped = len(turns) - 1 - len(kept)
-    if not kept:
-        return last, 0, dropped
-    history = "\n".join(kept)
-    return f"The conversation so far:\n{history}\n\nNow answer: {last}", len(kept), dropped
+    asked = " ".join(_text(turns[-1]).split())
+    instructions = "\n".join(
+        _text(m).strip() for m in messages if m.get("role") in ("system", "developer")
+    ).strip()
+    earlier = [(m["role"], _text(m)) for m in turns[:-1]]
+    follows = ""
+    if _LEANS.search(asked):
+        for n in range(len(earlier) - 1, -1, -1):
+            role, text = earlier[n]
+            if role == "user" and text.strip() and not _LEANS.search(text):
+                said = [_answer_only(t) for r, t in earlier[n + 1 :] if r == "assistant"]
+                follows = " ".join([" ".join(text.split()), *said[-1:]]).strip()
+                break
+    question = f"{asked} (following: {follows})" if follows else asked
+    if len(question) > limit:  # the earlier question gives way first
+        question, follows = asked, ""
+    return Conversation(question, asked, follows, instructions, len(turns) - 1)
 
 
 def check_request(body: ChatRequest) -> None:
@@ -125,34 +152,39 @@ def check_request(body: ChatRequest) -> None:
 
 
 def _check_settings(body: ChatRequest) -> None:
-    """What a chat request may ask of the reply's writing: nothing is ignored silently."""
+    """What a chat request may ask of the reply's writing, checked for its type: a system
+    message, `temperature` and `max_tokens` are accepted (what is done with each is said in the
+    reply's trace); nothing is ignored silently."""
     extra = body.model_extra or {}
-    if any(m.get("role") in ("system", "developer") for m in body.messages):
+    temperature = extra.get("temperature")
+    if temperature is not None and (
+        isinstance(temperature, bool)
+        or not isinstance(temperature, int | float)
+        or not 0 <= temperature <= 2
+    ):
         raise ChatError(
             400,
-            "system messages are not used: each agent role of the team has its own "
-            "instructions; ask in a user message (or remove the system prompt in your client)",
+            "temperature must be a number from 0 to 2",
             "invalid_request_error",
-            "unsupported_system_message",
-            "messages",
-        )
-    if extra.get("temperature") not in (None, 0, 0.0):
-        raise ChatError(
-            400,
-            "temperature must be 0 or left out: the team answers deterministically, so the same "
-            "question gives the same answer (and is served from the cache)",
-            "invalid_request_error",
-            "unsupported_temperature",
+            "invalid_temperature",
             "temperature",
         )
     for name in ("max_tokens", "max_completion_tokens"):
         limit = extra.get(name)
-        if limit is not None and (not isinstance(limit, int) or limit < MIN_REPLY_TOKENS):
+        if limit is not None and (
+            isinstance(limit, bool) or not isinstance(limit, int) or limit < 1
+        ):
             raise ChatError(
                 400,
-                f"{name} must be at least {MIN_REPLY_TOKENS} or left out: a reply (the answer, "
-                "its warning and its sources) is never longer, and it is not cut",
+                f"{name} must be a whole number of at least 1",
                 "invalid_request_error",
-                "unsupported_max_tokens",
+                "invalid_max_tokens",
                 name,
             )
+
+
+def reply_limit(body: ChatRequest) -> int | None:
+    """The reply's length limit in tokens, as the client asked (None: no limit)."""
+    extra = body.model_extra or {}
+    asked = [extra.get(n) for n in ("max_tokens", "max_completion_tokens")]
+    return min((a for a in asked if a is not None), default=None)

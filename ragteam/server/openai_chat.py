@@ -12,9 +12,11 @@ OpenAI's shape `{"error": {"message", "type", "param", "code"}}`.
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -26,8 +28,10 @@ from ragteam.errors import IndexBusy, IndexUnusable, InputError, RagteamError, U
 from ragteam.server.chat_request import (
     ChatError,
     ChatRequest,
+    Conversation,
     check_request,
-    question_of,
+    conversation_of,
+    reply_limit,
 )
 from ragteam.server.limits import Busy, Closing
 from ragteam.server.redact import redact_paths
@@ -119,7 +123,7 @@ def _usage(answer: Answer) -> dict[str, int]:
     }
 
 
-def _extension(answer: Answer, history: tuple[int, int]) -> dict[str, Any]:
+def _extension(answer: Answer, reply: Reply) -> dict[str, Any]:
     return {
         "citations": [c.__dict__ for c in answer.citations],
         "read": [c.__dict__ for c in answer.read],
@@ -127,7 +131,11 @@ def _extension(answer: Answer, history: tuple[int, int]) -> dict[str, Any]:
         "evidence": [e.to_dict() for e in answer.evidence],
         "strategy": answer.strategy,
         "grounding": answer.grounding().to_dict(),
-        "history_turns": {"kept": history[0], "dropped": history[1]},
+        "conversation": {
+            "question": reply.talk.question,
+            "follows": reply.talk.follows,
+            "earlier_turns": reply.talk.earlier_turns,
+        },
         "cost": answer.trace.totals() if answer.trace else {},
     }
 
@@ -183,10 +191,11 @@ def add_chat_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
                 ) from exc
             check_request(body)
             strategy, index = resolve_model(service, body.model)
-            question, kept, dropped = question_of(body.messages, service.config.max_question_chars)
+            talk = conversation_of(body.messages, service.config.max_question_chars)
+            reply = Reply(talk, reply_limit(body), (body.model_extra or {}).get("temperature"))
             ext = body.ragteam
             asked = Asked(
-                question,
+                talk.question,
                 index,
                 strategy,
                 ext.options,
@@ -199,18 +208,18 @@ def add_chat_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
             if body.stream:  # a full queue is refused here; a queued stream says so
                 held = service.gate.try_acquire()
                 return StreamingResponse(
-                    _chunks(service, asked, body.model, (kept, dropped), held),
+                    _chunks(service, asked, body.model, reply, held),
                     media_type="text/event-stream",
                 )
             if not await service.gate.acquire_unless(request.is_disconnected):
                 return Response(status_code=499)
         except Exception as exc:  # every refusal in OpenAI's error shape
             return _as_chat_error(exc, service).response()
-        return await _complete(service, asked, body.model, (kept, dropped), request)
+        return await _complete(service, asked, body.model, reply, request)
 
 
 async def _complete(
-    service: Service, asked: Asked, model: str, history: tuple[int, int], request: Request
+    service: Service, asked: Asked, model: str, reply: Reply, request: Request
 ) -> Response:
     """The whole reply at once; the work stops at its next step or token when the client
     leaves (as on every answering route)."""
@@ -220,7 +229,10 @@ async def _complete(
         return Response(status_code=499)
     except Exception as exc:  # the answer failed: said in OpenAI's shape
         return _as_chat_error(exc, service).response()
-    _note_history(answer, history)
+    reply.note(answer)
+    content, cut = cut_reply(answer_text(answer), reply.limit)
+    if cut:
+        reply.note_cut(answer)
     return JSONResponse(
         {
             "id": f"chatcmpl-{uuid.uuid4().hex}",
@@ -230,13 +242,13 @@ async def _complete(
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": answer_text(answer)},
-                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": "length" if cut else "stop",
                 }
             ],
             "usage": _usage(answer),
             "ragteam": {
-                **_extension(answer, history),
+                **_extension(answer, reply),
                 "trace": answer.trace.to_dict() if answer.trace else None,
             },
         }
@@ -244,7 +256,7 @@ async def _complete(
 
 
 async def _chunks(
-    service: Service, asked: Asked, model: str, history: tuple[int, int], held: bool
+    service: Service, asked: Asked, model: str, reply: Reply, held: bool
 ) -> AsyncIterator[bytes]:
     """The answer's text as it is written (`delta.content`), then what checking it added
     (inline citations, a warning, the sources); the team's working rides in `ragteam`."""
@@ -262,7 +274,7 @@ async def _chunks(
         return f"data: {json.dumps(data, ensure_ascii=False, default=str)}\n\n".encode()
 
     yield chunk({"role": "assistant", "content": ""})
-    written = Written(hold=asked.abstain)
+    written = Written(hold=asked.abstain, limit=reply.limit)
     async for event, data in admitted_events(service, asked, held):
         if event in ("queued", "started", "step"):
             yield chunk({}, ragteam={event: data})
@@ -270,10 +282,12 @@ async def _chunks(
             delta = written.add(data.get("answer"))
             yield chunk({"content": delta} if delta else {}, ragteam={"writing": data})
         elif event == "answer":
-            _note_history(data, history)
+            reply.note(data)
             rest = written.finish(answer_text(data))
-            yield chunk({"content": rest}, ragteam=_extension(data, history))
-            yield chunk({}, "stop", usage=_usage(data))
+            if written.cut:
+                reply.note_cut(data)
+            yield chunk({"content": rest}, ragteam=_extension(data, reply))
+            yield chunk({}, "length" if written.cut else "stop", usage=_usage(data))
         elif event == "error":
             error = _as_chat_error(data, service)
             payload = {"message": str(error), "type": error.kind, "code": error.code}
@@ -291,12 +305,15 @@ class Written:
     answer in full after `REVISED`. `hold`: send nothing before the answer is checked (a client
     that asked to withhold unsupported answers must never see one)."""
 
-    def __init__(self, hold: bool = False) -> None:
-        self.sent, self.stuck = "", hold
+    def __init__(self, hold: bool = False, limit: int | None = None) -> None:
+        self.sent, self.stuck, self.limit, self.cut = "", hold, limit, False
 
     def add(self, answer: str | None) -> str:
         """The new text to send for the answer so far (None: a call that is not the answer)."""
-        if answer is None or self.stuck or answer == self.sent:
+        if answer is None or self.stuck:
+            return ""
+        answer = cut_reply(answer, self.limit)[0]
+        if answer == self.sent:
             return ""
         if not answer.startswith(self.sent):
             self.stuck = True
@@ -305,18 +322,58 @@ class Written:
         return delta
 
     def finish(self, final: str) -> str:
-        """The rest of the reply, once the answer is checked and formatted (`final`)."""
+        """The rest of the reply, once the answer is checked and formatted (`final`), cut to
+        the client's limit (`cut` says so)."""
+        final, self.cut = cut_reply(final, self.limit)
         if final.startswith(self.sent):
             return final[len(self.sent) :]
         return f"{REVISED}{final}"
 
 
-def _note_history(answer: Answer, history: tuple[int, int]) -> None:
-    kept, dropped = history
-    if dropped and answer.trace is not None:
-        answer.trace.on_step = None  # the work is over: nothing streams this note
-        answer.trace.note(
-            "chat",
-            f"conversation cut to fit the question limit: kept the last {kept} earlier turns, "
-            f"dropped the {dropped} oldest",
-        )
+def cut_reply(text: str, limit: int | None) -> tuple[str, bool]:
+    """`text` cut to about `limit` tokens, and whether it was cut. A word counts 4/3 tokens
+    (the served model's tokenizer is not known here), so the cut falls between words."""
+    if limit is None:
+        return text, False
+    words = max(1, limit * 3 // 4)
+    ends = [m.end() for m in re.finditer(r"\S+", text)]
+    if len(ends) <= words:
+        return text, False
+    return text[: ends[words - 1]], True
+
+
+@dataclass(frozen=True)
+class Reply:
+    """How the client asked the reply to be written, and what the trace says was done."""
+
+    talk: Conversation
+    limit: int | None = None
+    temperature: float | None = None
+
+    def note(self, answer: Answer) -> None:
+        """Say in the answer's trace how the conversation and the writing settings were used."""
+        if answer.trace is None:
+            return
+        answer.trace.on_step = None  # the work is over: nothing streams these notes
+        if self.talk.follows:
+            answer.trace.note(
+                "chat",
+                f'a follow-up: "{self.talk.asked}" was searched for with the earlier question '
+                f'"{self.talk.follows}" (earlier replies are not searched)',
+            )
+        if self.talk.instructions:
+            answer.trace.note(
+                "chat",
+                f'system message received ("{self.talk.instructions[:200]}"): not applied; '
+                "each role of the team writes by its own instructions",
+            )
+        if self.temperature not in (None, 0, 0.0):
+            answer.trace.note(
+                "chat",
+                f"temperature {self.temperature} asked: the team writes at temperature 0, so the "
+                "same question gets the same answer (and is served from the cache)",
+            )
+
+    def note_cut(self, answer: Answer) -> None:
+        if answer.trace is not None:
+            answer.trace.note("chat", f"reply cut to about {self.limit} tokens, as asked")

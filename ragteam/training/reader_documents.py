@@ -50,6 +50,16 @@ def _short(text: str, words: int) -> bool:
     return 0 < len(text.split()) <= words and len(text) <= 60 and any(ch.isalnum() for ch in text)
 
 
+def _key(text: str) -> bool:
+    """A row key a question can name: short, with letters, not a bare number or yes/no."""
+    letters = sum(ch.isalpha() for ch in text)
+    return _short(text, 8) and letters >= 2 and len(text) >= 3
+
+
+def _name(header: str) -> bool:
+    return 0 < len(header.split()) <= 4 and any(ch.isalpha() for ch in header)
+
+
 def _heading_before(table) -> str:  # noqa: ANN001
     for el in table.itersiblings(preceding=True):
         if isinstance(el.tag, str) and re.fullmatch(r"h[1-4]", el.tag):
@@ -58,33 +68,35 @@ def _heading_before(table) -> str:  # noqa: ANN001
     return _heading_before(parent) if parent is not None and parent.tag != "body" else ""
 
 
-def table_questions(table, rng: random.Random) -> list[Asked]:  # noqa: ANN001
-    """The questions one HTML table gives, at most MAX_PER_TABLE, chosen at random."""
+def table_questions(table, rng: random.Random, most: int = MAX_PER_TABLE) -> list[Asked]:  # noqa: ANN001
+    """The questions one HTML table gives, at most `most`, chosen at random."""
     rows = [_cells(tr) for tr in table.iter("tr")]
     rows = [r for r in rows if r]
     asked: list[Asked] = []
-    if rows and all(len(r) == 2 for r in rows) and len(rows) >= 2:
+    header_row = bool(rows) and all(th for _, th in rows[0])
+    if rows and all(len(r) == 2 for r in rows) and len(rows) >= 2 and not header_row:
         subject = _heading_before(table).rstrip(" ¶#:").strip()
         key = subject.split()[0] if subject else ""
         for (name, is_th), (value, _) in rows:
             attribute = name.rstrip(":").strip().lower()
             if len(key) >= 4 and (is_th or name.endswith(":")) and _short(value, 8) and attribute:
                 asked.append(Asked(f"What is the {attribute} of {subject}?", value, key, True))
-    elif len(rows) >= 3 and all(th for _, th in rows[0]) and len(rows[0]) >= 2:
+    elif len(rows) >= 3 and header_row and len(rows[0]) >= 2:
         header = [h.lower() for h, _ in rows[0]]
         body = [[c for c, _ in r] for r in rows[1:] if len(r) == len(header)]
+        keys = [r[0] for r in body]
         for j in range(1, len(header)):
             column = [r[j] for r in body]
             for r in body:
                 key, cell = r[0], r[j]
-                if not (_short(key, 8) and header[j] and cell and cell != key):
+                if not (_key(key) and keys.count(key) == 1 and _name(header[j]) and cell != key):
                     continue
                 if _short(cell, 6):
                     asked.append(Asked(f"What is the {header[j]} of {key}?", cell, key))
-                elif len(cell.split()) >= 4 and column.count(cell) == 1 and header[0]:
+                elif 4 <= len(cell.split()) <= 25 and column.count(cell) == 1 and _name(header[0]):
                     asked.append(Asked(f"Which {header[0]} has the {header[j]} {cell}?", key, cell))
     rng.shuffle(asked)
-    return asked[:MAX_PER_TABLE]
+    return asked[:most]
 
 
 def prose(sentence: str) -> bool:
