@@ -96,7 +96,7 @@ def test_two_strategies_stream_side_by_side_with_citations_and_runs(
         page = _page(browser, errors)
         page.goto(url + "/")
         _ask(page, QUESTION, "oner", "ircot")  # the keyboard submits
-        page.wait_for_selector(".column[data-strategy=oner] .card")
+        page.wait_for_selector(".column[data-strategy=oner] .card", state="attached")
         page.screenshot(path=str(shots / "streaming.png"))
         for name in ("oner", "ircot"):
             page.wait_for_selector(f".column[data-strategy={name}] [data-testid=answer]")
@@ -104,7 +104,23 @@ def test_two_strategies_stream_side_by_side_with_citations_and_runs(
             column = page.locator(f".column[data-strategy={name}]")
             assert column.locator(".card").count() >= 2
             assert "Hevik" in column.locator("[data-testid=answer] .text").inner_text()
+            # the answer first; how it was found below it, collapsed, one line a step
+            answer_box = column.locator("[data-testid=answer]").bounding_box()
+            how = column.locator("details.how")
+            assert how.bounding_box()["y"] >= answer_box["y"] + answer_box["height"] - 1
+            assert (
+                how.get_attribute("open") is None and not column.locator(".card").first.is_visible()
+            )
+            assert "how it was found · " in how.locator("> summary").inner_text()
+            assert column.locator("[data-testid=progress]").inner_text() == ""
         page.screenshot(path=str(shots / "answers.png"), full_page=True)
+        trace = page.locator(".column[data-strategy=oner] details.how")
+        trace.locator("> summary").click()
+        first = trace.locator(".card").first
+        assert first.is_visible() and not first.locator("pre").first.is_visible()  # no raw JSON
+        first.locator(".step-details summary").click()
+        assert first.locator(".hits, pre").first.is_visible()
+        page.screenshot(path=str(shots / "trace-open.png"), full_page=True)
         page.locator(".column[data-strategy=oner] .cite").first.click()
         dialog = page.locator("#passage-dialog")
         dialog.wait_for(state="visible")
@@ -192,7 +208,7 @@ def test_enter_during_a_run_keeps_it_and_stop_ends_it(browser, bm25_index_dir, s
         page.wait_for_timeout(150)
         page.keyboard.press("Enter")  # a double press: the first asked, this one must not stop
         assert page.evaluate("document.activeElement.id") == "question"
-        page.wait_for_selector(".column[data-strategy=ircot] .card")
+        page.wait_for_selector(".column[data-strategy=ircot] .card", state="attached")
         assert "queued" in page.locator(".column[data-strategy=oner] .elapsed").inner_text()
         page.keyboard.press("Enter")
         assert "already running" in page.locator("#ask-status").inner_text()
@@ -259,6 +275,10 @@ def test_the_phone_layout_stacks_columns_and_never_scrolls_sideways(
             key=lambda box: box["y"],
         )
         assert low["y"] >= top["y"] + top["height"] - 1  # stacked, not side by side
+        page.screenshot(path=str(shots / "phone-first-screen.png"))
+        # the page brought the answers up when asked: the first answer is on screen, whole
+        first = page.locator(".column[data-strategy=ircot] [data-testid=answer]").bounding_box()
+        assert first["y"] >= 0 and first["y"] + first["height"] <= 844
         assert min(top["width"], low["width"]) > 300 and low["x"] + low["width"] <= 390
         assert page.evaluate("document.documentElement.scrollWidth") <= 390
         small = page.evaluate(
@@ -410,7 +430,7 @@ def test_columns_run_together_when_the_server_answers_several_at_once(browser, b
             page = _page(browser, errors)
             page.goto(url + "/")
             _ask(page, QUESTION, "oner", "nor")
-            page.wait_for_selector(".column .card")
+            page.wait_for_selector(".column .card", state="attached")
             labels = page.locator(".column .elapsed").all_inner_texts()
             assert all("running" in t for t in labels) is together, labels
             page.wait_for_function("document.querySelector('#ask-status').textContent === 'done'")
@@ -525,7 +545,7 @@ def test_a_second_tab_is_told_it_waits_in_the_servers_queue(browser, bm25_index_
         for page in (first, second):
             page.goto(url + "/")
         _ask(first, QUESTION, "oner")
-        first.wait_for_selector(".column[data-strategy=oner] .card")
+        first.wait_for_selector(".column[data-strategy=oner] .card", state="attached")
         _ask(second, QUESTION, "oner")
         waiting = second.locator(".column[data-strategy=oner] .elapsed")
         second.wait_for_function(
@@ -564,7 +584,9 @@ def test_a_runs_trace_opens_its_passages_in_the_served_index(browser, bm25_index
         )
         row = page.locator("table.questions tbody tr[data-id=q2]")
         row.locator("td[data-label=ircot] button.link").click()
-        row.locator("td[data-label=ircot] .hits .cite").first.click()
+        searched = row.locator("td[data-label=ircot] .card.retrieve").first
+        searched.locator(".step-details > summary").click()  # a step's details on demand
+        searched.locator(".hits .cite").first.click()
         page.locator("#passage-dialog").wait_for(state="visible")
         assert "fishing village" in page.inner_text("#passage-text")
     assert errors == []

@@ -86,13 +86,18 @@ function stepCard(step, index) {
   parts.push(Number(step.seconds || 0).toFixed(2) + " s");
   if (step.cached) parts.push("cached");
   const output = show(step.output);
+  const searched = step.kind === "retrieve" || step.kind === "rerank";
+  if (searched && Array.isArray(step.output)) parts.unshift(plural(step.output.length, "passage"));
+  // one line a step; what went in and came out on demand
   return el("div", { class: "card " + step.kind + (failed ? " failed" : ""), "data-kind": step.kind },
     el("div", {}, el("strong", {}, step.number + ". " + plainLabel(step)), " ",
       el("span", { class: "meta" }, "(" + step.kind + " · " + step.role + ") " + parts.join(" · "))),
     failed ? el("div", { class: "failure" }, "failed: " + (step.error || "reply did not parse")) : null,
-    step.input !== null ? el("details", {}, el("summary", {}, "input"), el("pre", {}, show(step.input))) : null,
-    step.kind === "retrieve" || step.kind === "rerank" ? searchHits(step, index)
-      : el("pre", {}, output.length > 600 ? output.slice(0, 600) + " …" : output));
+    el("details", { class: "step-details" }, el("summary", {}, "details"),
+      step.input !== null ? el("div", { class: "meta" }, "input") : null,
+      step.input !== null ? el("pre", {}, show(step.input)) : null,
+      el("div", { class: "meta" }, "output"),
+      searched ? searchHits(step, index) : el("pre", {}, output.length > 600 ? output.slice(0, 600) + " …" : output)));
 }
 
 function highlight(text, needle) {
@@ -221,20 +226,31 @@ function showWriting(column, data) {
     if (!live) {
       live = el("div", { class: "answer live", "data-testid": "live-answer", "aria-busy": "true" },
         el("div", { class: "grounding" }, "writing… (not checked yet)"), el("div", { class: "text" }));
-      column.append(live);
+      column.querySelector(".answer-slot").append(live);
     }
     live.querySelector(".text").textContent = data.answer;
   }
   let working = column.querySelector(".working");
   if (!working) {
     working = el("div", { class: "working meta", "data-testid": "working" });
-    column.querySelector(".steps").append(working);
+    column.querySelector(".progress").after(working);
   }
   working.textContent = data.role + " is writing · " + plural(data.tokens, "token");
 }
 
+// what the team is doing now, in one plain line above the answer
+function progress(column, text) {
+  column.querySelector(".progress").textContent = text;
+}
+
+function countSteps(column) {
+  const n = column.querySelectorAll(".steps .card").length;
+  column.querySelector(".how summary").textContent = "how it was found · " + plural(n, "step");
+}
+
 async function runColumn(strategy, question, index, column, signal, record) {
   const steps = column.querySelector(".steps");
+  const slot = column.querySelector(".answer-slot");
   const stop = clock(column);
   let feedbackId = null, outcome = "failed";
   const facts = record.facts;
@@ -256,6 +272,7 @@ async function runColumn(strategy, question, index, column, signal, record) {
           stop.state("waiting in the queue: " + plural(data.ahead, "question") + " ahead");
         } else if (event === "started") {
           stop.state("running");
+          progress(column, "the team is starting (the first question also loads the model: about 20 s)…");
         } else if (event === "writing") {
           stop.state("running");
           showWriting(column, data);
@@ -266,16 +283,19 @@ async function runColumn(strategy, question, index, column, signal, record) {
           if (data.meta && data.meta.feedback_id) feedbackId = data.meta.feedback_id;
           if (data.meta && data.meta.event === "facts") Object.assign(facts, data.meta.facts);
           steps.append(stepCard(data, index));
+          countSteps(column);
+          progress(column, plainLabel(data) + "…");
           record.steps.push(data);
         } else if (event === "answer") {
           const live = column.querySelector(".answer.live");
           if (live) live.remove();
-          column.append(answerBox(data, index, feedbackId, facts, record));
+          slot.replaceChildren(answerBox(data, index, feedbackId, facts, record));
+          progress(column, "");
           record.answer = data;
           outcome = data.grounding && data.grounding.level === "failed" ? "failed" : "answered";
           announce(strategy + " answered: " + (data.answer || "no answer") + ". " + (data.grounding ? data.grounding.message : ""));
         } else if (event === "error") {
-          column.append(el("div", { class: "error" }, data.error + ": " + data.detail));
+          slot.append(el("div", { class: "error" }, data.error + ": " + data.detail));
           record.error = data.error + ": " + data.detail;
           announce(strategy + " failed: " + data.detail);
         }
@@ -284,14 +304,17 @@ async function runColumn(strategy, question, index, column, signal, record) {
   } catch (error) {
     if (error.name === "AbortError") {
       outcome = "stopped";
-      column.append(el("div", { class: "muted stopped" }, "stopped: the server stops this team's work"));
+      slot.append(el("div", { class: "muted stopped" }, "stopped: the server stops this team's work"));
     } else {
-      column.append(el("div", { class: "error" }, error.message));
+      slot.append(el("div", { class: "error" }, error.message));
       record.error = error.message;
       announce(strategy + " failed: " + error.message);
     }
   }
   stop(outcome);
+  progress(column, "");
+  const working = column.querySelector(".working");
+  if (working) working.remove();
   record.outcome = outcome;
   return outcome;
 }
@@ -340,9 +363,12 @@ function showStored() {
   $("columns").replaceChildren(...entry.columns.map((record) => {
     const column = el("div", { class: "column", "data-strategy": record.strategy },
       el("h2", {}, record.strategy, " ", el("span", { class: "elapsed meta" }, "from history · " + record.outcome)),
-      el("div", { class: "steps" }, ...record.steps.map((step) => stepCard(step, entry.index))));
-    if (record.answer) column.append(answerBox(record.answer, entry.index, null, record.facts || {}, record));
-    if (record.error) column.append(el("div", { class: "error" }, record.error));
+      ...columnParts());
+    column.querySelector(".steps").append(...record.steps.map((step) => stepCard(step, entry.index)));
+    countSteps(column);
+    const slot = column.querySelector(".answer-slot");
+    if (record.answer) slot.append(answerBox(record.answer, entry.index, null, record.facts || {}, record));
+    if (record.error) slot.append(el("div", { class: "error" }, record.error));
     return column;
   }));
   $("ask-status").textContent = "from history: asked " + new Date(entry.when).toLocaleString();
@@ -394,6 +420,13 @@ function summary(outcomes) {
   return failed ? "done · " + failed + " of " + outcomes.length + " failed" : "done";
 }
 
+// a column: the work in one line, the answer first, then how it was found (collapsed)
+function columnParts() {
+  return [el("div", { class: "progress meta", "data-testid": "progress", "aria-live": "polite" }),
+    el("div", { class: "answer-slot" }),
+    el("details", { class: "how" }, el("summary", {}, "how it was found"), el("div", { class: "steps" }))];
+}
+
 async function ask(event) {
   event.preventDefault();
   if (running) {
@@ -410,12 +443,14 @@ async function ask(event) {
   $("ask-status").textContent = "the teams are working… (Esc or the Stop button stops them)";
   const columns = chosen.map((name) => el("div", { class: "column", "data-strategy": name, id: "col-" + name },
     el("h2", {}, name, " ", el("span", { class: "elapsed meta" }, "queued: starts when a column before it is done")),
-    el("div", { class: "steps" })));
+    ...columnParts()));
   $("columns").replaceChildren(...columns);
   // on a phone the columns stack: a summary at the top jumps to each one
   const jumps = chosen.map((name) => el("a", { href: "#col-" + name, "data-strategy": name }, name + ": waiting"));
   $("answers-nav").replaceChildren(el("span", { class: "meta" }, "answers: "), ...jumps);
   $("answers-nav").hidden = chosen.length < 2;
+  // on a phone the form fills the screen: bring the answers up to it
+  if (window.matchMedia("(max-width: 700px)").matches) $("ask-status").scrollIntoView({ block: "start" });
   // as many columns at once as the server answers at once (the in-process model: one); the
   // others say they are queued
   const outcomes = chosen.map(() => "stopped");
