@@ -631,3 +631,36 @@ def test_on_a_phone_a_summary_jumps_to_each_answer_and_targets_are_big_enough(
         assert small == 0
         page.screenshot(path=str(shots / "phone-summary.png"), full_page=True)
     assert errors == []
+
+
+def test_chips_of_passages_that_share_a_page_are_told_apart(browser, tmp_path):
+    """Several passages of one page: each chip is labelled once ("p. 3", "p. 3 (2)"), never the
+    same words on two chips that open different passages."""
+    from docfiles import make_folder
+
+    from ragteam.retrieval import sync_folder
+    from ragteam.retrieval.index import IndexSettings
+    from ragteam.retrieval.sync import SyncSettings
+
+    folder = make_folder(tmp_path / "docs")
+    sync_folder(
+        folder,
+        tmp_path / "ix",
+        sync=SyncSettings(passage_tokens=12, overlap_tokens=0),
+        index=IndexSettings(retriever="bm25"),
+    )
+    config = ServerConfig(indexes={"docs": tmp_path / "ix"})
+    with Serving(create_app(config, FakeModel(lambda m, p: "Jonas Quell"))) as url:
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        page.goto(url + "/")
+        page.wait_for_selector("#strategies input[value=oner]")
+        for box in page.locator("#strategies input:checked").all():
+            box.uncheck()
+        page.check("#strategies input[value=oner]")
+        page.fill("#question", "Who is the harbour master, appointed in 1902?")
+        page.keyboard.press("Enter")
+        page.wait_for_selector(".column[data-strategy=oner] [data-testid=answer]")
+        chips = page.locator(".column[data-strategy=oner] [data-testid=answer] .cite")
+        labels = [t.removeprefix("[1] ") for t in chips.all_inner_texts()]
+        assert len(labels) >= 3 and len(set(labels)) == len(labels)
+        assert any(label.endswith(" (2)") for label in labels)

@@ -54,7 +54,7 @@ def test_tools_search_passage_and_ask_over_http(http_url):
         found = _payload(
             await session.call_tool("search", {"query": "Wrenhold Lighthouse", "k": 3})
         )
-        opened = _payload(await session.call_tool("passage", {"id": found[0]["id"]}))
+        opened = _payload(await session.call_tool("passage", {"passage_id": found[0]["id"]}))
 
         async def on_progress(done, total, message):
             progress.append((done, message))
@@ -71,7 +71,8 @@ def test_tools_search_passage_and_ask_over_http(http_url):
     tools, found, opened, answered, resources, manifest = asyncio.run(_session_run(http_url, work))
     assert tools == ["ask", "passage", "search"]
     assert len(found) == 3 and all("score" in p and p["id"] for p in found)
-    assert opened["id"] == found[0]["id"] and opened["text"]
+    assert opened["passage_id"] == found[0]["id"] and opened["text"]
+    assert "locator" in opened
     assert answered["answer"] == "Hevik" and answered["citations"]
     assert [s["kind"] for s in answered["steps"]] == ["retrieve", "llm", "support"]
     assert len(progress) >= 2  # one notification per agent step
@@ -81,7 +82,7 @@ def test_tools_search_passage_and_ask_over_http(http_url):
 
 def test_bad_calls_are_errors_not_crashes(http_url):
     async def work(session):
-        missing = await session.call_tool("passage", {"id": "no-such-passage"})
+        missing = await session.call_tool("passage", {"passage_id": "no-such-passage"})
         wrong_type = await session.call_tool("search", {"query": "x", "k": "many"})
         no_args = await session.call_tool("ask", {})
         server_file = await session.call_tool(

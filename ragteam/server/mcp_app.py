@@ -174,17 +174,19 @@ def _add_reading(server: MCPServer, service: Service) -> None:
         return [hit_dict(p) for p in loaded.retrieve(query, k)]
 
     @server.tool()
-    def passage(id: str, index: str | None = None) -> dict[str, Any]:  # noqa: A002 - MCP name
-        """The full text of one passage (an id from `search` or a citation of `ask`).
+    def passage(passage_id: str, index: str | None = None) -> dict[str, Any]:
+        """The full text of one passage and where it stands (a `passage_id` of a citation of
+        `ask`, or an `id` from `search`).
 
         Args:
-            id: the passage id
+            passage_id: the passage id, as citations name it
             index: a served index (optional when one is served)
         """
-        found = _loaded(service, index).passage(id)
+        found = _loaded(service, index).passage(passage_id)
         if found is None:
-            raise ToolError(f"no passage '{id}' in this index")
-        return {"id": found.id, "title": found.title, "text": found.text}
+            raise ToolError(f"no passage '{passage_id}' in this index: ids come from search or ask")
+        where = found.locator.to_dict() if found.locator is not None else None
+        return {"passage_id": found.id, "title": found.title, "text": found.text, "locator": where}
 
 
 def _loaded(service: Service, index: str | None) -> Any:

@@ -149,14 +149,26 @@ function evidenceLine(e) {
     el("span", { class: "muted" }, "(" + e.locator + ", reader " + Number(e.score).toFixed(2) + ")"));
 }
 
+// chip labels: a passage's locator, numbered where several passages share one ("p. 65", "p. 65 (2)")
+function chipLabels(citations) {
+  const seen = {};
+  return citations.map((c) => {
+    const name = c.locator || c.passage_id;
+    seen[name] = (seen[name] || 0) + 1;
+    return seen[name] > 1 ? name + " (" + seen[name] + ")" : name;
+  });
+}
+
 function answerBox(result, index, feedbackId, facts, record) {
   const g = result.grounding || { level: "no_evidence", message: "", parse_failures: 0 };
-  const cites = result.citations.map((c, n) => el("button", { type: "button", class: "cite", title: c.title,
-    onclick: () => openPassage(index, c, result.answer, facts) }, "[" + (n + 1) + "] " + (c.locator || c.passage_id)));
   const cited = new Set(result.citations.map((c) => c.passage_id));
-  const unused = (result.read || []).filter((c) => !cited.has(c.passage_id)).map((c) => el("button", {
-    type: "button", class: "cite read", title: c.title, onclick: () => openPassage(index, c, result.answer, facts) },
-    c.locator || c.passage_id));
+  const others = (result.read || []).filter((c) => !cited.has(c.passage_id));
+  const labels = chipLabels([...result.citations, ...others]);
+  const cites = result.citations.map((c, n) => el("button", { type: "button", class: "cite", title: c.title + " · " + c.passage_id,
+    onclick: () => openPassage(index, c, result.answer, facts) }, "[" + (n + 1) + "] " + labels[n]));
+  const unused = others.map((c, n) => el("button", {
+    type: "button", class: "cite read", title: c.title + " · " + c.passage_id, onclick: () => openPassage(index, c, result.answer, facts) },
+    labels[result.citations.length + n]));
   const unbacked = (g.unsupported || []).map((s) => el("li", {}, s));
   // model time, not the column's wall time (which also counts waiting, loading and checking)
   const notes = [plural(result.cost.llm_calls || 0, "model call") + " · " + Number(result.cost.seconds || 0).toFixed(1) + " s of model and search time"];
