@@ -75,26 +75,17 @@ def attach_support(
 
 
 def read_passages(result: Answer, ctx: Context) -> list[Passage]:
-    """The passages the strategy read: its citations and every retrieval step's hits, once
-    each, in the order first seen (found again in the index by id)."""
+    """The passages the strategy read: its citations, then every passage its retrievals handed
+    the team (`ctx.retrieved`), once each, in the order first seen."""
     if ctx.index is None:
         return []
-    ids = [c.passage_id for c in result.citations]
-    for step in result.trace.steps if result.trace else []:
-        if step.kind == "retrieve":
-            outputs = step.output if isinstance(step.output, list) else _flatten(step.output)
-            ids += [h["id"] for h in outputs if isinstance(h, dict) and "id" in h]
     seen: dict[str, Passage] = {}
-    for pid in ids:
-        if pid not in seen and (p := ctx.index.passage(pid)) is not None:
-            seen[pid] = p
+    for c in result.citations:
+        if c.passage_id not in seen and (p := ctx.index.passage(c.passage_id)) is not None:
+            seen[c.passage_id] = p
+    for p in ctx.retrieved.passages():
+        seen.setdefault(p.id, ctx.index.passage(p.id) or p)
     return list(seen.values())
-
-
-def _flatten(output: object) -> list:
-    if isinstance(output, dict):
-        return [h for v in output.values() if isinstance(v, list) for h in v]
-    return []
 
 
 def _searched(result: Answer) -> str:

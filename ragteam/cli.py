@@ -36,7 +36,7 @@ from ragteam.retrieval.index import load_index
 from ragteam.strategies import DEFAULT_STRATEGY, available
 from ragteam.support.layers import layer_names
 from ragteam.support.stage import support_settings
-from ragteam.types import DEFAULT_SUPPORT_LAYER
+from ragteam.types import DEFAULT_SUPPORT_LAYER, Retrieved
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 
@@ -224,7 +224,7 @@ def list_tools(
 
     with friendly_errors(), user_tools(tools, mcp) as extra:
         loaded = load_index(index) if index else None
-        builtin = index_tools(loaded, Trace()) if loaded else []
+        builtin = index_tools(loaded, Trace(), Retrieved()) if loaded else []
         for found in [*builtin, *general_tools(), *extra]:
             args = json.dumps(found.parameters.get("properties", {}), ensure_ascii=False)
             out.print(

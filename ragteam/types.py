@@ -78,6 +78,22 @@ class Passage:
         return data
 
 
+@dataclass
+class Retrieved:
+    """The passages the retrievals of one answer handed the team, each once, in the order first
+    seen: what the support stage checks the answer against (collected as the team searches,
+    never read back out of the trace)."""
+
+    by_id: dict[str, Passage] = field(default_factory=dict)
+
+    def add(self, passages: list[Passage]) -> None:
+        for p in passages:
+            self.by_id.setdefault(p.id, p)
+
+    def passages(self) -> list[Passage]:
+        return list(self.by_id.values())
+
+
 def hit_dict(passage: Passage) -> dict[str, Any]:
     """A retrieved passage as search results show it: id, score, title, text and locator."""
     where = passage.locator

@@ -210,3 +210,30 @@ def test_support_off_checks_nothing_and_the_label_says_unchecked(bm25_index_dir)
     assert result.support is None and result.read == []
     assert result.grounding().level == "unchecked"
     assert all(s.kind != "support" for s in result.trace.steps)
+
+
+def test_support_checks_what_the_retrievals_handed_the_team_not_what_the_trace_says(
+    bm25_index_dir,
+):
+    """The passages an answer is checked against are collected as the team searches
+    (`Context.retrieved`): a trace that is cut, replaced or rewritten changes nothing."""
+    from ragteam.answering import run_posed
+    from ragteam.retrieval import load_index, retrieve_traced
+    from ragteam.strategies.base import Context
+    from ragteam.types import Answer
+
+    class Searches:
+        name, needs_index, roles = "searches", True, ()
+
+        def run(self, question, ctx):
+            found = retrieve_traced(ctx.index, ctx.trace, ctx.retrieved, "retriever", question, 3)
+            ctx.trace.steps.clear()  # nothing of the search is left in the trace
+            assert found
+            return Answer(question, "Emrik Tollan was born in Hevik.", self.name, [], ctx.trace)
+
+    index = load_index(bm25_index_dir)
+    ctx = Context(FakeModel([]), index, Trace())
+    result = run_posed(Searches(), QUESTION, ctx, support=SupportSettings(layer="lexical"))
+    ids = [p.id for p in index.retrieve(QUESTION, 3)]
+    assert sorted(c.passage_id for c in result.read) == sorted(ids)  # every one checked
+    assert result.citations  # the sentence is found in a passage the search handed over

@@ -16,6 +16,7 @@ from ragteam.errors import InputError
 from ragteam.retrieval import load_index
 from ragteam.tools import ToolBox, calculator, import_tool, index_tools, make_tool, tool
 from ragteam.trace import Trace
+from ragteam.types import Retrieved
 
 TOY_SERVER = f"{sys.executable} {Path(__file__).with_name('mcp_toy_server.py')}"
 
@@ -133,7 +134,7 @@ def test_import_tool_takes_module_colon_function():
 
 def test_search_and_lookup_over_a_real_index(bm25_index_dir):
     trace = Trace()
-    box = ToolBox(index_tools(load_index(bm25_index_dir), trace, default_k=2))
+    box = ToolBox(index_tools(load_index(bm25_index_dir), trace, Retrieved(), default_k=2))
     lookup = box.get("lookup")
     assert not lookup.ready()  # nothing to look into before a search
     found = box.call("search", {"query": "Wrenhold Lighthouse engineer"}, trace)
@@ -190,7 +191,7 @@ def test_the_tools_command_lists_builtin_and_mcp_tools():
 
 def test_lookups_schema_narrows_to_the_ids_search_showed(bm25_index_dir):
     trace = Trace()
-    box = ToolBox(index_tools(load_index(bm25_index_dir), trace, default_k=2))
+    box = ToolBox(index_tools(load_index(bm25_index_dir), trace, Retrieved(), default_k=2))
     lookup = box.get("lookup")
     assert lookup.schema_now()["properties"]["passage_id"] == {"type": "string"}
     found = box.call("search", {"query": "Wrenhold Lighthouse"}, trace)

@@ -11,7 +11,7 @@ from ragteam.agents.views import json_field
 from ragteam.metrics import f1_score
 from ragteam.retrieval import Index, retrieve_traced
 from ragteam.trace import Trace
-from ragteam.types import Passage
+from ragteam.types import Passage, Retrieved
 
 INTENTS_SCHEMA = object_of(("intents",), intents=strings(1, 120, max_items=4, min_items=1))
 LOCATOR_SCHEMA = {
@@ -77,12 +77,14 @@ def nearest_sentence(fact: str, passage_text: str) -> tuple[str, float]:
     return best, best_score
 
 
-def gather_passages(index: Index, trace: Trace, intents: list[str], k: int) -> list[Passage]:
+def gather_passages(
+    index: Index, trace: Trace, retrieved: Retrieved, intents: list[str], k: int
+) -> list[Passage]:
     """Top-k passages per intent, in intent order, deduplicated by id: passage [n] of SMART's
     trajectory is item n-1. Inference and training-data construction both number passages so."""
     found: dict[str, Passage] = {}
     for intent in intents:
-        for p in retrieve_traced(index, trace, "retriever", intent, k):
+        for p in retrieve_traced(index, trace, retrieved, "retriever", intent, k):
             found.setdefault(p.id, p)
     return list(found.values())
 
@@ -90,6 +92,7 @@ def gather_passages(index: Index, trace: Trace, intents: list[str], k: int) -> l
 def retrieval_block(
     index: Index,
     trace: Trace,
+    retrieved: Retrieved,
     intents: list[str],
     k: int,
     max_passages: int,
@@ -101,12 +104,12 @@ def retrieval_block(
     `k`, then (`fill`) the question's further hits until the block is full, as `train build
     --question-first` builds it; without, the intents' hits alone."""
     if question is None:
-        return gather_passages(index, trace, intents, k)[:max_passages]
+        return gather_passages(index, trace, retrieved, intents, k)[:max_passages]
     depth = max(k, max_passages) if fill else k
-    asked = retrieve_traced(index, trace, "retriever", question, depth)
+    asked = retrieve_traced(index, trace, retrieved, "retriever", question, depth)
     found = {p.id: p for p in asked[:k]}
     others = [i for i in intents if i.strip().lower() != question.strip().lower()]
-    for p in gather_passages(index, trace, others, k) + asked[k:]:
+    for p in gather_passages(index, trace, retrieved, others, k) + asked[k:]:
         found.setdefault(p.id, p)
     return list(found.values())[:max_passages]
 

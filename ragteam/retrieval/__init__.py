@@ -9,7 +9,7 @@ from ragteam.retrieval.index import Index, load_index, read_manifest
 from ragteam.retrieval.kinds import KINDS, retriever_names
 from ragteam.retrieval.sync import SyncReport, SyncSettings, build_index, sync_folder
 from ragteam.trace import Step, Trace
-from ragteam.types import Passage
+from ragteam.types import Passage, Retrieved
 
 __all__ = [
     "KINDS",
@@ -30,12 +30,20 @@ __all__ = [
 
 
 def retrieve_traced(
-    index: Index, trace: Trace, role: str, query: str, k: int, method: str | None = None
+    index: Index,
+    trace: Trace,
+    retrieved: Retrieved,
+    role: str,
+    query: str,
+    k: int,
+    method: str | None = None,
 ) -> list[Passage]:
-    """Retrieve and record the call (query, k, passage ids and scores, seconds, cache hit)."""
+    """Retrieve, record the call in the trace (query, k, passage ids and scores, seconds, cache
+    hit) and hand the passages to `retrieved` (what the answer is checked against)."""
     cached = index.is_cached(query, k, method)
     started = time.perf_counter()
     found = index.retrieve(query, k, method)
+    retrieved.add(found)
     trace.add(
         Step(
             kind="retrieve",

@@ -96,7 +96,6 @@ class Adaptive:
     ) -> list[tuple[Answer, float]]:
         """Each agent's answer and wall seconds (the unit the router was trained on), run
         with the options its logged outcomes were made with."""
-        from ragteam.strategies.base import Context
         from ragteam.strategies.registry import make_strategy
 
         def one(agent: str) -> tuple[Answer, float]:
@@ -114,7 +113,8 @@ class Adaptive:
             sub = Trace(on_step=forward, on_writing=writing)
             started = time.perf_counter()
             result = make_strategy(agent, options.get(agent, {})).run(
-                question, Context(ctx.model, ctx.index, sub, ctx.role_models, ctx.tools)
+                question,
+                replace(ctx, trace=sub),  # its passages are the answer's too
             )
             return result, time.perf_counter() - started
 

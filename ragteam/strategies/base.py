@@ -11,18 +11,20 @@ from ragteam.llm.base import ChatModel
 from ragteam.retrieval.index import Index
 from ragteam.tools.base import Tool
 from ragteam.trace import Trace
-from ragteam.types import Answer, Citation, Passage
+from ragteam.types import Answer, Citation, Passage, Retrieved
 
 
 @dataclass
 class Context:
-    """The resources of one answer: the model, the index (None for no retrieval), the trace."""
+    """The resources of one answer: the model, the index (None for no retrieval), the trace,
+    and the passages its retrievals handed the team (`retrieved`, what support checks)."""
 
     model: ChatModel
     index: Index | None
     trace: Trace
     role_models: dict[str, ChatModel] = field(default_factory=dict)
     tools: tuple[Tool, ...] = ()  # the user's tools (functions, MCP), for tool-using strategies
+    retrieved: Retrieved = field(default_factory=Retrieved)
 
     def model_for(self, role: str) -> ChatModel:
         """The model that plays `role` (a per-role override, else the default model)."""

@@ -51,7 +51,7 @@ class OneR:
         index = ctx.require_index(self.name)
         answerer = ANSWERER.model(ctx)  # looked up once per run
         asked = fit_question(ctx, question, model=answerer)
-        found = retrieve_traced(index, ctx.trace, "retriever", asked, self.k)
+        found = retrieve_traced(index, ctx.trace, ctx.retrieved, "retriever", asked, self.k)
         budget = answerer.context_length - self.max_answer_tokens - _fixed_cost(answerer, asked)
         shown = fit_passages(ctx, found, budget, model=answerer)
         played = Solo(answerer, ctx.trace)  # the model looked up once plays the role

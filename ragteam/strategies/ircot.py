@@ -45,7 +45,7 @@ class IRCoT:
         index = ctx.require_index(self.name)
         asked = fit_question(ctx, question, roles=self.roles)
         rounds: list[list[Passage]] = [
-            retrieve_traced(index, ctx.trace, "retriever", asked, self.k)
+            retrieve_traced(index, ctx.trace, ctx.retrieved, "retriever", asked, self.k)
         ]
         seen = {p.id for p in rounds[0]}
         sentences: list[str] = []
@@ -68,7 +68,7 @@ class IRCoT:
                 ctx.trace.note("ircot", "the reasoner repeated itself or wrote nothing; stopping")
                 break
             sentences.append(sentence)
-            found = retrieve_traced(index, ctx.trace, "retriever", sentence, self.k)
+            found = retrieve_traced(index, ctx.trace, ctx.retrieved, "retriever", sentence, self.k)
             rounds.append([p for p in found if p.id not in seen])
             seen |= {p.id for p in found}
         everything = [p for group in rounds for p in group]

@@ -116,7 +116,12 @@ class MARAG:
             notes_for_qa = [f"{q} -> {a}" for q, a in state.history()]
         else:
             docs = retrieve_traced(
-                ctx.require_index(self.name), ctx.trace, "retriever", task.task, self.k
+                ctx.require_index(self.name),
+                ctx.trace,
+                ctx.retrieved,
+                "retriever",
+                task.task,
+                self.k,
             )
             self._spend(ctx, len(docs) + 1)
             for p in docs:

@@ -31,7 +31,7 @@ class Read:
         from pathlib import Path
 
         reader = load_reader(Path(self.weights) if self.weights else None)
-        found = retrieve_traced(index, ctx.trace, "retriever", question, self.k)
+        found = retrieve_traced(index, ctx.trace, ctx.retrieved, "retriever", question, self.k)
         reading = read_traced(reader, ctx.trace, question, found, top=EVIDENCE_KEPT * 4)
         evidence = evidence_of(reading, found, reader.calibration.abstain)
         if not evidence:

@@ -227,7 +227,9 @@ class Smart:
         return intents or [question]
 
     def _passages(self, ctx: Context, intents: list[str]) -> list[Passage]:
-        found = roles.gather_passages(ctx.require_index(self.name), ctx.trace, intents, self.k)
+        found = roles.gather_passages(
+            ctx.require_index(self.name), ctx.trace, ctx.retrieved, intents, self.k
+        )
         locator = roles.LOCATOR.model(ctx)
         room = locator.context_length // 2  # one passage must fit a locator prompt easily
         return [dataclasses.replace(p, text=fit_text(locator, p.text, room)[0]) for p in found]

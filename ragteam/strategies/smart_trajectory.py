@@ -194,7 +194,7 @@ def run_trajectory(
     asked = search_text(question) if s.with_question else None
     index = ctx.require_index("smart")
     found = roles.retrieval_block(
-        index, ctx.trace, t.intents, s.k, s.max_passages, asked, s.fill_block
+        index, ctx.trace, ctx.retrieved, t.intents, s.k, s.max_passages, asked, s.fill_block
     )
     if s.reranker is not None:
         found = rerank_traced(s.reranker, ctx.trace, question, found)

@@ -65,7 +65,11 @@ class Smurfs:
         return Answer(question, final, self.name, cite(list(used.values()), final), ctx.trace)
 
     def _toolbox(self, ctx: Context) -> ToolBox:
-        tools = [*index_tools(ctx.index, ctx.trace, self.k)] if ctx.index is not None else []
+        tools = (
+            [*index_tools(ctx.index, ctx.trace, ctx.retrieved, self.k)]
+            if ctx.index is not None
+            else []
+        )
         tools += general_tools() if self.general_tools else []
         box = ToolBox([*tools, *ctx.tools], max_chars=self.output_chars)
         if not len(box):

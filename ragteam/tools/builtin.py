@@ -15,12 +15,12 @@ from ragteam.retrieval import retrieve_traced
 from ragteam.retrieval.index import Index
 from ragteam.tools.base import Tool, ToolOutput, make_tool
 from ragteam.trace import Trace
-from ragteam.types import Passage
+from ragteam.types import Passage, Retrieved
 
 PASSAGE_CHARS = 600
 
 
-def index_tools(index: Index, trace: Trace, default_k: int = 3) -> list[Tool]:
+def index_tools(index: Index, trace: Trace, retrieved: Retrieved, default_k: int = 3) -> list[Tool]:
     """search and lookup bound to one index and one answer's trace; lookup is ready once
     search has shown passages, and finds them by id or by title."""
     shown: dict[str, Passage] = {}
@@ -34,7 +34,7 @@ def index_tools(index: Index, trace: Trace, default_k: int = 3) -> list[Tool]:
         """
         if not query.strip():
             raise ValueError("the query is empty")
-        found = retrieve_traced(index, trace, "search", query, max(1, min(int(k), 10)))
+        found = retrieve_traced(index, trace, retrieved, "search", query, max(1, min(int(k), 10)))
         if not found:
             return ToolOutput("no passage matches this query")
         shown.update({p.id: p for p in found})

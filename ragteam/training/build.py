@@ -46,7 +46,7 @@ from ragteam.retrieval.index import Index
 from ragteam.trace import Trace
 from ragteam.training.data import YES_NO, TrainQuestion
 from ragteam.training.settings import BuildSettings
-from ragteam.types import Passage
+from ragteam.types import Passage, Retrieved
 
 
 @dataclass
@@ -162,7 +162,8 @@ def retrieve_for(
     """The trajectory's passages (agents/smart.retrieval_block, as inference shows them): the
     posed question first when `question_first`, at most `max_passages`."""
     asked = search_text(q.posed) if settings.question_first else None
-    return roles.retrieval_block(index, trace, intents, settings.k, settings.max_passages, asked)
+    block = roles.retrieval_block  # the passages are only shown, never checked: none kept
+    return block(index, trace, Retrieved(), intents, settings.k, settings.max_passages, asked)
 
 
 def build_item(
