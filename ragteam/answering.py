@@ -27,51 +27,55 @@ def run_posed(
     """Answer `question` with `strategy`; with `choices` the answer is an option label, with
     `claim` it is "true" or "false". `support` (default: checked, no abstention) says how the
     answer's support is checked; a true/false verdict is not checked."""
-    # a copy: the strategy's own Answer is left as it returned it
-    result = replace(strategy.run(pose(question, choices, claim), ctx), question=question)
+    reply = strategy.run(pose(question, choices, claim), ctx)
+    text = reply.text
     if choices:
-        said = result.text
-        result.text = choice_label(said, choices)
-        if result.text != said.strip() and result.trace is not None and _by_text(said, choices):
-            result.trace.note(
+        text = choice_label(reply.text, choices)
+        if text != reply.text.strip() and reply.trace is not None and _by_text(reply.text, choices):
+            reply.trace.note(
                 "format",
-                f"answered with an option's text; mapped to its label {result.text}",
+                f"answered with an option's text; mapped to its label {text}",
                 event="label_from_text",
             )
     elif claim:
-        result.text = truth_label(result.text)
-    if not claim:
-        attach_support(result, ctx, support or SupportSettings(), choices)
-    return result
+        text = truth_label(reply.text)
+    # a new Answer: the strategy's own is left as it returned it
+    result = replace(reply, question=question, text=text)
+    if claim:
+        return result
+    return checked(result, ctx, support or SupportSettings(), choices)
 
 
-def attach_support(
+def checked(
     result: Answer, ctx: Context, settings: SupportSettings, choices: dict[str, str] | None = None
-) -> None:
-    """Check `result` against every passage its strategy read; keep as citations only those
-    that support it, the rest as `read`; with `settings.abstain`, withhold an answer that
-    nothing supports (the withheld text stays in the trace)."""
+) -> Answer:
+    """`result` checked against every passage its strategy read, as a new Answer: as citations
+    only the passages that support it, the rest as `read`; with `settings.abstain`, an answer
+    that nothing supports is withheld (the withheld text stays in the trace)."""
     if settings.layer == "off":
-        return  # nothing checked, nothing recorded: the label says "unchecked"
+        return result  # nothing checked, nothing recorded: the label says "unchecked"
     passages = read_passages(result, ctx)
     if not passages or not result.text.strip():
-        return
-    checked = (choices or {}).get(result.text, result.text)
+        return result
+    said = (choices or {}).get(result.text, result.text)
     judge = judge_with(ctx, result.question) if settings.layer == "llm" else None
     found = check_support(
-        result.question, checked, passages, settings, result.trace, judge, tuple(result.evidence)
+        result.question, said, passages, settings, result.trace, judge, tuple(result.evidence)
     )
     given = {c.passage_id: c for c in result.citations}
     by_id = {p.id: p for p in passages}
-    result.read = [given.get(pid) or Citation.of(by_id[pid]) for pid in found.read]
-    result.citations = [given.get(pid) or Citation.of(by_id[pid]) for pid in found.cited]
-    result.support = found
+    text = result.text
     if settings.abstain and not found.cited:
         if result.trace is not None:
-            result.trace.note(
-                "support", f"withheld unsupported answer: {result.text}", event="abstained"
-            )
-        result.text = f"{ABSTAIN} Searched: {_searched(result)}"
+            result.trace.note("support", f"withheld unsupported answer: {text}", event="abstained")
+        text = f"{ABSTAIN} Searched: {_searched(result, len(found.read))}"
+    return replace(
+        result,
+        text=text,
+        read=[given.get(pid) or Citation.of(by_id[pid]) for pid in found.read],
+        citations=[given.get(pid) or Citation.of(by_id[pid]) for pid in found.cited],
+        support=found,
+    )
 
 
 def read_passages(result: Answer, ctx: Context) -> list[Passage]:
@@ -88,14 +92,14 @@ def read_passages(result: Answer, ctx: Context) -> list[Passage]:
     return list(seen.values())
 
 
-def _searched(result: Answer) -> str:
+def _searched(result: Answer, read: int) -> str:
     queries = [
         str(s.input.get("query"))
         for s in (result.trace.steps if result.trace else [])
         if s.kind == "retrieve" and isinstance(s.input, dict) and s.input.get("query")
     ]
     shown = "; ".join(f'"{q}"' for q in dict.fromkeys(queries))
-    return f"{shown} ({len(result.read)} passages read, none supports an answer)."
+    return f"{shown} ({read} passages read, none supports an answer)."
 
 
 def _by_text(said: str, choices: dict[str, str]) -> bool:
