@@ -664,3 +664,31 @@ def test_chips_of_passages_that_share_a_page_are_told_apart(browser, tmp_path):
         labels = [t.removeprefix("[1] ") for t in chips.all_inner_texts()]
         assert len(labels) >= 3 and len(set(labels)) == len(labels)
         assert any(label.endswith(" (2)") for label in labels)
+
+
+def test_the_documents_panel_shows_each_files_state(browser, tmp_path, shots):
+    from docfiles import make_folder
+
+    from ragteam.retrieval import sync_folder
+    from ragteam.retrieval.index import IndexSettings
+
+    folder = make_folder(tmp_path / "docs")
+    (folder / "broken.pdf").write_bytes(b"%PDF-1.7 not really")
+    sync_folder(folder, tmp_path / "ix", index=IndexSettings(retriever="bm25"))
+    config = ServerConfig(indexes={"docs": tmp_path / "ix"})
+    errors: list[str] = []
+    with Serving(create_app(config, FakeModel(lambda m, p: "Jonas Quell"))) as url:
+        page = _page(browser, errors)
+        page.goto(url + "/")
+        panel = page.locator("#documents")
+        panel.locator("summary").wait_for()
+        assert "1 failed" in panel.locator("summary").inner_text()
+        assert "1 skipped" in panel.locator("summary").inner_text()
+        panel.locator("summary").click()
+        report = panel.locator("li.doc[data-path='report.pdf']")
+        assert "read" in report.inner_text() and "pages" in report.inner_text()
+        failed = panel.locator("li.doc[data-path='broken.pdf']")
+        assert failed.get_attribute("class") == "doc failed" and "failed:" in failed.inner_text()
+        assert "skipped" in panel.locator("li.doc[data-path='photo.heic']").inner_text()
+        page.screenshot(path=str(shots / "documents.png"), full_page=True)
+    assert errors == []

@@ -149,3 +149,25 @@ def test_sync_reasons_and_unusable_indexes_show_no_server_path(tmp_path):
     with TestClient(create_app(config, FakeModel(lambda m, p: "x"))) as client:
         listed = client.get("/v1/indexes")
         assert listed.json()[0]["ok"] is False and str(tmp_path) not in listed.text
+
+
+def test_the_documents_route_lists_every_file_and_flags_one_that_gave_almost_nothing(tmp_path):
+    from docfiles import make_pdf
+
+    folder = make_folder(tmp_path / "docs")
+    (folder / "broken.pdf").write_bytes(b"%PDF-1.7 not really")
+    # a PDF whose pages hold a few words each (what scanned pages with a stray line give)
+    make_pdf(folder / "thin.pdf", pages=[("", "Seen."), ("", "Kept."), ("", "Done.")])
+    with served(folder, tmp_path / "ix") as client:
+        listed = client.get("/v1/indexes/docs/documents").json()
+    by_path = {d["path"]: d for d in listed["documents"]}
+    assert listed["folder"] and set(by_path) >= {"report.pdf", "photo.heic", "broken.pdf"}
+    report = by_path["report.pdf"]
+    assert report["status"] == "read" and report["pages"] >= 3 and report["passages"] >= 3
+    assert report["warning"] == ""
+    assert by_path["deck.pptx"]["slides"] >= 1
+    assert by_path["photo.heic"]["status"] == "skipped" and by_path["photo.heic"]["reason"]
+    assert by_path["broken.pdf"]["status"] == "failed" and by_path["broken.pdf"]["reason"]
+    assert "OCR" in by_path["thin.pdf"]["warning"]
+    assert listed["counts"]["skipped"] == 1 and listed["counts"]["failed"] == 1
+    assert str(tmp_path) not in str(listed)  # no server path

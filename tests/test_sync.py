@@ -5,6 +5,7 @@ delete, a failing file retried), with embeddings re-used; kills, locks and bad i
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -249,6 +250,8 @@ def test_cli_sync_and_info_list_every_file(folder, tmp_path):
     info = runner.invoke(app, ["index", "info", str(out)])
     assert info.exit_code == 0, info.output
     assert "1 skipped" in info.output and "1 files changed since the last sync" in info.output
+    assert re.search(r"read +report\.pdf: \d+ pages, \d+ passages", info.output)  # every file
+    assert re.search(r"read +deck\.pptx: \d+ slides, \d+ passages", info.output)
     assert "loads" in info.output  # a folder that moved on does not make the index unusable
     import json
 

@@ -292,12 +292,15 @@ def _print_sources(sources: list[dict[str, Any]], root: Path) -> None:
     by_status: dict[str, int] = {}
     for s in sources:
         by_status[s["status"]] = by_status.get(s["status"], 0) + 1
-        if s["status"] != "read":
-            out.print(
-                f"{s['status']:8} {shown(s['path'])}: {shown(s['reason'])}",
-                highlight=False,
-                soft_wrap=True,
+        if s["status"] == "read":
+            where = f"{s['pages']} pages, " if s["pages"] else ""
+            where += f"{s['slides']} slides, " if s["slides"] else ""
+            said = f"{where}{s['passages']} passages" + (
+                f"; {s['warning']}" if s["warning"] else ""
             )
+        else:
+            said = shown(s["reason"])
+        out.print(f"{s['status']:8} {shown(s['path'])}: {said}", highlight=False, soft_wrap=True)
     out.print(
         "files: " + ", ".join(f"{n} {k}" for k, n in sorted(by_status.items())), soft_wrap=True
     )

@@ -169,8 +169,24 @@ class SyncCache:
             )
 
 
+THIN_CHARS = 40  # a read file with fewer characters a page (or slide) than this is flagged
+
+
 def source_dict(source: Source) -> dict[str, Any]:
-    """A source as `index info` and the API show it (no passage texts)."""
+    """A source as `index info` and the API show it (no passage texts): its state, passages,
+    pages or slides, characters read, and a `warning` when a file counted as read gave almost
+    nothing (its pages hold little text: scanned pages, or text the converter cannot reach)."""
     data = asdict(source)
-    data["passages"] = len(data.pop("pieces"))
+    pieces = data.pop("pieces")
+    pages = {p["page"] for p in pieces if p.get("page") is not None}
+    slides = {p["slide"] for p in pieces if p.get("slide") is not None}
+    chars = sum(p["end"] - p["start"] for p in pieces)
+    data |= {"passages": len(pieces), "pages": len(pages), "slides": len(slides), "chars": chars}
+    places = len(pages) or len(slides)
+    data["warning"] = ""
+    if source.status == "read" and places and chars / places < THIN_CHARS:
+        data["warning"] = (
+            f"little text was read: {chars / places:.0f} characters a "
+            f"{'page' if pages else 'slide'}; if its pages are scanned, OCR them first"
+        )
     return data

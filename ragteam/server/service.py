@@ -154,6 +154,23 @@ class Service:
         source.pop("path", None)  # the server's file system stays its own
         return {**data, "name": name, "source": source}
 
+    def documents(self, name: str) -> dict[str, Any]:
+        """The files of a served index and their states (none for a JSONL index)."""
+        from ragteam.retrieval.sources import read_sources, source_dict
+
+        manifest = self.manifest(name)
+        sources, _settings = read_sources(self._index_dir(name))
+        files = [source_dict(s) for s in sorted(sources.values(), key=lambda s: s.path)]
+        counts: dict[str, int] = {}
+        for f in files:
+            counts[f["status"]] = counts.get(f["status"], 0) + 1
+        return {
+            "name": name,
+            "folder": manifest.source.is_folder,
+            "documents": files,
+            "counts": counts,
+        }
+
     def _index_dir(self, name: str) -> Path:
         if name not in self.config.indexes:
             raise UnknownName("index", name, list(self.config.indexes))

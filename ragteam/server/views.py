@@ -64,6 +64,13 @@ def _add_index_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
     def index_manifest(name: str) -> dict[str, Any]:
         return service.public_manifest(name)
 
+    @app.get("/v1/indexes/{name}/documents", dependencies=auth)
+    def index_documents(name: str) -> dict[str, Any]:
+        """Every file of a served folder index as its last sync left it: read (pages,
+        passages), skipped or failed (why), notes, and a warning when a read file gave almost
+        nothing. Paths are relative to the indexed folder."""
+        return redact_all(service.documents(name), service.config)
+
     @app.get("/v1/passages/{index}/{passage_id:path}", dependencies=auth)
     def passage(index: str, passage_id: str) -> dict[str, Any]:
         loaded = service.index(index)

@@ -614,6 +614,37 @@ function wire() {
   load();
 }
 
+// the chosen index's files and what the last sync made of each
+const STATE_ICON = { read: "✓", skipped: "–", failed: "✕" };
+
+async function showDocuments() {
+  const panel = $("documents");
+  const name = $("index").value;
+  if (!name) { panel.hidden = true; return; }
+  try {
+    const listed = await getJSON("/v1/indexes/" + encodeURIComponent(name) + "/documents");
+    if (!listed.folder) { panel.hidden = true; return; }
+    const counts = Object.entries(listed.counts).map(([k, n]) => n + " " + k).join(", ");
+    const rows = listed.documents.map((d) => {
+      const where = [d.pages ? plural(d.pages, "page") : null, d.slides ? plural(d.slides, "slide") : null,
+        d.status === "read" ? plural(d.passages, "passage") : null].filter(Boolean).join(", ");
+      const said = d.status === "read" ? where : d.reason;
+      const notes = [d.warning, ...(d.notes || [])].filter(Boolean);
+      return el("li", { class: "doc " + d.status + (d.warning ? " thin" : ""), "data-path": d.path },
+        el("span", { class: "state", "aria-hidden": "true" }, STATE_ICON[d.status] || "?"), " ",
+        el("strong", {}, d.path), " ", el("span", { class: "meta" }, d.status + (said ? ": " + said : "")),
+        notes.length ? el("ul", { class: "notes" }, ...notes.map((n) => el("li", {}, n))) : null);
+    });
+    panel.querySelector("summary").textContent = "Documents in " + name + ": " + counts;
+    $("documents-list").replaceChildren(...rows);
+    panel.hidden = false;
+  } catch (error) {
+    panel.hidden = false;
+    panel.querySelector("summary").textContent = "Documents: could not be listed (" + error.message + ")";
+    $("documents-list").replaceChildren();
+  }
+}
+
 async function load() {
   try {
     const [indexes, strategies, health] = await Promise.all([getJSON("/v1/indexes"), getJSON("/v1/strategies"), getJSON("/healthz")]);
@@ -625,8 +656,9 @@ async function load() {
       ...indexes.filter((i) => i.ok).map((i) => el("option", { value: i.name }, i.name + " (" + i.passages + " passages)")));
     if (indexes.some((i) => i.ok)) $("index").selectedIndex = 1;
     const placeholder = () => { $("question").placeholder = $("index").value ? "Ask about the documents in " + $("index").value : "Ask a question (no index: the model answers from what it knows)"; };
-    $("index").onchange = placeholder;
+    $("index").onchange = () => { placeholder(); showDocuments(); };
     placeholder();
+    showDocuments();
     STRATEGIES = Object.fromEntries(strategies.map((s) => [s.name, s]));
     const boxes = strategies.map((s) => {
       const input = el("input", { type: "checkbox", value: s.name });
