@@ -474,7 +474,14 @@ def test_citations_of_a_document_index_name_file_and_page(browser, tmp_path, sho
         dialog.wait_for(state="visible")
         assert dialog.locator("#passage-id").inner_text().startswith('report.pdf p. 3 ("1")')
         assert "Jonas Quell" in dialog.locator("#passage-text").inner_text()
+        # the page as it looks, rendered by PDFium, above the passage's text
+        page.wait_for_function(
+            "document.querySelector('#passage-page').naturalWidth > 0"
+            " && !document.querySelector('#passage-page').hidden"
+        )
+        assert "page 3 of report.pdf" in dialog.locator("#passage-page").get_attribute("alt")
         page.screenshot(path=str(shots / f"doc-passage-{size[0]}.png"))
+
     assert errors == []
 
 

@@ -35,6 +35,7 @@ from ragteam.server.docs import add_docs_routes
 from ragteam.server.guard import BodyGuard
 from ragteam.server.limits import Busy, Closing
 from ragteam.server.openai_chat import add_chat_routes
+from ragteam.server.pages import add_page_routes
 from ragteam.server.redact import redact_paths
 from ragteam.server.service import Cancelled, Service
 from ragteam.server.streaming import admitted_events, answer_watched
@@ -88,6 +89,7 @@ def create_app(config: ServerConfig, model: ChatModel | None = None) -> FastAPI:
 
     _add_answer_routes(app, service, auth)
     add_read_routes(app, service, auth)
+    add_page_routes(app, service, auth)
     add_chat_routes(app, service, auth)
     add_docs_routes(app)
     _add_page_routes(app)

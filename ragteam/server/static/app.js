@@ -108,6 +108,29 @@ function highlight(text, needle) {
   p.append(text.slice(0, at), el("mark", {}, text.slice(at, at + needle.length)), text.slice(at + needle.length));
 }
 
+// a PDF passage: its page as it looks, the passage's lines highlighted (the text stays below)
+async function showPage(index, passage, needle) {
+  const img = $("passage-page");
+  img.hidden = true;
+  img.removeAttribute("src");
+  const where = passage.locator;
+  if (!where || where.page === null || !String(where.source).toLowerCase().endsWith(".pdf")) return;
+  const url = "/v1/page/" + encodeURIComponent(index) + ".png?passage=" + encodeURIComponent(passage.id)
+    + "&mark=" + encodeURIComponent((needle || "").slice(0, 400));
+  try {
+    const response = await fetch(url, { headers: headers(false) });
+    if (!response.ok) {
+      $("passage-id").textContent += " · the page cannot be shown: " + ((await response.json()).detail || response.status);
+      return;
+    }
+    img.src = URL.createObjectURL(await response.blob());
+    img.alt = "page " + where.page + " of " + where.source + ", the passage highlighted";
+    img.hidden = false;
+  } catch (error) {
+    $("passage-id").textContent += " · the page cannot be shown: " + error.message;
+  }
+}
+
 async function openPassage(index, citation, answer, facts) {
   try {
     if (!index) throw new Error("no index");
@@ -116,7 +139,9 @@ async function openPassage(index, citation, answer, facts) {
     const where = passage.locator;
     $("passage-id").textContent = where ? where.text + " · " + passage.id : passage.id;
     const fact = (facts[citation.passage_id] || "").split("\n")[0].trim();
-    highlight(passage.text, fact && passage.text.includes(fact) ? fact : answer);
+    const needle = fact && passage.text.includes(fact) ? fact : answer;
+    highlight(passage.text, needle);
+    showPage(index, passage, needle);
     $("passage-dialog").showModal();
     $("passage-close").focus();
   } catch (error) {  // said in the dialog, where the reader looks, whichever view is open
