@@ -5,9 +5,10 @@ bench/doc_qa_build.py made, reported per format, with paired CIs against a basel
     python bench/doc_qa.py run --work /tmp/docqa --strategies read,oner,smart
     python bench/doc_qa.py report --work /tmp/docqa --paired-with oner
 
-`run` appends one line per question to WORK/answers_STRATEGY.jsonl as it goes (a stopped run
-resumes after the last line written). Each answer is checked by the default support layer;
-"declined" is what `--abstain` would do with it: no passage supports it, so it is withheld.
+`run` appends one line per question to WORK/answers_STRATEGY.jsonl as it goes, in a seeded
+order (a stopped run has answered a sample of every format, and resumes where it stopped).
+Each answer is checked by the default support layer; "declined" is what `--abstain` would do
+with it: no passage supports it, so it is withheld.
 Reported per format and strategy: the gold locator (file and page, section or slide) among the
 retrieved passages at 1 and 5; answer match and token F1; of the matching answers, the share
 whose first citation stands at a gold locator; for the unanswerable, the share declined; for
@@ -75,7 +76,10 @@ def run(work: Path, strategies: list[str], limit: int) -> None:
         done = (
             {json.loads(x)["id"] for x in out.read_text().splitlines()} if out.exists() else set()
         )
-        todo = [q for q in qs if q["id"] not in done][: limit or None]
+        # in a seeded order, so that a run stopped early has answered a sample of every format
+        todo = [q for q in qs if q["id"] not in done]
+        random.Random(3).shuffle(todo)
+        todo = todo[: limit or None]
         with out.open("a", encoding="utf-8") as handle:
             for n, q in enumerate(todo, 1):
                 handle.write(json.dumps(one(index, q, strategy)) + "\n")

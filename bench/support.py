@@ -28,12 +28,10 @@ import random
 import sys
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 from ragteam import answer
 from ragteam.agents.judge import judge_with
 from ragteam.agents.role import Solo
-from ragteam.answering import read_passages
 from ragteam.llm import load_model
 from ragteam.metrics import f1_score, match
 from ragteam.retrieval import load_index
@@ -77,7 +75,7 @@ def one(index, strategy: str, row: dict, checker: str) -> dict:
         row["question"], index=index, strategy=strategy, support=SupportSettings(layer="off")
     )
     seconds = time.perf_counter() - started
-    passages = read_passages(result, SimpleNamespace(index=index))
+    passages = searched(result, index)
     out = {
         "id": row["id"],
         "strategy": strategy,
@@ -92,6 +90,18 @@ def one(index, strategy: str, row: dict, checker: str) -> dict:
     }
     evidence = tuple(result.evidence)
     return {**out, **checked(row["question"], result.text, passages, checker, None, evidence)}
+
+
+def searched(result, index) -> list:  # noqa: ANN001
+    """What the answer read, told from outside: its citations, then the hits of every search
+    its trace records (the support stage takes them from the context; this bench checks each
+    layer itself, after the answer, so it reads the trace)."""
+    ids = [c.passage_id for c in result.citations]
+    for step in result.trace.steps if result.trace else []:
+        if step.kind == "retrieve" and isinstance(step.output, list):
+            ids += [h["id"] for h in step.output if isinstance(h, dict) and "id" in h]
+    found = (index.passage(pid) for pid in dict.fromkeys(ids))
+    return [p for p in found if p is not None]
 
 
 def checked(
