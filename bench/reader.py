@@ -26,7 +26,7 @@ from ragteam.types import Passage
 
 
 def held(data: Path, weights: Path, documents: Path | None = None) -> None:
-    from ragteam.training.reader_data import Wanted, build
+    from ragteam.training.reader_build import Wanted, build
     from ragteam.training.settings import ReaderSettings
 
     settings = ReaderSettings()

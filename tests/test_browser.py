@@ -149,7 +149,7 @@ def test_feedback_from_the_page_reaches_the_router(browser, bm25_index_dir, tmp_
         page = _page(browser, errors)
         page.goto(url + "/")
         page.wait_for_selector("#strategies input[value=adaptive]")
-        page.uncheck("#strategies input[value=smart]")  # the default
+        page.uncheck("#strategies input[value=read]")  # the default
         page.check("#strategies input[value=adaptive]")
         page.fill("#question", "Who built the Wrenhold Lighthouse?")
         page.click("#ask-button")
@@ -167,7 +167,9 @@ def test_the_page_answers_with_the_real_embedded_model(browser, bm25_index_dir, 
     with Serving(create_app(config)) as url:
         page = _page(browser, errors)
         page.goto(url + "/")
-        page.wait_for_selector("#strategies input[value=smart]:checked")  # the one default
+        page.wait_for_selector("#strategies input[value=read]:checked")  # the one default
+        page.uncheck("#strategies input[value=read]")
+        page.check("#strategies input[value=smart]")
         page.fill("#question", QUESTION)
         page.click("#ask-button")
         live = page.locator(".column[data-strategy=smart] [data-testid=live-answer]")
@@ -608,7 +610,7 @@ def test_a_stored_history_of_another_shape_does_not_stop_the_page(browser, bm25_
         for stored in ("null", '{"a": 1}', '[{"id": "x", "question": "q?"}]', "[1, null]"):
             page.evaluate(f"localStorage.setItem('ragteam-history', {stored!r})")
             page.reload()
-            page.wait_for_selector("#strategies input[value=smart]:checked")
+            page.wait_for_selector("#strategies input[value=read]:checked")
             assert page.locator("#index option").count() >= 2
     assert errors == []
 

@@ -117,7 +117,7 @@ def test_the_ask_schema_names_the_choices_and_errors_name_no_server_path(http_ur
     strategies = props["strategy"]["enum"]
     assert "smart" in strategies and "oner" in strategies
     assert "adaptive" not in strategies  # no router is trained for this server
-    assert props["strategy"]["default"] == "smart"
+    assert props["strategy"]["default"] == "read"
     # every registered layer but the checker (it needs a file of the caller's machine)
     assert "demo" in json.dumps(props["index"]) and props["support"]["enum"] == [
         "lexical",

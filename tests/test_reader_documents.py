@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import random
 
-from ragteam.training.reader_data import Wanted, build, held_out
+from ragteam.training.reader_build import Wanted, build
+from ragteam.training.reader_data import held_out
 from ragteam.training.reader_documents import document_groups, prose, table_questions
 
 PAGE = """<html><head><title>Frobnicator manual</title></head><body>

@@ -118,7 +118,7 @@ def train_reader(
     documents under `documents`), then train as the module says, from the weights `start`
     (e.g. the shipped reader) or from the bare encoder, resuming from `out`.ckpt. Returns the
     run's record (also written to `out`.json)."""
-    from ragteam.training.reader_data import Wanted, build
+    from ragteam.training.reader_build import Wanted, build
 
     if not (data / "hotpotqa_train.jsonl").is_file():
         raise InputError(
