@@ -22,6 +22,8 @@ import random
 import time
 from pathlib import Path
 
+from doc_answers import bootstrap  # the paired bootstrap the document benchmarks share
+
 from ragteam import answer
 from ragteam.metrics import f1_score, match
 from ragteam.retrieval import load_index
@@ -86,12 +88,6 @@ def run(work: Path, strategies: list[str], limit: int) -> None:
                 handle.flush()
                 if n % 10 == 0:
                     print(f"{strategy}: {len(done) + n}/{len(qs)}", flush=True)
-
-
-def bootstrap(diffs: list[float], rounds: int = 2000) -> tuple[float, float, float]:
-    rng = random.Random(1)
-    means = sorted(sum(rng.choice(diffs) for _ in diffs) / len(diffs) for _ in range(rounds))
-    return sum(diffs) / len(diffs), means[int(0.025 * rounds)], means[int(0.975 * rounds)]
 
 
 def _mean(values: list[float]) -> float:

@@ -439,6 +439,18 @@ def test_columns_run_together_when_the_server_answers_several_at_once(browser, b
         assert errors == []
 
 
+def _ask_oner_about_the_harbour(page, url: str) -> None:
+    """`oner` alone asks the docfiles folder's harbour question; returns once it answered."""
+    page.goto(url + "/")
+    page.wait_for_selector("#strategies input[value=oner]")
+    for box in page.locator("#strategies input:checked").all():
+        box.uncheck()
+    page.check("#strategies input[value=oner]")
+    page.fill("#question", "Who is the harbour master, appointed in 1902?")
+    page.keyboard.press("Enter")
+    page.wait_for_selector(".column[data-strategy=oner] [data-testid=answer]")
+
+
 @pytest.mark.parametrize("size", [(1280, 800), (390, 844)], ids=["desktop", "phone"])
 def test_citations_of_a_document_index_name_file_and_page(browser, tmp_path, shots, size):
     """Over a synced folder of real documents, the citation chips say where each passage
@@ -455,14 +467,7 @@ def test_citations_of_a_document_index_name_file_and_page(browser, tmp_path, sho
     with Serving(create_app(config, FakeModel(lambda m, p: "Jonas Quell"))) as url:
         page = browser.new_page(viewport={"width": size[0], "height": size[1]})
         page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(url + "/")
-        page.wait_for_selector("#strategies input[value=oner]")
-        for box in page.locator("#strategies input:checked").all():
-            box.uncheck()
-        page.check("#strategies input[value=oner]")
-        page.fill("#question", "Who is the harbour master, appointed in 1902?")
-        page.keyboard.press("Enter")
-        page.wait_for_selector(".column[data-strategy=oner] [data-testid=answer]")
+        _ask_oner_about_the_harbour(page, url)
         cited = page.locator(".column[data-strategy=oner] [data-testid=citations] .cite")
         # only the page that says it is cited; the other pages read are shown apart
         assert cited.all_inner_texts() == ['[1] report.pdf p. 3 ("1") § 3 Staff']
@@ -661,14 +666,7 @@ def test_chips_of_passages_that_share_a_page_are_told_apart(browser, tmp_path):
     config = ServerConfig(indexes={"docs": tmp_path / "ix"})
     with Serving(create_app(config, FakeModel(lambda m, p: "Jonas Quell"))) as url:
         page = browser.new_page(viewport={"width": 1280, "height": 800})
-        page.goto(url + "/")
-        page.wait_for_selector("#strategies input[value=oner]")
-        for box in page.locator("#strategies input:checked").all():
-            box.uncheck()
-        page.check("#strategies input[value=oner]")
-        page.fill("#question", "Who is the harbour master, appointed in 1902?")
-        page.keyboard.press("Enter")
-        page.wait_for_selector(".column[data-strategy=oner] [data-testid=answer]")
+        _ask_oner_about_the_harbour(page, url)
         chips = page.locator(".column[data-strategy=oner] [data-testid=answer] .cite")
         labels = [t.removeprefix("[1] ") for t in chips.all_inner_texts()]
         assert len(labels) >= 3 and len(set(labels)) == len(labels)

@@ -63,3 +63,15 @@ def test_only_pdf_pages_of_files_as_synced_are_shown(served):
     changed = client.get("/v1/page/docs.png", params={"passage": "report.pdf#2"})
     assert changed.status_code == 400 and "sync it again" in changed.json()["detail"]
     assert str(folder) not in changed.text
+
+
+def test_a_page_needs_the_servers_key(tmp_path):
+    folder = make_folder(tmp_path / "docs")
+    sync_folder(folder, tmp_path / "ix", index=IndexSettings(retriever="bm25"))
+    config = ServerConfig(indexes={"docs": tmp_path / "ix"}, api_key="secret")
+    with TestClient(create_app(config, FakeModel(lambda m, p: "x"))) as client:
+        asked = {"passage": "report.pdf#2"}
+        assert client.get("/v1/page/docs.png", params=asked).status_code == 401
+        assert client.get("/v1/indexes/docs/documents").status_code == 401
+        key = {"Authorization": "Bearer secret"}
+        assert client.get("/v1/page/docs.png", params=asked, headers=key).status_code == 200

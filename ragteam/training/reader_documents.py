@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from ragteam.text import sentences
 from ragteam.training.reader_data import Group, cloze, occurrences
 
 MAX_PER_TABLE = 6  # questions from one table, so that no table dominates
@@ -199,9 +200,8 @@ def document_groups(folder: Path, tables: int, clozes: int, rng: random.Random) 
             for table in root.iter("table") if root is not None else ():
                 asked += [("doc-table", a) for a in table_questions(table, rng)]
         for text in rng.sample(passages, min(len(passages), 3)):
-            from ragteam.text import sentences
-
-            a, b = rng.choice(sentences(text)) if sentences(text) else (0, 0)
+            spans = sentences(text)
+            a, b = rng.choice(spans) if spans else (0, 0)
             made_cloze = cloze(text[a:b], rng) if prose(text[a:b]) else None
             if made_cloze:
                 asked.append(("doc-cloze", Asked(made_cloze[0], made_cloze[1], text[a:b])))

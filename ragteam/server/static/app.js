@@ -112,6 +112,7 @@ function highlight(text, needle) {
 async function showPage(index, passage, needle) {
   const img = $("passage-page");
   img.hidden = true;
+  if (img.src.startsWith("blob:")) URL.revokeObjectURL(img.src);  // the last page shown
   img.removeAttribute("src");
   const where = passage.locator;
   if (!where || where.page === null || !String(where.source).toLowerCase().endsWith(".pdf")) return;
