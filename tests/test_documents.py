@@ -78,6 +78,66 @@ def test_docx_that_is_not_a_zip_or_is_a_zip_bomb(tmp_path, monkeypatch):
         convert(bomb)
 
 
+def test_a_pptx_with_one_huge_slide_is_refused_before_it_is_parsed(tmp_path):
+    """Under the whole-package limit, one XML part past its own budget (the probe's 200 MiB
+    slide peaked at 3.6 GB): refused from the zip directory alone, in well under a second."""
+    import time
+
+    deck = make_pptx(tmp_path / "deck.pptx")
+    big = tmp_path / "big.pptx"
+    with zipfile.ZipFile(deck) as src, zipfile.ZipFile(big, "w", zipfile.ZIP_DEFLATED) as z:
+        for info in src.infolist():
+            data = src.read(info.filename)
+            if info.filename == "ppt/slides/slide1.xml":
+                data = data.replace(b"</p:spTree>", b" " * (65 * 2**20) + b"</p:spTree>")
+            z.writestr(info.filename, data)
+    started = time.monotonic()
+    with pytest.raises(ConversionFailed, match="slide1.xml unpacks to 65 MiB"):
+        convert(big)
+    assert time.monotonic() - started < 2
+    assert len(convert(deck).units) == 3  # the same deck at its real size reads
+
+
+def _one_stream_pdf(path, mib):
+    """A valid one-page PDF whose Flate content stream inflates to `mib` MiB of text
+    operators (the 2026-11-26 probe's decompression bomb)."""
+    import zlib
+
+    unit = b"BT /F1 12 Tf 72 700 Td (Hello harbour) Tj ET\n"
+    data = zlib.compress(unit * (int(mib * 2**20) // len(unit)), 9)
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+        b"/Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(data) + data + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    pdf, offsets = bytearray(b"%PDF-1.4\n"), []
+    for n, body in enumerate(objects, 1):
+        offsets.append(len(pdf))
+        pdf += b"%d 0 obj\n" % n + body + b"\nendobj\n"
+    xref = len(pdf)
+    pdf += b"xref\n0 6\n0000000000 65535 f \n" + b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    pdf += b"trailer\n<< /Size 6 /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % xref
+    path.write_bytes(bytes(pdf))
+    return path
+
+
+def test_a_pdf_decompression_bomb_is_refused_before_pdfium_reads_it(tmp_path):
+    import resource
+    import time
+
+    small = convert(_one_stream_pdf(tmp_path / "small.pdf", 0.01))
+    assert "Hello harbour" in small.units[0].text  # the same shape, a sane size, reads
+    bomb = _one_stream_pdf(tmp_path / "bomb.pdf", 40)  # 120 KB on disk
+    before, started = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, time.monotonic()
+    with pytest.raises(ConversionFailed, match="decompression bomb"):
+        convert(bomb)
+    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before  # KiB
+    assert grown < 100 * 1024 and time.monotonic() - started < 10
+
+
 def test_pptx_one_unit_per_slide_with_tables_and_notes(tmp_path):
     doc = convert(make_pptx(tmp_path / "deck.pptx"))
     assert [u.slide for u in doc.units] == [1, 2, 3]

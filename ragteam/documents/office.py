@@ -12,22 +12,37 @@ from typing import Any, ClassVar
 from ragteam.documents.base import ConversionFailed, Converted, ConvertSettings, Unit
 
 MAX_UNZIPPED = 512 * 1024 * 1024  # a .docx/.pptx that unpacks to more is refused (zip bomb)
+# One XML part (a document body, a slide) is parsed whole, at about 18 times its size (the
+# 2026-11-26 probe: a 200 MiB slide peaked at 3.6 GB); real parts are a few MiB.
+MAX_XML_PART = 64 * 1024 * 1024
 
 
 def check_zip(path: Path, kind: str) -> None:
     """Office files are zip packages: refuse one that is not, or that unpacks to too much."""
     try:
         with zipfile.ZipFile(path) as package:
-            total = sum(info.file_size for info in package.infolist())
+            parts = package.infolist()
     except (zipfile.BadZipFile, OSError) as exc:
         raise ConversionFailed(
             f"not a {kind} file (not a zip package: {exc}); save it again from its program"
         ) from exc
+    total = sum(info.file_size for info in parts)
+    largest = max((p for p in parts if p.filename.endswith(".xml")), key=_size, default=None)
+    if largest is not None and largest.file_size > MAX_XML_PART:
+        raise ConversionFailed(
+            f"its part {largest.filename} unpacks to {largest.file_size / 2**20:.0f} MiB (over "
+            f"{MAX_XML_PART // 2**20} MiB; no real document part is that large): refused as a "
+            "possible zip bomb"
+        )
     if total > MAX_UNZIPPED:
         raise ConversionFailed(
             f"unpacks to {total / 2**20:.0f} MiB (over {MAX_UNZIPPED // 2**20} MiB): refused "
             "as a possible zip bomb"
         )
+
+
+def _size(info: zipfile.ZipInfo) -> int:
+    return info.file_size
 
 
 def _heading_level(style_name: str) -> int | None:

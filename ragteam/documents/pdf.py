@@ -21,6 +21,54 @@ FRONT_MATTER = 60  # pages before a document's printed page 1, at most
 _ROMAN = re.compile(r"^[ivxlcdm]+$", re.IGNORECASE)
 
 
+# A page's content stream of a real document inflates to kilobytes; PDFium holds about 14 times
+# a stream's inflated size while it reads the page (the 2026-11-26 probe: a 1.2 MB file whose
+# one stream inflated to 400 MiB peaked at 5.5 GB). Streams other than images are inflated
+# first, a window at a time, and the file is refused past either budget.
+MAX_STREAM_INFLATED = 32 * 2**20  # one stream
+MAX_INFLATED = 512 * 2**20  # all of a file's non-image streams together
+_STREAM = re.compile(rb"stream\r?\n")
+_WINDOW = 2**20
+
+
+def check_streams(path: Path) -> None:
+    """Refuse a PDF whose compressed streams (images aside) inflate past the budgets, without
+    ever holding more than a window of inflated bytes."""
+    import mmap
+    import zlib
+
+    total = 0
+    with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        for found in _STREAM.finditer(data):
+            if data[max(0, found.start() - 3) : found.start()] == b"end":
+                continue  # `endstream`
+            head = data[max(0, found.start() - 400) : found.start()]
+            if b"FlateDecode" not in head.rsplit(b"obj", 1)[-1] or b"/Image" in head:
+                continue
+            inflater, at, size = zlib.decompressobj(), found.end(), 0
+            try:
+                while not inflater.eof and at < len(data):
+                    chunk = data[at : at + _WINDOW]
+                    at += len(chunk)
+                    size += len(inflater.decompress(chunk, _WINDOW))
+                    while inflater.unconsumed_tail and size <= MAX_STREAM_INFLATED:
+                        size += len(inflater.decompress(inflater.unconsumed_tail, _WINDOW))
+                    if size > MAX_STREAM_INFLATED:
+                        raise ConversionFailed(
+                            f"a stream of it inflates to over {MAX_STREAM_INFLATED // 2**20} "
+                            "MiB (no page's text needs that much): refused as a possible "
+                            "decompression bomb"
+                        )
+            except zlib.error:
+                continue  # not Flate data after all (or damaged): PDFium decides
+            total += size
+            if total > MAX_INFLATED:
+                raise ConversionFailed(
+                    f"its streams inflate to over {MAX_INFLATED // 2**20} MiB: refused as a "
+                    "possible decompression bomb"
+                )
+
+
 def page_texts(path: Path) -> list[str]:
     """Each page's text as PDFium extracts it; encrypted files open if no password is needed."""
     import pypdfium2 as pdfium
@@ -169,6 +217,7 @@ class PdfConverter:
     max_mb: ClassVar[int] = 500  # larger files are skipped, never read
 
     def convert(self, path: Path, settings: ConvertSettings) -> Converted:
+        check_streams(path)
         texts = page_texts(path)
         if not texts:
             raise ConversionFailed("the PDF has no pages")
