@@ -50,6 +50,17 @@ def test_answers_cite_pages_and_follow_a_sync_beside_the_server(tmp_path):
         assert passage["locator"]["page"] == 3 and passage["locator"]["page_label"] == "1"
 
 
+def test_a_file_named_with_a_newline_is_a_passage_the_api_can_fetch(tmp_path):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "new\nline.txt").write_text("The tide gauge stands on pier four.")
+    with served(folder, tmp_path / "ix") as client:
+        got = client.get("/v1/passages/docs/new%0Aline.txt")
+        assert got.status_code == 200, got.text
+        assert "tide gauge" in got.json()["text"]
+        assert client.get("/v1/passages/docs/new%0Aother.txt").status_code == 404
+
+
 def test_the_sync_route_needs_the_servers_key(tmp_path):
     folder = make_folder(tmp_path / "docs")
     with served(folder, tmp_path / "ix") as client:

@@ -9,11 +9,28 @@ from typing import Any
 
 from fastapi import FastAPI, HTTPException
 from fastapi.responses import Response
+from starlette.convertors import Convertor, register_url_convertor
 
 from ragteam.errors import UnknownName
 from ragteam.eval.report import Table
 from ragteam.server.redact import redact_all, redact_paths
 from ragteam.server.service import Service
+
+
+class AnyPath(Convertor[str]):
+    """A path that may hold any character, a newline too (Starlette's `path` stops at one):
+    a file named with one is a passage id that must stay reachable."""
+
+    regex = r"[\s\S]*"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("any", AnyPath())
 
 
 def add_read_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
@@ -71,7 +88,7 @@ def _add_index_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
         nothing. Paths are relative to the indexed folder."""
         return redact_all(service.documents(name), service.config)
 
-    @app.get("/v1/passages/{index}/{passage_id:path}", dependencies=auth)
+    @app.get("/v1/passages/{index}/{passage_id:any}", dependencies=auth)
     def passage(index: str, passage_id: str) -> dict[str, Any]:
         loaded = service.index(index)
         found = loaded.passage(passage_id) if loaded else None
