@@ -53,8 +53,13 @@ def serve_command(
             raise InputError(
                 "serving needs the server extra: pip install 'ragteam[server]'"
             ) from exc
-        if not model.startswith("openai:") and concurrency > 1:
-            raise InputError("the in-process model answers one request at a time: --concurrency 1")
+        from ragteam.llm import backend_of
+
+        if concurrency > 1 and not backend_of(model)[0].parallel:
+            raise InputError(
+                f"the model {model} answers one request at a time (its backend says so): "
+                "--concurrency 1"
+            )
         config = _config(
             index,
             client_key_env,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from ragteam.llm.fake import FakeModel
 from ragteam.plugins import Registry
 
 __all__ = [
+    "Backend",
     "CachedModel",
     "ChatModel",
     "Completion",
@@ -36,10 +38,10 @@ __all__ = [
     "complete_text",
     "default_cache_path",
     "estimate_tokens",
+    "backend_of",
     "load_model",
 ]
 
-EMBEDDED_ALIASES = ("embedded", "smollm2")
 # llama.cpp's llama-server default; `ragteam serve` itself listens on 8000
 DEFAULT_BASE_URL = "http://127.0.0.1:8080/v1"
 GEMMA_ALIAS = "gemma-3-270m"
@@ -86,34 +88,60 @@ def load_model(spec: str | None = None, options: ModelOptions | None = None) -> 
     return CachedModel(model, opts.cache_path) if opts.cache else model
 
 
-def _resolve(spec: str, opts: ModelOptions) -> ChatModel:
-    from ragteam.llm.llamacpp import LlamaCppModel
+@dataclass(frozen=True)
+class Backend:
+    """A model backend as registered: `make(name, options)` builds the model, and what it can
+    do is declared here, so that `serve` knows it before anything is loaded. `parallel`: it
+    serves concurrent calls; `in_process`: it runs in this process (a GGUF LoRA adapter
+    applies, its window is `options.n_ctx`; a served model's is `options.context_length`)."""
 
-    local = {
-        "n_ctx": opts.n_ctx,
-        "n_threads": opts.n_threads,
-        "speedups": opts.speedups,
-        "lora": opts.lora,
-        "merge_lora": opts.merge_lora,
-    }
-    if spec in EMBEDDED_ALIASES:
-        return LlamaCppModel(None, **local)
-    if spec == GEMMA_ALIAS:
-        return LlamaCppModel(_gemma_path(), **local)
+    make: Callable[[str, ModelOptions], ChatModel]
+    parallel: bool = False
+    in_process: bool = False
+
+    def window(self, options: ModelOptions) -> int:
+        return options.n_ctx if self.in_process else options.context_length
+
+
+def backend_of(spec: str) -> tuple[Backend, str]:
+    """The backend a model spec names, and the name it passes on: an alias (`embedded`,
+    `smollm2`, `gemma-3-270m`), a `.gguf` path, or `SCHEME:NAME`. A plugin's bare factory
+    `(name, options) -> ChatModel` declares nothing: it is taken to serve one call at a time."""
+    if spec in ALIASES:
+        return MODELS.load(ALIASES[spec]), ""
     if spec.endswith(".gguf"):
-        return LlamaCppModel(Path(spec).expanduser(), **local)
-    if opts.lora is not None:
+        return MODELS.load("gguf"), spec
+    scheme, sep, name = spec.partition(":")
+    if sep and name and scheme in MODELS and scheme not in NOT_SCHEMES:
+        found = MODELS.load(scheme)
+        return (found if isinstance(found, Backend) else Backend(found)), name
+    raise UnknownName(
+        "model",
+        spec,
+        [*ALIASES, "PATH.gguf"] + [f"{s}:NAME" for s in MODELS.names() if s not in NOT_SCHEMES],
+    )
+
+
+def _resolve(spec: str, opts: ModelOptions) -> ChatModel:
+    backend, name = backend_of(spec)
+    if opts.lora is not None and not backend.in_process:
         raise ModelError(
             f"--lora applies to in-process GGUF models (embedded, PATH.gguf), not '{spec}': "
             "load the adapter into the server that serves the model instead"
         )
-    scheme, sep, name = spec.partition(":")
-    if sep and name and scheme in MODELS:
-        return MODELS.load(scheme)(name, opts)
-    raise UnknownName(
-        "model",
-        spec,
-        [*EMBEDDED_ALIASES, GEMMA_ALIAS, "PATH.gguf"] + [f"{s}:NAME" for s in MODELS.names()],
+    return backend.make(name, opts)
+
+
+def _gguf(path: Path | None, opts: ModelOptions) -> ChatModel:
+    from ragteam.llm.llamacpp import LlamaCppModel
+
+    return LlamaCppModel(
+        path,
+        n_ctx=opts.n_ctx,
+        n_threads=opts.n_threads,
+        speedups=opts.speedups,
+        lora=opts.lora,
+        merge_lora=opts.merge_lora,
     )
 
 
@@ -132,9 +160,21 @@ def _served(name: str, opts: ModelOptions) -> ChatModel:
     )
 
 
-# `SCHEME:NAME` model specs: a factory `(name, ModelOptions) -> ChatModel` per scheme; an
-# installed package adds one in the `ragteam.models` entry-point group
-MODELS = Registry("model backend", "ragteam.models", {"openai": _served})
+# Every backend, by name: the in-process GGUF ones (reached by their aliases and by a `.gguf`
+# path) and `SCHEME:NAME` schemes; an installed package adds a scheme in the `ragteam.models`
+# entry-point group (a `Backend`, or a bare factory `(name, ModelOptions) -> ChatModel`)
+MODELS = Registry(
+    "model backend",
+    "ragteam.models",
+    {
+        "embedded": Backend(lambda name, opts: _gguf(None, opts), in_process=True),
+        GEMMA_ALIAS: Backend(lambda name, opts: _gguf(_gemma_path(), opts), in_process=True),
+        "gguf": Backend(lambda name, opts: _gguf(Path(name).expanduser(), opts), in_process=True),
+        "openai": Backend(_served, parallel=True),
+    },
+)
+NOT_SCHEMES = ("embedded", GEMMA_ALIAS, "gguf")  # reached by an alias or a path only
+ALIASES = {"embedded": "embedded", "smollm2": "embedded", GEMMA_ALIAS: GEMMA_ALIAS}
 
 
 def _gemma_path() -> Path:

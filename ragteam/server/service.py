@@ -88,10 +88,10 @@ class Service:
             model = self._model
         if model is not None:
             window = model.context_length
-        elif self.config.model.startswith("openai:"):
-            window = self.config.model_options.context_length
         else:
-            window = self.config.model_options.n_ctx
+            from ragteam.llm import backend_of
+
+            window = backend_of(self.config.model)[0].window(self.config.model_options)
         return int(window * QUESTION_SHARE)
 
     def index(self, name: str | None) -> Index | None:

@@ -12,7 +12,9 @@ from ragteam.errors import InputError, ModelError
 
 def base_gguf(spec: str) -> Path | None:
     """The GGUF file a base spec names (None for an HF folder)."""
-    if spec in ("embedded", "smollm2"):
+    from ragteam.llm import ALIASES
+
+    if ALIASES.get(spec) == "embedded":
         from ragteam.llm.llamacpp import embedded_model_path
 
         return embedded_model_path()
