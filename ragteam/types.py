@@ -40,8 +40,12 @@ class Locator:
             parts.append("§ " + " > ".join(self.section))
         return " ".join(parts)
 
+    def fields(self) -> dict[str, Any]:
+        """What the locator is (what an index's checksum covers): not its display text."""
+        return {**asdict(self), "section": list(self.section)}
+
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "section": list(self.section), "text": self.describe()}
+        return {**self.fields(), "text": self.describe()}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Locator:
@@ -220,6 +224,7 @@ class Answer:
     read: list[Citation] = field(default_factory=list)  # every passage checked ([] unchecked)
     support: Support | None = None  # which passages support which sentence (None: unchecked)
     evidence: list[Evidence] = field(default_factory=list)  # the reader's spans, best first
+    why: str = ""  # a verdict's reason in a sentence (true/false, multiple choice)
 
     def grounding(self) -> Grounding:
         """How well this answer is grounded: supported, partly supported, not supported by the
@@ -258,6 +263,7 @@ class Answer:
             "read": [asdict(c) for c in self.read],
             "support": self.support.to_dict() if self.support else None,
             "evidence": [e.to_dict() for e in self.evidence],
+            "why": self.why,
             "cost": self.trace.totals() if self.trace else {},
             "grounding": self.grounding().to_dict(),
             "trace": self.trace.to_dict() if self.trace else None,

@@ -312,3 +312,33 @@ def test_a_huge_web_page_is_read_whole_with_a_note(folder, tmp_path, monkeypatch
     assert load_index(tmp_path / "ix").retrieve("tide table entry for day 7777", k=1)[0].doc_id == (
         "big.html"
     )
+
+
+def test_rewording_citations_keeps_indexes_loadable_and_old_checksums_load(tmp_path, monkeypatch):
+    """The manifest's checksum covers where each passage stands, not how a citation words it:
+    a release that rewords `Locator.describe` loads an index built before it. An index built
+    when the checksum covered the wording (before this change) still loads."""
+    import json
+
+    from ragteam.retrieval.corpus import passages_checksum
+    from ragteam.retrieval.manifest import seal
+    from ragteam.types import Locator
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "guide.md").write_text("# Tides\n\nThe tide gauge stands on pier four.\n")
+    out = tmp_path / "ix"
+    sync_folder(docs, out, index=IndexSettings(retriever="bm25"))
+    passages = load_index(out).passages
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    monkeypatch.setattr(Locator, "describe", lambda self: f"{self.source}, somewhere")
+    assert passages_checksum(passages) == manifest["corpus_checksum"]
+    assert load_index(out).passages[0].locator.describe() == "guide.md, somewhere"
+    monkeypatch.undo()
+    older = passages_checksum(passages, worded=True)
+    assert older != manifest["corpus_checksum"]
+    (out / "manifest.json").write_text(json.dumps(seal({**manifest, "corpus_checksum": older})))
+    assert [p.id for p in load_index(out).passages] == [p.id for p in passages]
+    (out / "manifest.json").write_text(json.dumps(seal({**manifest, "corpus_checksum": "0" * 64})))
+    with pytest.raises(Exception, match="do not match its manifest"):
+        load_index(out)

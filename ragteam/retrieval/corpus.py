@@ -85,10 +85,15 @@ def load_passages(src: str | Path, words: int = 100) -> list[Passage]:
     return passages
 
 
-def passages_checksum(passages: list[Passage]) -> str:
+def passages_checksum(passages: list[Passage], worded: bool = False) -> str:
+    """The passages' checksum (an index's manifest holds it): ids, titles, texts and where
+    each stands, not how that place is worded, so a release that rewords citations loads the
+    indexes built before it. `worded`: as indexes built before 2026-11-26 (third session)
+    computed it, with the locator's display text."""
     digest = hashlib.sha256()
     for p in passages:
-        row = [p.id, p.title, p.text] + ([p.locator.to_dict()] if p.locator else [])
+        place = (p.locator.to_dict() if worded else p.locator.fields()) if p.locator else None
+        row = [p.id, p.title, p.text] + ([place] if place is not None else [])
         digest.update(json.dumps(row, ensure_ascii=False).encode("utf-8"))
         digest.update(b"\n")
     return digest.hexdigest()

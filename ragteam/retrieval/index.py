@@ -275,6 +275,8 @@ def load_index(
     checksum = MEMO.get(
         "passages", [directory / "passages.jsonl"], lambda: passages_checksum(passages)
     )
+    if checksum != manifest.corpus_checksum and any(p.locator for p in passages):
+        checksum = passages_checksum(passages, worded=True)  # built before the change
     if checksum != manifest.corpus_checksum or len(passages) != manifest.passage_count:
         raise IndexUnusable(f"the passages of {directory} do not match its manifest; {hint}")
     if check_source:
