@@ -699,3 +699,47 @@ def test_the_documents_panel_shows_each_files_state(browser, tmp_path, shots):
         assert "skipped" in panel.locator("li.doc[data-path='photo.heic']").inner_text()
         page.screenshot(path=str(shots / "documents.png"), full_page=True)
     assert errors == []
+
+
+_CONTRAST = """(sel) => {
+  const rgb = (c) => c.match(/[\\d.]+/g).slice(0, 3).map(Number);
+  const lin = (x) => (x /= 255) <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4;
+  const lum = (c) => {
+    const v = rgb(c).map(lin);
+    return 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2];
+  };
+  const seen = (b) => b !== "transparent" && !b.startsWith("rgba(0, 0, 0, 0");
+  const back = (e) => {
+    for (; e; e = e.parentElement) {
+      const b = getComputedStyle(e).backgroundColor;
+      if (seen(b)) return b;
+    }
+    return "rgb(255, 255, 255)";
+  };
+  return [...document.querySelectorAll(sel)].map((e) => {
+    const [a, b] = [lum(getComputedStyle(e).color), lum(back(e))];
+    const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    return [e.textContent.trim().slice(0, 30), ratio, back(e)];
+  });
+}"""
+
+
+def test_a_dark_system_gets_a_dark_page_whose_text_stays_readable(browser, bm25_index_dir, shots):
+    """The page follows the system's colour scheme; in the dark every answer part keeps at
+    least WCAG AA contrast (4.5:1) on its own background."""
+    config = ServerConfig(indexes={"demo": bm25_index_dir})
+    errors: list[str] = []
+    with Serving(create_app(config, FakeModel(_slow_reply))) as url:
+        page = browser.new_page(viewport={"width": 1280, "height": 900}, color_scheme="dark")
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(url + "/")
+        _ask(page, QUESTION, "oner", "nor")
+        page.wait_for_selector(".column[data-strategy=nor] [data-testid=answer]", timeout=30_000)
+        page.wait_for_selector(".column[data-strategy=oner] [data-testid=answer]")
+        body = page.evaluate("getComputedStyle(document.body).backgroundColor")
+        assert sum(int(x) for x in body[4:-1].split(",")) < 3 * 60, body  # dark
+        parts = ".answer .text, .answer .grounding, .answer .cite, .answer .meta, h1, .tab, label"
+        low = [c for c in page.evaluate(_CONTRAST, parts) if c[1] < 4.5]
+        assert low == [], low
+        page.screenshot(path=str(shots / "dark.png"), full_page=True)
+    assert errors == []
