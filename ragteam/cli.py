@@ -29,7 +29,7 @@ from ragteam.commands.model_options import ModelOpt, with_model_options
 from ragteam.commands.router import feedback_command, router_app
 from ragteam.commands.serve import mcp_command, serve_command
 from ragteam.commands.train import train_app
-from ragteam.errors import RagteamError
+from ragteam.errors import InputError, RagteamError
 from ragteam.llm import ModelOptions
 from ragteam.render import answer_view, trace_view
 from ragteam.retrieval.index import load_index
@@ -109,10 +109,19 @@ def ask(
             "--abstain", help='say "not found in your documents" when no passage supports it'
         ),
     ] = False,
+    claim: Annotated[
+        bool, typer.Option("--claim", help="the question is a claim: answer true or false")
+    ] = False,
+    choice: Annotated[
+        list[str] | None,
+        typer.Option(help="an option of a multiple-choice question, LABEL=TEXT (repeat it)"),
+    ] = None,
 ) -> None:
     """Answer a question over an index; the answer cites, sentence by sentence, the passages
-    that support it, and says when none does."""
+    that support it, and says when none does. With --claim the answer is true or false, with
+    --choice an option's label, and says why."""
     with friendly_errors(), user_tools(tools, mcp, model_options.timeout) as extra:
+        choices = _choices(choice or [])
         with live_answer(strategy) as (on_step, on_writing):
             result = answer(
                 question,
@@ -126,9 +135,24 @@ def ask(
                 on_step=on_step,
                 support=support_settings(support, abstain, checker),
                 on_writing=on_writing,
+                choices=choices,
+                claim=claim,
             )
         _print_answer(result, as_json, show_trace)
         _warn_unparsed(result, strict)
+
+
+def _choices(given: list[str]) -> dict[str, str] | None:
+    """`--choice A=text` options as {label: text}; a malformed one is an InputError."""
+    choices: dict[str, str] = {}
+    for item in given:
+        label, sep, text = item.partition("=")
+        if not sep or not label.strip() or not text.strip() or label.strip() in choices:
+            raise InputError(f"--choice {item!r}: give each option once as LABEL=TEXT (A=Oslo)")
+        choices[label.strip()] = text.strip()
+    if len(choices) == 1:
+        raise InputError("a multiple-choice question needs at least two --choice options")
+    return choices or None
 
 
 def _print_answer(result: Any, as_json: bool, show_trace: bool) -> None:

@@ -40,6 +40,19 @@ def layer_of(name: str) -> int | None:
     return None
 
 
+def installed_minilm() -> tuple[Any, Any]:
+    """The installed MiniLM's tokenizer and encoder, read quietly (library code prints
+    nothing: transformers' loading bar is turned off)."""
+    from transformers import AutoModel, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    from ragteam.paths import embedding_model_dir
+
+    hf_logging.disable_progress_bar()
+    folder = str(embedding_model_dir())
+    return AutoTokenizer.from_pretrained(folder), AutoModel.from_pretrained(folder)
+
+
 class CrossEncoder:
     """MiniLM + a linear head on the [CLS] vector: one logit per (first, second) pair. With
     `ranks` > 0 a learned prior for each position in the batch is added (a reranker refines a
@@ -47,16 +60,11 @@ class CrossEncoder:
 
     def __init__(self, max_tokens: int, threads: int | None = None, ranks: int = 0) -> None:
         import torch
-        from transformers import AutoModel, AutoTokenizer
-
-        from ragteam.paths import embedding_model_dir
 
         if threads:
             torch.set_num_threads(threads)
-        folder = embedding_model_dir()
         self.max_tokens, self.ranks = max_tokens, ranks
-        self.tokenizer = AutoTokenizer.from_pretrained(str(folder))
-        self.encoder = AutoModel.from_pretrained(str(folder))
+        self.tokenizer, self.encoder = installed_minilm()
         self.head = torch.nn.Linear(self.encoder.config.hidden_size, 1)
         if ranks:
             self.head.prior = torch.nn.Parameter(torch.zeros(ranks))  # type: ignore[assignment]

@@ -82,3 +82,18 @@ def posed_format(posed: str) -> tuple[str, list[str]]:
             break
         labels.append(match.group(1))
     return "multiple_choice", labels[::-1]
+
+
+def posed_parts(posed: str) -> tuple[str, str, dict[str, str]]:
+    """A posed question taken apart: its format, the question or claim itself, and for
+    multiple choice the options by label (as `pose` wrote them)."""
+    fmt, labels = posed_format(posed)
+    if fmt == "open":
+        return fmt, posed, {}
+    rest = posed.partition("\n")[2]
+    if fmt == "claim":
+        return fmt, rest.strip(), {}
+    lines = rest.split("\n")
+    options = lines[len(lines) - len(labels) :]
+    choices = {label: line[len(label) + 2 :] for label, line in zip(labels, options, strict=True)}
+    return fmt, "\n".join(lines[: len(lines) - len(labels)]).strip(), choices

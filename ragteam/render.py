@@ -28,6 +28,8 @@ def answer_view(answer: Answer) -> Group:
     parts: list[Any] = [
         Panel(Text(answer.marked_text() or "(no answer)"), title=f"answer ({answer.strategy})")
     ]
+    if answer.why:
+        parts.append(Text(f"why: {answer.why}"))
     if answer.evidence:
         parts.append(Text("found in", style="bold"))
         parts += [evidence_line(e) for e in answer.evidence[:1]]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from ragteam.metrics import normalize_answer
+
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])|\n+")
 
 
@@ -27,3 +29,17 @@ def sentence_around(text: str, start: int, end: int) -> tuple[int, int]:
     if not inside:
         return start, end
     return min(inside[0][0], start), max(inside[-1][1], end)
+
+
+_STOP = """a an the and or but if of at by for with about against between into through during
+    before after above below to from up down in out on off over under again further then once
+    here there when where why how all any both each few more most other some such no nor not
+    only own same so than too very can will just should now is are was were be been being have
+    has had having do does did doing i me my we our you your he him his she her it its they
+    them their what which who whom this that these those am answer also as"""
+STOPWORDS = frozenset(_STOP.split())
+
+
+def words(text: str) -> list[str]:
+    """The content words of `text`, normalised (SQuAD's normalisation), stopwords left out."""
+    return [w for w in normalize_answer(text).split() if w not in STOPWORDS]

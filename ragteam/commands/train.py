@@ -22,6 +22,7 @@ from ragteam.training.settings import (
     FitSettings,
     ReaderSettings,
     TopLayersSettings,
+    VerdictSettings,
 )
 
 if TYPE_CHECKING:
@@ -266,6 +267,36 @@ def reader_command(
     out.print(
         f"wrote {out_file} (step {record['step']}/{record['steps']}; held loss "
         f"{record['best']:.4f}; last held EM {last.get('em', 0):.3f} F1 {last.get('f1', 0):.3f})"
+    )
+
+
+@train_app.command("verdict")
+@with_settings("settings", VerdictSettings())
+def verdict_command(
+    data: Annotated[
+        Path,
+        typer.Option("--data", help="the formats training folder (as shared/data/train/formats)"),
+    ],
+    index_dir: Annotated[
+        Path, typer.Option("--index", help="an index of that folder's formats_corpus.jsonl")
+    ],
+    out_file: Annotated[Path, typer.Option("--out", help="verdict file to write (.json)")],
+    settings: VerdictSettings,
+) -> None:
+    """Fit the true/false and multiple-choice verdicts on training rows: features from the
+    span reader and MiniLM over passages retrieved from --index, a logistic regression for
+    claims (falling back to the majority label where it does not beat it on held rows) and a
+    softmax over options. Features are saved as they are read; run it again to resume."""
+    from ragteam.training.verdict import fit_verdicts
+
+    with friendly_errors():
+        verdicts = fit_verdicts(data, index_dir, out_file, settings, lambda line: out.print(line))
+    claim, choice = verdicts.claim.held, verdicts.choice.held
+    fallback = ", so the majority label is used" if verdicts.claim.use_majority else ""
+    out.print(
+        f"wrote {out_file}: held claims accuracy {claim['accuracy']:.3f} (majority "
+        f"{claim['majority']:.3f}{fallback}); "
+        f"held multiple choice accuracy {choice['accuracy']:.3f} (chance {choice['chance']:.3f})"
     )
 
 

@@ -41,15 +41,12 @@ class SpanNet:
 
     def __init__(self, threads: int | None = None) -> None:
         import torch
-        from transformers import AutoModel, AutoTokenizer
 
-        from ragteam.paths import embedding_model_dir
+        from ragteam.cross_encoder import installed_minilm
 
         if threads:
             torch.set_num_threads(threads)
-        folder = embedding_model_dir()
-        self.tokenizer = AutoTokenizer.from_pretrained(str(folder))
-        self.encoder = AutoModel.from_pretrained(str(folder))
+        self.tokenizer, self.encoder = installed_minilm()
         hidden = self.encoder.config.hidden_size
         self.span = torch.nn.Linear(hidden, 2)
         self.extra = torch.nn.Linear(hidden, len(EXTRAS))

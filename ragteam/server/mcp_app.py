@@ -138,6 +138,7 @@ def _payload(answer: Any) -> dict[str, Any]:
         "citations": [c.__dict__ for c in answer.citations],
         "read": [c.__dict__ for c in answer.read],
         "evidence": [e.to_dict() for e in answer.evidence],
+        "why": answer.why,
         "grounding": answer.grounding().to_dict(),
         "steps": [
             {

@@ -87,6 +87,8 @@ def answer_text(answer: Answer) -> str:
     interface shows no extension field), then the sources it cites."""
     grounded = answer.grounding()
     text = answer.marked_text()
+    if answer.why:
+        text += f"\n\nWhy: {answer.why}"
     if answer.evidence:
         found = answer.evidence[0]
         text += f'\n\nFound in: "{found.sentence}" ({found.locator})'
@@ -129,6 +131,7 @@ def _extension(answer: Answer, reply: Reply) -> dict[str, Any]:
         "read": [c.__dict__ for c in answer.read],
         "support": answer.support.to_dict() if answer.support else None,
         "evidence": [e.to_dict() for e in answer.evidence],
+        "why": answer.why,
         "strategy": answer.strategy,
         "grounding": answer.grounding().to_dict(),
         "conversation": {

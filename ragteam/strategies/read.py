@@ -1,13 +1,18 @@
 """`read`: retrieve the top k once, then the span reader reads every one of them and the answer
 is the best span found across them, with the sentence it stands in and where that is. No
-generation: the answer is words of a passage, and it comes in well under a second."""
+generation: the answer is words of a passage, and it comes in well under a second.
+
+A true/false claim or a multiple-choice question gets a verdict instead (`ragteam.verdict`):
+a label decided by a model fitted on training rows over what the reader reads in the passages,
+with the passage it rests on, or said to rest on none."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ragteam.reader import Reading, Span, load_reader, read_traced
+from ragteam.formats import posed_parts, search_text
+from ragteam.reader import Reader, Reading, Span, load_reader, read_traced
 from ragteam.retrieval import retrieve_traced
 from ragteam.strategies.base import Context
 from ragteam.types import Answer, Citation, Evidence, Passage
@@ -25,12 +30,19 @@ class Read:
     needs_model: ClassVar[bool] = False  # the model is loaded only if a support layer asks
     k: int = 5
     weights: str = ""  # a reader weights file other than the shipped one
+    verdicts: str = ""  # a verdict file (`ragteam train verdict`) other than the shipped one
 
     def run(self, question: str, ctx: Context) -> Answer:
         index = ctx.require_index(self.name)
         from pathlib import Path
 
         reader = load_reader(Path(self.weights) if self.weights else None)
+        fmt, stem, choices = posed_parts(question)
+        if fmt != "open":
+            found = retrieve_traced(
+                index, ctx.trace, ctx.retrieved, "retriever", search_text(question), self.k
+            )
+            return self._verdict(question, stem, choices, found, reader, ctx)
         found = retrieve_traced(index, ctx.trace, ctx.retrieved, "retriever", question, self.k)
         reading = read_traced(reader, ctx.trace, question, found, top=EVIDENCE_KEPT * 4)
         evidence = evidence_of(reading, found, reader.calibration.abstain)
@@ -39,6 +51,43 @@ class Read:
         best = {p.id: p for p in found}[evidence[0].passage_id]
         text = evidence[0].text
         return Answer(question, text, self.name, [Citation.of(best)], ctx.trace, evidence=evidence)
+
+    def _verdict(
+        self,
+        posed: str,
+        stem: str,
+        choices: dict[str, str],
+        found: list[Passage],
+        reader: Reader,
+        ctx: Context,
+    ) -> Answer:
+        import time
+        from pathlib import Path
+
+        from ragteam.retrieval.encoder_registry import make_encoder
+        from ragteam.retrieval.encoders import EncoderSpec
+        from ragteam.trace import Step
+        from ragteam.verdict import choice_verdict, claim_verdict, load_verdicts
+
+        started = time.perf_counter()
+        fitted = load_verdicts(reader.identity, Path(self.verdicts) if self.verdicts else None)
+        encoder = make_encoder(EncoderSpec())
+        if choices:
+            verdict = choice_verdict(stem, choices, found, reader, encoder, fitted)
+        else:
+            verdict = claim_verdict(stem, found, reader, encoder, fitted)
+        ctx.trace.add(
+            Step(
+                kind="read",
+                role="verdict",
+                input={"statement": stem, "choices": choices, "passages": [p.id for p in found]},
+                output=verdict.to_dict(),
+                seconds=time.perf_counter() - started,
+                meta={"reader": reader.identity},
+            )
+        )
+        cited = [Citation.of(p) for p in found if p.id == verdict.passage_id]
+        return Answer(posed, verdict.label, self.name, cited, ctx.trace, why=verdict.reason)
 
 
 def evidence_of(reading: Reading, passages: list[Passage], abstain: float) -> list[Evidence]:

@@ -50,6 +50,17 @@ class ReaderSettings:
     minutes: float = flag(0.0, "stop after this many minutes, resumable (0: no limit)", min=0)
 
 
+@dataclass(frozen=True)
+class VerdictSettings:
+    """Fitting the verdicts (`train verdict`); the `flag`ged ones are its flags."""
+
+    claims: int = flag(3000, "training claims read (a seeded sample)", min=50)
+    choices: int = flag(2000, "multiple-choice training rows read (a seeded sample)", min=50)
+    k: int = flag(5, "passages retrieved per row, as an answer retrieves them", min=1, max=50)
+    held_share: float = 0.2  # rows (by id hash) that choose the fit and are reported
+    seed: int = flag(7)
+
+
 RERANK = TopLayersSettings()
 CHECK = TopLayersSettings(epochs=1.0, lr=5e-5, layers=3, batch=16)
 

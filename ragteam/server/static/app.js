@@ -203,6 +203,7 @@ function answerBox(result, index, feedbackId, facts, record) {
   const box = el("div", { class: "answer level-" + g.level, "data-testid": "answer", "data-grounding": g.level },
     el("div", { class: "grounding", "data-testid": "grounding" }, (GROUNDING_ICON[g.level] || "") + " " + g.message),
     el("div", { class: "text" }, result.marked || result.answer || "(no answer)"),
+    result.why ? el("div", { class: "evidence", "data-testid": "why" }, "why: " + result.why) : null,
     evidenceLine((result.evidence || [])[0]),
     cites.length ? el("div", { "data-testid": "citations" }, "cited: ", ...cites) : null,
     unbacked.length ? el("div", { class: "unbacked" }, "not backed by the passages read:", el("ul", {}, ...unbacked)) : null,

@@ -1,0 +1,201 @@
+"""Verdicts: a claim gets true/false and a multiple-choice question an option label from the
+fitted decision over the reader's reading (never free text), the verdict names the passage it
+rests on or says it rests on none; the fitting recovers a signal planted in its features and
+falls back to the majority label when it cannot beat it; a verdict file that is missing,
+broken or fitted with another reader is a clear error naming it."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from ragteam.errors import InputError
+from ragteam.formats import pose, posed_parts
+from ragteam.training.verdict import _conditional_logit, _fit_claims, _logistic
+from ragteam.verdict import default_verdicts, load_verdicts
+
+
+def test_a_posed_question_comes_apart_into_its_statement_and_options():
+    posed = pose("Which is bigger?\nThink of mass.", {"A": "the sun", "B": "moon: a rock"})
+    assert posed_parts(posed) == (
+        "multiple_choice",
+        "Which is bigger?\nThink of mass.",
+        {"A": "the sun", "B": "moon: a rock"},
+    )
+    assert posed_parts(pose("The sky is green.", claim=True)) == ("claim", "The sky is green.", {})
+    assert posed_parts("Who built it?") == ("open", "Who built it?", {})
+
+
+def test_logistic_fit_recovers_a_planted_signal():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(400, 3))
+    y = (x[:, 1] > 0).astype(float)
+    w = _logistic(x, y, l2=1.0)
+    assert abs(w[1]) > 3 * max(abs(w[0]), abs(w[2]))
+    assert ((x @ w[:-1] + w[-1] > 0) == (y == 1)).mean() > 0.95
+
+
+def test_the_options_softmax_learns_which_feature_marks_the_answer():
+    rng = np.random.default_rng(1)
+    groups, gold = [], []
+    for _ in range(200):
+        x = rng.normal(size=(4, 2))
+        g = int(rng.integers(4))
+        x[g, 0] += 2.0  # feature 0 marks the answer, feature 1 is noise
+        groups.append(x)
+        gold.append(g)
+    w = _conditional_logit(groups, gold, l2=1.0)
+    assert w[0] > 1.0 and abs(w[1]) < w[0] / 3
+
+
+def test_a_claim_decision_without_signal_falls_back_to_the_majority_label():
+    rng = np.random.default_rng(2)
+    rows = [{"id": f"c{i}", "label": "true" if i % 10 < 7 else "false"} for i in range(300)]
+    features = [rng.normal(size=4) for _ in rows]  # noise: nothing to learn
+    decision = _fit_claims(rows, features, share=0.3)
+    assert decision.majority == "true"
+    if decision.use_majority:
+        assert decision.label(0.0) == decision.label(1.0) == "true"
+    else:  # the fit happened to beat the majority on the held rows: it says by how much
+        assert decision.held["accuracy"] > decision.held["majority"]
+
+
+def test_a_claim_and_a_multiple_choice_question_get_labels_from_read(bm25_index_dir):
+    from ragteam import answer
+
+    claim = answer(
+        "The Wrenhold Lighthouse was built by Emrik Tollan.",
+        index=bm25_index_dir,
+        strategy="read",
+        claim=True,
+    )
+    assert claim.text in ("true", "false")
+    assert claim.why, claim.to_dict()
+    step = [s for s in claim.trace.steps if s.role == "verdict"][0]
+    assert set(step.output["scores"]) == {"true", "false"}
+    assert step.output["label"] == claim.text
+    if step.output["passage_id"]:  # the verdict rests on a passage: it is cited
+        assert [c.passage_id for c in claim.citations] == [step.output["passage_id"]]
+    else:
+        assert "neither support nor contradict" in claim.why
+
+    choices = {"A": "Emrik Tollan", "B": "Ana Lind", "C": "Maren Holt", "D": "the ferry"}
+    picked = answer(
+        "Who built the Wrenhold Lighthouse?",
+        index=bm25_index_dir,
+        strategy="read",
+        choices=choices,
+    )
+    assert picked.text in choices
+    step = [s for s in picked.trace.steps if s.role == "verdict"][0]
+    scores = step.output["scores"]
+    assert set(scores) == set(choices) and abs(sum(scores.values()) - 1) < 1e-3
+    assert max(scores, key=scores.get) == picked.text
+    assert "llm" not in [s.kind for s in picked.trace.steps]
+
+
+def test_bad_verdict_files_are_clear_errors_naming_them(tmp_path):
+    from ragteam.reader import load_reader
+
+    identity = load_reader().identity
+    with pytest.raises(InputError, match="train verdict"):
+        load_verdicts(identity, tmp_path / "none.json")
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json", encoding="utf-8")
+    with pytest.raises(InputError, match="broken.json"):
+        load_verdicts(identity, broken)
+    other = tmp_path / "other.json"
+    data = json.loads(default_verdicts().read_text(encoding="utf-8"))
+    other.write_text(json.dumps({**data, "reader": "another-reader@0"}), encoding="utf-8")
+    with pytest.raises(InputError, match="another-reader@0"):
+        load_verdicts(identity, other)
+    assert load_verdicts(identity).reader == identity  # the shipped file fits the shipped reader
+
+
+def _formats_folder(tmp_path):
+    """A tiny formats training folder: claims that the passages back or contradict, and
+    multiple-choice rows whose answer a passage names, with the corpus and its index."""
+    from ragteam.retrieval import build_index
+
+    folder = tmp_path / "formats"
+    folder.mkdir()
+    towns = ["Hevik", "Wrenhold", "Osterby", "Lund", "Karsk", "Tavel", "Morra", "Bryn"]
+    trades = ["salt", "amber", "tin", "wool", "herring", "timber", "glass", "rope"]
+    corpus, claims, choices = [], [], []
+    for n, (town, trade) in enumerate(zip(towns, trades, strict=True)):
+        corpus.append(
+            {"id": f"p{n}", "title": town, "text": f"The town of {town} lives on {trade}."}
+        )
+        wrong = trades[(n + 1) % len(trades)]
+        for k in range(4):
+            said, label = (trade, "true") if k % 2 == 0 else (wrong, "false")
+            claims.append(
+                {"id": f"c{n}-{k}", "question": f"{town} lives on {said}.", "label": label}
+            )
+        options = {"A": trade, "B": wrong, "C": trades[(n + 2) % 8], "D": trades[(n + 3) % 8]}
+        for k in range(4):
+            labels = list(options)
+            turned = dict(zip(labels, [options[x] for x in labels[k:] + labels[:k]], strict=True))
+            gold = next(label for label, text in turned.items() if text == trade)
+            choices.append(
+                {
+                    "id": f"m{n}-{k}",
+                    "question": f"What does {town} live on?",
+                    "choices": turned,
+                    "label": gold,
+                }
+            )
+    for name, rows in [
+        ("formats_corpus.jsonl", corpus),
+        ("claims_train.jsonl", claims),
+        ("multiple_choice_train.jsonl", choices),
+    ]:
+        (folder / name).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    build_index(folder / "formats_corpus.jsonl", tmp_path / "ix", retriever="bm25")
+    return folder, tmp_path / "ix"
+
+
+def test_train_verdict_fits_writes_a_loadable_file_and_resumes(tmp_path):
+    from ragteam.reader import load_reader
+    from ragteam.training.settings import VerdictSettings
+    from ragteam.training.verdict import fit_verdicts
+
+    folder, index = _formats_folder(tmp_path)
+    settings = VerdictSettings(claims=32, choices=32, k=3, held_share=0.3)
+    said: list[str] = []
+    out = tmp_path / "verdict.json"
+    fitted = fit_verdicts(folder, index, out, settings, said.append)
+    assert any("32/32 rows read" in line for line in said)
+    loaded = load_verdicts(load_reader().identity, out)
+    assert loaded.claim.held == fitted.claim.held and loaded.claim.held["rows"] >= 2
+    assert len(loaded.claim.linear.weights) == len(loaded.claim.linear.mean)
+    again: list[str] = []
+    fit_verdicts(folder, index, out, settings, again.append)
+    assert any("32 of 32 rows read before, resuming" in line for line in again)
+    assert not any("rows read (" in line for line in again)  # nothing read a second time
+
+
+def test_ask_poses_claims_and_choices_from_the_command_line(bm25_index_dir):
+    from typer.testing import CliRunner
+
+    from ragteam.cli import app
+
+    runner = CliRunner()
+    base = ["ask", "--index", str(bm25_index_dir), "-s", "read", "--json"]
+    said = runner.invoke(
+        app, [*base[:1], "Emrik Tollan built the Wrenhold Lighthouse.", *base[1:]] + ["--claim"]
+    )
+    assert said.exit_code == 0, said.output
+    shown = json.loads(said.output)
+    assert shown["answer"] in ("true", "false") and shown["why"]
+    picked = runner.invoke(
+        app,
+        [*base[:1], "Who built the Wrenhold Lighthouse?", *base[1:]]
+        + ["--choice", "A=Emrik Tollan", "--choice", "B=Ana Lind"],
+    )
+    assert picked.exit_code == 0, picked.output
+    assert json.loads(picked.output)["answer"] in ("A", "B")
+    bad = runner.invoke(app, [*base[:1], "Who?", *base[1:], "--choice", "A Emrik"])
+    assert bad.exit_code != 0 and "LABEL=TEXT" in bad.output
