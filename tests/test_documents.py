@@ -228,3 +228,26 @@ def test_chunks_stay_in_their_unit_within_budget_and_are_exact_spans():
     assert all(f"Sentence {i} " in covered for i in range(30))
     huge = Unit("word " * 500)
     assert all(words(p.text) <= 40 for p in chunk([huge], 40, words))
+
+
+def test_pdf_lines_wrapped_prose_joins_rows_and_headings_stay_apart():
+    from ragteam.documents.pdf import paragraphs
+
+    lines = [
+        "9.6.2 Disk partition configuration",
+        "For disk partition configuration, although fdisk has been considered the standard",
+        "tool, parted deserves some attention. Partition tables and maps are all syn-",
+        "onyms for the same thing.",
+        "package popcon size description",
+        "parted V:385, I:545 122 GNU Parted disk partition resizing program",
+        "gdisk V:358, I:506 885 partition editor for the GPT/MBR hybrid disk",
+    ]
+    assert paragraphs(lines).split("\n\n") == [
+        "9.6.2 Disk partition configuration",
+        "For disk partition configuration, although fdisk has been considered the standard "
+        "tool, parted deserves some attention. Partition tables and maps are all synonyms for "
+        "the same thing.",
+        "package popcon size description\n"
+        "parted V:385, I:545 122 GNU Parted disk partition resizing program\n"
+        "gdisk V:358, I:506 885 partition editor for the GPT/MBR hybrid disk",
+    ]

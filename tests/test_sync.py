@@ -342,3 +342,20 @@ def test_rewording_citations_keeps_indexes_loadable_and_old_checksums_load(tmp_p
     (out / "manifest.json").write_text(json.dumps(seal({**manifest, "corpus_checksum": "0" * 64})))
     with pytest.raises(Exception, match="do not match its manifest"):
         load_index(out)
+
+
+def test_a_new_converter_version_reads_its_files_again_at_the_next_sync(
+    folder, tmp_path, monkeypatch
+):
+    """An upgrade that converts a format better reaches indexes built before it: a file read
+    by an older version of its converter is converted again (and only those files)."""
+    from ragteam.documents.text import MarkdownConverter
+
+    out = tmp_path / "ix"
+    sync(folder, out)
+    monkeypatch.setattr(MarkdownConverter, "version", MarkdownConverter.version + "-next")
+    again = sync(folder, out)
+    assert again.changes["changed"] == ["notes.md"] and again.converted == 1
+    assert len(again.changes["unchanged"]) == 6
+    settled = sync(folder, out)
+    assert settled.converted == 0 and not settled.changes["changed"]

@@ -15,6 +15,9 @@ from typing import Any, ClassVar
 
 from ragteam.documents.base import ConversionFailed, Converted, ConvertSettings, Unit
 
+# a line with room for the next word within this share of the page's full width was broken on
+# purpose (proportional fonts make a full line's count of characters vary)
+FULL_LINE = 0.9
 EDGE_LINES = 2  # lines at the top and at the bottom of a page that may be running furniture
 _DIGITS = re.compile(r"\d+")
 FRONT_MATTER = 60  # pages before a document's printed page 1, at most
@@ -189,30 +192,46 @@ def _shape(line: str) -> str:
 
 
 def paragraphs(lines: list[str]) -> str:
-    """A page's lines joined into paragraphs: a word hyphenated at a line end is joined, a
-    short line that ends a sentence ends its paragraph."""
+    """A page's lines joined into blocks. A line broken because the next word did not fit is
+    wrapped prose, joined to the next (a word hyphenated at a line end rejoined); a line
+    broken with room left for the next word ends its paragraph. Paragraphs of one line in a
+    row (table rows, list items, a heading) stay a line each, in one block: a table keeps a row
+    per line and a heading does not run into the paragraph under it."""
     if not lines:
         return ""
     widths = sorted(len(line) for line in lines)
-    typical = widths[len(widths) * 3 // 4]
+    room = FULL_LINE * widths[len(widths) * 9 // 10]
     blocks: list[str] = []
-    current = ""
-    for line in lines:
-        if current.endswith("-") and line[:1].islower():
-            current = current[:-1] + line
+    current: list[str] = []
+    rows: list[str] = []
+    for n, line in enumerate(lines):
+        current.append(line)
+        following = lines[n + 1].split()[0] if n + 1 < len(lines) else ""
+        if following and len(line) + 1 + len(following) > room:
+            continue  # wrapped: the next word did not fit
+        if len(current) == 1:
+            rows.append(line)
         else:
-            current = f"{current} {line}" if current else line
-        if len(line) < 0.7 * typical and line.endswith((".", ":", "!", "?")):
-            blocks.append(current)
-            current = ""
-    if current:
-        blocks.append(current)
+            if rows:
+                blocks.append("\n".join(rows))
+                rows = []
+            blocks.append(_joined(current))
+        current = []
+    if rows:
+        blocks.append("\n".join(rows))
     return "\n\n".join(blocks)
+
+
+def _joined(lines: list[str]) -> str:
+    text = lines[0]
+    for line in lines[1:]:
+        text = text[:-1] + line if text.endswith("-") and line[:1].islower() else f"{text} {line}"
+    return text
 
 
 class PdfConverter:
     name: ClassVar[str] = "pdf"
-    version: ClassVar[str] = "2"  # 2: furniture only what repeats or counts pages
+    version: ClassVar[str] = "3"  # 3: short lines (headings, list items, table rows) kept apart
     suffixes: ClassVar[tuple[str, ...]] = (".pdf",)
     max_mb: ClassVar[int] = 500  # larger files are skipped, never read
 

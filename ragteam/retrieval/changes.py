@@ -73,14 +73,15 @@ class Walk:
 
     def _one(self, file: Found) -> Source:
         prev = self.previous.get(file.path)
+        converter = converter_for(file.file)
         if (
             prev
             and prev.status == "read"
             and (prev.size, prev.mtime_ns) == (file.size, file.mtime_ns)
+            and _read_by(prev, converter)
         ):
             self.changes["unchanged"].append(file.path)
             return prev
-        converter = converter_for(file.file)
         if converter is None:
             suffix = file.file.suffix or "(no suffix)"
             reason = f"no converter reads {suffix} files (`ragteam index formats` lists them)"
@@ -98,7 +99,7 @@ class Walk:
         return self._by_content(file, prev, sha, converter)
 
     def _by_content(self, file: Found, prev: Source | None, sha: str, converter: Any) -> Source:
-        if prev and prev.status == "read" and prev.sha256 == sha:
+        if prev and prev.status == "read" and prev.sha256 == sha and _read_by(prev, converter):
             self.changes["touched"].append(file.path)
             return Source(**{**prev.__dict__, "size": file.size, "mtime_ns": file.mtime_ns})
         label = f"{converter.name}@{converter.version}"
@@ -183,3 +184,10 @@ def _changed_since(file: Found) -> bool:
     except OSError:
         return True
     return (stat.st_size, stat.st_mtime_ns) != (file.size, file.mtime_ns)
+
+
+def _read_by(prev: Source, converter: Any) -> bool:
+    """Whether `prev` was read by this converter as it is now (a new version of a converter
+    reads its files again: an upgrade that reads tables better reaches the indexes built
+    before it at their next sync)."""
+    return converter is not None and prev.converter == f"{converter.name}@{converter.version}"
