@@ -199,3 +199,29 @@ def test_ask_poses_claims_and_choices_from_the_command_line(bm25_index_dir):
     assert json.loads(picked.output)["answer"] in ("A", "B")
     bad = runner.invoke(app, [*base[:1], "Who?", *base[1:], "--choice", "A Emrik"])
     assert bad.exit_code != 0 and "LABEL=TEXT" in bad.output
+
+
+def test_the_http_api_and_the_chat_reply_say_the_verdict_and_why(bm25_index_dir):
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from ragteam.llm import FakeModel
+    from ragteam.server import ServerConfig, create_app
+
+    config = ServerConfig(indexes={"demo": bm25_index_dir})
+    client = TestClient(create_app(config, FakeModel(lambda m, p: "unused")))
+    body = {"question": "Emrik Tollan built the Wrenhold Lighthouse.", "index": "demo"}
+    got = client.post("/v1/answer", json={**body, "strategy": "read", "claim": True})
+    assert got.status_code == 200, got.text
+    assert got.json()["answer"] in ("true", "false") and got.json()["why"]
+    chat = client.post(
+        "/v1/chat/completions",
+        json={
+            "model": "read",
+            "messages": [{"role": "user", "content": body["question"]}],
+            "ragteam": {"index": "demo", "claim": True},
+        },
+    )
+    assert chat.status_code == 200, chat.text
+    reply = chat.json()["choices"][0]["message"]["content"]
+    assert reply.split()[0].strip(".") in ("true", "false") and "Why: " in reply
