@@ -76,10 +76,14 @@ def test_a_claim_and_a_multiple_choice_question_get_labels_from_read(bm25_index_
     step = [s for s in claim.trace.steps if s.role == "verdict"][0]
     assert set(step.output["scores"]) == {"true", "false"}
     assert step.output["label"] == claim.text
+    level = claim.grounding().level  # labelled like any answer, never "unchecked"
     if step.output["passage_id"]:  # the verdict rests on a passage: it is cited
         assert [c.passage_id for c in claim.citations] == [step.output["passage_id"]]
+        assert level == "supported"
     else:
         assert "neither support nor contradict" in claim.why
+        assert level == "not_supported" and not claim.citations
+    assert claim.read and claim.support.read == tuple(c.passage_id for c in claim.read)
 
     choices = {"A": "Emrik Tollan", "B": "Ana Lind", "C": "Maren Holt", "D": "the ferry"}
     picked = answer(

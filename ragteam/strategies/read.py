@@ -15,7 +15,7 @@ from ragteam.formats import posed_parts, search_text
 from ragteam.reader import Reader, Reading, Span, load_reader, read_traced
 from ragteam.retrieval import retrieve_traced
 from ragteam.strategies.base import Context
-from ragteam.types import Answer, Citation, Evidence, Passage
+from ragteam.types import Answer, Citation, Evidence, Passage, SentenceSupport, Support
 
 EVIDENCE_KEPT = 3  # readings kept as the answer's evidence (the best first)
 
@@ -87,7 +87,10 @@ class Read:
             )
         )
         cited = [Citation.of(p) for p in found if p.id == verdict.passage_id]
-        return Answer(posed, verdict.label, self.name, cited, ctx.trace, why=verdict.reason)
+        answer = Answer(posed, verdict.label, self.name, cited, ctx.trace, why=verdict.reason)
+        answer.read = [Citation.of(p) for p in found]
+        answer.support = _verdict_support(verdict, found)
+        return answer
 
 
 def evidence_of(reading: Reading, passages: list[Passage], abstain: float) -> list[Evidence]:
@@ -119,3 +122,20 @@ def _evidence(span: Span, passage: Passage, score: float) -> Evidence:
         where,
         score,
     )
+
+
+def _verdict_support(verdict, found: list[Passage]) -> Support:  # noqa: ANN001
+    """A verdict labelled like any answer: supported when a passage's reading backs it (that
+    passage, the reader's yes or no reading at or above GROUNDED), not supported otherwise."""
+    from ragteam.verdict import GROUNDED
+
+    backed = bool(verdict.passage_id)
+    said = SentenceSupport(
+        verdict.label,
+        0,
+        len(verdict.label),
+        verdict.probability,
+        (verdict.passage_id,) if backed else (),
+        backed,
+    )
+    return Support("reader", GROUNDED, (said,), tuple(p.id for p in found))
