@@ -743,3 +743,31 @@ def test_a_dark_system_gets_a_dark_page_whose_text_stays_readable(browser, bm25_
         assert low == [], low
         page.screenshot(path=str(shots / "dark.png"), full_page=True)
     assert errors == []
+
+
+def test_copy_answer_puts_the_answer_its_marks_and_its_sources_on_the_clipboard(
+    browser, bm25_index_dir
+):
+    config = ServerConfig(indexes={"demo": bm25_index_dir})
+    errors: list[str] = []
+    with Serving(create_app(config, FakeModel(_slow_reply))) as url:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        context.grant_permissions(["clipboard-read", "clipboard-write"], origin=url)
+        page = context.new_page()
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(url + "/")
+        _ask(page, QUESTION, "oner")
+        box = page.locator(".column[data-strategy=oner] [data-testid=answer]")
+        box.wait_for(timeout=30_000)
+        box.locator("[data-testid=copy]").click()
+        page.wait_for_function(
+            "document.querySelector('[data-testid=copy]').textContent !== 'copy answer'"
+        )
+        assert box.locator("[data-testid=copy]").inner_text() == "copied"
+        pasted = page.evaluate("navigator.clipboard.readText()")
+        shown = box.locator(".text").inner_text()
+        assert pasted.startswith(shown) and "Hevik" in pasted
+        for n, chip in enumerate(box.locator("[data-testid=citations] .cite").all(), start=1):
+            assert f"[{n}] " in pasted and chip.get_attribute("title").split(" · ")[1] in pasted
+        context.close()
+    assert errors == []

@@ -208,7 +208,9 @@ function answerBox(result, index, feedbackId, facts, record) {
     cites.length ? el("div", { "data-testid": "citations" }, "cited: ", ...cites) : null,
     unbacked.length ? el("div", { class: "unbacked" }, "not backed by the passages read:", el("ul", {}, ...unbacked)) : null,
     unused.length ? el("div", { class: "meta", "data-testid": "read" }, "read, not cited: ", ...unused) : null,
-    el("div", { class: "meta" }, notes.join(" · "), record ? " · " : null,
+    el("div", { class: "meta" }, notes.join(" · "), " · ",
+      el("button", { type: "button", class: "link copy", "data-testid": "copy", onclick: (e) => copyAnswer(result, e.target) }, "copy answer"),
+      record ? " · " : null,
       record ? el("button", { type: "button", class: "link download", onclick: () => downloadTrace(result, record) }, "download trace (JSON)") : null));
   if (feedbackId) {
     const note = el("span", { class: "muted" });
@@ -411,6 +413,27 @@ function showStored() {
     return column;
   }));
   $("ask-status").textContent = "from history: asked " + new Date(entry.when).toLocaleString();
+}
+
+// The answer as a person pastes it: the text with its [n] marks, why (a verdict), the sources.
+function answerAsText(result) {
+  const lines = [result.marked || result.answer || ""];
+  if (result.why) lines.push("", "Why: " + result.why);
+  const e = (result.evidence || [])[0];
+  if (e) lines.push("", "Found in: \u201c" + e.sentence + "\u201d (" + e.locator + ")");
+  if (result.citations.length) {
+    lines.push("", ...result.citations.map((c, n) => "[" + (n + 1) + "] " + (c.locator || c.title) + " (" + c.passage_id + ")"));
+  }
+  return lines.join("\n");
+}
+
+async function copyAnswer(result, button) {
+  try {
+    await navigator.clipboard.writeText(answerAsText(result));
+    button.textContent = "copied";
+  } catch (err) {
+    button.textContent = "could not copy (" + err.name + ")";
+  }
 }
 
 function downloadTrace(result, record) {
