@@ -38,38 +38,45 @@ def check_streams(path: Path) -> None:
     """Refuse a PDF whose compressed streams (images aside) inflate past the budgets, without
     ever holding more than a window of inflated bytes."""
     import mmap
-    import zlib
 
     total = 0
     with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
         for found in _STREAM.finditer(data):
             if data[max(0, found.start() - 3) : found.start()] == b"end":
                 continue  # `endstream`
-            head = data[max(0, found.start() - 400) : found.start()]
-            if b"FlateDecode" not in head.rsplit(b"obj", 1)[-1] or b"/Image" in head:
-                continue
-            inflater, at, size = zlib.decompressobj(), found.end(), 0
-            try:
-                while not inflater.eof and at < len(data):
-                    chunk = data[at : at + _WINDOW]
-                    at += len(chunk)
-                    size += len(inflater.decompress(chunk, _WINDOW))
-                    while inflater.unconsumed_tail and size <= MAX_STREAM_INFLATED:
-                        size += len(inflater.decompress(inflater.unconsumed_tail, _WINDOW))
-                    if size > MAX_STREAM_INFLATED:
-                        raise ConversionFailed(
-                            f"a stream of it inflates to over {MAX_STREAM_INFLATED // 2**20} "
-                            "MiB (no page's text needs that much): refused as a possible "
-                            "decompression bomb"
-                        )
-            except zlib.error:
-                continue  # not Flate data after all (or damaged): PDFium decides
-            total += size
+            own = data[max(0, found.start() - 400) : found.start()].rsplit(b"obj", 1)[-1]
+            if b"FlateDecode" in own and b"/Image" not in own:
+                total += _inflated(data, found.end())
             if total > MAX_INFLATED:
                 raise ConversionFailed(
                     f"its streams inflate to over {MAX_INFLATED // 2**20} MiB: refused as a "
                     "possible decompression bomb"
                 )
+
+
+def _inflated(data: Any, at: int) -> int:
+    """The inflated size of the Flate stream starting at `at` (0 if it is not Flate data: PDFium
+    decides), a window at a time; past MAX_STREAM_INFLATED the file is refused."""
+    import zlib
+
+    inflater, size = zlib.decompressobj(), 0
+    pending = b""
+    try:
+        while size <= MAX_STREAM_INFLATED and not inflater.eof:
+            if not pending:
+                pending, at = data[at : at + _WINDOW], at + _WINDOW
+                if not pending:
+                    return size
+            size += len(inflater.decompress(pending, _WINDOW))
+            pending = inflater.unconsumed_tail
+    except zlib.error:
+        return 0
+    if size > MAX_STREAM_INFLATED:
+        raise ConversionFailed(
+            f"a stream of it inflates to over {MAX_STREAM_INFLATED // 2**20} MiB (no page's "
+            "text needs that much): refused as a possible decompression bomb"
+        )
+    return size
 
 
 def page_texts(path: Path) -> list[str]:

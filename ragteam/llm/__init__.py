@@ -108,18 +108,22 @@ def backend_of(spec: str) -> tuple[Backend, str]:
     `smollm2`, `gemma-3-270m`), a `.gguf` path, or `SCHEME:NAME`. A plugin's bare factory
     `(name, options) -> ChatModel` declares nothing: it is taken to serve one call at a time."""
     if spec in ALIASES:
-        return MODELS.load(ALIASES[spec]), ""
+        return _backend(ALIASES[spec]), ""
     if spec.endswith(".gguf"):
-        return MODELS.load("gguf"), spec
+        return _backend("gguf"), spec
     scheme, sep, name = spec.partition(":")
     if sep and name and scheme in MODELS and scheme not in NOT_SCHEMES:
-        found = MODELS.load(scheme)
-        return (found if isinstance(found, Backend) else Backend(found)), name
+        return _backend(scheme), name
     raise UnknownName(
         "model",
         spec,
         [*ALIASES, "PATH.gguf"] + [f"{s}:NAME" for s in MODELS.names() if s not in NOT_SCHEMES],
     )
+
+
+def _backend(name: str) -> Backend:
+    found = MODELS.load(name)
+    return found if isinstance(found, Backend) else Backend(found)
 
 
 def _resolve(spec: str, opts: ModelOptions) -> ChatModel:

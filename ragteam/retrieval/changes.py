@@ -102,7 +102,7 @@ class Walk:
         if prev and prev.status == "read" and prev.sha256 == sha and _read_by(prev, converter):
             self.changes["touched"].append(file.path)
             return Source(**{**prev.__dict__, "size": file.size, "mtime_ns": file.mtime_ns})
-        label = f"{converter.name}@{converter.version}"
+        label = _label(converter)
         if sha in self._vanished and self._vanished[sha].converter == label:
             # the same bytes read the same way: a rename (a new suffix read by another
             # converter, .txt -> .html, is converted again)
@@ -119,7 +119,7 @@ class Walk:
         return source
 
     def _convert(self, file: Found, sha: str, converter: Any) -> Source:
-        label = f"{converter.name}@{converter.version}"
+        label = _label(converter)
         key = f"{sha}:{label}:{self.convert.key()}:{self.budget}:{self.overlap}"
         done = self.cache.conversion(key)
         if done is None:
@@ -186,8 +186,13 @@ def _changed_since(file: Found) -> bool:
     return (stat.st_size, stat.st_mtime_ns) != (file.size, file.mtime_ns)
 
 
+def _label(converter: Any) -> str:
+    """How a source records the converter that read it."""
+    return f"{converter.name}@{converter.version}"
+
+
 def _read_by(prev: Source, converter: Any) -> bool:
     """Whether `prev` was read by this converter as it is now (a new version of a converter
     reads its files again: an upgrade that reads tables better reaches the indexes built
     before it at their next sync)."""
-    return converter is not None and prev.converter == f"{converter.name}@{converter.version}"
+    return converter is not None and prev.converter == _label(converter)

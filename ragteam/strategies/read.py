@@ -9,13 +9,16 @@ with the passage it rests on, or said to rest on none."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from ragteam.formats import posed_parts, search_text
 from ragteam.reader import Reader, Reading, Span, load_reader, read_traced
 from ragteam.retrieval import retrieve_traced
 from ragteam.strategies.base import Context
 from ragteam.types import Answer, Citation, Evidence, Passage, SentenceSupport, Support
+
+if TYPE_CHECKING:
+    from ragteam.verdict import Verdict
 
 EVIDENCE_KEPT = 3  # readings kept as the answer's evidence (the best first)
 
@@ -87,10 +90,17 @@ class Read:
             )
         )
         cited = [Citation.of(p) for p in found if p.id == verdict.passage_id]
-        answer = Answer(posed, verdict.label, self.name, cited, ctx.trace, why=verdict.reason)
-        answer.read = [Citation.of(p) for p in found]
-        answer.support = _verdict_support(verdict, found)
-        return answer
+        return Answer(
+            posed,
+            verdict.label,
+            self.name,
+            cited,
+            ctx.trace,
+            read=[Citation.of(p) for p in found],
+            # a claim is labelled here; an option is checked by the support stage like an answer
+            support=None if choices else _verdict_support(verdict, found),
+            why=verdict.reason,
+        )
 
 
 def evidence_of(reading: Reading, passages: list[Passage], abstain: float) -> list[Evidence]:
@@ -124,7 +134,7 @@ def _evidence(span: Span, passage: Passage, score: float) -> Evidence:
     )
 
 
-def _verdict_support(verdict, found: list[Passage]) -> Support:  # noqa: ANN001
+def _verdict_support(verdict: Verdict, found: list[Passage]) -> Support:
     """A verdict labelled like any answer: supported when a passage's reading backs it (that
     passage, the reader's yes or no reading at or above GROUNDED), not supported otherwise."""
     from ragteam.verdict import GROUNDED

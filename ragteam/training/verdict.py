@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ragteam.errors import InputError
+from ragteam.formats import pose, search_text
 from ragteam.training.reader_data import held_out
 from ragteam.training.settings import VerdictSettings
 from ragteam.verdict.features import claim_signals, option_signals
@@ -55,8 +56,8 @@ def fit_verdicts(
         return claim_signals(row["question"], found, reader, encoder).values
 
     def choice_rows(row: dict) -> np.ndarray:
-        options = " ".join(row["choices"].values())
-        found = index.retrieve(f"{row['question']} {options}", settings.k)
+        # searched as `read` searches a posed question: the stem, then the options
+        found = index.retrieve(search_text(pose(row["question"], row["choices"])), settings.k)
         texts = list(row["choices"].values())
         return option_signals(row["question"], texts, found, reader, encoder)
 

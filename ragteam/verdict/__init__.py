@@ -67,7 +67,7 @@ def claim_verdict(
         backing = max(
             (s for s in reading.spans if s.kind == says), key=lambda s: s.score, default=None
         )
-    if backing is None or signals.values[0 if says == "yes" else 1] < GROUNDED:
+    if backing is None or signals.said(says) < GROUNDED:
         why = (
             "the passages neither support nor contradict this claim; the verdict rests on "
             "what similar training claims turned out to be"
@@ -109,7 +109,7 @@ def choice_verdict(
             scores[labels[best]],
             found[0],
             "",
-            f"{option!r} stands in the passage cited",
+            f"{option!r} stands in passage {found[0]}",
             scores,
         )
     return Verdict(

@@ -36,18 +36,22 @@ class ClaimSignals:
     reading: Reading | None
     closest: int  # index of the passage closest to the claim (-1 with none)
 
+    def said(self, kind: str) -> float:
+        """A named signal of CLAIM_SIGNALS (e.g. the reader's "yes" probability)."""
+        return float(self.values[CLAIM_SIGNALS.index(kind)])
+
 
 def claim_signals(
     claim: str, passages: list[Passage], reader: Reader, encoder: Any
 ) -> ClaimSignals:
     """The claim's features against `passages` (retrieved for it)."""
-    texts = [p.text for p in passages if p.text.strip()]
+    kept = [p for p in passages if p.text.strip()]
+    texts = [p.text for p in kept]
     vectors = encoder.encode([claim, *texts])
     own = vectors[0]
     if not texts:
         head = [0.0, 0.0, 1.0, 0.0, 0.0, 0.0]
         return ClaimSignals(np.concatenate([np.array(head, dtype="float32"), own]), None, -1)
-    kept = [p for p in passages if p.text.strip()]
     reading = reader.read(claim_question(claim), kept, top=READ_TOP)
     similarity = vectors[1:] @ own
     closest = int(np.argmax(similarity))
