@@ -186,6 +186,59 @@ def test_html_main_content_drops_boilerplate_and_whole_keeps_it(tmp_path):
     assert "06:40" in " ".join(u.text for u in convert(xhtml).units)
 
 
+DOCBOOK = """<?xml version="1.0" encoding="UTF-8"?>
+<html xmlns="http://www.w3.org/1999/xhtml"><head><title>Chapter 4. Harbour rules</title></head>
+<body><div class="navheader">Prev Up Home Next</div><div class="chapter">
+<div class="titlepage"><div><div><h1 class="title"><a id="c4"/>Chapter 4. Harbour rules</h1>
+</div></div></div>
+<p>The harbour of Ostra keeps a few rules that every skipper must know before mooring.</p>
+{sections}
+</div></body></html>"""
+SECTION = """<div class="section"><div class="titlepage"><div><div>
+<h2 class="title"><a id="s{n}"/>4.{n}. {name}</h2></div></div></div>
+<p>{text}</p>
+<pre class="screen"># end of {name} settings
+moor = pier-{n}
+# keep this line</pre>
+<p>Further words about the {name} rule, so that the section is more than one line long.</p>
+</div>"""
+RULES = {
+    "Mooring": "Boats longer than twelve metres moor at the outer pier.",
+    "Fuel": "Fuel is sold at the north quay between six and ten in the morning.",
+    "Waste": "Waste oil goes to the green tank beside the harbour office.",
+    "Noise": "Engines stay off between midnight and five in the morning.",
+}
+
+
+def test_html_keeps_its_own_headings_and_a_code_comment_is_no_heading(tmp_path):
+    sections = "\n".join(
+        SECTION.format(n=n, name=name, text=text) for n, (name, text) in enumerate(RULES.items(), 1)
+    )
+    page = tmp_path / "ch04.html"
+    page.write_text(DOCBOOK.format(sections=sections), encoding="utf-8")
+    doc = convert(page)
+    by_text = {u.text.split("\n")[0]: u.section for u in doc.units}
+    chapter = "Chapter 4. Harbour rules"
+    for n, (name, text) in enumerate(RULES.items(), 1):
+        assert by_text[text] == (chapter, f"4.{n}. {name}")  # DocBook's nested headings kept
+    named = {part for u in doc.units for part in u.section}
+    assert not any("settings" in part or "keep this" in part for part in named)
+    assert any("# end of Fuel settings" in u.text for u in doc.units)  # the comment is text
+    assert any("headings" in note for note in doc.notes)  # read whole, and said so
+
+
+def test_a_comment_line_in_extracted_markdown_is_text_unless_the_page_heads_with_it():
+    from ragteam.documents.web import own_headings
+
+    markdown = "# Setup\n\nEdit it:\n\n# a comment\nauth required\n\n```\n# fenced\n```"
+    escaped, kept = own_headings(markdown, {"Setup"})
+    assert kept == 1
+    _, units = markdown_units(escaped)
+    assert [u.section for u in units] == [("Setup",)] * len(units)
+    text = "\n".join(u.text for u in units)
+    assert "# a comment" in text and "# fenced" in text and "\\#" not in text
+
+
 def test_markdown_is_split_on_headings_and_stripped():
     title, units = markdown_units(
         "---\ntitle: Notes\n---\n# Top\n\nIntro **bold** and `code`.\n\n## Sub\n\n"

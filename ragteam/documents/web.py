@@ -1,7 +1,10 @@
 """Web pages: trafilatura keeps a page's main content (tables kept) as Markdown, which the
 Markdown reader then splits on headings; `html=whole` keeps every text of the page instead
 (lxml), for documentation sites where boilerplate removal would drop content. A page whose
-main content comes out nearly empty falls back to the whole page, with a note."""
+main content comes out nearly empty, or without most of the page's own headings (DocBook
+wraps each in nested `div`s, which trafilatura drops), is read whole, with a note: the
+headings are what citations name. Only the page's own `h1`-`h6` are headings: a `#` line
+of the extracted text (a shell comment in a `<pre>`) stays text."""
 
 from __future__ import annotations
 
@@ -13,6 +16,9 @@ from ragteam.documents.base import ConversionFailed, Converted, ConvertSettings,
 from ragteam.documents.text import markdown_units
 
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
+_HEADING_LINE = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ #\t]*$")
+HEADINGS_KEPT = 0.5  # share of the page's headings the main content must keep
+_LEVELS = ("h1", "h2", "h3", "h4", "h5", "h6")
 MAX_MAIN_BYTES = 8 * 1024 * 1024  # larger pages are read whole: main-content search is slow
 _SKIP = {"script", "style", "noscript", "template", "svg", "head"}
 _INLINE = {
@@ -90,13 +96,19 @@ def whole_page(html: str) -> tuple[str, list[Unit]]:
 
 
 def _walk(element: Any, lines: list[str]) -> None:
-    """Headings as `#` lines, table rows as `cell | cell`, every other element holding no
-    block-level child as one paragraph; text between blocks is kept too."""
+    """Headings as `#` lines, table rows as `cell | cell`, `<pre>` as fenced code, every other
+    element holding no block-level child as one paragraph; text between blocks is kept too."""
     tag = element.tag if isinstance(element.tag, str) else ""
     if tag in _SKIP or not tag:
         return
     if len(tag) == 2 and tag[0] == "h" and tag[1].isdigit():
         _add(lines, element.text_content(), "#" * int(tag[1]) + " ")
+        return
+    if tag == "pre":  # code keeps its lines (and a `#` comment line stays text)
+        code = element.text_content().strip("\n")
+        if code.strip():
+            fence = "`" * max(3, 1 + max((len(r) for r in re.findall(r"`+", code)), default=0))
+            lines.append(f"{fence}\n{code}\n{fence}")
         return
     if tag == "tr":
         cells = [" ".join(c.text_content().split()) for c in element if c.tag in ("td", "th")]
@@ -118,13 +130,14 @@ def _walk(element: Any, lines: list[str]) -> None:
 
 def _add(lines: list[str], text: str, prefix: str = "") -> None:
     words = " ".join(text.split())
-    if words:
-        lines.append(prefix + (words.lstrip("#") if not prefix else words))
+    if words:  # text that Markdown would read as a heading is escaped: it stays text
+        lines.append(prefix + words if prefix or not words.startswith("#") else "\\" + words)
 
 
 class HtmlConverter:
     name: ClassVar[str] = "html"
-    version: ClassVar[str] = "2"  # 2: pages nested deeper than 255 levels read whole
+    # 2: pages nested deeper than 255 levels read whole; 3: a page's own headings kept
+    version: ClassVar[str] = "3"
     suffixes: ClassVar[tuple[str, ...]] = (".html", ".htm", ".xhtml")
     max_mb: ClassVar[int] = 50  # larger files are skipped, never read
 
@@ -156,5 +169,45 @@ class HtmlConverter:
         if not extracted or len(extracted) < 0.1 * whole_chars:
             note = "main content not found: the whole page was read (`--html whole` says so)"
             return Converted(title, whole, [note] if whole else [])
+        own = page_headings(html)
+        extracted, kept = own_headings(extracted, own)
+        if len(own) >= 3 and kept < HEADINGS_KEPT * len(own):
+            note = (
+                f"main-content extraction kept {kept} of the page's {len(own)} headings: "
+                "the whole page was read, so that citations name their sections"
+            )
+            return Converted(title, whole, [note])
         main_title, units = markdown_units(extracted)
         return Converted(title or main_title, units)
+
+
+def page_headings(html: str) -> set[str]:
+    """The words of each of the page's own headings (`h1`-`h6`), spaces collapsed."""
+    tree = _tree(html)
+    if isinstance(tree, str):
+        return set()
+    return {_plain(h.text_content()) for h in tree.iter(*_LEVELS)} - {""}
+
+
+def _plain(text: str) -> str:
+    """A heading's words, compared without Markdown's marks and escapes."""
+    return " ".join(re.sub(r"[*_`\\]", "", text).split())
+
+
+def own_headings(markdown: str, own: set[str]) -> tuple[str, int]:
+    """`markdown` with every heading line that is not one of the page's own headings escaped
+    (it is text: a comment line of a code block; fenced code is left as it is), and how many
+    of the page's headings it keeps."""
+    kept: set[str] = set()
+    lines, fenced = [], False
+    for line in markdown.split("\n"):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced and (match := _HEADING_LINE.match(line)):
+            words = _plain(match.group(2))
+            if words in own:
+                kept.add(words)
+            else:
+                line = "\\" + line
+        lines.append(line)
+    return "\n".join(lines), len(kept)
