@@ -62,6 +62,24 @@ def test_odd_input_reads_without_crashing(reader):
     assert reader.read("Who?", _passages("   ")).best is None
 
 
+def test_a_line_break_is_read_as_the_mark_when_the_weights_declare_it(reader):
+    import copy
+
+    from ragteam.reader.model import LINE_MARK
+
+    table = "Setting | Default\nMaxWidgets | 64\nIdleTimeout | 300"
+    for mark, expected in ((LINE_MARK, [(17, 18), (33, 34)]), ("", [])):
+        net = copy.copy(reader.net)  # the same tokenizer and encoder, another declared mark
+        net.line_mark = mark
+        windows = net.windows("What is the default of IdleTimeout?", [table])
+        tokens = net.tokenizer.convert_ids_to_tokens(windows.inputs["input_ids"][0].tolist())
+        at = [o for o, t in zip(windows.offsets[0], tokens, strict=True) if t == LINE_MARK]
+        # offsets stay those of the text as it is: each mark stands where its line break stands
+        assert at == expected and all(table[a:b] == "\n" for a, b in at)
+    best = reader.read("What is the default of IdleTimeout?", _passages(table)).best
+    assert best is not None and table[best.start : best.end] == best.text
+
+
 def _copy(tmp_path, name="r.safetensors"):
     target = tmp_path / name
     shutil.copy(default_weights(), target)
@@ -181,6 +199,7 @@ def _training_folder(folder):
 
 
 def test_train_reader_checkpoints_resumes_and_calibrates(tmp_path):
+    from ragteam.reader.model import LINE_MARK
     from ragteam.training.reader import train_reader
     from ragteam.training.settings import ReaderSettings
 
@@ -199,6 +218,7 @@ def test_train_reader_checkpoints_resumes_and_calibrates(tmp_path):
     assert any("resumed at step" in line for line in again) and second["step"] == first["step"]
     loaded = load_reader(out)
     assert 0.0 <= loaded.calibration.abstain <= 1.0 + 1e-5
+    assert loaded.meta["line_mark"] == LINE_MARK == loaded.net.line_mark  # declared by the file
     record = json.loads(out.with_suffix(".json").read_text())
     assert record["groups"]["train"] > 0 and "hotpotqa-train/span" in record["sources"]
     changed = ReaderSettings(

@@ -114,3 +114,61 @@ def test_held_documents_are_whole_files(tmp_path):
     held_files = {g.qid.split("/")[0] for g in built.held}
     assert train_files and held_files and not train_files & held_files
     assert all(held_out(tag, 0.5) for tag in held_files)
+
+
+def _printed_copy(path):
+    """A PDF of PAGE as a browser prints it (written by reportlab): headings, paragraphs, the
+    table's rows as lines, the long 'meaning' cells wrapped onto a second line."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    lines = [
+        "Frobnicator manual",
+        "The frobnicator reads its settings at start. Every setting below may be changed in the",
+        "configuration file, and the service must be restarted after a change.",
+        "Settings",
+        "Setting Default Meaning",
+        "MaxWidgets 64 the largest number of widgets kept in",
+        "memory at once",
+        "IdleTimeout 300 seconds a quiet connection waits before it",
+        "is closed",
+        "LogTarget syslog where the daemon writes its messages while",
+        "it runs",
+    ]
+    for i in range(12):
+        lines += [
+            f"Topic {i}",
+            f"Paragraph {i} talks about unrelated matters such as gardening, weather in spring",
+            f"and the colour of boats on the river number {i}.",
+        ]
+    pdf = canvas.Canvas(str(path), pagesize=A4)
+    for n, line in enumerate(lines):
+        if n and n % 12 == 0:
+            pdf.showPage()
+        pdf.drawString(60, 780 - 20 * (n % 12), line)
+    pdf.save()
+    return path
+
+
+def test_table_questions_are_also_read_over_the_printed_copy(tmp_path):
+    folder = _folder(tmp_path)
+    _printed_copy(folder / "manual.html.pdf")
+    groups = list(document_groups(folder, 20, 0, random.Random(3), pdfs=True))
+    printed = [g for g in groups if g.source == "doc-table-pdf" and g.label == "span"]
+    assert printed
+    tags = {g.qid.split("/")[0] for g in groups}
+    assert len(tags) == 1  # the copy is held out with its file, never read as a file itself
+    wrapped = "seconds a quiet connection waits before it is closed"
+    for g in printed:
+        assert g.qid.endswith("p")
+        marked = [(t, s) for t, s in zip(g.texts, g.spans, strict=True) if s]
+        assert len(marked) == 1
+        text, where = marked[0]
+        assert all(text[a:b].lower() == g.answers[0].lower() for a, b in where)
+    # the row whose key (its long cell) runs over two of the PDF's lines is found
+    (kept,) = [g for g in printed if wrapped in g.question]
+    assert kept.answers == ("IdleTimeout",)
+    gold = [t for t, s in zip(kept.texts, kept.spans, strict=True) if s]
+    assert any("before it\nis closed" in t for t in gold)
+    without = list(document_groups(folder, 20, 0, random.Random(3)))
+    assert not any(g.source == "doc-table-pdf" for g in without)

@@ -22,6 +22,10 @@ QUESTION_TOKENS = 64  # a longer question keeps its first 64 tokens (the rest ra
 WINDOW = 256  # tokens of one window: [CLS] question [SEP] passage part [SEP]
 STRIDE = 96  # tokens two windows of one passage share, so no answer is cut in two
 MAX_SPAN = 30  # tokens of an answer span at most
+# The tokenizer reads a line break as a space, so a table's rows (and a PDF's lines) run into
+# each other. Weights trained with line marks read each "\n" as this character (one for one:
+# character offsets stay as they are); their file declares it (`line_mark` in its metadata).
+LINE_MARK = "\u00b6"
 
 
 @dataclass(frozen=True)
@@ -39,7 +43,7 @@ class Windows:
 class SpanNet:
     """MiniLM and the two heads (a torch module pair; built lazily: torch is slow to import)."""
 
-    def __init__(self, threads: int | None = None) -> None:
+    def __init__(self, threads: int | None = None, line_mark: str = "") -> None:
         import torch
 
         from ragteam.cross_encoder import installed_minilm
@@ -50,6 +54,7 @@ class SpanNet:
         hidden = self.encoder.config.hidden_size
         self.span = torch.nn.Linear(hidden, 2)
         self.extra = torch.nn.Linear(hidden, len(EXTRAS))
+        self.line_mark = line_mark  # what a line break is read as ("": a space, as tokenized)
 
     def windows(self, question: str, texts: list[str]) -> Windows:
         """Every passage in `texts` cut into windows read with `question` (strided: nothing
@@ -58,7 +63,7 @@ class SpanNet:
         asked = self.tokenizer.decode(q_ids) if q_ids else "?"
         encoded = self.tokenizer(
             [asked] * len(texts),
-            [t if t.strip() else "." for t in texts],
+            [self._marked(t) if t.strip() else "." for t in texts],
             truncation="only_second",
             max_length=WINDOW,
             stride=STRIDE,
@@ -75,6 +80,9 @@ class SpanNet:
             for row, ctx in zip(offsets, context, strict=True)
         ]
         return Windows(dict(encoded), passage, offsets, context)
+
+    def _marked(self, text: str) -> str:
+        return text.replace("\n", self.line_mark) if self.line_mark else text
 
     def logits(self, windows: Windows) -> tuple[Any, Any, Any]:
         """Start and end logits (windows x tokens; non-passage tokens at -1e4) and the extras

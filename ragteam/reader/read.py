@@ -198,7 +198,7 @@ def load_net(path: Path, threads: int | None = None) -> tuple[SpanNet, dict[str,
     """The network with the weights file at `path`, its metadata and digest (no calibration:
     what `ragteam train reader` calibrates)."""
     tensors, meta = read_weights(path, WEIGHTS)
-    net = SpanNet(threads)
+    net = SpanNet(threads, meta.get("line_mark", ""))
     try:
         net.load_changed(tensors)
     except ValueError as exc:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ragteam.errors import InputError
-from ragteam.reader.model import EXTRAS, SpanNet, Windows, group_log_parts
+from ragteam.reader.model import EXTRAS, LINE_MARK, SpanNet, Windows, group_log_parts
 from ragteam.training.reader_data import Group
 from ragteam.training.settings import ReaderSettings
 
@@ -102,7 +102,8 @@ def save_weights(net: SpanNet, out: Path, metadata: dict[str, str]) -> None:
 
     tensors = {k: v.detach().to(torch.float16).contiguous() for k, v in net.changed_state().items()}
     tmp = out.with_name(out.name + ".tmp")
-    save_file(tensors, str(tmp), metadata={"format": FORMAT, **metadata})
+    marks = {"line_mark": net.line_mark} if net.line_mark else {}
+    save_file(tensors, str(tmp), metadata={"format": FORMAT, **marks, **metadata})
     os.replace(tmp, out)
 
 
@@ -126,7 +127,9 @@ def train_reader(
         )
     if documents is not None and not documents.is_dir():
         raise InputError(f"{documents} is not a folder: pass a folder of documents")
-    wanted = Wanted(settings.clozes, documents, settings.doc_tables, settings.doc_clozes)
+    wanted = Wanted(
+        settings.clozes, documents, settings.doc_tables, settings.doc_clozes, settings.doc_pdfs
+    )
     built = build(data, wanted, settings.held_share, settings.seed)
     report(f"{len(built.train)} training groups, {len(built.held)} held")
     state = _train(built.train, built.held, out, settings, report, start)
@@ -209,7 +212,7 @@ def _trainable(settings: ReaderSettings, total: int) -> tuple[SpanNet, Any, Any]
     import torch
 
     torch.manual_seed(settings.seed)
-    net = SpanNet(settings.threads or None)
+    net = SpanNet(settings.threads or None, LINE_MARK if settings.line_marks else "")
     net.train()
     for name, p in net.encoder.named_parameters():
         p.requires_grad = not name.startswith("embeddings.")

@@ -21,6 +21,7 @@ class Wanted:
     documents: Path | None = None
     doc_tables: int = 0
     doc_clozes: int = 0
+    doc_pdfs: bool = False  # table questions also over a file's printed copy (NAME.html.pdf)
 
 
 def build(train_dir: Path, wanted: Wanted, held: float = 0.1, seed: int = 13) -> Built:
@@ -34,7 +35,9 @@ def build(train_dir: Path, wanted: Wanted, held: float = 0.1, seed: int = 13) ->
     if wanted.clozes:
         groups += clozes(train_dir / "train_corpus.jsonl", wanted.clozes, rng)
     if wanted.documents is not None:
-        groups += document_groups(wanted.documents, wanted.doc_tables, wanted.doc_clozes, rng)
+        groups += document_groups(
+            wanted.documents, wanted.doc_tables, wanted.doc_clozes, rng, wanted.doc_pdfs
+        )
     built = Built()
     for g in groups:
         root = g.qid.split("/")[0]

@@ -7,6 +7,9 @@ as ragteam reads them: each file converted by its converter and cut into passage
   <cell>?" the row's key; in a two-column attribute table ("Default: | ..."), "What is the
   <attribute> of <the heading above it>?". A question is kept when one of the file's passages
   holds both its key and its answer; that passage is the gold one.
+- The same table questions over the file printed to PDF (a sibling NAME.html.pdf, made by
+  `bench/print_pdfs.py`), when asked: the rows as a PDF's lines give them, a long cell wrapped
+  over several lines.
 - Cloze questions from the passages' sentences (training/reader_data.cloze).
 Distractors are other passages of the same file: the two that share most words with the
 question, and two at random (hard and easy negatives). Every question also yields a group over
@@ -26,6 +29,8 @@ from ragteam.text import sentences
 from ragteam.training.reader_data import Group, cloze, occurrences
 
 MAX_PER_TABLE = 6  # questions from one table, so that no table dominates
+HTML = (".html", ".htm", ".xhtml")
+WRAPPED = 3  # lines a table row's key may be wrapped over (a printed PDF's long cell)
 _WORD = re.compile(r"\w+")
 
 
@@ -155,9 +160,24 @@ def _marks(text: str, asked: Asked) -> tuple[tuple[int, int], ...]:
         return ()
     if asked.unique:
         return tuple(found)
-    lines = [m.span() for m in re.finditer(r"[^\n]+", text)]
-    keyed = [(a, b) for a, b in lines if _holds(text[a:b], asked.key)]
+    keyed = _keyed_lines(text, asked.key)
     return tuple(s for s in found if any(a <= s[0] and s[1] <= b for a, b in keyed))
+
+
+def _keyed_lines(text: str, key: str) -> list[tuple[int, int]]:
+    """The (start, end) of each line holding `key`; where no line does, each run of up to
+    WRAPPED lines that does (a key wrapped over lines), the shortest run from each line."""
+    lines = [m.span() for m in re.finditer(r"[^\n]+", text)]
+    keyed = [(a, b) for a, b in lines if _holds(text[a:b], key)]
+    if keyed:
+        return keyed
+    runs = []
+    for i, (a, _) in enumerate(lines):
+        for last in lines[i + 1 : i + WRAPPED]:
+            if _holds(text[a : last[1]], key):
+                runs.append((a, last[1]))
+                break
+    return runs
 
 
 def file_passages(path: Path, budget: int = 128, overlap: int = 24) -> list[str]:
@@ -175,15 +195,18 @@ def file_passages(path: Path, budget: int = 128, overlap: int = 24) -> list[str]
     return [p.text for p in chunk(converted.units, min(budget, limit), count, overlap)]
 
 
-def document_groups(folder: Path, tables: int, clozes: int, rng: random.Random) -> Iterator[Group]:
+def document_groups(
+    folder: Path, tables: int, clozes: int, rng: random.Random, pdfs: bool = False
+) -> Iterator[Group]:
     """At most `tables` table questions and `clozes` cloze questions (each with its no-answer
-    group) from the files under `folder`, in a seeded order of the files."""
+    group) from the files under `folder`, in a seeded order of the files; with `pdfs`, at most
+    `tables` more over the files' printed copies."""
     import lxml.html
 
-    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and not _is_printed(p))
     rng.shuffle(files)
-    made = {"doc-table": 0, "doc-cloze": 0}
-    wanted = {"doc-table": tables, "doc-cloze": clozes}
+    made = {"doc-table": 0, "doc-cloze": 0, "doc-table-pdf": 0}
+    wanted = {"doc-table": tables, "doc-cloze": clozes, "doc-table-pdf": tables if pdfs else 0}
     for path in files:
         if all(made[k] >= wanted[k] for k in made):
             return
@@ -195,7 +218,7 @@ def document_groups(folder: Path, tables: int, clozes: int, rng: random.Random) 
             continue
         tag = hashlib.sha256(str(path.relative_to(folder)).encode()).hexdigest()[:12]
         asked: list[tuple[str, Asked]] = []
-        if path.suffix.lower() in (".html", ".htm", ".xhtml") and made["doc-table"] < tables:
+        if path.suffix.lower() in HTML and made["doc-table"] < tables:
             root = lxml.html.parse(str(path)).getroot()
             for table in root.iter("table") if root is not None else ():
                 asked += [("doc-table", a) for a in table_questions(table, rng)]
@@ -205,9 +228,30 @@ def document_groups(folder: Path, tables: int, clozes: int, rng: random.Random) 
             made_cloze = cloze(text[a:b], rng) if prose(text[a:b]) else None
             if made_cloze:
                 asked.append(("doc-cloze", Asked(made_cloze[0], made_cloze[1], text[a:b])))
+        tabled = any(source == "doc-table" for source, _ in asked)
+        printed = _printed(path) if tabled and wanted["doc-table-pdf"] else []
         for n, (source, one) in enumerate(asked):
-            if made[source] >= wanted[source]:
-                continue
-            groups = list(_grouped(f"{tag}/{n}", one, passages, rng, source))
-            made[source] += bool(groups)
-            yield from groups
+            if made[source] < wanted[source]:
+                groups = list(_grouped(f"{tag}/{n}", one, passages, rng, source))
+                made[source] += bool(groups)
+                yield from groups
+            if source == "doc-table" and printed and made["doc-table-pdf"] < tables:
+                # the same file's tag: validation holds out a file and its printed copy
+                groups = list(_grouped(f"{tag}/{n}p", one, printed, rng, "doc-table-pdf"))
+                made["doc-table-pdf"] += bool(groups)
+                yield from groups
+
+
+def _is_printed(path: Path) -> bool:
+    return path.suffix.lower() == ".pdf" and path.with_suffix("").suffix.lower() in HTML
+
+
+def _printed(path: Path) -> list[str]:
+    """The passages of the file's printed copy (NAME.html.pdf), or none."""
+    copy = path.with_name(path.name + ".pdf")
+    if not copy.is_file():
+        return []
+    try:
+        return file_passages(copy)
+    except Exception:  # noqa: BLE001 - a copy the converter refuses gives no questions
+        return []

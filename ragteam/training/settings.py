@@ -45,6 +45,10 @@ class ReaderSettings:
     # questions made by rule from the documents of --documents (training/reader_documents.py)
     doc_tables: int = flag(1500, "table questions from --documents", min=0)
     doc_clozes: int = flag(600, "cloze questions from --documents", min=0)
+    # each table question also over the file printed to PDF (a sibling NAME.pdf, made by
+    # `bench/print_pdfs.py`): the same question, the rows as a PDF's lines give them
+    doc_pdfs: bool = flag(True, "also read the table questions over a file's printed PDF")
+    line_marks: bool = flag(True, "read line breaks as a mark (model.LINE_MARK), not spaces")
     seed: int = flag(13)
     threads: int = flag(0, "torch threads (0: default)", min=0)
     minutes: float = flag(0.0, "stop after this many minutes, resumable (0: no limit)", min=0)
