@@ -771,3 +771,45 @@ def test_copy_answer_puts_the_answer_its_marks_and_its_sources_on_the_clipboard(
             assert f"[{n}] " in pasted and chip.get_attribute("title").split(" · ")[1] in pasted
         context.close()
     assert errors == []
+
+
+def test_a_follow_up_on_the_page_is_asked_with_the_question_before_it(
+    browser, bm25_index_dir, shots
+):
+    """The page keeps a conversation per column: a follow-up shows the earlier turn above it
+    and reaches the team with the question it leans on (never the earlier reply's sources); a
+    question asked after "New conversation" stands alone."""
+    asked: list[str] = []
+
+    def reply(messages, params):
+        asked.append(messages[-1]["content"])
+        return "Emrik Tollan was born in Hevik. So the answer is: Hevik"
+
+    config = ServerConfig(indexes={"demo": bm25_index_dir})
+    errors: list[str] = []
+    with Serving(create_app(config, FakeModel(reply))) as url:
+        page = _page(browser, errors)
+        page.goto(url + "/")
+        _ask(page, QUESTION, "oner")
+        page.wait_for_selector(".column[data-strategy=oner] [data-testid=answer]")
+        assert page.is_visible("#new-conversation")
+        assert "1 earlier question" in page.locator("#conversation-hint").inner_text()
+        page.fill("#question", "And when was it built?")
+        page.keyboard.press("Enter")
+        page.wait_for_selector(".column[data-strategy=oner] [data-testid=earlier]")
+        page.wait_for_selector(".column[data-strategy=oner] [data-testid=answer]")
+        earlier = page.locator(".column[data-strategy=oner] [data-testid=earlier]").inner_text()
+        assert QUESTION in earlier and "Hevik" in earlier
+        assert f"And when was it built? (following: {QUESTION}" in asked[-1]
+        assert "Sources" not in asked[-1]
+        steps = page.locator(".column[data-strategy=oner] .steps").text_content()
+        assert "leans on the question before it" in steps
+        page.screenshot(path=str(shots / "follow-up.png"), full_page=True)
+        page.click("#new-conversation")
+        assert page.locator(".column").count() == 0 and page.is_hidden("#new-conversation")
+        page.fill("#question", "And when was it built?")
+        page.keyboard.press("Enter")
+        page.wait_for_selector(".column[data-strategy=oner] [data-testid=answer]")
+        assert "following" not in asked[-1]
+        assert page.locator("[data-testid=earlier]").count() == 0
+    assert errors == []

@@ -64,6 +64,25 @@ def test_answer_returns_what_ask_json_trace_prints(bm25_index_dir):
     assert data["citations"] and data["cost"]["llm_calls"] == 1
 
 
+def test_a_page_follow_up_is_searched_with_the_earlier_question(bm25_index_dir):
+    web = client(bm25_index_dir)
+    earlier = [{"question": "Who built the Wrenhold Lighthouse?", "answer": "Emrik Tollan [1]"}]
+    ask = {"index": "demo", "strategy": "oner", "earlier": earlier}
+    data = web.post("/v1/answer", json={**ask, "question": "And where was he born?"}).json()
+    earlier_words = "Who built the Wrenhold Lighthouse? Emrik Tollan"
+    standalone = f"And where was he born? (following: {earlier_words})"
+    assert data["question"] == standalone
+    searched = [s for s in data["trace"]["steps"] if s["kind"] == "retrieve"]
+    assert "Wrenhold Lighthouse" in searched[0]["input"]["query"]
+    (said,) = [s for s in data["trace"]["steps"] if s["meta"].get("event") == "follow_up"]
+    assert standalone in said["output"]
+    alone = web.post("/v1/answer", json={**ask, "question": "Who wrote the Hevik saga?"}).json()
+    assert alone["question"] == "Who wrote the Hevik saga?"
+    assert not any(s["meta"].get("event") == "follow_up" for s in alone["trace"]["steps"])
+    too_many = {**ask, "question": "And then?", "earlier": earlier * 51}
+    assert web.post("/v1/answer", json=too_many).status_code == 422
+
+
 def test_the_stream_sends_each_step_then_the_answer(bm25_index_dir):
     with client(bm25_index_dir).stream(
         "POST",

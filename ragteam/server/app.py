@@ -47,6 +47,13 @@ log = logging.getLogger("ragteam.server")
 STATIC = resources.files("ragteam.server").joinpath("static")
 
 
+class Turn(BaseModel):
+    """One earlier turn of the page's conversation: what was asked, and the answer it got."""
+
+    question: str = Field(min_length=1, max_length=20_000)
+    answer: str = Field(default="", max_length=20_000)
+
+
 class AnswerRequest(BaseModel):
     question: str = Field(min_length=1)
     index: str | None = None
@@ -56,6 +63,8 @@ class AnswerRequest(BaseModel):
     claim: bool = False
     support: SupportName = DEFAULT_SUPPORT_LAYER
     abstain: bool = False  # "not found in your documents" when no passage supports the answer
+    # the conversation so far, oldest first: a follow-up that leans on it is made to stand alone
+    earlier: list[Turn] = Field(default_factory=list, max_length=50)
 
 
 class FeedbackRequest(BaseModel):

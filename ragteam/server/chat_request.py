@@ -4,13 +4,13 @@ of the conversation, and OpenAI's error shape."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from ragteam.server.followup import standalone
 from ragteam.support.layers import layer_names
 from ragteam.types import DEFAULT_SUPPORT_LAYER
 
@@ -72,21 +72,10 @@ def _text(message: dict[str, Any]) -> str:
     return ""
 
 
-# a message that leans on the one before: it opens with a connective or names its subject by a
-# pronoun ("And where do these come from?", "What about its default?")
-_LEANS = re.compile(
-    r"^\s*(and|but|also|so|then|what about|how about)\b"
-    r"|\b(it|its|they|them|their|these|those|this|that|he|she|him|her|his|there)\b",
-    re.IGNORECASE,
-)
-
-
 @dataclass(frozen=True)
 class Conversation:
     """What a chat request asks, read once. `question` is what the team answers and searches
-    for: the last user message, standing alone; when it leans on an earlier question, that
-    question (never a whole earlier reply, whose sources and warnings would become search words)
-    is carried after it with the answer it got (the reply's first paragraph, without markers);
+    for: the last user message, made to stand alone (`ragteam.server.followup`);
     `instructions`: the system and developer messages."""
 
     question: str
@@ -94,12 +83,6 @@ class Conversation:
     follows: str = ""
     instructions: str = ""
     earlier_turns: int = 0
-
-
-def _answer_only(reply: str) -> str:
-    """A reply's answer: its first paragraph, without `[n]` markers, at most 300 characters."""
-    first = reply.strip().split("\n\n", 1)[0]
-    return " ".join(re.sub(r"\[\d+\]", "", first).split())[:300]
 
 
 def conversation_of(messages: list[dict[str, Any]], limit: int) -> Conversation:
@@ -117,17 +100,7 @@ def conversation_of(messages: list[dict[str, Any]], limit: int) -> Conversation:
         _text(m).strip() for m in messages if m.get("role") in ("system", "developer")
     ).strip()
     earlier = [(m["role"], _text(m)) for m in turns[:-1]]
-    follows = ""
-    if _LEANS.search(asked):
-        for n in range(len(earlier) - 1, -1, -1):
-            role, text = earlier[n]
-            if role == "user" and text.strip() and not _LEANS.search(text):
-                said = [_answer_only(t) for r, t in earlier[n + 1 :] if r == "assistant"]
-                follows = " ".join([" ".join(text.split()), *said[-1:]]).strip()
-                break
-    question = f"{asked} (following: {follows})" if follows else asked
-    if len(question) > limit:  # the earlier question gives way first
-        question, follows = asked, ""
+    question, follows = standalone(asked, earlier, limit)
     return Conversation(question, asked, follows, instructions, len(turns) - 1)
 
 

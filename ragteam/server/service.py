@@ -18,6 +18,7 @@ from ragteam.llm.base import ChatModel
 from ragteam.retrieval.index import Index, load_index, read_manifest
 from ragteam.retrieval.manifest import Manifest
 from ragteam.server.config import ServerConfig
+from ragteam.server.followup import standalone
 from ragteam.server.limits import Closing, Gate
 from ragteam.strategies import client_options
 from ragteam.strategies.base import QUESTION_SHARE
@@ -54,6 +55,17 @@ class Asked:
     claim: bool = False
     support: str = DEFAULT_SUPPORT_LAYER  # a name in ragteam.support.layers.layer_names()
     abstain: bool = False
+    # the conversation before it, oldest first: (question, the answer it got) per turn
+    earlier: list[tuple[str, str]] = field(default_factory=list)
+
+
+def earlier_turns(request: Any) -> list[tuple[str, str]]:
+    """A request's earlier turns as (role, text), oldest first (none for a request without)."""
+    turns: list[tuple[str, str]] = []
+    for turn in getattr(request, "earlier", None) or ():
+        question, said = (turn.question, turn.answer) if hasattr(turn, "question") else turn
+        turns += [("user", question), ("assistant", said)]
+    return turns
 
 
 class Service:
@@ -191,6 +203,9 @@ class Service:
         """Answer one request (an AnswerRequest) in the calling thread; at shutdown it stops at
         its next step (the process would otherwise wait for it to finish before exiting)."""
         options = self.check(request)
+        question, follows = standalone(
+            request.question, earlier_turns(request), self.config.max_question_chars
+        )
 
         def stepped(step: Step) -> None:
             if self.closing.is_set():
@@ -198,8 +213,8 @@ class Service:
             if on_step is not None:
                 on_step(step)
 
-        return answer(
-            request.question,
+        result = answer(
+            question,
             index=self.index(request.index),
             strategy=request.strategy,
             model=self.model(),
@@ -210,6 +225,14 @@ class Service:
             support=support_settings(request.support, request.abstain),
             on_writing=on_writing,
         )
+        if follows and result.trace is not None:
+            result.trace.note(
+                "follow-up",
+                f'"{" ".join(request.question.split())}" leans on the question before it: '
+                f'searched and answered as "{question}" (earlier replies are not searched)',
+                event="follow_up",
+            )
+        return result
 
     def _options(self, strategy: str, given: dict[str, Any]) -> dict[str, Any]:
         """The request's options, allow-listed: a client never names a server file (the

@@ -289,7 +289,7 @@ function countSteps(column) {
   column.querySelector(".how summary").textContent = "how it was found · " + plural(n, "step");
 }
 
-async function runColumn(strategy, question, index, column, signal, record) {
+async function runColumn(strategy, question, index, column, signal, record, earlier) {
   const steps = column.querySelector(".steps");
   const slot = column.querySelector(".answer-slot");
   const stop = clock(column);
@@ -297,7 +297,8 @@ async function runColumn(strategy, question, index, column, signal, record) {
   const facts = record.facts;
   try {
     const response = await fetch("/v1/answer/stream", { method: "POST", headers: headers(true), signal,
-      body: JSON.stringify({ question, index: index || null, strategy, abstain: $("abstain").checked }) });
+      body: JSON.stringify({ question, index: index || null, strategy, abstain: $("abstain").checked,
+        earlier: earlier.slice(-TURNS_SENT) }) });
     if (!response.ok) {
       const body = await response.json();
       throw new Error(body.detail || body.error);
@@ -397,6 +398,8 @@ function showStored() {
   if (!entry) { $("ask-status").textContent = "that question is not in this browser's history"; return; }
   $("question").value = entry.question;
   countQuestion();
+  conversation = null;  // an entry from history starts no conversation: Ask asks it anew
+  showConversation();
   // what the entry used, so that Ask asks the same again
   if ([...$("index").options].some((o) => o.value === (entry.index || ""))) $("index").value = entry.index || "";
   const used = new Set(entry.columns.map((c) => c.strategy));
@@ -447,6 +450,38 @@ function downloadTrace(result, record) {
 }
 
 let running = null; // the AbortController of the question being answered
+// the conversation the next question follows: its index, its strategies, and per strategy the
+// turns so far ({question, answer}); null when the next question starts a new one
+let conversation = null;
+const TURNS_SENT = 10; // earlier turns sent with a follow-up (the rule reads the latest)
+
+function sameTeams(chosen, index) {
+  return conversation && conversation.index === index && conversation.strategies.join() === chosen.join();
+}
+
+function showConversation() {
+  const turns = conversation ? Math.max(0, ...Object.values(conversation.turns).map((t) => t.length)) : 0;
+  $("new-conversation").hidden = !turns;
+  $("conversation-hint").textContent = turns
+    ? "a follow-up continues this conversation (" + plural(turns, "earlier question") + "): a question that leans on the one before is searched with it"
+    : "";
+}
+
+function newConversation() {
+  conversation = null;
+  $("columns").replaceChildren();
+  $("answers-nav").hidden = true;
+  showConversation();
+  $("question").focus();
+}
+
+// the turns a column answered before, above its new question
+function earlierTurns(turns) {
+  if (!turns.length) return [];
+  return [el("ol", { class: "earlier", "data-testid": "earlier", "aria-label": "earlier in this conversation" },
+    ...turns.map((t) => el("li", {}, el("div", { class: "asked" }, t.question),
+      el("div", { class: "said meta" }, t.answer.length > 240 ? t.answer.slice(0, 240) + "…" : t.answer))))];
+}
 
 function setRunning(controller) {
   running = controller;
@@ -503,8 +538,14 @@ async function ask(event) {
   const controller = new AbortController();
   setRunning(controller);  // focus stays where it is: a second Enter never stops the question
   $("ask-status").textContent = "the teams are working… (Esc or the Stop button stops them)";
-  const columns = chosen.map((name) => el("div", { class: "column", "data-strategy": name, id: "col-" + name },
+  if (!sameTeams(chosen, index)) {  // another index or other teams: a new conversation
+    conversation = { index, strategies: chosen, turns: Object.fromEntries(chosen.map((n) => [n, []])) };
+  }
+  const turns = chosen.map((name) => conversation.turns[name].slice());
+  const columns = chosen.map((name, i) => el("div", { class: "column", "data-strategy": name, id: "col-" + name },
     el("h2", {}, name, " ", el("span", { class: "elapsed meta" }, "queued: starts when a column before it is done")),
+    ...earlierTurns(turns[i]),
+    el("div", { class: "now-asked" }, question),
     ...columnParts()));
   $("columns").replaceChildren(...columns);
   // on a phone the columns stack: a summary at the top jumps to each one
@@ -525,7 +566,11 @@ async function ask(event) {
         columns[i].querySelector(".elapsed").textContent = "not run (stopped)";
         continue;
       }
-      outcomes[i] = await runColumn(chosen[i], question, index, columns[i], controller.signal, records[i]);
+      outcomes[i] = await runColumn(chosen[i], question, index, columns[i], controller.signal, records[i], turns[i]);
+      if (records[i].answer && records[i].answer.answer) {
+        conversation.turns[chosen[i]].push({ question, answer: records[i].answer.answer });
+        showConversation();
+      }
       const answered = records[i].answer ? records[i].answer.answer : outcomes[i];
       $("answers-nav").querySelector('[data-strategy="' + chosen[i] + '"]').textContent = chosen[i] + ": " + (answered || "no answer");
     }
@@ -652,6 +697,7 @@ function wire() {
   $("api-key").value = sessionStorage.getItem("ragteam-key") || "";
   $("api-key").addEventListener("change", () => { sessionStorage.setItem("ragteam-key", $("api-key").value); load(); });
   $("ask-form").addEventListener("submit", ask);
+  $("new-conversation").addEventListener("click", newConversation);
   $("stop-button").addEventListener("click", stopAsking);
   window.addEventListener("hashchange", showStored);
   showHistory();

@@ -1,0 +1,47 @@
+"""A follow-up question made to stand alone, for search and for the team: the page's
+conversation turns and a chat's messages go through this one rule.
+
+A question leans on the one before when it opens with a connective or names its subject by a
+pronoun ("And where do these come from?", "What about its default?"). Then the latest earlier
+question that stands on its own is carried after it, with the answer it got (that reply's first
+paragraph without `[n]` markers): never a whole earlier reply, whose sources and warnings
+would become search words. A rule, not a model step: it is cheap, and it is what was measured
+(docs/benchmarks.md §31)."""
+
+from __future__ import annotations
+
+import re
+
+LEANS = re.compile(
+    r"^\s*(and|but|also|so|then|what about|how about)\b"
+    r"|\b(it|its|they|them|their|these|those|this|that|he|she|him|her|his|there)\b",
+    re.IGNORECASE,
+)
+ANSWER_CHARS = 300  # of an earlier answer carried with its question
+
+
+def answer_only(reply: str) -> str:
+    """A reply's answer: its first paragraph, without `[n]` markers, at most ANSWER_CHARS."""
+    first = reply.strip().split("\n\n", 1)[0]
+    return " ".join(re.sub(r"\[\d+\]", "", first).split())[:ANSWER_CHARS]
+
+
+def standalone(asked: str, earlier: list[tuple[str, str]], limit: int) -> tuple[str, str]:
+    """(the question to answer, what it follows: "" when it stands alone). `earlier` holds the
+    conversation's turns before it, oldest first, as (role, text) with role "user" or
+    "assistant"; a question longer than `limit` with what it follows stands alone (a question
+    that stands alone comes back as it was given)."""
+    follows = ""
+    if LEANS.search(asked):
+        for n in range(len(earlier) - 1, -1, -1):
+            role, text = earlier[n]
+            if role == "user" and text.strip() and not LEANS.search(text):
+                said = [answer_only(t) for r, t in earlier[n + 1 :] if r == "assistant"]
+                follows = " ".join([" ".join(text.split()), *said[-1:]]).strip()
+                break
+    if not follows:
+        return asked, ""
+    question = f"{' '.join(asked.split())} (following: {follows})"
+    if len(question) > limit:  # the earlier question gives way first
+        return asked, ""
+    return question, follows
