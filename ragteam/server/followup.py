@@ -5,8 +5,8 @@ A question leans on the one before when it opens with a connective or names its 
 pronoun ("And where do these come from?", "What about its default?"). Then the latest earlier
 question that stands on its own is carried after it, with the answer it got (that reply's first
 paragraph without `[n]` markers): never a whole earlier reply, whose sources and warnings
-would become search words. A rule, not a model step: it is cheap, and it is what was measured
-(docs/benchmarks.md §31)."""
+would become search words. A rule, not a model step: it is cheap and predictable (a model step
+has not been measured against it)."""
 
 from __future__ import annotations
 
