@@ -813,3 +813,36 @@ def test_a_follow_up_on_the_page_is_asked_with_the_question_before_it(
         assert "following" not in asked[-1]
         assert page.locator("[data-testid=earlier]").count() == 0
     assert errors == []
+
+
+def test_a_cited_passage_opens_with_its_evidence_marked_among_its_neighbours(
+    browser, tmp_path, shots
+):
+    """`read` over a synced folder of real documents: the citation opens the passage with the
+    reader's sentence marked and the words it found marked more strongly (the answer's
+    evidence offsets), between the passages before and after it in the same file."""
+    from docfiles import make_folder
+
+    from ragteam.retrieval import sync_folder
+    from ragteam.retrieval.index import IndexSettings
+
+    folder = make_folder(tmp_path / "docs")
+    sync_folder(folder, tmp_path / "ix", index=IndexSettings(retriever="bm25"))
+    config = ServerConfig(indexes={"docs": tmp_path / "ix"})
+    errors: list[str] = []
+    with Serving(create_app(config, FakeModel(lambda m, p: "unused"))) as url:
+        page = _page(browser, errors)
+        page.goto(url + "/")
+        _ask(page, "Who is the harbour master, appointed in 1902?", "read")
+        page.wait_for_selector(".column[data-strategy=read] [data-testid=answer]", timeout=90_000)
+        page.locator(".column[data-strategy=read] [data-testid=citations] .cite").first.click()
+        dialog = page.locator("#passage-dialog")
+        dialog.wait_for(state="visible")
+        sentence = dialog.locator("[data-testid=evidence-sentence]")
+        assert sentence.inner_text() == "The harbour master is Jonas Quell, appointed in 1902."
+        assert dialog.locator("[data-testid=evidence-span]").inner_text() == "Jonas Quell"
+        # the report's pages 2 and 4 stand around page 3, each in its own box
+        assert "four million crowns" in dialog.locator("#passage-before").inner_text()
+        assert "Tide tables" in dialog.locator("#passage-after").inner_text()
+        page.screenshot(path=str(shots / "evidence-in-context.png"))
+    assert errors == []

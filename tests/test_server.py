@@ -159,6 +159,25 @@ def test_read_endpoints(bm25_index_dir, tmp_path):
     assert api.get("/static/app.js").status_code == 200
 
 
+def test_a_passage_comes_with_its_neighbours_in_its_own_file(tmp_path):
+    from docfiles import make_folder
+
+    from ragteam.retrieval import sync_folder
+    from ragteam.retrieval.index import IndexSettings
+
+    folder = make_folder(tmp_path / "docs")
+    sync_folder(folder, tmp_path / "ix", index=IndexSettings(retriever="bm25"))
+    api = TestClient(create_app(ServerConfig(indexes={"docs": tmp_path / "ix"}), FakeModel(["x"])))
+    staff = api.get("/v1/passages/docs/report.pdf%232?around=1").json()
+    assert "Jonas Quell" in staff["text"]
+    assert [p["locator"]["page"] for p in staff["before"]] == [2]
+    assert [p["locator"]["page"] for p in staff["after"]] == [4]
+    first = api.get("/v1/passages/docs/report.pdf%230?around=3").json()
+    assert first["before"] == [] and [p["locator"]["page"] for p in first["after"]] == [2, 3, 4]
+    assert "before" not in api.get("/v1/passages/docs/report.pdf%232").json()
+    assert api.get("/v1/passages/docs/report.pdf%232?around=9").status_code == 422
+
+
 @pytest.mark.parametrize(
     ("method", "path", "body", "status", "words"),
     [

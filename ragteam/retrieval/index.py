@@ -68,9 +68,11 @@ class Index:
     _cache: OrderedDict[tuple[str, str, int], list[Passage]] = field(default_factory=OrderedDict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _ids: dict[str, Passage] = field(init=False)
+    _at: dict[str, int] = field(init=False)
 
     def __post_init__(self) -> None:
         self._ids = {p.id: p for p in self.passages}
+        self._at = {p.id: i for i, p in enumerate(self.passages)}
 
     @property
     def retriever(self) -> str:
@@ -78,6 +80,23 @@ class Index:
 
     def passage(self, passage_id: str) -> Passage | None:
         return self._ids.get(passage_id)
+
+    def neighbours(self, passage_id: str, n: int = 1) -> tuple[list[Passage], list[Passage]]:
+        """The up to `n` passages before and after `passage_id` in its own document, in the
+        document's order (none for an unknown id or a passage without a document)."""
+        at = self._at.get(passage_id)
+        if at is None or not n:
+            return [], []
+        doc = self.passages[at].doc_id
+        if not doc:
+            return [], []
+        first, last = at, at
+        while first > 0 and at - first < n and self.passages[first - 1].doc_id == doc:
+            first -= 1
+        end = len(self.passages) - 1
+        while last < end and last - at < n and self.passages[last + 1].doc_id == doc:
+            last += 1
+        return self.passages[first:at], self.passages[at + 1 : last + 1]
 
     def retrieve(self, query: str, k: int = 5, method: str | None = None) -> list[Passage]:
         """Top-k passages (with scores) for `query`, by the index's retriever or `method`."""

@@ -7,7 +7,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI, HTTPException
+from fastapi import FastAPI, HTTPException, Query
 from fastapi.responses import Response
 from starlette.convertors import Convertor, register_url_convertor
 
@@ -15,6 +15,8 @@ from ragteam.errors import UnknownName
 from ragteam.eval.report import Table
 from ragteam.server.redact import redact_all, redact_paths
 from ragteam.server.service import Service
+
+MAX_AROUND = 3  # passages before and after a cited one that a client may ask for
 
 
 class AnyPath(Convertor[str]):
@@ -89,12 +91,23 @@ def _add_index_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
         return redact_all(service.documents(name), service.config)
 
     @app.get("/v1/passages/{index}/{passage_id:any}", dependencies=auth)
-    def passage(index: str, passage_id: str) -> dict[str, Any]:
+    def passage(
+        index: str, passage_id: str, around: int = Query(0, ge=0, le=MAX_AROUND)
+    ) -> dict[str, Any]:
+        """A passage; with `around` N, also the N passages before and after it in its own
+        document (`before`, `after`: what the viewer shows around the cited text)."""
         loaded = service.index(index)
         found = loaded.passage(passage_id) if loaded else None
         if found is None:
             raise UnknownName("passage", passage_id, [])
-        return found.to_dict()
+        if not around:
+            return found.to_dict()
+        before, after = loaded.neighbours(passage_id, around)
+        return {
+            **found.to_dict(),
+            "before": [p.to_dict() for p in before],
+            "after": [p.to_dict() for p in after],
+        }
 
 
 def add_run_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:

@@ -108,6 +108,28 @@ function highlight(text, needle) {
   p.append(text.slice(0, at), el("mark", {}, text.slice(at, at + needle.length)), text.slice(at + needle.length));
 }
 
+// the reader's evidence in its passage: the sentence marked, the words found in it marked more
+// strongly (offsets from the answer's evidence, not a search for the answer's words)
+function highlightEvidence(text, ev) {
+  const p = $("passage-text");
+  const a = ev.sentence_start, b = ev.sentence_start + ev.sentence.length;
+  if (text.slice(a, b) !== ev.sentence || ev.start < a || ev.end > b) { highlight(text, ev.sentence); return; }
+  p.replaceChildren(text.slice(0, a), el("mark", { "data-testid": "evidence-sentence" },
+    text.slice(a, ev.start), el("strong", { class: "span", "data-testid": "evidence-span" }, text.slice(ev.start, ev.end)),
+    text.slice(ev.end, b)), text.slice(b));
+}
+
+// the passages before and after the cited one in its document, muted, so it reads in context
+function showAround(passage) {
+  const show = (id, list, take) => {
+    const shown = (list || []).map((q) => q.text).join("\n\n");
+    $(id).textContent = shown.length > 700 ? take(shown) : shown;
+    $(id).hidden = !shown;
+  };
+  show("passage-before", passage.before, (t) => "…" + t.slice(-700));
+  show("passage-after", passage.after, (t) => t.slice(0, 700) + "…");
+}
+
 // a PDF passage: its page as it looks, the passage's lines highlighted (the text stays below)
 async function showPage(index, passage, needle) {
   const img = $("passage-page");
@@ -132,16 +154,18 @@ async function showPage(index, passage, needle) {
   }
 }
 
-async function openPassage(index, citation, answer, facts) {
+async function openPassage(index, citation, answer, facts, evidence) {
   try {
     if (!index) throw new Error("no index");
-    const passage = await getJSON("/v1/passages/" + encodeURIComponent(index) + "/" + encodeURIComponent(citation.passage_id));
+    const passage = await getJSON("/v1/passages/" + encodeURIComponent(index) + "/" + encodeURIComponent(citation.passage_id) + "?around=1");
     $("passage-title").textContent = passage.title;
     const where = passage.locator;
     $("passage-id").textContent = where ? where.text + " · " + passage.id : passage.id;
+    const ev = (evidence || []).find((e) => e.passage_id === citation.passage_id);
     const fact = (facts[citation.passage_id] || "").split("\n")[0].trim();
-    const needle = fact && passage.text.includes(fact) ? fact : answer;
-    highlight(passage.text, needle);
+    const needle = ev ? ev.sentence : fact && passage.text.includes(fact) ? fact : answer;
+    if (ev) highlightEvidence(passage.text, ev); else highlight(passage.text, needle);
+    showAround(passage);
     showPage(index, passage, needle);
     $("passage-dialog").showModal();
     $("passage-close").focus();
@@ -150,6 +174,7 @@ async function openPassage(index, citation, answer, facts) {
     $("passage-id").textContent = "";
     $("passage-text").textContent = index ? error.message
       : "this run's index is not served here: start the server with the index it was made over (--index NAME=DIR)";
+    showAround({});
     $("passage-dialog").showModal();
     $("passage-close").focus();
   }
@@ -191,9 +216,9 @@ function answerBox(result, index, feedbackId, facts, record) {
   const others = (result.read || []).filter((c) => !cited.has(c.passage_id));
   const labels = chipLabels([...result.citations, ...others]);
   const cites = result.citations.map((c, n) => el("button", { type: "button", class: "cite", title: c.title + " · " + c.passage_id,
-    onclick: () => openPassage(index, c, result.answer, facts) }, "[" + (n + 1) + "] " + labels[n]));
+    onclick: () => openPassage(index, c, result.answer, facts, result.evidence) }, "[" + (n + 1) + "] " + labels[n]));
   const unused = others.map((c, n) => el("button", {
-    type: "button", class: "cite read", title: c.title + " · " + c.passage_id, onclick: () => openPassage(index, c, result.answer, facts) },
+    type: "button", class: "cite read", title: c.title + " · " + c.passage_id, onclick: () => openPassage(index, c, result.answer, facts, result.evidence) },
     labels[result.citations.length + n]));
   const unbacked = (g.unsupported || []).map((s) => el("li", {}, s));
   // model time, not the column's wall time (which also counts waiting, loading and checking)
