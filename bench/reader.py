@@ -30,7 +30,9 @@ def held(data: Path, weights: Path, documents: Path | None = None) -> None:
     from ragteam.training.settings import ReaderSettings
 
     settings = ReaderSettings()
-    wanted = Wanted(settings.clozes, documents, settings.doc_tables, settings.doc_clozes)
+    wanted = Wanted(
+        settings.clozes, documents, settings.doc_tables, settings.doc_clozes, settings.doc_pdfs
+    )
     built = build(data, wanted, settings.held_share, settings.seed)
     reader = load_reader(weights)
     rows: dict[str, list[tuple[float, float, bool]]] = {}

@@ -68,7 +68,7 @@ def checked(
     if settings.abstain and not found.cited:
         if result.trace is not None:
             result.trace.note("support", f"withheld unsupported answer: {text}", event="abstained")
-        text = f"{ABSTAIN} Searched: {_searched(result, len(found.read))}"
+        text = f"{ABSTAIN} Searched: {_searched(ctx.retrieved.queries, len(found.read))}"
     return replace(
         result,
         text=text,
@@ -92,13 +92,8 @@ def read_passages(result: Answer, ctx: Context) -> list[Passage]:
     return list(seen.values())
 
 
-def _searched(result: Answer, read: int) -> str:
-    queries = [
-        str(s.input.get("query"))
-        for s in (result.trace.steps if result.trace else [])
-        if s.kind == "retrieve" and isinstance(s.input, dict) and s.input.get("query")
-    ]
-    shown = "; ".join(f'"{q}"' for q in dict.fromkeys(queries))
+def _searched(queries: list[str], read: int) -> str:
+    shown = "; ".join(f'"{q}"' for q in queries)
     return f"{shown} ({read} passages read, none supports an answer)."
 
 

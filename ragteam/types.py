@@ -89,10 +89,13 @@ class Retrieved:
     never read back out of the trace)."""
 
     by_id: dict[str, Passage] = field(default_factory=dict)
+    queries: list[str] = field(default_factory=list)  # each search's words, once, in order
 
-    def add(self, passages: list[Passage]) -> None:
+    def add(self, passages: list[Passage], query: str = "") -> None:
         for p in passages:
             self.by_id.setdefault(p.id, p)
+        if query and query not in self.queries:
+            self.queries.append(query)
 
     def passages(self) -> list[Passage]:
         return list(self.by_id.values())

@@ -43,7 +43,7 @@ def retrieve_traced(
     cached = index.is_cached(query, k, method)
     started = time.perf_counter()
     found = index.retrieve(query, k, method)
-    retrieved.add(found)
+    retrieved.add(found, query)
     trace.add(
         Step(
             kind="retrieve",
