@@ -69,6 +69,7 @@ def checked(
         if result.trace is not None:
             result.trace.note("support", f"withheld unsupported answer: {text}", event="abstained")
         text = f"{ABSTAIN} Searched: {_searched(ctx.retrieved.queries, len(found.read))}"
+        found = replace(found, withheld=True)
     return replace(
         result,
         text=text,

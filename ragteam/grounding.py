@@ -59,7 +59,10 @@ def grounding(text: str, citations: int, steps: Sequence[Step], support: Any = N
         facts |= {
             "score": round(support.score, 4),
             "layer": support.layer,
-            "unsupported": [s.text for s in support.sentences if not s.supported],
+            # a withheld answer's sentences are not the answer: none is shown as unbacked
+            "unsupported": [
+                s.text for s in support.sentences if not s.supported and not support.withheld
+            ],
         }
         facts["passages_read"] = max(facts["passages_read"], len(support.read))
     level, message = _judge(text, facts, support)
@@ -74,6 +77,11 @@ def _judge(text: str, facts: dict[str, Any], support: Any) -> tuple[Level, str]:
         return "no_evidence", "no evidence found — the model answered from its own knowledge"
     if support is None or support.layer == "off":
         return "unchecked", f"not checked: the team read {read} passage{_s(read)}"
+    if support.withheld:
+        return (
+            "not_supported",
+            f"withheld: none of the {read} passage{_s(read)} read supports an answer",
+        )
     sentences = support.sentences
     missing = facts["unsupported"]
     if sentences and not missing:

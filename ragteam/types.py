@@ -192,6 +192,9 @@ class Support:
     read: tuple[str, ...] = ()  # ids of every passage checked
     note: str = ""  # why the layer is not the one asked for, or what was left unchecked
     extra: dict[str, Any] = field(default_factory=dict)
+    # the answer nothing supports was withheld (`abstain`): its sentences stay on this record
+    # and in the trace, never shown as the answer's
+    withheld: bool = False
 
     @property
     def score(self) -> float:
@@ -214,6 +217,7 @@ class Support:
             "sentences": [s.to_dict() for s in self.sentences],
             "read": list(self.read),
             "note": self.note,
+            "withheld": self.withheld,
         }
 
 
