@@ -439,6 +439,21 @@ def test_columns_run_together_when_the_server_answers_several_at_once(browser, b
         assert errors == []
 
 
+def _served_docs(tmp_path, broken: bool = False) -> ServerConfig:
+    """A server config with one index "docs": the docfiles folder of real documents synced
+    (BM25), with a PDF that is not one beside them when `broken`."""
+    from docfiles import make_folder
+
+    from ragteam.retrieval import sync_folder
+    from ragteam.retrieval.index import IndexSettings
+
+    folder = make_folder(tmp_path / "docs")
+    if broken:
+        (folder / "broken.pdf").write_bytes(b"%PDF-1.7 not really")
+    sync_folder(folder, tmp_path / "ix", index=IndexSettings(retriever="bm25"))
+    return ServerConfig(indexes={"docs": tmp_path / "ix"})
+
+
 def _ask_oner_about_the_harbour(page, url: str) -> None:
     """`oner` alone asks the docfiles folder's harbour question; returns once it answered."""
     page.goto(url + "/")
@@ -455,14 +470,7 @@ def _ask_oner_about_the_harbour(page, url: str) -> None:
 def test_citations_of_a_document_index_name_file_and_page(browser, tmp_path, shots, size):
     """Over a synced folder of real documents, the citation chips say where each passage
     stands (file, page and printed label, section), and the passage dialog says it too."""
-    from docfiles import make_folder
-
-    from ragteam.retrieval import sync_folder
-    from ragteam.retrieval.index import IndexSettings
-
-    folder = make_folder(tmp_path / "docs")
-    sync_folder(folder, tmp_path / "ix", index=IndexSettings(retriever="bm25"))
-    config = ServerConfig(indexes={"docs": tmp_path / "ix"})
+    config = _served_docs(tmp_path)
     errors: list[str] = []
     with Serving(create_app(config, FakeModel(lambda m, p: "Jonas Quell"))) as url:
         page = browser.new_page(viewport={"width": size[0], "height": size[1]})
@@ -674,15 +682,7 @@ def test_chips_of_passages_that_share_a_page_are_told_apart(browser, tmp_path):
 
 
 def test_the_documents_panel_shows_each_files_state(browser, tmp_path, shots):
-    from docfiles import make_folder
-
-    from ragteam.retrieval import sync_folder
-    from ragteam.retrieval.index import IndexSettings
-
-    folder = make_folder(tmp_path / "docs")
-    (folder / "broken.pdf").write_bytes(b"%PDF-1.7 not really")
-    sync_folder(folder, tmp_path / "ix", index=IndexSettings(retriever="bm25"))
-    config = ServerConfig(indexes={"docs": tmp_path / "ix"})
+    config = _served_docs(tmp_path, broken=True)
     errors: list[str] = []
     with Serving(create_app(config, FakeModel(lambda m, p: "Jonas Quell"))) as url:
         page = _page(browser, errors)
@@ -805,6 +805,10 @@ def test_a_follow_up_on_the_page_is_asked_with_the_question_before_it(
         steps = page.locator(".column[data-strategy=oner] .steps").text_content()
         assert "leans on the question before it" in steps
         page.screenshot(path=str(shots / "follow-up.png"), full_page=True)
+        page.set_viewport_size({"width": 390, "height": 844})  # a phone: nothing wider
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        page.screenshot(path=str(shots / "follow-up-390.png"), full_page=True)
+        page.set_viewport_size({"width": 1280, "height": 900})
         page.click("#new-conversation")
         assert page.locator(".column").count() == 0 and page.is_hidden("#new-conversation")
         page.fill("#question", "And when was it built?")
@@ -821,14 +825,7 @@ def test_a_cited_passage_opens_with_its_evidence_marked_among_its_neighbours(
     """`read` over a synced folder of real documents: the citation opens the passage with the
     reader's sentence marked and the words it found marked more strongly (the answer's
     evidence offsets), between the passages before and after it in the same file."""
-    from docfiles import make_folder
-
-    from ragteam.retrieval import sync_folder
-    from ragteam.retrieval.index import IndexSettings
-
-    folder = make_folder(tmp_path / "docs")
-    sync_folder(folder, tmp_path / "ix", index=IndexSettings(retriever="bm25"))
-    config = ServerConfig(indexes={"docs": tmp_path / "ix"})
+    config = _served_docs(tmp_path)
     errors: list[str] = []
     with Serving(create_app(config, FakeModel(lambda m, p: "unused"))) as url:
         page = _page(browser, errors)
@@ -845,4 +842,8 @@ def test_a_cited_passage_opens_with_its_evidence_marked_among_its_neighbours(
         assert "four million crowns" in dialog.locator("#passage-before").inner_text()
         assert "Tide tables" in dialog.locator("#passage-after").inner_text()
         page.screenshot(path=str(shots / "evidence-in-context.png"))
+        page.set_viewport_size({"width": 390, "height": 844})  # the dialog fits a phone
+        box = dialog.bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390
+        page.screenshot(path=str(shots / "evidence-in-context-390.png"))
     assert errors == []

@@ -155,8 +155,10 @@ class HtmlConverter:
             return Converted(title, units, notes)
         import trafilatura
 
+        tree = _tree(html)
+        own = page_headings(tree)  # read before trafilatura, which cleans the tree it is given
         extracted = trafilatura.extract(
-            _tree(html),
+            tree,
             output_format="markdown",
             include_tables=True,
             include_comments=False,
@@ -169,7 +171,6 @@ class HtmlConverter:
         if not extracted or len(extracted) < 0.1 * whole_chars:
             note = "main content not found: the whole page was read (`--html whole` says so)"
             return Converted(title, whole, [note] if whole else [])
-        own = page_headings(html)
         extracted, kept = own_headings(extracted, own)
         if len(own) >= 3 and kept < HEADINGS_KEPT * len(own):
             note = (
@@ -181,9 +182,9 @@ class HtmlConverter:
         return Converted(title or main_title, units)
 
 
-def page_headings(html: str) -> set[str]:
-    """The words of each of the page's own headings (`h1`-`h6`), spaces collapsed."""
-    tree = _tree(html)
+def page_headings(tree: Any) -> set[str]:
+    """The words of each of the page's own headings (`h1`-`h6`) in the parsed page `tree`
+    (none when the page did not parse: `_tree` then hands back its text)."""
     if isinstance(tree, str):
         return set()
     return {_plain(h.text_content()) for h in tree.iter(*_LEVELS)} - {""}

@@ -55,16 +55,14 @@ class Asked:
     claim: bool = False
     support: str = DEFAULT_SUPPORT_LAYER  # a name in ragteam.support.layers.layer_names()
     abstain: bool = False
-    # the conversation before it, oldest first: (question, the answer it got) per turn
-    earlier: list[tuple[str, str]] = field(default_factory=list)
 
 
 def earlier_turns(request: Any) -> list[tuple[str, str]]:
-    """A request's earlier turns as (role, text), oldest first (none for a request without)."""
+    """The page's earlier turns (`AnswerRequest.earlier`) as (role, text), oldest first; none
+    for a request without them (a chat turn is made to stand alone before it gets here)."""
     turns: list[tuple[str, str]] = []
     for turn in getattr(request, "earlier", None) or ():
-        question, said = (turn.question, turn.answer) if hasattr(turn, "question") else turn
-        turns += [("user", question), ("assistant", said)]
+        turns += [("user", turn.question), ("assistant", turn.answer)]
     return turns
 
 
