@@ -252,6 +252,14 @@ def reader_command(
         Path | None,
         typer.Option("--start", help="reader weights to start from (default: the bare encoder)"),
     ] = None,
+    groups: Annotated[
+        Path | None,
+        typer.Option(
+            "--groups",
+            help="read the training groups from this file, or build them and write it "
+            "(.jsonl.gz; to train elsewhere, e.g. on a GPU machine)",
+        ),
+    ] = None,
 ) -> None:
     """Train the span reader (MiniLM with start/end and no-answer/yes/no heads, shared
     normalisation over a question's passages) on HotpotQA and MuSiQue train and cloze questions
@@ -261,7 +269,7 @@ def reader_command(
 
     with friendly_errors():
         record = train_reader(
-            data, out_file, settings, lambda line: out.print(line), documents, start
+            data, out_file, settings, lambda line: out.print(line), documents, start, groups
         )
     last = record["history"][-1] if record["history"] else {}
     out.print(

@@ -43,7 +43,9 @@ class Windows:
 class SpanNet:
     """MiniLM and the two heads (a torch module pair; built lazily: torch is slow to import)."""
 
-    def __init__(self, threads: int | None = None, line_mark: str = "") -> None:
+    def __init__(
+        self, threads: int | None = None, line_mark: str = "", device: str = "cpu"
+    ) -> None:
         import torch
 
         from ragteam.cross_encoder import installed_minilm
@@ -55,6 +57,9 @@ class SpanNet:
         self.span = torch.nn.Linear(hidden, 2)
         self.extra = torch.nn.Linear(hidden, len(EXTRAS))
         self.line_mark = line_mark  # what a line break is read as ("": a space, as tokenized)
+        self.device = torch.device(device)  # where the weights and each batch live
+        for module in self.modules():
+            module.to(self.device)
 
     def windows(self, question: str, texts: list[str]) -> Windows:
         """Every passage in `texts` cut into windows read with `question` (strided: nothing
@@ -79,7 +84,8 @@ class SpanNet:
             [(a, b) if inside else (0, 0) for (a, b), inside in zip(row, ctx, strict=True)]
             for row, ctx in zip(offsets, context, strict=True)
         ]
-        return Windows(dict(encoded), passage, offsets, context)
+        inputs = {k: v.to(self.device) for k, v in encoded.items()}
+        return Windows(inputs, passage, offsets, context)
 
     def _marked(self, text: str) -> str:
         return text.replace("\n", self.line_mark) if self.line_mark else text
@@ -91,7 +97,7 @@ class SpanNet:
 
         hidden = self.encoder(**windows.inputs).last_hidden_state
         start, end = self.span(hidden).unbind(-1)
-        mask = torch.tensor(windows.context, dtype=torch.bool)
+        mask = torch.tensor(windows.context, dtype=torch.bool, device=self.device)
         start = start.masked_fill(~mask, -1e4)
         end = end.masked_fill(~mask, -1e4)
         return start, end, self.extra(hidden[:, 0])

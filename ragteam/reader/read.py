@@ -118,7 +118,7 @@ class Reader:
 
         with torch.inference_mode():
             windows = self.net.windows(question, [p.text for p in usable])
-            start, end, extra = self.net.logits(windows)
+            start, end, extra = (t.float().cpu() for t in self.net.logits(windows))
             z_start, z_end = group_log_parts(start, end, extra)
             return _decode(usable, windows, start, end, extra, float(z_start + z_end), top)
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from ragteam.errors import InputError
 from ragteam.reader.model import EXTRAS, LINE_MARK, SpanNet, Windows, group_log_parts
-from ragteam.training.reader_data import Group
+from ragteam.training.reader_data import Built, Group
 from ragteam.training.settings import ReaderSettings
 
 
@@ -57,8 +57,8 @@ def group_loss(net: SpanNet, group: Group) -> Any | None:
     z_start, z_end = group_log_parts(start, end, extra)
     flat_start = torch.cat([start.flatten(), extra.flatten()])
     flat_end = torch.cat([end.flatten(), extra.flatten()])
-    picked_start = torch.logsumexp(flat_start[torch.tensor(starts)], 0)
-    picked_end = torch.logsumexp(flat_end[torch.tensor(ends)], 0)
+    picked_start = torch.logsumexp(flat_start[torch.tensor(starts, device=net.device)], 0)
+    picked_end = torch.logsumexp(flat_end[torch.tensor(ends, device=net.device)], 0)
     return (z_start - picked_start) + (z_end - picked_end)
 
 
@@ -100,7 +100,9 @@ def save_weights(net: SpanNet, out: Path, metadata: dict[str, str]) -> None:
 
     from ragteam.reader.read import FORMAT
 
-    tensors = {k: v.detach().to(torch.float16).contiguous() for k, v in net.changed_state().items()}
+    tensors = {
+        k: v.detach().to("cpu", torch.float16).contiguous() for k, v in net.changed_state().items()
+    }
     tmp = out.with_name(out.name + ".tmp")
     marks = {"line_mark": net.line_mark} if net.line_mark else {}
     save_file(tensors, str(tmp), metadata={"format": FORMAT, **marks, **metadata})
@@ -114,29 +116,32 @@ def train_reader(
     report: Callable[[str], None] = lambda _: None,
     documents: Path | None = None,
     start: Path | None = None,
+    groups: Path | None = None,
 ) -> dict[str, Any]:
     """Build the groups from the training folder `data` (and questions made from the real
-    documents under `documents`), then train as the module says, from the weights `start`
-    (e.g. the shipped reader) or from the bare encoder, resuming from `out`.ckpt. Returns the
-    run's record (also written to `out`.json)."""
-    from ragteam.training.reader_build import Wanted, build
-
-    if not (data / "hotpotqa_train.jsonl").is_file():
-        raise InputError(
-            f"{data} holds no hotpotqa_train.jsonl: pass the training folder (shared/data/train)"
-        )
-    if documents is not None and not documents.is_dir():
-        raise InputError(f"{documents} is not a folder: pass a folder of documents")
-    wanted = Wanted(
-        settings.clozes, documents, settings.doc_tables, settings.doc_clozes, settings.doc_pdfs
-    )
-    built = build(data, wanted, settings.held_share, settings.seed)
+    documents under `documents`), or read them from `groups` when an earlier run wrote them
+    there, then train as the module says, from the weights `start` (e.g. the shipped reader) or
+    from the bare encoder, resuming from `out`.ckpt. Returns the run's record (also written to
+    `out`.json)."""
+    built = _groups(data, settings, documents, groups, report)
     report(f"{len(built.train)} training groups, {len(built.held)} held")
-    state = _train(built.train, built.held, out, settings, report, start)
+    state = train_groups(built.train, built.held, out, settings, report, start)
     from ragteam.training.reader_calibration import calibrate
 
     report("fitting the support, span and abstention thresholds on the held groups")
     state["calibration"] = calibrate(out, built.held, settings.seed)
+    return write_record(out, settings, built, state, documents, start)
+
+
+def write_record(
+    out: Path,
+    settings: ReaderSettings,
+    built: Built,
+    state: dict[str, Any],
+    documents: Path | None,
+    start: Path | None,
+) -> dict[str, Any]:
+    """The run's record (settings, data, history), written beside the weights as `out`.json."""
     record = {
         "settings": asdict(settings),
         "documents": None if documents is None else documents.name,
@@ -147,6 +152,45 @@ def train_reader(
     }
     out.with_suffix(".json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     return record
+
+
+def _groups(
+    data: Path,
+    settings: ReaderSettings,
+    documents: Path | None,
+    groups: Path | None,
+    report: Callable[[str], None],
+) -> Built:
+    """The groups: read from `groups` when it exists (made with these settings), else built
+    (and written to `groups` when given)."""
+    from ragteam.training.reader_build import Wanted, build, load_groups, save_groups
+
+    made_with = {
+        "clozes": settings.clozes,
+        "documents": None if documents is None else documents.name,
+        "doc_tables": settings.doc_tables,
+        "doc_clozes": settings.doc_clozes,
+        "doc_pdfs": settings.doc_pdfs,
+        "held_share": settings.held_share,
+        "seed": settings.seed,
+    }
+    if groups is not None and groups.is_file():
+        report(f"reading the groups from {groups}")
+        return load_groups(groups, made_with)
+    if not (data / "hotpotqa_train.jsonl").is_file():
+        raise InputError(
+            f"{data} holds no hotpotqa_train.jsonl: pass the training folder (shared/data/train)"
+        )
+    if documents is not None and not documents.is_dir():
+        raise InputError(f"{documents} is not a folder: pass a folder of documents")
+    wanted = Wanted(
+        settings.clozes, documents, settings.doc_tables, settings.doc_clozes, settings.doc_pdfs
+    )
+    built = build(data, wanted, settings.held_share, settings.seed)
+    if groups is not None:
+        save_groups(built, groups, made_with)
+        report(f"wrote the groups to {groups}")
+    return built
 
 
 def _digest(path: Path) -> str:
@@ -164,10 +208,10 @@ def _sources(groups: Sequence[Group]) -> dict[str, int]:
 
 
 def _resumable(settings: ReaderSettings) -> dict[str, Any]:
-    return {k: v for k, v in asdict(settings).items() if k not in ("minutes", "threads")}
+    return {k: v for k, v in asdict(settings).items() if k not in ("minutes", "threads", "device")}
 
 
-def _train(
+def train_groups(
     train: Sequence[Group],
     held: Sequence[Group],
     out: Path,
@@ -175,6 +219,8 @@ def _train(
     report: Callable[[str], None],
     start: Path | None = None,
 ) -> dict[str, Any]:
+    """Train on `train`, validating on the first `held_checked` of `held`; the run's state
+    (step, best held loss, history, seconds). Resumes from `out`.ckpt."""
     if not train:
         raise InputError("no training groups: pass --data with the training folder")
     total = max(1, math.ceil(len(train) * settings.epochs / settings.accumulate))
@@ -212,7 +258,11 @@ def _trainable(settings: ReaderSettings, total: int) -> tuple[SpanNet, Any, Any]
     import torch
 
     torch.manual_seed(settings.seed)
-    net = SpanNet(settings.threads or None, LINE_MARK if settings.line_marks else "")
+    if settings.device.startswith("cuda") and not torch.cuda.is_available():
+        raise InputError(f"--device {settings.device}: torch sees no CUDA device here")
+    net = SpanNet(
+        settings.threads or None, LINE_MARK if settings.line_marks else "", settings.device
+    )
     net.train()
     for name, p in net.encoder.named_parameters():
         p.requires_grad = not name.startswith("embeddings.")
@@ -245,7 +295,7 @@ def _resumed(
 
     if not ckpt.is_file():
         return {"step": 0, "best": math.inf, "history": [], "seconds": 0.0}
-    saved = torch.load(ckpt, weights_only=False)
+    saved = torch.load(ckpt, weights_only=False, map_location=net.device)
     if saved["settings"] != _resumable(settings) or saved["groups"] != groups:
         raise InputError(
             f"{ckpt} is from a run with other settings or data: remove it to start again"
@@ -306,7 +356,7 @@ def _checkpoint(path: Path, net, optimizer, schedule, state, settings, groups) -
     tmp = path.with_name(path.name + ".tmp")
     torch.save(
         {
-            "weights": {k: v.detach().clone() for k, v in net.changed_state().items()},
+            "weights": {k: v.detach().cpu().clone() for k, v in net.changed_state().items()},
             "optimizer": optimizer.state_dict(),
             "schedule": schedule.state_dict(),
             "state": state,

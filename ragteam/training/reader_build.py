@@ -4,10 +4,15 @@
 
 from __future__ import annotations
 
+import gzip
+import json
+import os
 import random
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
+from ragteam.errors import InputError
 from ragteam.training.reader_data import Built, Group, clozes, held_out, hotpotqa, musique
 from ragteam.training.reader_documents import document_groups
 
@@ -45,3 +50,53 @@ def build(train_dir: Path, wanted: Wanted, held: float = 0.1, seed: int = 13) ->
     if wanted.documents is not None:
         random.Random(seed).shuffle(built.held)
     return built
+
+
+GROUPS_FORMAT = "ragteam-reader-groups/1"
+
+
+def save_groups(built: Built, path: Path, made_with: dict[str, Any]) -> None:
+    """Write the built groups (gzipped JSON lines, a header naming `made_with` first), aside
+    then renamed: a run elsewhere (a GPU machine) trains on them without the data folders."""
+    tmp = path.with_name(path.name + ".tmp")
+    with gzip.open(tmp, "wt", encoding="utf-8") as f:
+        f.write(json.dumps({"format": GROUPS_FORMAT, "made_with": made_with}) + "\n")
+        for split, groups in (("train", built.train), ("held", built.held)):
+            for g in groups:
+                f.write(json.dumps({"split": split, **asdict(g)}, ensure_ascii=False) + "\n")
+    os.replace(tmp, path)
+
+
+def load_groups(path: Path, made_with: dict[str, Any]) -> Built:
+    """The groups `save_groups` wrote; an InputError when the file is not such a file or was
+    made with other settings than `made_with`."""
+    built = Built()
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            header = json.loads(f.readline())
+            if header.get("format") != GROUPS_FORMAT:
+                raise InputError(f"{path} is not a file of reader groups: remove it")
+            if header.get("made_with") != made_with:
+                raise InputError(
+                    f"{path} was built with {header.get('made_with')}, not {made_with}: "
+                    "pass the same settings, or remove it to build it again"
+                )
+            for line in f:
+                row = json.loads(line)
+                (built.train if row.pop("split") == "train" else built.held).append(_group(row))
+    except (OSError, EOFError, ValueError, KeyError, TypeError) as exc:
+        raise InputError(f"{path} cannot be read as reader groups ({exc}): remove it") from exc
+    return built
+
+
+def _group(row: dict[str, Any]) -> Group:
+    return Group(
+        row["question"],
+        tuple(row["texts"]),
+        row["label"],
+        tuple(tuple((a, b) for a, b in spans) for spans in row["spans"]),
+        tuple(row["gold"]),
+        tuple(row["answers"]),
+        row["source"],
+        row["qid"],
+    )

@@ -31,7 +31,7 @@ class TopLayersSettings:
 @dataclass(frozen=True)
 class ReaderSettings:
     """Training the span reader (`train reader`); the `flag`ged ones are its flags. Only
-    `minutes` and `threads` may change when a stopped run is resumed."""
+    `minutes`, `threads` and `device` may change when a stopped run is resumed."""
 
     epochs: float = flag(2.0, min=0.1, max=20)
     lr: float = flag(6e-5, "learning rate of the encoder layers", min=1e-7, max=1e-2)
@@ -52,6 +52,7 @@ class ReaderSettings:
     seed: int = flag(13)
     threads: int = flag(0, "torch threads (0: default)", min=0)
     minutes: float = flag(0.0, "stop after this many minutes, resumable (0: no limit)", min=0)
+    device: str = flag("cpu", "torch device to train on (cpu, cuda, cuda:1, mps)")
 
 
 @dataclass(frozen=True)

