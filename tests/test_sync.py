@@ -304,6 +304,7 @@ def test_a_huge_web_page_is_read_whole_with_a_note(folder, tmp_path, monkeypatch
     import ragteam.documents.web as web
 
     monkeypatch.setattr(web, "MAX_MAIN_BYTES", 200_000)
+    monkeypatch.setattr(web.HtmlConverter, "isolated", False)  # the patch is in this process
     rows = "".join(f"<p>Row {n}: the tide table entry for day {n}.</p>" for n in range(8000))
     (folder / "big.html").write_text(f"<html><body><h1>Tides</h1>{rows}</body></html>")
     report = sync(folder, tmp_path / "ix")

@@ -16,6 +16,7 @@ from rich.progress import BarColumn, TaskID, TextColumn, TimeElapsedColumn
 from ragteam.commands.common import LoggedProgress, err, friendly_errors, out, shown
 from ragteam.commands.index_settings import kept_or_changed
 from ragteam.documents import ConvertSettings, converters_by_suffix
+from ragteam.documents.isolated import DEFAULT_SECONDS
 from ragteam.retrieval.dense import INDEX_KINDS, DenseSettings
 from ragteam.retrieval.encoder_registry import parse_encoder
 from ragteam.retrieval.encoders import LOCAL_BACKENDS
@@ -56,6 +57,14 @@ TokensOpt = Annotated[
     ),
 ]
 HtmlOpt = Annotated[str, typer.Option(help="main (a page's main content) | whole (every text)")]
+FileSecondsOpt = Annotated[
+    float,
+    typer.Option(
+        min=1,
+        help="the most seconds one PDF, Office or HTML file may take to read (past it the file "
+        "fails alone and the sync goes on)",
+    ),
+]
 
 
 @dataclass(frozen=True)
@@ -96,6 +105,7 @@ def index_build(
     ] = 100,
     passage_tokens: TokensOpt = 128,
     html: HtmlOpt = "main",
+    file_seconds: FileSecondsOpt = DEFAULT_SECONDS,
     bm25_stemmer: StemmerOpt = "english",
     encoder: EncoderOpt = "torch",
     embed_url: EmbedUrlOpt = "",
@@ -131,7 +141,9 @@ def index_build(
 
             encode = ray_encoder(ray)
         if src.is_dir():
-            sync = SyncSettings(passage_tokens, convert=ConvertSettings(html=_html(html)))
+            sync = SyncSettings(
+                passage_tokens, convert=ConvertSettings(_html(html)), file_seconds=file_seconds
+            )
             _sync(src, out_dir, sync, flags.settings(), fresh=True, encode=encode)
             return
         _build_jsonl(src, out_dir, flags, passage_words, encode)
@@ -165,6 +177,7 @@ def index_sync(
     retriever: RetrieverOpt = "hybrid",
     passage_tokens: TokensOpt = 128,
     html: HtmlOpt = "main",
+    file_seconds: FileSecondsOpt = DEFAULT_SECONDS,
     bm25_stemmer: StemmerOpt = "english",
     encoder: EncoderOpt = "torch",
     embed_url: EmbedUrlOpt = "",
@@ -178,7 +191,9 @@ def index_sync(
     keeps the settings it was synced with unless a flag changes one (said before syncing)."""
     flags = IndexFlags(retriever, bm25_stemmer, encoder, embed_url, index_type)
     with friendly_errors():
-        sync = SyncSettings(passage_tokens, convert=ConvertSettings(html=_html(html)))
+        sync = SyncSettings(
+            passage_tokens, convert=ConvertSettings(_html(html)), file_seconds=file_seconds
+        )
         sync, settings = kept_or_changed(ctx, out_dir, sync, flags.settings())
         _sync(src, out_dir, sync, settings)
         if watch:

@@ -60,6 +60,10 @@ class Converter(Protocol):
     # files larger than this are skipped with the reason, before they are hashed or read
     # (a converter that does not say gets DEFAULT_MAX_MB)
     max_mb: ClassVar[int]
+    # whether a file is read in a child process with a time budget (documents/isolated.py):
+    # parsers of packed formats may run long or crash on a small hostile file (a converter
+    # that does not say is isolated)
+    isolated: ClassVar[bool]
 
     def convert(self, path: Path, settings: ConvertSettings) -> Converted: ...
 
@@ -69,6 +73,10 @@ DEFAULT_MAX_MB = 100
 
 def size_cap_mb(converter: Any) -> int:
     return int(getattr(converter, "max_mb", DEFAULT_MAX_MB))
+
+
+def is_isolated(converter: Any) -> bool:
+    return bool(getattr(converter, "isolated", True))
 
 
 CONVERTERS = Registry(

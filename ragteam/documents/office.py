@@ -100,6 +100,7 @@ class DocxConverter:
     version: ClassVar[str] = "1"
     suffixes: ClassVar[tuple[str, ...]] = (".docx",)
     max_mb: ClassVar[int] = 200  # larger files are skipped, never read
+    isolated: ClassVar[bool] = True
 
     def convert(self, path: Path, settings: ConvertSettings) -> Converted:
         import docx
@@ -163,6 +164,7 @@ class PptxConverter:
     version: ClassVar[str] = "2"
     suffixes: ClassVar[tuple[str, ...]] = (".pptx",)
     max_mb: ClassVar[int] = 200  # larger files are skipped, never read
+    isolated: ClassVar[bool] = True
 
     def convert(self, path: Path, settings: ConvertSettings) -> Converted:
         from pptx import Presentation

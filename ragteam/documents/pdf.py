@@ -241,6 +241,7 @@ class PdfConverter:
     version: ClassVar[str] = "3"  # 3: short lines (headings, list items, table rows) kept apart
     suffixes: ClassVar[tuple[str, ...]] = (".pdf",)
     max_mb: ClassVar[int] = 500  # larger files are skipped, never read
+    isolated: ClassVar[bool] = True
 
     def convert(self, path: Path, settings: ConvertSettings) -> Converted:
         check_streams(path)

@@ -154,6 +154,7 @@ class MarkdownConverter:
     version: ClassVar[str] = "2"  # 2: encodings detected (with a note), UTF-16 read
     suffixes: ClassVar[tuple[str, ...]] = (".md", ".markdown", ".mdown", ".mkd")
     max_mb: ClassVar[int] = 100  # larger files are skipped, never read
+    isolated: ClassVar[bool] = False
 
     def convert(self, path: Path, settings: ConvertSettings) -> Converted:
         text, notes = read_text(path)
@@ -226,6 +227,7 @@ class RstConverter:
     version: ClassVar[str] = "2"  # 2: encodings detected (with a note), UTF-16 read
     suffixes: ClassVar[tuple[str, ...]] = (".rst", ".rest")
     max_mb: ClassVar[int] = 100  # larger files are skipped, never read
+    isolated: ClassVar[bool] = False
 
     def convert(self, path: Path, settings: ConvertSettings) -> Converted:
         text, notes = read_text(path)
@@ -240,6 +242,7 @@ class TextConverter:
     version: ClassVar[str] = "2"  # 2: encodings detected (with a note), UTF-16 read
     suffixes: ClassVar[tuple[str, ...]] = (".txt", ".text")
     max_mb: ClassVar[int] = 100  # larger files are skipped, never read
+    isolated: ClassVar[bool] = False
 
     def convert(self, path: Path, settings: ConvertSettings) -> Converted:
         text, notes = read_text(path)

@@ -140,6 +140,7 @@ class HtmlConverter:
     version: ClassVar[str] = "3"
     suffixes: ClassVar[tuple[str, ...]] = (".html", ".htm", ".xhtml")
     max_mb: ClassVar[int] = 50  # larger files are skipped, never read
+    isolated: ClassVar[bool] = True
 
     def convert(self, path: Path, settings: ConvertSettings) -> Converted:
         html = _decode(path)

@@ -7,8 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from ragteam.documents import ConversionFailed, ConvertSettings, converter_for
-from ragteam.documents.base import size_cap_mb
+from ragteam.documents.base import is_isolated, size_cap_mb
 from ragteam.documents.chunking import TokenCount, chunk
+from ragteam.documents.isolated import DEFAULT_SECONDS, Isolated, TimedOut
 from ragteam.retrieval.digests import sha256_of
 from ragteam.retrieval.index import BuildProgress
 from ragteam.retrieval.scan import Found
@@ -27,8 +28,10 @@ class Walk:
         budget: int,
         count: TokenCount,
         cache: SyncCache,
+        file_seconds: float = DEFAULT_SECONDS,
     ) -> None:
         self.previous = previous if reusable else {}
+        self.isolated = Isolated(file_seconds)  # its child starts when a file needs it
         self.convert, self.overlap = convert, overlap
         self.budget, self.count, self.cache = budget, count, cache
         kinds = ("new", "changed", "renamed", "deleted", "touched", "unchanged")
@@ -53,10 +56,11 @@ class Walk:
         self._vanished = {s.sha256: s for s in gone}
         self._renamed_from: set[str] = set()
         sources = []
-        for number, file in enumerate(found, start=1):
-            sources.append(self._one(file))
-            if progress:
-                progress("read", number, len(found))
+        with self.isolated:
+            for number, file in enumerate(found, start=1):
+                sources.append(self._one(file))
+                if progress:
+                    progress("read", number, len(found))
         self.changes["deleted"] = sorted(s.path for s in gone if s.path not in self._renamed_from)
         return sources + kept
 
@@ -118,13 +122,30 @@ class Walk:
             self.changes["changed"].append(file.path)  # it now fails: its passages go
         return source
 
+    def _read(self, converter: Any, file: Found) -> Any:
+        """The converter's reading of the file: in the child process, within the file's time
+        budget, for a converter that asks for it (documents/isolated.py); here otherwise."""
+        if is_isolated(converter):
+            return self.isolated.convert(converter, file.file, self.convert)
+        return converter.convert(file.file, self.convert)
+
     def _convert(self, file: Found, sha: str, converter: Any) -> Source:
         label = _label(converter)
         key = f"{sha}:{label}:{self.convert.key()}:{self.budget}:{self.overlap}"
         done = self.cache.conversion(key)
+        if done is not None and "timed_out" in done:
+            if done["seconds"] >= self.isolated.seconds:  # as slow as last time: not again
+                reason = done["timed_out"]
+                return Source(file.path, file.size, file.mtime_ns, sha, label, "failed", reason)
+            done = None
         if done is None:
             try:
-                converted = converter.convert(file.file, self.convert)
+                converted = self._read(converter, file)
+            except TimedOut as exc:
+                self.cache.put_conversion(
+                    key, {"timed_out": str(exc), "seconds": self.isolated.seconds}
+                )
+                return Source(file.path, file.size, file.mtime_ns, sha, label, "failed", str(exc))
             except ConversionFailed as exc:
                 return Source(file.path, file.size, file.mtime_ns, sha, label, "failed", str(exc))
             except Exception as exc:  # noqa: BLE001 - any converter's failure is this file's

@@ -5,7 +5,8 @@ and, run again, changes exactly what changed on disk:
 - other bytes: converted again (a conversion of the same bytes is taken from the cache);
 - same bytes (only the mtime moved): nothing re-read, nothing re-embedded;
 - gone: its passages are deleted; the same bytes at a new path: renamed, nothing re-embedded;
-- a failed file is tried again on every sync.
+- a failed file is tried again on every sync (one that ran out of its time budget only under a
+  larger one).
 
 Passages are embedded through a cache by (encoder, text), so an edited page re-embeds only
 its own passages. The new index is written aside and swapped in whole: a sync killed in the
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ragteam.documents import ConvertSettings
+from ragteam.documents.isolated import DEFAULT_SECONDS
 from ragteam.errors import IndexUnusable, InputError, RagteamError
 from ragteam.paths import sync_cache_file
 from ragteam.retrieval.changes import Walk
@@ -52,6 +54,9 @@ class SyncSettings:
     passage_tokens: int = 128
     overlap_tokens: int = 24
     convert: ConvertSettings = field(default_factory=ConvertSettings)
+    # the most a file may take to read (not recorded: a new budget re-reads nothing that was
+    # read; a file that ran out of time is tried again only under a larger one)
+    file_seconds: float = DEFAULT_SECONDS
 
     def to_json(self, tokenizer: str) -> dict[str, Any]:
         return {
@@ -153,7 +158,16 @@ def _sync_locked(
     cache = SyncCache(sync_cache_file())
     try:
         reusable = before.get("sync") == settings["sync"]
-        walk = Walk(previous, reusable, sync.convert, sync.overlap_tokens, budget, count, cache)
+        walk = Walk(
+            previous,
+            reusable,
+            sync.convert,
+            sync.overlap_tokens,
+            budget,
+            count,
+            cache,
+            sync.file_seconds,
+        )
         sources = walk.run(found, progress, unreadable(left))
         sources += [Source(x.path, 0, 0, status=x.status, reason=x.reason) for x in left]
         sources.sort(key=lambda s: s.path)

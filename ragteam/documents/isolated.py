@@ -1,0 +1,141 @@
+"""Conversions in a child process with a time budget per file.
+
+A converter runs third-party parsers (PDFium, python-docx, lxml) over files anyone may drop in
+a folder. A file that takes too long, or crashes its parser, must fail alone while the sync
+goes on. `Isolated` converts one file at a time in a child process, started on first use and
+reused for the next file; a file past its `seconds` has its child killed (the next file gets a
+new one) and fails with a reason that names the budget. The child is spawned, not forked: the
+parent may be a server with threads, and a fork copies their locks held."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import multiprocessing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragteam.documents.base import ConversionFailed, Converted, ConvertSettings
+
+DEFAULT_SECONDS = 300.0  # a file's budget unless --file-seconds says otherwise
+
+
+@dataclass(frozen=True)
+class _Job:
+    converter: str  # "module:Class", loaded in the child
+    path: str
+    settings: ConvertSettings
+
+
+class TimedOut(ConversionFailed):
+    """A file took longer than its budget (its child was stopped)."""
+
+
+def spec_of(converter: Any) -> str:
+    kind = type(converter)
+    return f"{kind.__module__}:{kind.__qualname__}"
+
+
+class Isolated:
+    """Converts files in a child process, each within `seconds` (see the module's doc). Use it
+    as a context manager, or call `close`."""
+
+    def __init__(self, seconds: float = DEFAULT_SECONDS) -> None:
+        if seconds <= 0:
+            raise ValueError("a file's time budget must be positive")
+        self.seconds = seconds
+        self._child: Any = None
+        self._pipe: Any = None
+
+    def convert(self, converter: Any, path: Path, settings: ConvertSettings) -> Converted:
+        """`converter.convert(path, settings)`, run in the child; a `ConversionFailed` when the
+        file takes longer than the budget, the child dies, or the converter raises."""
+        job = _Job(spec_of(converter), str(path), settings)
+        self._start()
+        try:
+            self._pipe.send(job)
+        except OSError:  # the child died since the last file: a new one
+            self._stop()
+            self._start()
+            self._pipe.send(job)
+        if not self._pipe.poll(self.seconds):
+            self._stop()
+            raise TimedOut(
+                f"took more than {self.seconds:g} s to read, so it was stopped "
+                "(split the file, or allow more with --file-seconds)"
+            )
+        try:
+            outcome, value = self._pipe.recv()
+        except (EOFError, OSError):
+            code = self._stop()
+            raise ConversionFailed(
+                f"the {converter.name} converter crashed on it (exit code {code}); "
+                "the file may be damaged"
+            ) from None
+        if outcome == "failed":
+            raise ConversionFailed(value)
+        if outcome == "error":
+            raise ConversionFailed(f"the {converter.name} converter failed: {value}")
+        return value
+
+    def _start(self) -> None:
+        if self._child is not None and self._child.is_alive():
+            return
+        context = multiprocessing.get_context("spawn")
+        parent, child = context.Pipe()
+        self._child = context.Process(target=_serve, args=(child,), daemon=True)
+        self._child.start()
+        child.close()
+        self._pipe = parent
+
+    def _stop(self) -> int | None:
+        child, self._child = self._child, None
+        if self._pipe is not None:
+            self._pipe.close()
+            self._pipe = None
+        if child is None:
+            return None
+        if child.is_alive():
+            child.kill()
+        child.join(5)
+        return child.exitcode
+
+    def close(self) -> None:
+        if self._child is not None and self._child.is_alive() and self._pipe is not None:
+            with contextlib.suppress(OSError):
+                self._pipe.send(None)  # the child returns when told
+            self._child.join(5)
+        self._stop()
+
+    def __enter__(self) -> Isolated:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
+def _serve(pipe: Any) -> None:
+    """The child: convert each job sent until told to stop (None) or the pipe closes."""
+    while True:
+        try:
+            job = pipe.recv()
+        except (EOFError, OSError):
+            return
+        if job is None:
+            return
+        pipe.send(_run(job))
+
+
+def _run(job: _Job) -> tuple[str, Any]:
+    try:
+        module, _, name = job.converter.partition(":")
+        found: Any = importlib.import_module(module)
+        for part in name.split("."):
+            found = getattr(found, part)
+        converter = found()
+        return "ok", converter.convert(Path(job.path), job.settings)
+    except ConversionFailed as exc:
+        return "failed", str(exc)
+    except Exception as exc:  # noqa: BLE001 - any converter's failure is this file's
+        return "error", f"{type(exc).__name__}: {exc}"

@@ -1,0 +1,102 @@
+"""A file's time budget: PDF, Office and HTML files are read in a child process, and a file
+that takes too long, or crashes its parser, fails alone while the sync goes on."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+from docfiles import make_pdf
+
+from ragteam.documents import CONVERTERS, ConversionFailed, Converted, ConvertSettings, Unit
+from ragteam.documents.isolated import Isolated, TimedOut
+from ragteam.retrieval import sync_folder
+from ragteam.retrieval.index import IndexSettings
+
+BM25 = IndexSettings(retriever="bm25")
+
+
+class Slow:
+    """Reads a `.slow` file's text after sleeping the seconds its first line names."""
+
+    name, version, suffixes = "slow", "1", (".slow",)
+
+    def convert(self, path, settings):
+        first, _, rest = path.read_text().partition("\n")
+        time.sleep(float(first))
+        return Converted("", [Unit(rest)])
+
+
+class Crashing:
+    name, version, suffixes = "crashing", "1", (".crash",)
+
+    def convert(self, path, settings):
+        os._exit(7)  # a parser dying in C code takes its process with it
+
+
+class Raising:
+    name, version, suffixes = "raising", "1", (".raise",)
+
+    def convert(self, path, settings):
+        raise KeyError("no trailer")
+
+
+def test_a_slow_file_is_stopped_at_its_budget_and_the_next_file_reads(tmp_path):
+    slow, quick = tmp_path / "a.slow", tmp_path / "b.slow"
+    slow.write_text("60\nnever read")
+    quick.write_text("0\nThe keeper's log")
+    with Isolated(seconds=2) as isolated:
+        began = time.monotonic()
+        with pytest.raises(TimedOut, match="took more than 2 s to read"):
+            isolated.convert(Slow(), slow, ConvertSettings())
+        assert time.monotonic() - began < 15  # stopped, not waited out
+        assert isolated.convert(Slow(), quick, ConvertSettings()).units[0].text == (
+            "The keeper's log"
+        )
+
+
+def test_a_crashing_or_raising_converter_is_the_files_failure(tmp_path):
+    crash, bad, fine = tmp_path / "x.crash", tmp_path / "y.raise", tmp_path / "z.slow"
+    for f in (crash, bad):
+        f.write_text("anything")
+    fine.write_text("0\nstill here")
+    with Isolated(seconds=30) as isolated:
+        with pytest.raises(ConversionFailed, match="crashed on it .exit code 7"):
+            isolated.convert(Crashing(), crash, ConvertSettings())
+        with pytest.raises(ConversionFailed, match="failed: KeyError: 'no trailer'"):
+            isolated.convert(Raising(), bad, ConvertSettings())
+        assert isolated.convert(Slow(), fine, ConvertSettings()).units[0].text == "still here"
+
+
+def test_a_real_pdf_reads_the_same_in_the_child(tmp_path):
+    from ragteam.documents.pdf import PdfConverter
+
+    pdf = make_pdf(tmp_path / "report.pdf")
+    here = PdfConverter().convert(pdf, ConvertSettings())
+    with Isolated() as isolated:
+        assert isolated.convert(PdfConverter(), pdf, ConvertSettings()) == here
+
+
+def test_a_sync_goes_on_past_a_slow_file_and_tries_it_again_only_with_more_time(tmp_path):
+    CONVERTERS.register("slow", f"{__name__}:Slow")
+    try:
+        docs = tmp_path / "docs"
+        docs.mkdir()
+        (docs / "stuck.slow").write_text("3\nThe stuck file's text")
+        (docs / "notes.txt").write_text("The lighthouse keeper is Ada Brenn.")
+        from ragteam.retrieval.sync import SyncSettings
+
+        tight = SyncSettings(file_seconds=1)
+        first = sync_folder(docs, tmp_path / "ix", sync=tight, index=BM25)
+        status = {s.path: (s.status, s.reason) for s in first.files}
+        assert status["notes.txt"][0] == "read"
+        assert status["stuck.slow"][0] == "failed" and "more than 1 s" in status["stuck.slow"][1]
+        began = time.monotonic()
+        again = sync_folder(docs, tmp_path / "ix", sync=tight, index=BM25)
+        assert time.monotonic() - began < 2.5  # the same budget: not tried (and waited) again
+        assert {s.path: s.status for s in again.files}["stuck.slow"] == "failed"
+        roomy = sync_folder(docs, tmp_path / "ix", sync=SyncSettings(file_seconds=30), index=BM25)
+        assert {s.path: s.status for s in roomy.files}["stuck.slow"] == "read"
+    finally:
+        CONVERTERS.unregister("slow")
