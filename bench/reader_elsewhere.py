@@ -113,7 +113,17 @@ def unpack(site: Path) -> None:
     save_file({WORDS: words, **packed}, str(model / "model.safetensors"))
 
 
-def train(groups: Path, start: Path, out: Path, device: str, minutes: float, most: float) -> None:
+def train(  # noqa: PLR0913
+    groups: Path,
+    start: Path,
+    out: Path,
+    device: str,
+    minutes: float,
+    most: float,
+    lr: float = 4e-5,
+    checks: int = 8,
+    keep: str = "loss",
+) -> None:
     """Train for about `minutes`: a short probe times a step on this machine, and the epochs
     (at most `most`) are set so that the whole schedule (warm-up, decay) fits the time."""
     import math
@@ -129,16 +139,22 @@ def train(groups: Path, start: Path, out: Path, device: str, minutes: float, mos
     fits = minutes * 60 * 0.85 / per_step  # steps; the rest of the time goes to validation
     epochs = round(min(most, fits * built_with.accumulate / len(built.train)), 2)
     steps = math.ceil(len(built.train) * epochs / built_with.accumulate)
-    check = max(100, steps // 8)
+    check = max(100, steps // checks)
     print(f"{per_step * 1000:.0f} ms a step: {epochs} epochs, {steps} steps", flush=True)
     settings = replace(
-        built_with, device=device, minutes=minutes, epochs=epochs, lr=4e-5, check_every=check
+        built_with,
+        device=device,
+        minutes=minutes,
+        epochs=epochs,
+        lr=lr,
+        check_every=check,
+        keep=keep,
     )
     out.mkdir(parents=True, exist_ok=True)
     state = train_groups(
         built.train, built.held, out / "reader.safetensors", settings, print, start
     )
-    run = ("device", "minutes", "epochs", "lr", "check_every")
+    run = ("device", "minutes", "epochs", "lr", "check_every", "keep")
     state["settings"] = {k: getattr(settings, k) for k in run}
     state["ms_a_step"] = round(per_step * 1000, 1)
     (out / "state.json").write_text(json.dumps(state, indent=1) + "\n", encoding="utf-8")
@@ -192,6 +208,9 @@ def main(argv: list[str]) -> None:
     t.add_argument("--device", default="cuda")
     t.add_argument("--minutes", type=float, default=8.0)
     t.add_argument("--epochs", type=float, default=3.0, help="at most this many epochs")
+    t.add_argument("--lr", type=float, default=4e-5)
+    t.add_argument("--checks", type=int, default=8, help="validations in the run")
+    t.add_argument("--keep", default="loss", choices=("loss", "em"))
     f = sub.add_parser("finish")
     f.add_argument("--groups", type=Path, required=True)
     f.add_argument("--weights", type=Path, required=True)
@@ -203,7 +222,17 @@ def main(argv: list[str]) -> None:
     elif args.verb == "unpack":
         unpack(args.site)
     elif args.verb == "train":
-        train(args.groups, args.start, args.out, args.device, args.minutes, args.epochs)
+        train(
+            args.groups,
+            args.start,
+            args.out,
+            args.device,
+            args.minutes,
+            args.epochs,
+            args.lr,
+            args.checks,
+            args.keep,
+        )
     else:
         finish(args.groups, args.weights, args.start, args.state)
 

@@ -270,3 +270,28 @@ def test_training_on_a_missing_gpu_is_a_clear_error(tmp_path):
             ReaderSettings(device="cuda"),
             lambda _: None,
         )
+
+
+def test_keep_em_keeps_the_weights_of_the_best_held_em(tmp_path):
+    from ragteam.training.reader import train_reader
+    from ragteam.training.settings import ReaderSettings
+
+    data = _training_folder(tmp_path / "train")
+    out = tmp_path / "reader.safetensors"
+    settings = ReaderSettings(
+        epochs=1.0,
+        accumulate=1,
+        check_every=2,
+        held_checked=4,
+        clozes=4,
+        held_share=0.3,
+        threads=1,
+        keep="em",
+    )
+    record = train_reader(data, out, settings)
+    best_em = max(h["em"] for h in record["history"])
+    assert record["best"] == -best_em  # the best EM, negated (lower is better for both)
+    from safetensors import safe_open
+
+    with safe_open(str(out), "pt") as f:
+        assert float(f.metadata()["em"]) == pytest.approx(best_em, abs=1e-4)

@@ -264,7 +264,8 @@ def reader_command(
     """Train the span reader (MiniLM with start/end and no-answer/yes/no heads, shared
     normalisation over a question's passages) on HotpotQA and MuSiQue train and cloze questions
     from the training corpus. Validates and checkpoints every --check-every steps, keeps the
-    weights of the best validation loss; run it again to resume a stopped run."""
+    weights of the best validation loss (or EM: --keep em); run it again to resume a stopped
+    run."""
     from ragteam.training.reader import train_reader
 
     with friendly_errors():
@@ -273,8 +274,9 @@ def reader_command(
         )
     last = record["history"][-1] if record["history"] else {}
     out.print(
-        f"wrote {out_file} (step {record['step']}/{record['steps']}; held loss "
-        f"{record['best']:.4f}; last held EM {last.get('em', 0):.3f} F1 {last.get('f1', 0):.3f})"
+        f"wrote {out_file} (step {record['step']}/{record['steps']}; best held "
+        f"{settings.keep} {abs(record['best']):.4f}; last held EM {last.get('em', 0):.3f} "
+        f"F1 {last.get('f1', 0):.3f})"
     )
 
 

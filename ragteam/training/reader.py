@@ -2,7 +2,8 @@
 
 One group (a question over its passages) is one shared-normalisation loss; `accumulate` groups
 make a step. Every `check_every` steps the held groups are scored (loss, exact match and F1 of
-the best reading); the weights of the best validation loss are written (fp16, aside then
+the best reading); the weights of the best validation score (`keep`: loss, or EM) are written
+(fp16, aside then
 renamed). A checkpoint (weights, optimizer, step, random state) is written beside `out` at the
 same time, so a killed run resumes where it stopped with the same settings."""
 
@@ -244,7 +245,7 @@ def train_groups(
         state["seconds"] = spent + time.perf_counter() - began
         out_of_time = bool(settings.minutes) and time.perf_counter() - began > settings.minutes * 60
         if state["step"] % settings.check_every == 0 or state["step"] == total or out_of_time:
-            _validated(net, held[: settings.held_checked], state, out, report)
+            _validated(net, held[: settings.held_checked], state, out, report, settings.keep)
             _checkpoint(ckpt, net, optimizer, schedule, state, _resumable(settings), len(train))
         if out_of_time:
             report("stopped for time; run the same command again to resume")
@@ -309,17 +310,24 @@ def _resumed(
 
 
 def _validated(
-    net: SpanNet, held: Sequence[Group], state: dict[str, Any], out: Path, report: Any
+    net: SpanNet,
+    held: Sequence[Group],
+    state: dict[str, Any],
+    out: Path,
+    report: Any,
+    keep: str = "loss",
 ) -> None:
-    """Score the held groups, record them, and write the weights when the loss is the best."""
+    """Score the held groups, record them, and write the weights when their score (`keep`)
+    is the best so far (`state["best"]`: the lowest loss, or the highest EM negated)."""
     scores = validate(net, held)
     state["history"].append(
         {"step": state["step"], "seconds": round(state["seconds"], 1), **scores}
     )
     shown = json.dumps({k: round(v, 4) for k, v in scores.items()})
     report(f"step {state['step']}/{state['steps']} ({state['seconds']:.0f} s): held {shown}")
-    if scores["loss"] < state["best"]:
-        state["best"] = scores["loss"]
+    score = scores["loss"] if keep == "loss" else -scores["em"]
+    if score < state["best"]:
+        state["best"] = score
         save_weights(
             net, out, {"step": str(state["step"]), **{k: f"{v:.4f}" for k, v in scores.items()}}
         )

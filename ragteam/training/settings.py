@@ -53,6 +53,11 @@ class ReaderSettings:
     threads: int = flag(0, "torch threads (0: default)", min=0)
     minutes: float = flag(0.0, "stop after this many minutes, resumable (0: no limit)", min=0)
     device: str = flag("cpu", "torch device to train on (cpu, cuda, cuda:1, mps)")
+    keep: str = flag(
+        "loss",
+        "which held score picks the weights kept: loss (lowest) or em (highest)",
+        parse=lambda text: _keep(text),
+    )
 
 
 @dataclass(frozen=True)
@@ -95,6 +100,12 @@ class BuildSettings:
         "each retrieval block in a seeded random order, so that the locator cannot learn that "
         "the first passage is the relevant one",
     )
+
+
+def _keep(text: str) -> str:
+    if text not in ("loss", "em"):
+        raise InputError(f"--keep must be loss or em, not '{text}'")
+    return text
 
 
 def _stages(text: str) -> tuple[str, ...]:
