@@ -701,6 +701,52 @@ def test_the_documents_panel_shows_each_files_state(browser, tmp_path, shots):
     assert errors == []
 
 
+@pytest.mark.parametrize("size", [(1280, 800), (390, 844)], ids=["desktop", "phone"])
+def test_documents_are_added_and_removed_from_the_page(browser, tmp_path, shots, size):
+    """Add a Markdown file and a PDF that is not one from the documents panel: each is synced
+    at once and listed with its state; a name already there asks before replacing; remove
+    asks, deletes the file from the folder and drops it from the list."""
+    config = _served_docs(tmp_path)
+    new = tmp_path / "upload" / "ferry.md"
+    new.parent.mkdir()
+    new.write_text("# Ferry\n\nThe ferry captain is Oda Rusk.\n")
+    fake = tmp_path / "upload" / "scan.pdf"
+    fake.write_bytes(b"not a pdf at all")
+    errors: list[str] = []
+    with Serving(create_app(config, FakeModel(lambda m, p: "Oda Rusk"))) as url:
+        page = _page(browser, errors)
+        page.set_viewport_size({"width": size[0], "height": size[1]})
+        page.goto(url + "/")
+        panel = page.locator("#documents")
+        panel.locator("summary").wait_for()
+        panel.locator("summary").click()
+        assert ".pdf" in (page.get_attribute("#doc-upload", "accept") or "")
+        page.set_input_files("#doc-upload", [str(new), str(fake)])
+        page.wait_for_function(
+            "document.querySelector('#doc-status').textContent.includes('scan.pdf: ')"
+        )
+        said = page.inner_text("#doc-status")
+        assert "ferry.md: read (1 passage)" in said and "scan.pdf: failed" in said
+        assert (tmp_path / "docs" / "ferry.md").is_file()
+        assert "read" in panel.locator("li.doc[data-path='ferry.md']").inner_text()
+        assert "failed" in panel.locator("li.doc[data-path='scan.pdf']").get_attribute("class")
+        page.screenshot(path=str(shots / f"documents-added-{size[0]}.png"), full_page=True)
+        asked: list[str] = []
+        page.on("dialog", lambda d: (asked.append(d.message), d.accept()))
+        page.set_input_files("#doc-upload", [str(new)])  # already there: asks, then replaces
+        page.wait_for_function(
+            "document.querySelector('#doc-status').textContent.startsWith('ferry.md: read')"
+        )
+        assert asked and "Replace it?" in asked[-1]
+        panel.locator("li.doc[data-path='scan.pdf'] .doc-remove").click()
+        page.wait_for_function(
+            "document.querySelector('#doc-status').textContent === 'scan.pdf: removed'"
+        )
+        assert "Remove scan.pdf" in asked[-1] and not (tmp_path / "docs" / "scan.pdf").exists()
+        assert panel.locator("li.doc[data-path='scan.pdf']").count() == 0
+    assert errors == []
+
+
 _CONTRAST = """(sel) => {
   const rgb = (c) => c.match(/[\\d.]+/g).slice(0, 3).map(Number);
   const lin = (x) => (x /= 255) <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4;

@@ -42,6 +42,9 @@ def serve_command(
     watch: Annotated[
         bool, typer.Option(help="sync folder indexes as their folders change")
     ] = False,
+    max_upload_mb: Annotated[
+        int, typer.Option(min=1, max=10_000, help="the largest document a client may add")
+    ] = 100,
 ) -> None:
     """Serve the HTTP API and the web page (needs the `server` extra)."""
     with friendly_errors():
@@ -72,6 +75,7 @@ def serve_command(
             queue_size=queue,
             cors_origins=cors,
             watch=watch,
+            max_upload_mb=max_upload_mb,
         )
         app = create_app(config)
         key = "API key required" if config.api_key else "no API key"

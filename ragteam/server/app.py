@@ -39,6 +39,7 @@ from ragteam.server.pages import add_page_routes
 from ragteam.server.redact import redact_paths
 from ragteam.server.service import Cancelled, Service
 from ragteam.server.streaming import admitted_events, answer_watched
+from ragteam.server.uploads import TooLarge, add_document_routes, is_upload
 from ragteam.server.views import add_read_routes
 from ragteam.strategies import DEFAULT_STRATEGY
 from ragteam.types import DEFAULT_SUPPORT_LAYER
@@ -98,6 +99,7 @@ def create_app(config: ServerConfig, model: ChatModel | None = None) -> FastAPI:
 
     _add_answer_routes(app, service, auth)
     add_read_routes(app, service, auth)
+    add_document_routes(app, service, auth)
     add_page_routes(app, service, auth)
     add_chat_routes(app, service, auth)
     add_docs_routes(app)
@@ -184,7 +186,12 @@ async def _authorize(request: Request) -> None:
 
 def _add_limits(app: FastAPI, config: ServerConfig) -> None:
     """Authentication, then a bounded body, before any route reads a byte (see guard.py)."""
-    app.add_middleware(BodyGuard, max_body=config.max_body_bytes, api_key=lambda: config.api_key)
+    app.add_middleware(
+        BodyGuard,
+        max_body=config.max_body_bytes,
+        api_key=lambda: config.api_key,
+        streamed=is_upload,
+    )
 
 
 _STATUS: list[tuple[type[BaseException], int, str]] = [
@@ -193,6 +200,7 @@ _STATUS: list[tuple[type[BaseException], int, str]] = [
     (Busy, 429, "busy"),
     (UnknownName, 404, "not found"),
     (IndexBusy, 409, "index busy"),
+    (TooLarge, 413, "body too large"),
     (InputError, 400, "bad request"),
     (IndexUnusable, 409, "index unusable"),
     (RouterStateError, 409, "router unavailable"),

@@ -23,6 +23,7 @@ class ServerConfig:
     host: str = "127.0.0.1"
     max_question_chars: int = 4000
     max_body_bytes: int = 64 * 1024
+    max_upload_mb: int = 100  # a document added over the API (PUT .../documents/NAME)
     concurrency: int = 1  # answers at once (1 for the in-process model)
     queue_size: int = 8  # answers waiting for a slot before 429
     queue_timeout: float = 120.0  # seconds an answer may wait for a slot

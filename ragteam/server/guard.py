@@ -20,7 +20,9 @@ BODY_METHODS = ("POST", "PUT", "PATCH")
 
 class BodyGuard:
     """`every_request`: the key is asked of every request, not only those with a body (MCP
-    over HTTP, whose event stream is a GET)."""
+    over HTTP, whose event stream is a GET). `streamed(method, path)`: a request whose body
+    the route itself reads and bounds as it arrives (a document upload): its key is checked,
+    its body passed on unread."""
 
     def __init__(
         self,
@@ -28,11 +30,13 @@ class BodyGuard:
         max_body: int,
         api_key: Callable[[], str | None],
         every_request: bool = False,
+        streamed: Callable[[str, str], bool] = lambda _method, _path: False,
     ) -> None:
         self.app = app
         self.max_body = max_body
         self.api_key = api_key
         self.every_request = every_request
+        self.streamed = streamed
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or (
@@ -52,7 +56,7 @@ class BodyGuard:
                 "unauthorized",
             )
             return
-        if scope["method"] not in BODY_METHODS:
+        if scope["method"] not in BODY_METHODS or self.streamed(scope["method"], scope["path"]):
             await self.app(scope, receive, send)
             return
         length = headers.get("content-length")

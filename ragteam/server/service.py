@@ -148,6 +148,18 @@ class Service:
         self.index(name)  # the next request answers from the new generation
         return report_dict(report)
 
+    def folder(self, name: str) -> Path:
+        """The folder a served folder index is synced from (an InputError for a JSONL one)."""
+        from ragteam.retrieval.sync import recorded_settings
+
+        found = recorded_settings(self._index_dir(name))
+        if found is None:
+            raise InputError(
+                f"the index {name} was built from a JSONL file, not a folder: documents are "
+                "added to folder indexes (`ragteam index sync FOLDER`)"
+            )
+        return Path(found[2])
+
     def index_name(self, name: str | None) -> str | None:
         """`name`, or the only served index when none is named."""
         if name is None and len(self.config.indexes) == 1:
@@ -174,11 +186,14 @@ class Service:
         counts: dict[str, int] = {}
         for f in files:
             counts[f["status"]] = counts.get(f["status"], 0) + 1
+        from ragteam.documents import supported_suffixes
+
         return {
             "name": name,
             "folder": manifest.source.is_folder,
             "documents": files,
             "counts": counts,
+            "accepts": supported_suffixes(),  # what PUT .../documents/NAME takes
         }
 
     def _index_dir(self, name: str) -> Path:

@@ -719,6 +719,7 @@ async function loadRuns() {
 }
 
 function wire() {
+  $("doc-upload").addEventListener("change", (e) => { if (e.target.files.length) addDocuments([...e.target.files]); });
   $("api-key").value = sessionStorage.getItem("ragteam-key") || "";
   $("api-key").addEventListener("change", () => { sessionStorage.setItem("ragteam-key", $("api-key").value); load(); });
   $("ask-form").addEventListener("submit", ask);
@@ -737,6 +738,7 @@ function wire() {
 
 // the chosen index's files and what the last sync made of each
 const STATE_ICON = { read: "✓", skipped: "–", failed: "✕" };
+let LISTED = new Set(); // the chosen index's files, as last listed
 
 async function showDocuments() {
   const panel = $("documents");
@@ -751,11 +753,17 @@ async function showDocuments() {
         d.status === "read" ? plural(d.passages, "passage") : null].filter(Boolean).join(", ");
       const said = d.status === "read" ? where : d.reason;
       const notes = [d.warning, ...(d.notes || [])].filter(Boolean);
+      // files at the folder's top can be removed from the page (the API takes plain names)
+      const remove = d.path.includes("/") ? null : el("button", { type: "button", class: "doc-remove",
+        "aria-label": "Remove " + d.path, onclick: () => removeDocument(d.path) }, "remove");
       return el("li", { class: "doc " + d.status + (d.warning ? " thin" : ""), "data-path": d.path },
         el("span", { class: "state", "aria-hidden": "true" }, STATE_ICON[d.status] || "?"), " ",
         el("strong", {}, d.path), " ", el("span", { class: "meta" }, d.status + (said ? ": " + said : "")),
+        remove ? " " : null, remove,
         notes.length ? el("ul", { class: "notes" }, ...notes.map((n) => el("li", {}, n))) : null);
     });
+    $("doc-upload").accept = (listed.accepts || []).join(",");
+    LISTED = new Set(listed.documents.map((d) => d.path));
     panel.querySelector("summary").textContent = "Documents in " + name + ": " + counts;
     $("documents-list").replaceChildren(...rows);
     panel.hidden = false;
@@ -764,6 +772,51 @@ async function showDocuments() {
     panel.querySelector("summary").textContent = "Documents: could not be listed (" + error.message + ")";
     $("documents-list").replaceChildren();
   }
+}
+
+function documentURL(name, replace) {
+  return "/v1/indexes/" + encodeURIComponent($("index").value) + "/documents/" +
+    encodeURIComponent(name) + (replace ? "?replace=true" : "");
+}
+
+async function sendDocument(method, name, file, replace) {
+  const response = await fetch(documentURL(name, replace), { method, headers: headers(false), body: file });
+  const body = await response.json().catch(() => ({}));
+  return { response, body };
+}
+
+function documentOutcome(name, response, body) {
+  if (!response.ok) return name + ": " + (body.detail || response.statusText);
+  if (!body.synced) return name + ": saved; a sync is running, the list follows in a moment";
+  if (!body.file) return name + ": removed";
+  const f = body.file;
+  return name + ": " + f.status + (f.status === "read" ? " (" + plural(f.passages, "passage") + ")" : ": " + f.reason);
+}
+
+// add files to the chosen folder index (each synced at once), asking before replacing one
+async function addDocuments(files) {
+  const said = [];
+  for (const file of files) {
+    const there = LISTED.has(file.name);
+    if (there && !confirm(file.name + " is already in the folder. Replace it?")) {
+      said.push(file.name + ": kept as it was");
+      continue;
+    }
+    $("doc-status").textContent = "adding " + file.name + " and syncing…";
+    const { response, body } = await sendDocument("PUT", file.name, file, there);
+    said.push(documentOutcome(file.name, response, body));
+  }
+  $("doc-upload").value = "";
+  await showDocuments();
+  $("doc-status").textContent = said.join("; ");
+}
+
+async function removeDocument(path) {
+  if (!confirm("Remove " + path + " from the indexed folder? The file is deleted from the server's disk.")) return;
+  $("doc-status").textContent = "removing " + path + " and syncing…";
+  const { response, body } = await sendDocument("DELETE", path, undefined, false);
+  await showDocuments();
+  $("doc-status").textContent = documentOutcome(path, response, body);
 }
 
 async function load() {

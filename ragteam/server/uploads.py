@@ -1,0 +1,156 @@
+"""Adding and removing a served folder index's documents over HTTP, then syncing it.
+
+`PUT /v1/indexes/NAME/documents/FILE` writes the request's body as FILE at the top of the
+indexed folder; `DELETE` removes it; both sync the index and answer with what the sync made of
+the file. What a client can do to the server's disk is kept small:
+
+- a name is one plain file name (no folder part, no `..`, not hidden, no control characters,
+  at most 255 bytes) with a suffix some converter reads; an existing file is replaced only
+  when asked (`?replace=true`), never through a link;
+- the body is streamed to a hidden file beside its place and renamed over it when whole: a
+  cut upload leaves nothing behind, and a body past the limit (`--max-upload-mb`) is refused
+  as it arrives, whatever its Content-Length says;
+- off loopback the server has a key (ServerConfig.check), and these routes need it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import secrets
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fastapi import FastAPI, Query, Request
+
+from ragteam.documents import supported_suffixes
+from ragteam.errors import IndexBusy, InputError, UnknownName
+from ragteam.server.redact import redact_all
+
+if TYPE_CHECKING:
+    from ragteam.server.service import Service
+
+UPLOAD_PREFIX = ".ragteam-upload-"  # hidden: a sync running meanwhile skips it
+MAX_NAME_BYTES = 255
+
+
+class TooLarge(InputError):
+    """An upload's body is over the server's limit."""
+
+
+def checked_name(name: str) -> str:
+    """`name` when it is a plain file name a converter reads; an InputError saying why not."""
+    if not name or name in (".", "..") or "/" in name or "\\" in name:
+        raise InputError(f"{name!r} is not a plain file name: send one name, no folder")
+    if name.startswith("."):
+        raise InputError(f"{name!r} is a hidden name: a sync would skip it")
+    if any(ord(c) < 32 or ord(c) == 127 for c in name):
+        raise InputError("the file name holds control characters")
+    if len(name.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
+        raise InputError(f"the file name is over {MAX_NAME_BYTES} bytes")
+    suffix = Path(name).suffix.lower()
+    if suffix not in supported_suffixes():
+        raise InputError(
+            f"no converter reads {suffix or 'files without a suffix'}: "
+            f"send one of {', '.join(supported_suffixes())}"
+        )
+    return name
+
+
+def place(folder: Path, name: str) -> Path:
+    """Where `name` goes in `folder` (checked: inside it, not a link)."""
+    root = folder.resolve()
+    target = root / checked_name(name)
+    if target.is_symlink():
+        raise InputError(f"{name} is a link in the folder: ragteam does not write through it")
+    if target.parent != root:
+        raise InputError(f"{name!r} would not stand in the indexed folder")
+    return target
+
+
+async def receive(chunks: AsyncIterator[bytes], target: Path, limit: int, replace: bool) -> int:
+    """Stream `chunks` to `target` (aside, then renamed); the bytes written. A body over
+    `limit` bytes is a TooLarge (nothing written); an existing file needs `replace`."""
+    if target.exists() and not replace:
+        raise InputError(f"{target.name} is already in the folder: add ?replace=true to replace it")
+    if target.exists() and not target.is_file():
+        raise InputError(f"{target.name} is not a file in the folder")
+    tmp = target.with_name(f"{UPLOAD_PREFIX}{secrets.token_hex(6)}")
+    size = 0
+    try:
+        with open(tmp, "xb") as out:
+            async for chunk in chunks:
+                size += len(chunk)
+                if size > limit:
+                    raise TooLarge(
+                        f"the file is over {limit // 2**20} MiB, the most this server takes "
+                        "(ragteam serve --max-upload-mb)"
+                    )
+                await asyncio.to_thread(out.write, chunk)
+            out.flush()
+            os.fsync(out.fileno())
+        if size == 0:
+            raise InputError("the body is empty: send the file's bytes")
+        os.replace(tmp, target)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+    return size
+
+
+def remove(folder: Path, name: str) -> None:
+    """Delete `name` from the top of `folder` (a file, not a link); UnknownName when absent."""
+    target = place(folder, name)
+    if not target.is_file():
+        present = sorted(p.name for p in folder.iterdir() if p.is_file())[:20]
+        raise UnknownName("document", name, present)
+    target.unlink()
+
+
+def is_upload(method: str, path: str) -> bool:
+    """Whether a request is a document upload (its body streamed to disk by its route)."""
+    parts = path.split("/")
+    return (
+        method == "PUT"
+        and len(parts) == 6
+        and parts[1:3] == ["v1", "indexes"]
+        and (parts[4] == "documents")
+    )
+
+
+def add_document_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
+    """PUT and DELETE of one document of a served folder index (see the module's doc)."""
+
+    @app.put("/v1/indexes/{name}/documents/{filename}", dependencies=auth)
+    async def add_document(
+        name: str, filename: str, request: Request, replace: bool = Query(False)
+    ) -> dict[str, Any]:
+        """Add (or, with `replace`, replace) the file FILENAME: the request's body is its
+        bytes. The index is synced; the answer says what the sync made of the file."""
+        folder = service.folder(name)
+        target = place(folder, filename)
+        limit = service.config.max_upload_mb * 2**20
+        said = request.headers.get("content-length", "")
+        if said.isdigit() and int(said) > limit:  # refused before a byte is read
+            raise TooLarge(f"the file is over {limit // 2**20} MiB, the most this server takes")
+        size = await receive(request.stream(), target, limit, replace)
+        return redact_all(await _synced(service, name, target.name, size), service.config)
+
+    @app.delete("/v1/indexes/{name}/documents/{filename}", dependencies=auth)
+    async def remove_document(name: str, filename: str) -> dict[str, Any]:
+        """Remove the file FILENAME from the indexed folder, then sync the index."""
+        remove(service.folder(name), filename)
+        return redact_all(await _synced(service, name, filename, 0), service.config)
+
+
+async def _synced(service: Service, name: str, filename: str, size: int) -> dict[str, Any]:
+    """Sync the index; the file's state after it (None once removed), and the sync's counts."""
+    try:
+        report: dict[str, Any] | None = await asyncio.to_thread(service.sync, name)
+    except IndexBusy:  # a sync (the watcher's, another client's) is running: it or the next
+        report = None  # one reads the folder as it now is
+    listed = service.documents(name)
+    state = next((d for d in listed["documents"] if d["path"] == filename), None)
+    synced = report is not None
+    return {"name": filename, "bytes": size, "file": state, "synced": synced, "sync": report}

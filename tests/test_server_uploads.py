@@ -1,0 +1,154 @@
+"""Adding and removing documents of a served folder index over HTTP (PUT and DELETE on
+/v1/indexes/NAME/documents/FILE): the file lands in the folder, the index is synced, and the
+answer says what the sync made of it; hostile names, sizes, links and keys change nothing."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+pytest.importorskip("fastapi")
+from docfiles import PDF_PAGES, make_pdf  # noqa: E402
+from fastapi.testclient import TestClient  # noqa: E402
+
+from ragteam.llm import FakeModel  # noqa: E402
+from ragteam.retrieval import build_index, sync_folder  # noqa: E402
+from ragteam.retrieval.index import IndexSettings  # noqa: E402
+from ragteam.server import ServerConfig, create_app  # noqa: E402
+
+BM25 = IndexSettings(retriever="bm25")
+KEY = {"Authorization": "Bearer k3y"}
+
+
+def served(tmp_path, **settings):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "base.md").write_text("# Base\n\nThe lighthouse stands on the northern cape.\n")
+    sync_folder(folder, tmp_path / "ix", index=BM25)
+    config = ServerConfig(indexes={"docs": tmp_path / "ix"}, **settings)
+    return folder, TestClient(create_app(config, FakeModel(lambda m, p: "x")))
+
+
+def leftovers(folder):
+    return [p.name for p in folder.iterdir() if p.name.startswith(".ragteam-upload-")]
+
+
+def test_a_document_added_is_synced_and_searchable_then_removed(tmp_path):
+    folder, client = served(tmp_path)
+    with client:
+        body = b"# Ferry\n\nThe ferry captain is Oda Rusk.\n"
+        added = client.put("/v1/indexes/docs/documents/ferry.md", content=body)
+        assert added.status_code == 200, added.text
+        done = added.json()
+        assert done["file"]["status"] == "read" and done["file"]["passages"] >= 1
+        assert done["synced"] and done["sync"]["changes"]["new"] == ["ferry.md"]
+        assert (folder / "ferry.md").read_bytes() == body and not leftovers(folder)
+        hits = client.post(
+            "/v1/answer", json={"question": "Who is the ferry captain?", "strategy": "oner"}
+        ).json()
+        assert any(c["passage_id"] == "ferry.md" for c in hits["read"])
+        again = client.put("/v1/indexes/docs/documents/ferry.md", content=b"# Ferry\n\nNew.\n")
+        assert again.status_code == 400 and "replace=true" in again.json()["detail"]
+        replaced = client.put(
+            "/v1/indexes/docs/documents/ferry.md?replace=true", content=b"# Ferry\n\nThe tug.\n"
+        )
+        assert replaced.status_code == 200 and replaced.json()["sync"]["changes"]["changed"]
+        gone = client.delete("/v1/indexes/docs/documents/ferry.md")
+        assert gone.status_code == 200, gone.text
+        assert gone.json()["file"] is None and gone.json()["sync"]["changes"]["deleted"] == [
+            "ferry.md"
+        ]
+        assert not (folder / "ferry.md").exists()
+        assert client.delete("/v1/indexes/docs/documents/ferry.md").status_code == 404
+        assert str(tmp_path) not in added.text + gone.text  # no server paths
+
+
+def test_a_file_that_is_not_what_its_name_says_is_kept_and_reported(tmp_path):
+    folder, client = served(tmp_path)
+    with client:
+        fake = client.put("/v1/indexes/docs/documents/scan.pdf", content=b"just some text")
+        assert fake.status_code == 200, fake.text
+        assert fake.json()["file"]["status"] == "failed" and fake.json()["file"]["reason"]
+        real = client.put(
+            "/v1/indexes/docs/documents/report.pdf",
+            content=make_pdf(tmp_path / "report.pdf").read_bytes(),
+        )
+        state = real.json()["file"]
+        assert state["status"] == "read" and state["pages"] == len(PDF_PAGES)
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        (".hidden.md", "hidden"),
+        ("tool.exe", "no converter reads .exe"),
+        ("ctrl%07.md", "control characters"),
+        ("a" * 300 + ".md", "over 255 bytes"),
+        ("back%5Cslash.md", "plain file name"),
+    ],
+)
+def test_names_that_are_not_plain_supported_file_names_are_refused(tmp_path, name, said):
+    folder, client = served(tmp_path)
+    with client:
+        refused = client.put(f"/v1/indexes/docs/documents/{name}", content=b"text")
+        assert refused.status_code == 400 and said in refused.json()["detail"]
+    assert sorted(p.name for p in folder.iterdir()) == ["base.md"]
+
+
+def test_a_path_out_of_the_folder_writes_nothing(tmp_path):
+    folder, client = served(tmp_path)
+    with client:
+        for path in ("..%2Fescape.md", "%2E%2E%2Fescape.md", "sub%2Fx.md"):
+            refused = client.put(f"/v1/indexes/docs/documents/{path}", content=b"text")
+            assert refused.status_code in (400, 404, 405), refused.text
+    assert not (tmp_path / "escape.md").exists()
+    assert sorted(p.name for p in folder.iterdir()) == ["base.md"]
+
+
+def test_a_link_in_the_folder_is_never_written_through(tmp_path):
+    folder, client = served(tmp_path)
+    outside = tmp_path / "outside.md"
+    outside.write_text("mine")
+    os.symlink(outside, folder / "link.md")
+    with client:
+        refused = client.put("/v1/indexes/docs/documents/link.md?replace=true", content=b"x")
+        assert refused.status_code == 400 and "link" in refused.json()["detail"]
+        assert client.delete("/v1/indexes/docs/documents/link.md").status_code == 400
+    assert outside.read_text() == "mine" and (folder / "link.md").is_symlink()
+
+
+def test_a_body_over_the_limit_is_refused_as_it_arrives_and_leaves_nothing(tmp_path):
+    folder, client = served(tmp_path, max_upload_mb=1)
+    with client:
+        said = client.put("/v1/indexes/docs/documents/big.md", content=b"a" * (2 * 2**20))
+        assert said.status_code == 413 and "1 MiB" in said.json()["detail"]
+
+        def chunks():  # no Content-Length: counted as it arrives
+            for _ in range(40):
+                yield b"b" * 65536
+
+        streamed = client.put("/v1/indexes/docs/documents/big.md", content=chunks())
+        assert streamed.status_code == 413
+        empty = client.put("/v1/indexes/docs/documents/empty.md", content=b"")
+        assert empty.status_code == 400 and "empty" in empty.json()["detail"]
+    assert sorted(p.name for p in folder.iterdir()) == ["base.md"] and not leftovers(folder)
+
+
+def test_with_a_key_uploads_need_it_and_a_jsonl_index_takes_none(tmp_path):
+    folder, client = served(tmp_path, api_key="k3y")
+    with client:
+        assert client.put("/v1/indexes/docs/documents/a.md", content=b"# A\n\nx\n").status_code == (
+            401
+        )
+        assert client.delete("/v1/indexes/docs/documents/base.md").status_code == 401
+        ok = client.put("/v1/indexes/docs/documents/a.md", content=b"# A\n\nx\n", headers=KEY)
+        assert ok.status_code == 200, ok.text
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text('{"id": "d1", "title": "T", "text": "The tide gauge."}\n')
+    build_index(corpus, tmp_path / "jx", retriever="bm25")
+    config = ServerConfig(indexes={"j": tmp_path / "jx"})
+    with TestClient(create_app(config, FakeModel(lambda m, p: "x"))) as plain:
+        refused = plain.put("/v1/indexes/j/documents/a.md", content=b"text")
+        assert refused.status_code == 400 and "folder" in refused.json()["detail"]
+        assert plain.put("/v1/indexes/nope/documents/a.md", content=b"x").status_code == 404
