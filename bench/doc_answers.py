@@ -44,7 +44,7 @@ def _norm(text: str) -> str:
 def page_texts(pdf: Path) -> list[str]:
     from ragteam.documents.pdf import page_texts as raw
 
-    return raw(pdf)
+    return ["".join(parts) for parts in raw(pdf)]
 
 
 def questions(work: Path, pages: list[str], n: int) -> list[dict]:

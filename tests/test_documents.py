@@ -304,3 +304,46 @@ def test_pdf_lines_wrapped_prose_joins_rows_and_headings_stay_apart():
         "parted V:385, I:545 122 GNU Parted disk partition resizing program\n"
         "gdisk V:358, I:506 885 partition editor for the GPT/MBR hybrid disk",
     ]
+
+
+def test_a_pdf_section_starts_where_its_bookmark_points_not_at_the_page_top(tmp_path):
+    """Text at the top of a page that continues the section before keeps that section; the
+    heading a bookmark points to mid-page starts the next one (the Debian FAQ's "created by Ian
+    Murdock in 1993" was cited under the next question)."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    path = tmp_path / "faq.pdf"
+    pdf = canvas.Canvas(str(path), pagesize=A4)
+    pdf.drawString(72, 760, "Origins")
+    pdf.bookmarkPage("origins", fit="XYZ", left=0, top=772)
+    pdf.addOutlineEntry("Origins", "origins", 0)
+    pdf.drawString(72, 740, "Debian was founded by a student.")
+    pdf.showPage()
+    pdf.drawString(72, 760, "It was created by Ian Murdock in 1993 as a community project.")
+    pdf.drawString(72, 600, "Codenames")
+    pdf.bookmarkPage("names", fit="XYZ", left=0, top=612)
+    pdf.addOutlineEntry("Codenames", "names", 0)
+    pdf.drawString(72, 580, "Releases are named after Toy Story characters.")
+    pdf.showPage()
+    pdf.drawString(72, 760, "The unstable release is always called sid.")
+    pdf.showPage()
+    pdf.save()
+    units = convert(path).units
+    placed = [(u.page, u.section, u.text) for u in units]
+    assert placed == [
+        (1, ("Origins",), "Origins\nDebian was founded by a student."),
+        (2, ("Origins",), "It was created by Ian Murdock in 1993 as a community project."),
+        (2, ("Codenames",), "Codenames\nReleases are named after Toy Story characters."),
+        (3, ("Codenames",), "The unstable release is always called sid."),
+    ]
+
+
+def test_hyphenation_marks_and_control_characters_leave_a_pdfs_text(tmp_path):
+    """PDFium marks a word hyphenated at a line's end (U+FFFE or U+0002): the word is rejoined;
+    a control character elsewhere is dropped."""
+    from ragteam.documents.pdf import _lines, paragraphs
+
+    lines = _lines("It covers system adminis\ufffe\ntration and the non\x02\ndevelopers\x07 too.")
+    assert lines == ["It covers system adminis-", "tration and the non-", "developers too."]
+    assert "administration" in paragraphs(lines) and "\ufffe" not in paragraphs(lines)

@@ -1,7 +1,9 @@
-"""PDF: PDFium (pypdfium2) reads each page's text, one unit per page; pypdf reads the printed
-page labels ("xii", "A-3") and the outline (bookmarks give each page its section). Lines that
-repeat at the top or bottom of most pages (running headers, footers, page numbers) are
-removed; pages with no text layer are counted and reported."""
+"""PDF: PDFium (pypdfium2) reads each page's text; pypdf reads the printed page labels ("xii",
+"A-3") and the outline. A bookmark gives its section from where it points: a page is one unit,
+or, where a bookmark points below its top, one unit above the heading (the section before, which
+the page continues) and one from the heading on. Lines that repeat at the top or bottom of most
+pages (running headers, footers, page numbers) are removed; pages with no text layer are counted
+and reported."""
 
 from __future__ import annotations
 
@@ -79,8 +81,16 @@ def _inflated(data: Any, at: int) -> int:
     return size
 
 
-def page_texts(path: Path) -> list[str]:
-    """Each page's text as PDFium extracts it; encrypted files open if no password is needed."""
+Section = tuple[str, ...]
+Start = tuple[
+    int, float | None, Section
+]  # a bookmark: page (0-based), top (None: the page's), path
+
+
+def page_texts(path: Path, cuts: dict[int, list[float]] | None = None) -> list[list[str]]:
+    """Each page's text as PDFium extracts it, in parts: one, or, for a page with `cuts`
+    (heights from the page's bottom, highest first), the text above the first cut, then from
+    each cut to the next. Encrypted files open if no password is needed."""
     import pypdfium2 as pdfium
 
     try:
@@ -98,7 +108,8 @@ def page_texts(path: Path) -> list[str]:
         for number in range(len(pdf)):
             page = pdf[number]
             textpage = page.get_textpage()
-            texts.append(textpage.get_text_bounded())
+            wanted = (cuts or {}).get(number)
+            texts.append(_cut(textpage, wanted) if wanted else [textpage.get_text_bounded()])
             textpage.close()
             page.close()
         return texts
@@ -106,36 +117,78 @@ def page_texts(path: Path) -> list[str]:
         pdf.close()
 
 
-def pypdf_facts(path: Path, pages: int) -> tuple[str, list[str], list[tuple[str, ...]]]:
-    """The title, printed page labels and each page's outline section path (empty where pypdf
-    cannot read them: the text still counts, only the labels are lost)."""
+def _cut(textpage: Any, cuts: list[float]) -> list[str]:
+    """The page's text split where its lines pass below each cut (reading order is taken as
+    top to bottom; a line goes whole to the part its first character's middle stands in)."""
+    count = textpage.count_chars()
+    text = textpage.get_text_range(0, count)
+    if len(text) != count:  # characters outside the BMP: offsets would not line up
+        return [text] + [""] * len(cuts)
+    parts, at = [], 0
+    for cut in cuts:
+        split = next(
+            (
+                i
+                for i in range(at, count)
+                if not text[i].isspace() and _middle(textpage.get_charbox(i)) < cut
+            ),
+            count,
+        )
+        split = text.rfind("\n", at, split) + 1 if split < count else count
+        parts.append(text[at : max(at, split)])
+        at = max(at, split)
+    return [*parts, text[at:]]
+
+
+def _middle(box: tuple[float, float, float, float]) -> float:
+    return (box[1] + box[3]) / 2
+
+
+def pypdf_facts(path: Path) -> tuple[str, list[str], list[Start]]:
+    """The title, printed page labels (one per page; none where pypdf cannot read them) and the
+    outline's bookmarks in page order (none likewise: the text still counts, only the labels
+    and sections are lost)."""
     from pypdf import PdfReader
     from pypdf.errors import PyPdfError
 
-    title, labels = "", [""] * pages
-    sections: list[tuple[str, ...]] = [()] * pages
-    starts: list[tuple[int, tuple[str, ...]]] = []
+    title, labels = "", []
+    starts: list[Start] = []
     try:
         reader = PdfReader(str(path), strict=False)
         if reader.is_encrypted:
             reader.decrypt("")
         meta = reader.metadata
         title = " ".join(str(meta.title).split()) if meta and meta.title else ""
-        found = list(reader.page_labels)
-        if len(found) == pages:
-            labels = found
+        labels = list(reader.page_labels)
         _walk_outline(reader, reader.outline, (), starts)
     except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
-        return title, labels, sections
-    starts.sort(key=lambda s: s[0])
-    for start, path_ in starts:
-        for page in range(max(start, 0), pages):
-            sections[page] = path_
-    return title, labels, sections
+        return title, labels, []
+    return title, labels, sorted(starts, key=lambda s: (s[0], -(s[1] if s[1] is not None else 1e9)))
 
 
-def _walk_outline(reader: Any, items: list[Any], parent: tuple[str, ...], out: list[Any]) -> None:
-    last: tuple[str, ...] = parent
+def sections_at(starts: list[Start], pages: int) -> tuple[list[Section], dict[int, list[Start]]]:
+    """The section in force at each page's top, and each page's bookmarks pointing below its
+    top (highest first)."""
+    at_top: list[Section] = []
+    inside: dict[int, list[Start]] = {}
+    current: Section = ()
+    by_page: dict[int, list[Start]] = {}
+    for start in starts:
+        by_page.setdefault(start[0], []).append(start)
+    for page in range(pages):
+        marks = by_page.get(page, [])
+        for start in (m for m in marks if m[1] is None):
+            current = start[2]
+        at_top.append(current)
+        below = [m for m in marks if m[1] is not None]
+        if below:
+            inside[page] = below
+            current = below[-1][2]
+    return at_top, inside
+
+
+def _walk_outline(reader: Any, items: list[Any], parent: Section, out: list[Start]) -> None:
+    last: Section = parent
     for item in items:
         if isinstance(item, list):
             _walk_outline(reader, item, last, out)
@@ -144,7 +197,16 @@ def _walk_outline(reader: Any, items: list[Any], parent: tuple[str, ...], out: l
         page = reader.get_destination_page_number(item)
         if title and page is not None and page >= 0:
             last = (*parent, title)
-            out.append((page, last))
+            out.append((page, _top(item), last))
+
+
+def _top(item: Any) -> float | None:
+    """Where a bookmark points on its page (None: the page's top, or not said)."""
+    try:
+        top = item.top
+        return float(top) if top is not None else None
+    except (AttributeError, TypeError, ValueError):
+        return None
 
 
 def strip_furniture(pages: list[list[str]]) -> list[list[str]]:
@@ -198,15 +260,16 @@ def _shape(line: str) -> str:
     return " ".join("#" if _ROMAN.match(w) and len(w) <= 6 else w for w in words)
 
 
-def paragraphs(lines: list[str]) -> str:
+def paragraphs(lines: list[str], page: list[str] | None = None) -> str:
     """A page's lines joined into blocks. A line broken because the next word did not fit is
     wrapped prose, joined to the next (a word hyphenated at a line end rejoined); a line
     broken with room left for the next word ends its paragraph. Paragraphs of one line in a
     row (table rows, list items, a heading) stay a line each, in one block: a table keeps a row
-    per line and a heading does not run into the paragraph under it."""
+    per line and a heading does not run into the paragraph under it. A full line's width is
+    measured on the whole `page` (default: `lines`) when `lines` are part of one."""
     if not lines:
         return ""
-    widths = sorted(len(line) for line in lines)
+    widths = sorted(len(line) for line in page or lines)
     room = FULL_LINE * widths[len(widths) * 9 // 10]
     blocks: list[str] = []
     current: list[str] = []
@@ -238,35 +301,43 @@ def _joined(lines: list[str]) -> str:
 
 class PdfConverter:
     name: ClassVar[str] = "pdf"
-    version: ClassVar[str] = "3"  # 3: short lines (headings, list items, table rows) kept apart
+    # 3: short lines (headings, list items, table rows) kept apart; 4: sections by position
+    version: ClassVar[str] = "4"
     suffixes: ClassVar[tuple[str, ...]] = (".pdf",)
     max_mb: ClassVar[int] = 500  # larger files are skipped, never read
     isolated: ClassVar[bool] = True
 
     def convert(self, path: Path, settings: ConvertSettings) -> Converted:
         check_streams(path)
-        texts = page_texts(path)
-        if not texts:
-            raise ConversionFailed("the PDF has no pages")
-        pages = [
-            [" ".join(line.split()) for line in text.splitlines() if line.strip()] for text in texts
-        ]
-        pages = strip_furniture(pages)
         with _said_by("pypdf") as said:  # its warnings become notes, not lines on stderr
-            title, labels, sections = pypdf_facts(path, len(pages))
+            title, labels, starts = pypdf_facts(path)
+        _, inside = sections_at(starts, max((s[0] + 1 for s in starts), default=0))
+        cuts = {page: [float(m[1] or 0.0) for m in marks] for page, marks in inside.items()}
+        parts = page_texts(path, cuts)
+        if not parts:
+            raise ConversionFailed("the PDF has no pages")
+        at_top, inside = sections_at([s for s in starts if s[0] < len(parts)], len(parts))
+        if len(labels) != len(parts):
+            labels = [""] * len(parts)
+        pages = strip_furniture([_lines("\n".join(p)) for p in parts])
         units, empty = [], 0
         for number, lines in enumerate(pages):
             if not lines:
                 empty += 1
                 continue
-            units.append(
-                Unit(
-                    paragraphs(lines),
-                    page=number + 1,
-                    page_label=labels[number],
-                    section=sections[number],
-                )
-            )
+            kept = set(lines)  # furniture is judged on whole pages, then dropped from parts
+            sections = [at_top[number], *(m[2] for m in inside.get(number, []))]
+            for part, section in zip(parts[number], sections, strict=True):
+                text = [line for line in _lines(part) if line in kept]
+                if text:
+                    units.append(
+                        Unit(
+                            paragraphs(text, lines),
+                            page=number + 1,
+                            page_label=labels[number],
+                            section=section,
+                        )
+                    )
         if not units:
             raise ConversionFailed(
                 f"none of its {len(pages)} pages has a text layer (scanned?): OCR it first, "
@@ -279,6 +350,24 @@ class PdfConverter:
         )
         notes += [f"pypdf: {line}" for line in dict.fromkeys(said)][:5]
         return Converted(title, units, notes)
+
+
+# PDFium marks a word hyphenated at a line's end with U+FFFE (U+0002 in some files): a hyphen
+# there (rejoined with the next line's part), nothing elsewhere; other control characters go
+_HYPHEN_MARKS = "\ufffe\x02"
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\ufffe\ufeff]")
+
+
+def _lines(text: str) -> list[str]:
+    out = []
+    for line in text.splitlines():
+        line = " ".join(line.split())
+        if line and line[-1] in _HYPHEN_MARKS:
+            line = line[:-1] + "-"
+        line = _CONTROL.sub("", line)
+        if line.strip():
+            out.append(line)
+    return out
 
 
 @contextlib.contextmanager
