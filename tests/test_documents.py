@@ -347,3 +347,22 @@ def test_hyphenation_marks_and_control_characters_leave_a_pdfs_text(tmp_path):
     lines = _lines("It covers system adminis\ufffe\ntration and the non\x02\ndevelopers\x07 too.")
     assert lines == ["It covers system adminis-", "tration and the non-", "developers too."]
     assert "administration" in paragraphs(lines) and "\ufffe" not in paragraphs(lines)
+
+
+def test_running_headers_with_roman_labels_and_a_printed_page_count_are_removed(tmp_path):
+    """'Debian Reference xxi' on the front matter, 'Debian Reference 2 / 5' after it (the
+    printed count is not the file's page count): both are furniture; body numbers stay."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    path = tmp_path / "ref.pdf"
+    pdf = canvas.Canvas(str(path), pagesize=A4)
+    labels = ["i", "ii", "iii", "1 / 5", "2 / 5", "3 / 5", "4 / 5", "5 / 5"]
+    for n, label in enumerate(labels):
+        pdf.drawString(72, 800, f"Debian Reference {label}")
+        pdf.drawString(72, 700, f"Section {n} says the invoice number is 80{n}17 and costs 12.")
+        pdf.showPage()
+    pdf.save()
+    texts = [u.text for u in convert(path).units]
+    assert len(texts) == 8 and not any("Debian Reference" in t for t in texts)
+    assert "80317" in texts[3] and "costs 12" in texts[3]

@@ -212,18 +212,22 @@ def _top(item: Any) -> float | None:
 def strip_furniture(pages: list[list[str]]) -> list[list[str]]:
     """Remove running headers and footers: a line at a page's top or bottom that stands there
     on most pages word for word, or whose only difference is the page's number ("Page 3",
-    "3 / 12"). A line whose numbers are something else (an invoice number, a date, a year
-    in a sentence) is body text, and a page never loses all its lines. Needs 3 pages."""
+    "3 / 12", "xii"; a number the same on most pages, such as the printed page count, counts as
+    one). A line whose numbers are something else (an invoice number, a date, a year in a
+    sentence) is body text, and a page never loses all its lines. Needs 3 pages."""
     texted = [lines for lines in pages if lines]
     if len(texted) < 3:
         return pages
     exact: Counter[str] = Counter()
     shapes: Counter[str] = Counter()
+    numbers: Counter[int] = Counter()
     for lines in texted:
         edges = set(lines[:EDGE_LINES] + lines[-EDGE_LINES:])
         exact.update(edges)
         shapes.update({_shape(line) for line in edges})
+        numbers.update({int(n) for line in edges for n in _DIGITS.findall(line)})
     most = len(texted) / 2
+    fixed = {n for n, seen in numbers.items() if seen > most} | {len(pages)}
     out = []
     for number, lines in enumerate(pages, start=1):
         edge = set(range(min(EDGE_LINES, len(lines)))) | set(
@@ -233,21 +237,22 @@ def strip_furniture(pages: list[list[str]]) -> list[list[str]]:
             i
             for i in edge
             if exact[lines[i]] > most
-            or (shapes[_shape(lines[i])] > most and _numbers_page(lines[i], number, len(pages)))
+            or (shapes[_shape(lines[i])] > most and _numbers_page(lines[i], number, fixed))
         }
         kept = [line for i, line in enumerate(lines) if i not in drop]
         out.append(kept if kept or not lines else lines)
     return out
 
 
-def _numbers_page(line: str, number: int, total: int) -> bool:
-    """Whether every number in `line` can be a page counter: the page count, or at most
-    FRONT_MATTER below the page's place in the file (printed labels start after the front
-    matter). An invoice number, a date or a year in a sentence is not."""
+def _numbers_page(line: str, number: int, fixed: set[int]) -> bool:
+    """Whether every number in `line` can be a page counter: one of the `fixed` numbers (the
+    page count, printed or not), or at most FRONT_MATTER below the page's place in the file
+    (printed labels start after the front matter). An invoice number, a date or a year in a
+    sentence is not."""
     found = [int(n) for n in _DIGITS.findall(line)]
     if not found:
         return _only_roman(line)
-    return all(n == total or number - FRONT_MATTER <= n <= number for n in found)
+    return all(n in fixed or number - FRONT_MATTER <= n <= number for n in found)
 
 
 def _only_roman(line: str) -> bool:
@@ -255,9 +260,13 @@ def _only_roman(line: str) -> bool:
     return bool(words) and all(_ROMAN.match(w) and len(w) <= 6 for w in words[-1:])
 
 
+_COUNTER = re.compile(r"#\s*(?:/|of)\s*#")  # "3 / 12", "Page 3 of 12": one counter
+
+
 def _shape(line: str) -> str:
     words = _DIGITS.sub("#", " ".join(line.split())).split()
-    return " ".join("#" if _ROMAN.match(w) and len(w) <= 6 else w for w in words)
+    shaped = " ".join("#" if _ROMAN.match(w) and len(w) <= 6 else w for w in words)
+    return _COUNTER.sub("#", shaped)
 
 
 def paragraphs(lines: list[str], page: list[str] | None = None) -> str:
