@@ -99,6 +99,13 @@ def test_bad_calls_are_errors_not_crashes(http_url):
         assert bad.is_error
     assert "no passage" in missing.content[0].text
     assert "cannot be set by a request" in server_file.content[0].text
+    # bad arguments in one plain line each: what is wrong and what was given, no pydantic report
+    assert wrong_type.content[0].text == (
+        "bad arguments for `search`: k: input should be a valid integer, unable to parse "
+        "string as an integer (given 'many')"
+    )
+    assert no_args.content[0].text == "bad arguments for `ask`: question is required"
+    assert "pydantic" not in wrong_type.content[0].text + no_args.content[0].text
     assert len(_payload(still_fine)) == 1
 
 

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import ValidationError
 
 from ragteam.errors import RagteamError
 from ragteam.server.limits import Busy
@@ -28,9 +29,36 @@ SESSION_IDLE_S = 600.0  # an MCP-over-HTTP session unused this long is closed
 MAX_SESSIONS = 64  # sessions held at once; a new one beyond is refused until one ends
 
 
+class _PlainErrors(MCPServer):
+    """The SDK's server, saying a tool's bad arguments in one plain line per argument (what
+    is wrong and what was given) instead of pydantic's report with its links."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError(bad_arguments(name, exc.__cause__)) from exc.__cause__
+            raise
+
+
+def bad_arguments(tool: str, error: ValidationError) -> str:
+    """`tool`'s argument errors, one plain clause each ("k: a whole number, not 'many'")."""
+    said = []
+    for e in error.errors(include_url=False):
+        where = ".".join(str(part) for part in e.get("loc", ())) or "arguments"
+        if e.get("type") == "missing":
+            said.append(f"{where} is required")
+            continue
+        given = repr(e.get("input"))
+        given = given if len(given) <= 60 else given[:57] + "..."
+        said.append(f"{where}: {e.get('msg', 'not valid').rstrip('.').lower()} (given {given})")
+    return f"bad arguments for `{tool}`: " + "; ".join(said)
+
+
 def build_mcp(service: Service) -> MCPServer:
     names = ", ".join(service.config.indexes) or "none"
-    server = MCPServer(
+    server = _PlainErrors(
         "ragteam",
         instructions=(
             "Answer knowledge-intensive questions with teams of LLM agents over the served "
