@@ -100,3 +100,43 @@ def test_a_sync_goes_on_past_a_slow_file_and_tries_it_again_only_with_more_time(
         assert {s.path: s.status for s in roomy.files}["stuck.slow"] == "read"
     finally:
         CONVERTERS.unregister("slow")
+
+
+def test_a_script_without_a_main_guard_syncs_once(tmp_path):
+    """The child is a fresh interpreter, not multiprocessing's spawn (which runs the parent's
+    main script again): a user's plain script that syncs a folder of PDFs syncs it once."""
+    import subprocess
+    import sys
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    make_pdf(docs / "report.pdf")
+    script = tmp_path / "plain.py"
+    script.write_text(
+        "from ragteam.retrieval import sync_folder\n"
+        "from ragteam.retrieval.index import IndexSettings\n"
+        f"r = sync_folder({str(docs)!r}, {str(tmp_path / 'ix')!r}, "
+        "index=IndexSettings(retriever='bm25'))\n"
+        "print('SYNCED', [(s.path, s.status, s.reason) for s in r.files])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.count("SYNCED") == 1
+    assert "('report.pdf', 'read', '')" in done.stdout
+
+
+def test_what_a_converter_prints_does_not_break_the_channel(tmp_path):
+    noisy = tmp_path / "n.slow"
+    noisy.write_text("0\nquiet text")
+    with Isolated(seconds=30) as isolated:
+        assert isolated.convert(Printing(), noisy, ConvertSettings()).units[0].text == "fine"
+
+
+class Printing:
+    name, version, suffixes = "printing", "1", (".slow",)
+
+    def convert(self, path, settings):
+        print("a stray line on stdout")
+        return Converted("", [Unit("fine")])

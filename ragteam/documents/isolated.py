@@ -4,15 +4,22 @@ A converter runs third-party parsers (PDFium, python-docx, lxml) over files anyo
 a folder. A file that takes too long, or crashes its parser, must fail alone while the sync
 goes on. `Isolated` converts one file at a time in a child process, started on first use and
 reused for the next file; a file past its `seconds` has its child killed (the next file gets a
-new one) and fails with a reason that names the budget. The child is spawned, not forked: the
-parent may be a server with threads, and a fork copies their locks held."""
+new one) and fails with a reason that names the budget. The child is a fresh interpreter
+(`python -m ragteam.documents.isolated`), neither forked (the parent may be a server with
+threads, and a fork copies their locks held) nor started by multiprocessing's spawn (which runs
+the parent's main script again: a user's script without a `__main__` guard would sync again in
+every child). It reads jobs on its stdin and answers on its stdout (multiprocessing's framing);
+what a converter prints goes to stderr."""
 
 from __future__ import annotations
 
 import contextlib
 import importlib
-import multiprocessing
+import os
+import subprocess
+import sys
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -80,14 +87,21 @@ class Isolated:
         return value
 
     def _start(self) -> None:
-        if self._child is not None and self._child.is_alive():
+        if self._child is not None and self._child.poll() is None:
             return
-        context = multiprocessing.get_context("spawn")
-        parent, child = context.Pipe()
-        self._child = context.Process(target=_serve, args=(child,), daemon=True)
-        self._child.start()
-        child.close()
-        self._pipe = parent
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        self._child = subprocess.Popen(
+            [sys.executable, "-m", "ragteam.documents.isolated"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+        )
+        self._pipe = _Duplex(
+            Connection(os.dup(self._child.stdout.fileno()), writable=False),
+            Connection(os.dup(self._child.stdin.fileno()), readable=False),
+        )
+        self._child.stdout.close()
+        self._child.stdin.close()
 
     def _stop(self) -> int | None:
         child, self._child = self._child, None
@@ -96,16 +110,19 @@ class Isolated:
             self._pipe = None
         if child is None:
             return None
-        if child.is_alive():
+        if child.poll() is None:
             child.kill()
-        child.join(5)
-        return child.exitcode
+        try:
+            return child.wait(5)
+        except subprocess.TimeoutExpired:
+            return None
 
     def close(self) -> None:
-        if self._child is not None and self._child.is_alive() and self._pipe is not None:
+        if self._child is not None and self._child.poll() is None and self._pipe is not None:
             with contextlib.suppress(OSError):
                 self._pipe.send(None)  # the child returns when told
-            self._child.join(5)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._child.wait(5)
         self._stop()
 
     def __enter__(self) -> Isolated:
@@ -115,16 +132,40 @@ class Isolated:
         self.close()
 
 
-def _serve(pipe: Any) -> None:
-    """The child: convert each job sent until told to stop (None) or the pipe closes."""
+class _Duplex:
+    """The child's two pipes as one connection (send, poll, recv, close)."""
+
+    def __init__(self, reading: Connection, writing: Connection) -> None:
+        self.reading, self.writing = reading, writing
+
+    def send(self, value: Any) -> None:
+        self.writing.send(value)
+
+    def poll(self, seconds: float) -> bool:
+        return self.reading.poll(seconds)
+
+    def recv(self) -> Any:
+        return self.reading.recv()
+
+    def close(self) -> None:
+        self.reading.close()
+        self.writing.close()
+
+
+def _serve() -> None:
+    """The child: convert each job read on stdin until told to stop (None) or stdin closes;
+    answers go to the original stdout, and fd 1 becomes stderr (what converters print)."""
+    answers = Connection(os.dup(1), readable=False)
+    os.dup2(2, 1)
+    jobs = Connection(os.dup(0), writable=False)
     while True:
         try:
-            job = pipe.recv()
+            job = jobs.recv()
         except (EOFError, OSError):
             return
         if job is None:
             return
-        pipe.send(_run(job))
+        answers.send(_run(job))
 
 
 def _run(job: _Job) -> tuple[str, Any]:
@@ -139,3 +180,7 @@ def _run(job: _Job) -> tuple[str, Any]:
         return "failed", str(exc)
     except Exception as exc:  # noqa: BLE001 - any converter's failure is this file's
         return "error", f"{type(exc).__name__}: {exc}"
+
+
+if __name__ == "__main__":
+    _serve()
