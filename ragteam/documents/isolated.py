@@ -155,6 +155,9 @@ class _Duplex:
 def _serve() -> None:
     """The child: convert each job read on stdin until told to stop (None) or stdin closes;
     answers go to the original stdout, and fd 1 becomes stderr (what converters print)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it stops us
     answers = Connection(os.dup(1), readable=False)
     os.dup2(2, 1)
     jobs = Connection(os.dup(0), writable=False)
