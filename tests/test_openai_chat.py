@@ -295,3 +295,17 @@ def test_chat_on_an_unusable_index_is_a_409_as_on_the_answer_route(tmp_path, bm2
                 model="oner@demo", messages=[{"role": "user", "content": "Who?"}]
             )
     assert str(tmp_path) not in str(info.value)
+
+
+def test_langchains_chat_openai_works_with_its_defaults(client):
+    """LangChain's ChatOpenAI as a user sets it up (its own defaults for temperature, retries,
+    streaming), with a system prompt as Open WebUI-style apps send: it answers, plain and
+    streamed."""
+    chat_openai = pytest.importorskip("langchain_openai").ChatOpenAI
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    llm = chat_openai(model="oner", base_url=str(client.base_url), api_key="secret")
+    said = llm.invoke([SystemMessage("You are a helpful assistant."), HumanMessage(QUESTION)])
+    assert said.content.startswith("Hevik") and "Sources:" in said.content
+    streamed = "".join(str(chunk.content) for chunk in llm.stream([HumanMessage(QUESTION)]))
+    assert streamed.startswith("Hevik")
