@@ -245,14 +245,15 @@ def strip_furniture(pages: list[list[str]]) -> list[list[str]]:
 
 
 def _numbers_page(line: str, number: int, fixed: set[int]) -> bool:
-    """Whether every number in `line` can be a page counter: one of the `fixed` numbers (the
-    page count, printed or not), or at most FRONT_MATTER below the page's place in the file
-    (printed labels start after the front matter). An invoice number, a date or a year in a
-    sentence is not."""
+    """Whether every number in `line` can be a page counter: the count after "N /" or "N of"
+    when it is one of the `fixed` numbers (the page count, printed or not), or a number at
+    most FRONT_MATTER below the page's place in the file (printed labels start after the front
+    matter). An invoice number, a date or a year in a sentence is not."""
     found = [int(n) for n in _DIGITS.findall(line)]
     if not found:
         return _only_roman(line)
-    return all(n in fixed or number - FRONT_MATTER <= n <= number for n in found)
+    totals = {int(m.group(1)) for m in _OUT_OF.finditer(line)} & fixed  # "2 / 233": the 233
+    return all(n in totals or number - FRONT_MATTER <= n <= number for n in found)
 
 
 def _only_roman(line: str) -> bool:
@@ -261,6 +262,7 @@ def _only_roman(line: str) -> bool:
 
 
 _COUNTER = re.compile(r"#\s*(?:/|of)\s*#")  # "3 / 12", "Page 3 of 12": one counter
+_OUT_OF = re.compile(r"\d\s*(?:/|of)\s*(\d+)")  # the count in "3 / 12", "3 of 12"
 
 
 def _shape(line: str) -> str:
