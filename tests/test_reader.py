@@ -233,23 +233,23 @@ def test_train_reader_checkpoints_resumes_and_calibrates(tmp_path):
 def test_groups_built_once_are_read_back_and_checked_against_the_settings(tmp_path):
     """`--groups`: the first run writes the groups it built; a run with the data folder gone
     reads them back unchanged; other build settings or a foreign file are clear errors."""
-    from ragteam.training.reader import _groups
+    from ragteam.training.reader import reader_groups
     from ragteam.training.settings import ReaderSettings
 
     data = _training_folder(tmp_path / "train")
     file = tmp_path / "groups.jsonl.gz"
     settings = ReaderSettings(clozes=4, held_share=0.3)
-    built = _groups(data, settings, None, file, lambda _: None)
+    built = reader_groups(data, settings, None, file, lambda _: None)
     assert file.is_file() and built.train
     shutil.rmtree(data)  # the groups alone are enough now
-    again = _groups(data, settings, None, file, lambda _: None)
+    again = reader_groups(data, settings, None, file, lambda _: None)
     assert again.train == built.train and again.held == built.held
     assert any(g.spans and any(g.spans) for g in again.train)  # spans come back as tuples
     with pytest.raises(InputError, match="pass the same settings"):
-        _groups(data, ReaderSettings(clozes=5, held_share=0.3), None, file, lambda _: None)
+        reader_groups(data, ReaderSettings(clozes=5, held_share=0.3), None, file, lambda _: None)
     file.write_bytes(b"not gzip")
     with pytest.raises(InputError, match="cannot be read as reader groups"):
-        _groups(data, settings, None, file, lambda _: None)
+        reader_groups(data, settings, None, file, lambda _: None)
 
 
 def test_training_on_a_missing_gpu_is_a_clear_error(tmp_path):
@@ -261,9 +261,9 @@ def test_training_on_a_missing_gpu_is_a_clear_error(tmp_path):
     if torch.cuda.is_available():
         pytest.skip("this machine has a CUDA device")
     data = _training_folder(tmp_path / "train")
-    from ragteam.training.reader import _groups
+    from ragteam.training.reader import reader_groups
 
-    built = _groups(data, ReaderSettings(clozes=4), None, None, lambda _: None)
+    built = reader_groups(data, ReaderSettings(clozes=4), None, None, lambda _: None)
     with pytest.raises(InputError, match="no CUDA device"):
         train_groups(
             built.train,

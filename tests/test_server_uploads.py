@@ -152,3 +152,16 @@ def test_with_a_key_uploads_need_it_and_a_jsonl_index_takes_none(tmp_path):
         refused = plain.put("/v1/indexes/j/documents/a.md", content=b"text")
         assert refused.status_code == 400 and "folder" in refused.json()["detail"]
         assert plain.put("/v1/indexes/nope/documents/a.md", content=b"x").status_code == 404
+
+
+def test_a_file_no_converter_reads_can_still_be_removed(tmp_path):
+    """The panel lists a skipped photo with a remove button: removing needs only a plain name
+    at the folder's top (the suffix rule is for adding)."""
+    folder, client = served(tmp_path)
+    (folder / "photo.heic").write_bytes(b"\x00not a document")
+    with client:
+        gone = client.delete("/v1/indexes/docs/documents/photo.heic")
+        assert gone.status_code == 200, gone.text
+        assert gone.json()["file"] is None
+        assert client.delete("/v1/indexes/docs/documents/.hidden").status_code == 400
+    assert sorted(p.name for p in folder.iterdir()) == ["base.md"]

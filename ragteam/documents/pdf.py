@@ -166,11 +166,19 @@ def pypdf_facts(path: Path) -> tuple[str, list[str], list[Start]]:
     return title, labels, sorted(starts, key=lambda s: (s[0], -(s[1] if s[1] is not None else 1e9)))
 
 
-def sections_at(starts: list[Start], pages: int) -> tuple[list[Section], dict[int, list[Start]]]:
-    """The section in force at each page's top, and each page's bookmarks pointing below its
-    top (highest first)."""
-    at_top: list[Section] = []
+def mid_page(starts: list[Start]) -> dict[int, list[Start]]:
+    """Each page's bookmarks that point below its top, highest first."""
     inside: dict[int, list[Start]] = {}
+    for start in starts:
+        if start[1] is not None:
+            inside.setdefault(start[0], []).append(start)
+    return inside
+
+
+def sections_at(starts: list[Start], pages: int) -> list[Section]:
+    """The section in force at each page's top: the last bookmark before it, or one pointing
+    at its top."""
+    at_top: list[Section] = []
     current: Section = ()
     by_page: dict[int, list[Start]] = {}
     for start in starts:
@@ -182,9 +190,8 @@ def sections_at(starts: list[Start], pages: int) -> tuple[list[Section], dict[in
         at_top.append(current)
         below = [m for m in marks if m[1] is not None]
         if below:
-            inside[page] = below
             current = below[-1][2]
-    return at_top, inside
+    return at_top
 
 
 def _walk_outline(reader: Any, items: list[Any], parent: Section, out: list[Start]) -> None:
@@ -322,12 +329,12 @@ class PdfConverter:
         check_streams(path)
         with _said_by("pypdf") as said:  # its warnings become notes, not lines on stderr
             title, labels, starts = pypdf_facts(path)
-        _, inside = sections_at(starts, max((s[0] + 1 for s in starts), default=0))
-        cuts = {page: [float(m[1] or 0.0) for m in marks] for page, marks in inside.items()}
+        inside = mid_page(starts)
+        cuts = {page: [m[1] or 0.0 for m in marks] for page, marks in inside.items()}
         parts = page_texts(path, cuts)
         if not parts:
             raise ConversionFailed("the PDF has no pages")
-        at_top, inside = sections_at([s for s in starts if s[0] < len(parts)], len(parts))
+        at_top = sections_at(starts, len(parts))
         if len(labels) != len(parts):
             labels = [""] * len(parts)
         pages = strip_furniture([_lines("\n".join(p)) for p in parts])

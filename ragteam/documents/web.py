@@ -154,19 +154,9 @@ class HtmlConverter:
                 ]
             )
             return Converted(title, units, notes)
-        import trafilatura
-
         tree = _tree(html)
         own = page_headings(tree)  # read before trafilatura, which cleans the tree it is given
-        extracted = trafilatura.extract(
-            tree,
-            output_format="markdown",
-            include_tables=True,
-            include_comments=False,
-            include_formatting=True,
-            favor_recall=True,
-            with_metadata=False,
-        )
+        extracted = main_content(tree)
         title, whole = whole_page(html)
         whole_chars = sum(len(u.text) for u in whole)
         if not extracted or len(extracted) < 0.1 * whole_chars:
@@ -213,3 +203,19 @@ def own_headings(markdown: str, own: set[str]) -> tuple[str, int]:
                 line = "\\" + line
         lines.append(line)
     return "\n".join(lines), len(kept)
+
+
+def main_content(tree: Any) -> str:
+    """trafilatura's main content of a parsed page, as Markdown ("" when it finds none)."""
+    import trafilatura
+
+    extracted = trafilatura.extract(
+        tree,
+        output_format="markdown",
+        include_tables=True,
+        include_comments=False,
+        include_formatting=True,
+        favor_recall=True,
+        with_metadata=False,
+    )
+    return extracted or ""

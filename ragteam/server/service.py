@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragteam.api import answer
+from ragteam.documents import supported_suffixes
 from ragteam.errors import IndexUnusable, InputError, RagteamError, UnknownName, refuse_unknown
 from ragteam.llm import load_model
 from ragteam.llm.base import ChatModel
@@ -186,8 +187,6 @@ class Service:
         counts: dict[str, int] = {}
         for f in files:
             counts[f["status"]] = counts.get(f["status"], 0) + 1
-        from ragteam.documents import supported_suffixes
-
         return {
             "name": name,
             "folder": manifest.source.is_folder,

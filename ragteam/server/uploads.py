@@ -38,9 +38,17 @@ MAX_NAME_BYTES = 255
 class TooLarge(InputError):
     """An upload's body is over the server's limit."""
 
+    @classmethod
+    def over(cls, limit: int) -> TooLarge:
+        return cls(
+            f"the file is over {limit // 2**20} MiB, the most this server takes "
+            "(ragteam serve --max-upload-mb)"
+        )
 
-def checked_name(name: str) -> str:
-    """`name` when it is a plain file name a converter reads; an InputError saying why not."""
+
+def checked_name(name: str, adding: bool = True) -> str:
+    """`name` when it is a plain file name (one a converter reads, when `adding`); an
+    InputError saying why not. A file already there (a skipped photo) may be removed."""
     if not name or name in (".", "..") or "/" in name or "\\" in name:
         raise InputError(f"{name!r} is not a plain file name: send one name, no folder")
     if name.startswith("."):
@@ -50,7 +58,7 @@ def checked_name(name: str) -> str:
     if len(name.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
         raise InputError(f"the file name is over {MAX_NAME_BYTES} bytes")
     suffix = Path(name).suffix.lower()
-    if suffix not in supported_suffixes():
+    if adding and suffix not in supported_suffixes():
         raise InputError(
             f"no converter reads {suffix or 'files without a suffix'}: "
             f"send one of {', '.join(supported_suffixes())}"
@@ -58,10 +66,10 @@ def checked_name(name: str) -> str:
     return name
 
 
-def place(folder: Path, name: str) -> Path:
+def place(folder: Path, name: str, adding: bool = True) -> Path:
     """Where `name` goes in `folder` (checked: inside it, not a link)."""
     root = folder.resolve()
-    target = root / checked_name(name)
+    target = root / checked_name(name, adding)
     if target.is_symlink():
         raise InputError(f"{name} is a link in the folder: ragteam does not write through it")
     if target.parent != root:
@@ -83,10 +91,7 @@ async def receive(chunks: AsyncIterator[bytes], target: Path, limit: int, replac
             async for chunk in chunks:
                 size += len(chunk)
                 if size > limit:
-                    raise TooLarge(
-                        f"the file is over {limit // 2**20} MiB, the most this server takes "
-                        "(ragteam serve --max-upload-mb)"
-                    )
+                    raise TooLarge.over(limit)
                 await asyncio.to_thread(out.write, chunk)
             out.flush()
             os.fsync(out.fileno())
@@ -101,7 +106,7 @@ async def receive(chunks: AsyncIterator[bytes], target: Path, limit: int, replac
 
 def remove(folder: Path, name: str) -> None:
     """Delete `name` from the top of `folder` (a file, not a link); UnknownName when absent."""
-    target = place(folder, name)
+    target = place(folder, name, adding=False)
     if not target.is_file():
         present = sorted(p.name for p in folder.iterdir() if p.is_file())[:20]
         raise UnknownName("document", name, present)
@@ -133,7 +138,7 @@ def add_document_routes(app: FastAPI, service: Service, auth: list[Any]) -> None
         limit = service.config.max_upload_mb * 2**20
         said = request.headers.get("content-length", "")
         if said.isdigit() and int(said) > limit:  # refused before a byte is read
-            raise TooLarge(f"the file is over {limit // 2**20} MiB, the most this server takes")
+            raise TooLarge.over(limit)
         size = await receive(request.stream(), target, limit, replace)
         return redact_all(await _synced(service, name, target.name, size), service.config)
 

@@ -124,7 +124,7 @@ def train_reader(
     there, then train as the module says, from the weights `start` (e.g. the shipped reader) or
     from the bare encoder, resuming from `out`.ckpt. Returns the run's record (also written to
     `out`.json)."""
-    built = _groups(data, settings, documents, groups, report)
+    built = reader_groups(data, settings, documents, groups, report)
     report(f"{len(built.train)} training groups, {len(built.held)} held")
     state = train_groups(built.train, built.held, out, settings, report, start)
     from ragteam.training.reader_calibration import calibrate
@@ -155,7 +155,7 @@ def write_record(
     return record
 
 
-def _groups(
+def reader_groups(
     data: Path,
     settings: ReaderSettings,
     documents: Path | None,

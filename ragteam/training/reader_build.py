@@ -82,17 +82,16 @@ def groups_made_with(path: Path) -> dict[str, Any]:
 def load_groups(path: Path, made_with: dict[str, Any]) -> Built:
     """The groups `save_groups` wrote; an InputError when the file is not such a file or was
     made with other settings than `made_with`."""
+    found = groups_made_with(path)
+    if found != made_with:
+        raise InputError(
+            f"{path} was built with {found}, not {made_with}: pass the same settings, or "
+            "remove it to build it again"
+        )
     built = Built()
     try:
         with gzip.open(path, "rt", encoding="utf-8") as f:
-            header = json.loads(f.readline())
-            if header.get("format") != GROUPS_FORMAT:
-                raise InputError(f"{path} is not a file of reader groups: remove it")
-            if header.get("made_with") != made_with:
-                raise InputError(
-                    f"{path} was built with {header.get('made_with')}, not {made_with}: "
-                    "pass the same settings, or remove it to build it again"
-                )
+            f.readline()  # the header, read above
             for line in f:
                 row = json.loads(line)
                 (built.train if row.pop("split") == "train" else built.held).append(_group(row))
