@@ -1,0 +1,119 @@
+"""Small measurements of reader weights that docs/benchmarks.md §35 reports:
+
+# the demo corpus's questions, each reader's best span over BM25's top 5
+python bench/reader_checks.py demo --weights A.safetensors B.safetensors
+# weights interpolated half and half (WiSE-FT); calibrate them before use
+python bench/reader_checks.py soup A.safetensors B.safetensors --out SOUP.safetensors
+# on the document benchmark: how the reader's confidence ranks right over wrong answers,
+# and what each threshold would decline (analysis only: thresholds are fitted on held
+# training groups, never here)
+python bench/reader_checks.py confidence --work /tmp/docqa --index /tmp/docqa4/ix"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from pathlib import Path
+
+from ragteam.metrics import f1_score, match
+from ragteam.reader.read import load_reader
+from ragteam.retrieval import build_index, load_index
+
+EXTRA = {"question": "Who built the Wrenhold Lighthouse?", "answers": ["Emrik Tollan"]}
+
+
+def demo(weights: list[Path]) -> None:
+    from ragteam.demo import demo_corpus_path, demo_questions
+
+    out = Path(tempfile.mkdtemp()) / "bm25"
+    build_index(demo_corpus_path(), out, retriever="bm25")
+    index = load_index(out)
+    readers = {w: load_reader(w) for w in weights}
+    right = dict.fromkeys(weights, 0)
+    questions = [*demo_questions(), EXTRA]
+    for q in questions:
+        hits = index.retrieve(q["question"], k=5)
+        said = []
+        for w, reader in readers.items():
+            best = reader.read(q["question"], hits, top=3).best
+            text = best.text if best else ""
+            right[w] += q is not EXTRA and f1_score(text, q["answers"]) == 1.0
+            said.append(repr(text[:50]))
+        print(q["question"][:60], "|", q["answers"][0], "|", " | ".join(said))
+    for w in weights:
+        print(f"{w}: {right[w]} of {len(questions) - 1} demo questions right")
+
+
+def soup(a: Path, b: Path, out: Path) -> None:
+    import torch
+    from safetensors import safe_open
+    from safetensors.torch import load_file, save_file
+
+    first, second = load_file(str(a)), load_file(str(b))
+    with safe_open(str(b), "pt") as f:
+        meta = {k: v for k, v in f.metadata().items() if k in ("format", "line_mark")}
+    meta["made"] = f"0.5 * {a.name} + 0.5 * {b.name}"
+    mixed = {
+        k: ((first[k].float() + second[k].float()) / 2).to(torch.float16).contiguous()
+        for k in second
+    }
+    save_file(mixed, str(out), metadata=meta)
+    print(f"wrote {out}; calibrate it (reader_calibration.calibrate) before reading with it")
+
+
+def confidence(work: Path, index_dir: Path) -> None:
+    index, reader = load_index(index_dir), load_reader()
+    rows = []
+    for line in (work / "questions.jsonl").open(encoding="utf-8"):
+        q = json.loads(line)
+        hits = index.retrieve(q["question"], k=5)
+        reading = reader.read(q["question"], hits, top=12)
+        best = reading.best
+        if best is None:
+            continue
+        answerable = q["format"] != "none"
+        right = answerable and match(best.text, [q["answer"]]) > 0
+        rows.append((answerable, right, reading.answer_score(best.text)))
+    answerable = [r for r in rows if r[0]]
+    pos = [c for _, right, c in answerable if right]
+    neg = [c for _, right, c in answerable if not right]
+    wins = sum(1.0 if p > n else 0.5 if p == n else 0.0 for p in pos for n in neg)
+    print(
+        f"{len(pos)} of {len(answerable)} answerable right; confidence AUROC "
+        f"{wins / max(1, len(pos) * len(neg)):.3f}"
+    )
+    unanswerable = [c for has, _, c in rows if not has]
+    for t in (0.05, 0.1, 0.2, 0.3, reader.calibration.span, 0.5):
+        given = [r for r in answerable if r[2] >= t]
+        precision = sum(r[1] for r in given) / max(1, len(given))
+        declined = sum(c < t for c in unanswerable) / max(1, len(unanswerable))
+        print(
+            f"threshold {t:.3f}: answerable declined {1 - len(given) / len(answerable):.2f}, "
+            f"precision {precision:.2f}; unanswerable declined {declined:.2f}"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="verb", required=True)
+    d = sub.add_parser("demo")
+    d.add_argument("--weights", type=Path, nargs="+", required=True)
+    s = sub.add_parser("soup")
+    s.add_argument("first", type=Path)
+    s.add_argument("second", type=Path)
+    s.add_argument("--out", type=Path, required=True)
+    c = sub.add_parser("confidence")
+    c.add_argument("--work", type=Path, required=True)
+    c.add_argument("--index", type=Path, required=True)
+    args = parser.parse_args()
+    if args.verb == "demo":
+        demo(args.weights)
+    elif args.verb == "soup":
+        soup(args.first, args.second, args.out)
+    else:
+        confidence(args.work, args.index)
+
+
+if __name__ == "__main__":
+    main()
