@@ -1,5 +1,6 @@
-"""A file's time budget: PDF, Office and HTML files are read in a child process, and a file
-that takes too long, or crashes its parser, fails alone while the sync goes on."""
+"""A file's time and memory budget: PDF, Office and HTML files are read in a child process, and
+a file that takes too long, needs too much memory, or crashes its parser, fails alone while the
+sync goes on."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from docfiles import make_pdf
 
 from ragteam.documents import CONVERTERS, ConversionFailed, Converted, ConvertSettings, Unit
-from ragteam.documents.isolated import Isolated, TimedOut
+from ragteam.documents.isolated import Isolated, OutOfMemory, TimedOut
 from ragteam.retrieval import sync_folder
 from ragteam.retrieval.index import IndexSettings
 
@@ -25,6 +26,18 @@ class Slow:
     def convert(self, path, settings):
         first, _, rest = path.read_text().partition("\n")
         time.sleep(float(first))
+        return Converted("", [Unit(rest)])
+
+
+class Hungry:
+    """Holds as many MB as a `.hungry` file's first line names, then reads its text."""
+
+    name, version, suffixes = "hungry", "1", (".hungry",)
+
+    def convert(self, path, settings):
+        first, _, rest = path.read_text().partition("\n")
+        held = bytearray(int(first) * 2**20)  # really allocated: RLIMIT_AS applies
+        held[-1] = 1
         return Converted("", [Unit(rest)])
 
 
@@ -54,6 +67,44 @@ def test_a_slow_file_is_stopped_at_its_budget_and_the_next_file_reads(tmp_path):
         assert isolated.convert(Slow(), quick, ConvertSettings()).units[0].text == (
             "The keeper's log"
         )
+
+
+def test_a_file_past_its_memory_budget_fails_alone_and_the_next_file_reads(tmp_path):
+    hungry, modest = tmp_path / "a.hungry", tmp_path / "b.hungry"
+    hungry.write_text("3000\nnever read")
+    modest.write_text("50\nThe keeper's log")
+    with Isolated(seconds=60, memory_mb=1024) as isolated:
+        with pytest.raises(OutOfMemory, match="needed more than 1024 MB of memory"):
+            isolated.convert(Hungry(), hungry, ConvertSettings())
+        assert isolated.convert(Hungry(), modest, ConvertSettings()).units[0].text == (
+            "The keeper's log"
+        )
+    with Isolated(seconds=60, memory_mb=4096) as roomy:  # the same file under a larger budget
+        assert roomy.convert(Hungry(), hungry, ConvertSettings()).units[0].text == "never read"
+
+
+def test_a_sync_tries_a_file_that_ran_out_of_memory_again_only_with_more(tmp_path):
+    from ragteam.retrieval.sync import SyncSettings
+
+    CONVERTERS.register("hungry", f"{__name__}:Hungry")
+    try:
+        docs = tmp_path / "docs"
+        docs.mkdir()
+        (docs / "big.hungry").write_text("1500\nThe big file's text")
+        (docs / "notes.txt").write_text("The lighthouse keeper is Ada Brenn.")
+        tight = SyncSettings(file_memory_mb=1024)
+        first = sync_folder(docs, tmp_path / "ix", sync=tight, index=BM25)
+        status = {s.path: (s.status, s.reason) for s in first.files}
+        assert status["notes.txt"][0] == "read"
+        assert status["big.hungry"][0] == "failed" and "1024 MB" in status["big.hungry"][1]
+        again = sync_folder(docs, tmp_path / "ix", sync=tight, index=BM25)
+        assert {s.path: s.status for s in again.files}["big.hungry"] == "failed"
+        assert again.converted == 0  # the same budget: not read again
+        roomy = SyncSettings(file_memory_mb=4096)
+        done = sync_folder(docs, tmp_path / "ix", sync=roomy, index=BM25)
+        assert {s.path: s.status for s in done.files}["big.hungry"] == "read"
+    finally:
+        CONVERTERS.unregister("hungry")
 
 
 def test_a_crashing_or_raising_converter_is_the_files_failure(tmp_path):

@@ -16,7 +16,7 @@ from rich.progress import BarColumn, TaskID, TextColumn, TimeElapsedColumn
 from ragteam.commands.common import LoggedProgress, err, friendly_errors, out, shown
 from ragteam.commands.index_settings import kept_or_changed
 from ragteam.documents import ConvertSettings, converters_by_suffix
-from ragteam.documents.isolated import DEFAULT_SECONDS
+from ragteam.documents.isolated import DEFAULT_MEMORY_MB, DEFAULT_SECONDS
 from ragteam.retrieval.dense import INDEX_KINDS, DenseSettings
 from ragteam.retrieval.encoder_registry import parse_encoder
 from ragteam.retrieval.encoders import LOCAL_BACKENDS
@@ -65,6 +65,14 @@ FileSecondsOpt = Annotated[
         "fails alone and the sync goes on)",
     ),
 ]
+FileMemoryOpt = Annotated[
+    int,
+    typer.Option(
+        min=256,
+        help="the most memory (MB) one PDF, Office or HTML file may take to read (past it the "
+        "file fails alone and the sync goes on)",
+    ),
+]
 
 
 @dataclass(frozen=True)
@@ -106,6 +114,7 @@ def index_build(
     passage_tokens: TokensOpt = 128,
     html: HtmlOpt = "main",
     file_seconds: FileSecondsOpt = DEFAULT_SECONDS,
+    file_memory_mb: FileMemoryOpt = DEFAULT_MEMORY_MB,
     bm25_stemmer: StemmerOpt = "english",
     encoder: EncoderOpt = "torch",
     embed_url: EmbedUrlOpt = "",
@@ -142,7 +151,10 @@ def index_build(
             encode = ray_encoder(ray)
         if src.is_dir():
             sync = SyncSettings(
-                passage_tokens, convert=ConvertSettings(_html(html)), file_seconds=file_seconds
+                passage_tokens,
+                convert=ConvertSettings(_html(html)),
+                file_seconds=file_seconds,
+                file_memory_mb=file_memory_mb,
             )
             _sync(src, out_dir, sync, flags.settings(), fresh=True, encode=encode)
             return
@@ -178,6 +190,7 @@ def index_sync(
     passage_tokens: TokensOpt = 128,
     html: HtmlOpt = "main",
     file_seconds: FileSecondsOpt = DEFAULT_SECONDS,
+    file_memory_mb: FileMemoryOpt = DEFAULT_MEMORY_MB,
     bm25_stemmer: StemmerOpt = "english",
     encoder: EncoderOpt = "torch",
     embed_url: EmbedUrlOpt = "",
@@ -192,7 +205,10 @@ def index_sync(
     flags = IndexFlags(retriever, bm25_stemmer, encoder, embed_url, index_type)
     with friendly_errors():
         sync = SyncSettings(
-            passage_tokens, convert=ConvertSettings(_html(html)), file_seconds=file_seconds
+            passage_tokens,
+            convert=ConvertSettings(_html(html)),
+            file_seconds=file_seconds,
+            file_memory_mb=file_memory_mb,
         )
         sync, settings = kept_or_changed(ctx, out_dir, sync, flags.settings())
         _sync(src, out_dir, sync, settings)

@@ -1,10 +1,13 @@
-"""Conversions in a child process with a time budget per file.
+"""Conversions in a child process with a time and memory budget per file.
 
 A converter runs third-party parsers (PDFium, python-docx, lxml) over files anyone may drop in
 a folder. A file that takes too long, or crashes its parser, must fail alone while the sync
 goes on. `Isolated` converts one file at a time in a child process, started on first use and
 reused for the next file; a file past its `seconds` has its child killed (the next file gets a
-new one) and fails with a reason that names the budget. The child is a fresh interpreter
+new one) and fails with a reason that names the budget. The child's address space is limited
+to `memory_mb` (RLIMIT_AS, where the system has it): a small file that inflates to gigabytes
+(a PDF's content stream, a zipped Office file) fails with a MemoryError instead of taking the
+machine's memory. The child is a fresh interpreter
 (`python -m ragteam.documents.isolated`), neither forked (the parent may be a server with
 threads, and a fork copies their locks held) nor started by multiprocessing's spawn (which runs
 the parent's main script again: a user's script without a `__main__` guard would sync again in
@@ -26,6 +29,9 @@ from typing import Any
 from ragteam.documents.base import ConversionFailed, Converted, ConvertSettings
 
 DEFAULT_SECONDS = 300.0  # a file's budget unless --file-seconds says otherwise
+# the child's address space unless --file-memory-mb says otherwise: the converters read the
+# benchmark's documents in about 100 MB (VmPeak), and a hostile PDF took 5.5 GB before this
+DEFAULT_MEMORY_MB = 4096
 
 
 @dataclass(frozen=True)
@@ -35,8 +41,17 @@ class _Job:
     settings: ConvertSettings
 
 
-class TimedOut(ConversionFailed):
+class OverBudget(ConversionFailed):
+    """A file needed more time or memory than its budget allows (it is tried again only under
+    a larger one)."""
+
+
+class TimedOut(OverBudget):
     """A file took longer than its budget (its child was stopped)."""
+
+
+class OutOfMemory(OverBudget):
+    """A file needed more memory than the child may have."""
 
 
 def spec_of(converter: Any) -> str:
@@ -45,13 +60,15 @@ def spec_of(converter: Any) -> str:
 
 
 class Isolated:
-    """Converts files in a child process, each within `seconds` (see the module's doc). Use it
-    as a context manager, or call `close`."""
+    """Converts files in a child process, each within `seconds` and `memory_mb` (see the
+    module's doc). Use it as a context manager, or call `close`."""
 
-    def __init__(self, seconds: float = DEFAULT_SECONDS) -> None:
-        if seconds <= 0:
-            raise ValueError("a file's time budget must be positive")
-        self.seconds = seconds
+    def __init__(
+        self, seconds: float = DEFAULT_SECONDS, memory_mb: int = DEFAULT_MEMORY_MB
+    ) -> None:
+        if seconds <= 0 or memory_mb <= 0:
+            raise ValueError("a file's time and memory budgets must be positive")
+        self.seconds, self.memory_mb = seconds, memory_mb
         self._child: Any = None
         self._pipe: Any = None
 
@@ -78,8 +95,15 @@ class Isolated:
             code = self._stop()
             raise ConversionFailed(
                 f"the {converter.name} converter crashed on it (exit code {code}); "
-                "the file may be damaged"
+                f"the file may be damaged, or need more than the {self.memory_mb} MB of memory "
+                "allowed (--file-memory-mb)"
             ) from None
+        if outcome == "memory":
+            self._stop()  # a fresh child for the next file: this one's heap may be spent
+            raise OutOfMemory(
+                f"needed more than {self.memory_mb} MB of memory to read, so it was stopped "
+                "(split the file, or allow more with --file-memory-mb)"
+            )
         if outcome == "failed":
             raise ConversionFailed(value)
         if outcome == "error":
@@ -91,7 +115,7 @@ class Isolated:
             return
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
         self._child = subprocess.Popen(
-            [sys.executable, "-m", "ragteam.documents.isolated"],
+            [sys.executable, "-m", "ragteam.documents.isolated", str(self.memory_mb)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=env,
@@ -152,12 +176,14 @@ class _Duplex:
         self.writing.close()
 
 
-def _serve() -> None:
-    """The child: convert each job read on stdin until told to stop (None) or stdin closes;
-    answers go to the original stdout, and fd 1 becomes stderr (what converters print)."""
+def _serve(memory_mb: int) -> None:
+    """The child: convert each job read on stdin until told to stop (None) or stdin closes,
+    within `memory_mb` of address space; answers go to the original stdout, and fd 1 becomes
+    stderr (what converters print)."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it stops us
+    _limit_memory(memory_mb)
     answers = Connection(os.dup(1), readable=False)
     os.dup2(2, 1)
     jobs = Connection(os.dup(0), writable=False)
@@ -171,6 +197,18 @@ def _serve() -> None:
         answers.send(_run(job))
 
 
+def _limit_memory(memory_mb: int) -> None:
+    try:
+        import resource
+    except ImportError:  # Windows: no RLIMIT_AS; the time budget still holds
+        return
+    wanted = memory_mb * 2**20
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        wanted = min(wanted, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (wanted, hard))
+
+
 def _run(job: _Job) -> tuple[str, Any]:
     try:
         module, _, name = job.converter.partition(":")
@@ -181,9 +219,11 @@ def _run(job: _Job) -> tuple[str, Any]:
         return "ok", converter.convert(Path(job.path), job.settings)
     except ConversionFailed as exc:
         return "failed", str(exc)
+    except MemoryError:
+        return "memory", ""
     except Exception as exc:  # noqa: BLE001 - any converter's failure is this file's
         return "error", f"{type(exc).__name__}: {exc}"
 
 
 if __name__ == "__main__":
-    _serve()
+    _serve(int(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_MEMORY_MB)

@@ -9,7 +9,7 @@ from typing import Any
 from ragteam.documents import ConversionFailed, ConvertSettings, converter_for
 from ragteam.documents.base import is_isolated, size_cap_mb
 from ragteam.documents.chunking import TokenCount, chunk
-from ragteam.documents.isolated import DEFAULT_SECONDS, Isolated, TimedOut
+from ragteam.documents.isolated import DEFAULT_MEMORY_MB, DEFAULT_SECONDS, Isolated, OverBudget
 from ragteam.retrieval.digests import sha256_of
 from ragteam.retrieval.index import BuildProgress
 from ragteam.retrieval.scan import Found
@@ -29,9 +29,11 @@ class Walk:
         count: TokenCount,
         cache: SyncCache,
         file_seconds: float = DEFAULT_SECONDS,
+        file_memory_mb: int = DEFAULT_MEMORY_MB,
     ) -> None:
         self.previous = previous if reusable else {}
-        self.isolated = Isolated(file_seconds)  # its child starts when a file needs it
+        # its child starts when a file needs it
+        self.isolated = Isolated(file_seconds, file_memory_mb)
         self.convert, self.overlap = convert, overlap
         self.budget, self.count, self.cache = budget, count, cache
         kinds = ("new", "changed", "renamed", "deleted", "touched", "unchanged")
@@ -129,22 +131,27 @@ class Walk:
             return self.isolated.convert(converter, file.file, self.convert)
         return converter.convert(file.file, self.convert)
 
+    def _more_budget(self, stopped: dict[str, Any]) -> bool:
+        """Whether this sync allows more time or memory than a file was stopped under (a
+        record written before memory had a budget ran under none smaller than now's)."""
+        memory = stopped.get("memory_mb", self.isolated.memory_mb)
+        return stopped["seconds"] < self.isolated.seconds or memory < self.isolated.memory_mb
+
     def _convert(self, file: Found, sha: str, converter: Any) -> Source:
         label = _label(converter)
         key = f"{sha}:{label}:{self.convert.key()}:{self.budget}:{self.overlap}"
         done = self.cache.conversion(key)
         if done is not None and "timed_out" in done:
-            if done["seconds"] >= self.isolated.seconds:  # as slow as last time: not again
+            if not self._more_budget(done):  # the budgets it ran out of: not again
                 reason = done["timed_out"]
                 return Source(file.path, file.size, file.mtime_ns, sha, label, "failed", reason)
             done = None
         if done is None:
             try:
                 converted = self._read(converter, file)
-            except TimedOut as exc:
-                self.cache.put_conversion(
-                    key, {"timed_out": str(exc), "seconds": self.isolated.seconds}
-                )
+            except OverBudget as exc:
+                budgets = {"seconds": self.isolated.seconds, "memory_mb": self.isolated.memory_mb}
+                self.cache.put_conversion(key, {"timed_out": str(exc), **budgets})
                 return Source(file.path, file.size, file.mtime_ns, sha, label, "failed", str(exc))
             except ConversionFailed as exc:
                 return Source(file.path, file.size, file.mtime_ns, sha, label, "failed", str(exc))

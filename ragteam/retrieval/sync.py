@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ragteam.documents import ConvertSettings
-from ragteam.documents.isolated import DEFAULT_SECONDS
+from ragteam.documents.isolated import DEFAULT_MEMORY_MB, DEFAULT_SECONDS
 from ragteam.errors import IndexUnusable, InputError, RagteamError
 from ragteam.paths import sync_cache_file
 from ragteam.retrieval.changes import Walk
@@ -57,6 +57,7 @@ class SyncSettings:
     # the most a file may take to read (not recorded: a new budget re-reads nothing that was
     # read; a file that ran out of time is tried again only under a larger one)
     file_seconds: float = DEFAULT_SECONDS
+    file_memory_mb: int = DEFAULT_MEMORY_MB  # the same for the memory one file may take
 
     def to_json(self, tokenizer: str) -> dict[str, Any]:
         return {
@@ -167,6 +168,7 @@ def _sync_locked(
             count,
             cache,
             sync.file_seconds,
+            sync.file_memory_mb,
         )
         sources = walk.run(found, progress, unreadable(left))
         sources += [Source(x.path, 0, 0, status=x.status, reason=x.reason) for x in left]
