@@ -8,7 +8,8 @@ bench/doc_qa_build.py made, reported per format, with paired CIs against a basel
 `run` appends one line per question to WORK/answers_STRATEGY.jsonl as it goes, in a seeded
 order (a stopped run has answered a sample of every format, and resumes where it stopped).
 Each answer is checked by the default support layer; "declined" is what `--abstain` would do
-with it: no passage supports it, so it is withheld.
+with it: no passage supports it and the reader did not find its words, so it is withheld
+(`answering.would_withhold`).
 Reported per format and strategy: the gold locator (file and page, section or slide) among the
 retrieved passages at 1 and 5; answer match and token F1; of the matching answers, the share
 whose first citation stands at a gold locator; for the unanswerable, the share declined; for
@@ -25,13 +26,15 @@ from pathlib import Path
 from doc_answers import bootstrap  # the paired bootstrap the document benchmarks share
 
 from ragteam import answer
+from ragteam.answering import would_withhold
 from ragteam.metrics import f1_score, match
 from ragteam.retrieval import load_index
 
 
 def at_gold(locator, gold: list[dict]) -> bool:  # noqa: ANN001
     """Whether `locator` stands where a gold locator says: the same file and, as the gold one
-    names them, the same page, slide or section."""
+    names them, the same page, slide or section. A gold locator that names none of them names
+    the file alone (the HTML questions': recorded when the HTML converter gave no sections)."""
     if locator is None:
         return False
     for g in gold:
@@ -43,7 +46,7 @@ def at_gold(locator, gold: list[dict]) -> bool:  # noqa: ANN001
         elif g["slide"] is not None:
             if locator.slide == g["slide"]:
                 return True
-        elif list(locator.section) == g["section"]:
+        elif not g["section"] or list(locator.section) == g["section"]:
             return True
     return False
 
@@ -65,7 +68,9 @@ def one(index, q: dict, strategy: str) -> dict:  # noqa: ANN001
         "first_at_gold": bool(cited)
         and cited[0] is not None
         and at_gold(cited[0].locator, q["gold"]),
-        "declined": not result.citations,
+        "declined": would_withhold(result),
+        "found_at_gold": (found := result.found_by_reader()) is not None
+        and at_gold(index.passage(found.passage_id).locator, q["gold"]),
         "seconds": round(time.perf_counter() - started, 3),
     }
 
@@ -107,9 +112,9 @@ def report(work: Path, paired_with: str) -> None:
     formats = sorted({q["format"] for q in qs.values()})
     print(
         "| strategy | format | n | right locator @1 / @5 | match | F1 | first citation at gold "
-        "(of matches) | declined | s/q |"
+        "(of matches) | found at gold (of matches) | declined | s/q |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for strategy, rows in runs.items():
         for fmt in [*formats, "all answerable"]:
             ids = [
@@ -127,6 +132,7 @@ def report(work: Path, paired_with: str) -> None:
                 f"{_mean([r['r5'] for r in got]):.2f} | {_mean([r['match'] for r in got]):.3f} | "
                 f"{_mean([r['f1'] for r in got]):.3f} | "
                 f"{_mean([r['first_at_gold'] for r in matched]):.2f} ({len(matched)}) | "
+                f"{_mean([r.get('found_at_gold', False) for r in matched]):.2f} | "
                 f"{_mean([r['declined'] for r in got]):.2f} | "
                 f"{_mean([r['seconds'] for r in got]):.2f} |"
             )

@@ -51,7 +51,10 @@ def checked(
 ) -> Answer:
     """`result` checked against every passage its strategy read, as a new Answer: as citations
     only the passages that support it, the rest as `read`; with `settings.abstain`, an answer
-    that nothing supports is withheld (the withheld text stays in the trace)."""
+    that nothing supports is withheld (the withheld text stays in the trace), unless the span
+    reader found its words and did not judge the passages to hold no answer: whether an answer
+    is in the documents is the reader's answerability head's to say; how sure it is, the
+    support label's."""
     if settings.layer == "off":
         return result  # nothing checked, nothing recorded: the label says "unchecked"
     passages = read_passages(result, ctx)
@@ -65,7 +68,7 @@ def checked(
     given = {c.passage_id: c for c in result.citations}
     by_id = {p.id: p for p in passages}
     text = result.text
-    if settings.abstain and not found.cited:
+    if settings.abstain and _unfounded(found.cited, result):
         if result.trace is not None:
             result.trace.note("support", f"withheld unsupported answer: {text}", event="abstained")
         text = f"{ABSTAIN} Searched: {_searched(ctx.retrieved.queries, len(found.read))}"
@@ -77,6 +80,15 @@ def checked(
         citations=[given.get(pid) or Citation.of(by_id[pid]) for pid in found.cited],
         support=found,
     )
+
+
+def would_withhold(result: Answer) -> bool:
+    """Whether `--abstain` would withhold this checked answer (see `checked`)."""
+    return _unfounded([c.passage_id for c in result.citations], result)
+
+
+def _unfounded(cited: list[str], result: Answer) -> bool:
+    return not cited and result.found_by_reader() is None
 
 
 def read_passages(result: Answer, ctx: Context) -> list[Passage]:

@@ -34,15 +34,19 @@ class Grounding:
     score: float | None = None  # the support score (None when unchecked)
     layer: str = ""  # which layer decided: checker | lexical | off | ""
     unsupported: list[str] = field(default_factory=list)  # sentences no passage backs
+    found_at: str = ""  # where the reader found an answer no check supports
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def grounding(text: str, citations: int, steps: Sequence[Step], support: Any = None) -> Grounding:
+def grounding(
+    text: str, citations: int, steps: Sequence[Step], support: Any = None, found: str = ""
+) -> Grounding:
     """The grounding of an answer `text` with `citations` citations, these trace steps and
     its support check, a `types.Support` (typed loosely: `types` imports this module, not the
-    other way round; `Answer.grounding()` is the usual entry)."""
+    other way round; `Answer.grounding()` is the usual entry). `found`: where the span reader
+    found the answer's words, when it did (`Answer.found_by_reader`)."""
     searches = [s for s in steps if s.kind == "retrieve"]
     hits = [_count(s.output) for s in searches]
     calls = [s for s in steps if s.kind in ("llm", "tool", "retrieve", "rerank", "read")]
@@ -66,7 +70,13 @@ def grounding(text: str, citations: int, steps: Sequence[Step], support: Any = N
         }
         facts["passages_read"] = max(facts["passages_read"], len(support.read))
     level, message = _judge(text, facts, support)
-    return Grounding(level, message, **facts)
+    unsure = level == "not_supported" and bool(found) and not support.withheld
+    if unsure:
+        message = (
+            f"found in {found}, but the reader is not sure it answers the question: check it "
+            "before you rely on it"
+        )
+    return Grounding(level, message, **facts, found_at=found if unsure else "")
 
 
 def _judge(text: str, facts: dict[str, Any], support: Any) -> tuple[Level, str]:

@@ -134,7 +134,9 @@ class Citation:
 @dataclass(frozen=True)
 class Evidence:
     """Words the span reader found in a passage: `passage_id`'s text[start:end], the sentence
-    they stand in (from `sentence_start`), where the passage stands and the reader's score."""
+    they stand in (from `sentence_start`), where the passage stands and the reader's score;
+    `answerable` is False when the reader's answerability head said the passages it read hold
+    no answer (its calibrated gate): the words are then only its best guess."""
 
     passage_id: str
     start: int
@@ -144,6 +146,7 @@ class Evidence:
     sentence_start: int
     locator: str
     score: float
+    answerable: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "score": round(self.score, 4)}
@@ -239,7 +242,18 @@ class Answer:
         from ragteam.grounding import grounding
 
         steps = self.trace.steps if self.trace else []
-        return grounding(self.text, len(self.citations), steps, self.support)
+        found = self.found_by_reader()
+        return grounding(
+            self.text, len(self.citations), steps, self.support, found.locator if found else ""
+        )
+
+    def found_by_reader(self) -> Evidence | None:
+        """The reader's best span when the answer says it and the reader did not judge the
+        passages it read to hold no answer: words found in a passage, whatever their support."""
+        best = self.evidence[0] if self.evidence else None
+        if best is None or not best.answerable or not best.text or best.text not in self.text:
+            return None
+        return best
 
     def marked_text(self) -> str:
         """The answer with an inline `[n]` after each sentence, n the 1-based numbers of the

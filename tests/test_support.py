@@ -240,3 +240,40 @@ def test_support_checks_what_the_retrievals_handed_the_team_not_what_the_trace_s
     ids = [p.id for p in index.retrieve(QUESTION, 3)]
     assert sorted(c.passage_id for c in result.read) == sorted(ids)  # every one checked
     assert result.citations  # the sentence is found in a passage the search handed over
+
+
+@pytest.mark.parametrize("answerable", [True, False])
+def test_abstention_on_a_reader_span_is_the_answerability_heads_to_decide(
+    bm25_index_dir, answerable
+):
+    """`--abstain` withholds a span the reader found only when its answerability head said the
+    passages hold no answer; a span it found but is not sure of is shown, not labelled
+    supported, and says where it was found."""
+    from ragteam.answering import run_posed
+    from ragteam.retrieval import load_index, retrieve_traced
+    from ragteam.strategies.base import Context
+    from ragteam.types import Answer, Citation, Evidence
+
+    class Spans:
+        name, needs_index, roles = "spans", True, ()
+
+        def run(self, question, ctx):
+            found = retrieve_traced(ctx.index, ctx.trace, ctx.retrieved, "retriever", question, 3)
+            best = next(p for p in found if p.id == TOLLAN.id)
+            at = best.text.index("1809")
+            sentence = best.text.index("He died")
+            said = Evidence(best.id, at, at + 4, "1809", best.text[sentence:], sentence,
+                            "halvard.txt", 0.01, answerable)  # fmt: skip
+            return Answer(question, "1809", self.name, [Citation.of(best)], ctx.trace,
+                          evidence=[said])  # fmt: skip
+
+    ctx = Context(FakeModel([]), load_index(bm25_index_dir), Trace())
+    result = run_posed(Spans(), QUESTION, ctx, support=SupportSettings("reader", abstain=True))
+    said = result.grounding()
+    assert said.level == "not_supported" and result.citations == []
+    if answerable:
+        assert result.text == "1809" and not result.support.withheld
+        assert said.found_at == "halvard.txt" and said.message.startswith("found in halvard.txt")
+    else:
+        assert result.support.withheld and result.text.startswith("I could not find this")
+        assert said.found_at == "" and said.message.startswith("withheld")

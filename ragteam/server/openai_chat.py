@@ -93,7 +93,8 @@ def answer_text(answer: Answer) -> str:
         found = answer.evidence[0]
         text += f'\n\nFound in: "{found.sentence}" ({found.locator})'
     if grounded.level != "supported":
-        text += f"\n\n({_WARNING.get(grounded.level, grounded.message)})"
+        said = grounded.message if grounded.found_at else _WARNING.get(grounded.level)
+        text += f"\n\n({said or grounded.message})"
     if not answer.citations:
         return text
     sources = "\n".join(

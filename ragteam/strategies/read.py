@@ -116,11 +116,11 @@ def evidence_of(reading: Reading, passages: list[Passage], abstain: float) -> li
         if any(e.passage_id == span.passage_id and e.start == span.start for e in kept):
             continue
         score = reading.answer_score(span.text) if answerable else 0.0
-        kept.append(_evidence(span, by_id[span.passage_id], score))
+        kept.append(_evidence(span, by_id[span.passage_id], score, answerable))
     return kept
 
 
-def _evidence(span: Span, passage: Passage, score: float) -> Evidence:
+def _evidence(span: Span, passage: Passage, score: float, answerable: bool) -> Evidence:
     where = passage.locator.describe() if passage.locator else passage.title
     return Evidence(
         span.passage_id,
@@ -131,6 +131,7 @@ def _evidence(span: Span, passage: Passage, score: float) -> Evidence:
         span.sentence_start,
         where,
         score,
+        answerable,
     )
 
 

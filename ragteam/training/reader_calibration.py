@@ -7,7 +7,9 @@ written beside the weights as `NAME.calibration.json`:
 - `span`: the reader's own answer over all a question's passages is right (F1 >= 0.5), its
   confidence being the probability of what it says; groups with no answer count as wrong.
 - `abstain`: the no-answer probability at or above which nothing is taken as found, set so
-  that at most `MAX_REFUSED` of the answerable held groups are refused.
+  that at most `MAX_REFUSED` of the answerable questions are refused, the held questions asked
+  as a person asks a folder (`asked_of_a_folder`): the passages a search finds, not the gold
+  passage and its distractors, and questions whose answer the folder does not hold.
 
 `support` and `span` maximise balanced accuracy; the record keeps what each threshold scores."""
 
@@ -17,6 +19,7 @@ import json
 import random
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +31,7 @@ from ragteam.training.reader_data import Group
 from ragteam.types import Passage
 
 MAX_REFUSED = 0.10
+SEARCHED = 5  # passages a question is read over in `asked_of_a_folder`, as `read` reads
 _COPYABLE = re.compile(r"\b(?:\d[\d,.]*|[A-Z][\w'\-]+(?:\s+[A-Z][\w'\-]+){0,3})\b")
 
 
@@ -89,16 +93,39 @@ def group_readings(reader: Reader, held: Sequence[Group]) -> list[tuple[float, f
     return out
 
 
+def asked_of_a_folder(held: Sequence[Group], k: int = SEARCHED) -> list[Group]:
+    """The held span questions asked of a folder, as `read` is asked: the groups' files (the
+    part of a question id before its slash) are split in two by hash; the passages of the
+    first half's groups, once each, are the folder; every question is read over its top `k`
+    passages by BM25 from it. The first half's questions are answerable (their answer's
+    passage is in the folder, found or not), the second half's are not (label "none")."""
+    from ragteam.retrieval.bm25 import BM25Retriever
+    from ragteam.training.reader_data import held_out
+
+    asked = [g for g in held if g.label == "span"]
+    inside = [held_out(g.qid.split("/")[0] + "#folder", 0.5) for g in asked]
+    texts = list(dict.fromkeys(t for g, i in zip(asked, inside, strict=True) if i for t in g.texts))
+    if not texts:
+        return []
+    search = BM25Retriever.build([Passage(f"f{n}", "", t) for n, t in enumerate(texts)])
+    out = []
+    for g, i in zip(asked, inside, strict=True):
+        shown = tuple(texts[n] for n, _ in search.search(g.question, k))
+        out.append(replace(g, texts=shown, label="span" if i else "none", spans=()))
+    return out
+
+
 def calibrate(weights: Path, held: Sequence[Group], seed: int = 13) -> dict[str, Any]:
     """Fit the thresholds of the weights at `weights` on `held`; write the sidecar file."""
     net, meta, digest = load_net(weights)
     reader = Reader(net, meta, digest, Calibration(0.5, 0.5, 1.0))
     pairs = support_pairs(reader, held, random.Random(seed))
     support, support_bacc = best_threshold(pairs)
-    readings = group_readings(reader, held)
-    answerable = sorted(n for _, n, _, has in readings if has)
+    asked = group_readings(reader, asked_of_a_folder(held))
+    answerable = sorted(n for _, n, _, has in asked if has)
     cut = int(len(answerable) * (1 - MAX_REFUSED))
     abstain = answerable[min(cut, len(answerable) - 1)] + 1e-6 if answerable else 1.0
+    readings = group_readings(reader, held)
     gated = [(c if n < abstain else 0.0, right) for c, n, right, _ in readings]
     span, span_bacc = best_threshold(gated)
     record = {
@@ -110,6 +137,12 @@ def calibrate(weights: Path, held: Sequence[Group], seed: int = 13) -> dict[str,
             "support_pairs": len(pairs),
             "support_balanced_accuracy": round(support_bacc, 4),
             "groups": len(readings),
+            "asked_of_a_folder": len(asked),
+            "unanswerable_declined": round(
+                sum(n >= abstain for _, n, _, has in asked if not has)
+                / max(1, sum(not has for *_, has in asked)),
+                4,
+            ),
             "span_balanced_accuracy": round(span_bacc, 4),
             "answerable_refused_at_most": MAX_REFUSED,
         },
