@@ -53,7 +53,12 @@ from ragteam.retrieval.manifest import (
 )
 from ragteam.types import Locator, Passage
 
-RRF_K = 60
+# reciprocal rank fusion's constant, applied when searching (an index built under another
+# records it, for information only): 5, chosen over the usual 60 on held training questions
+# (`bench/fusion.py`, docs/benchmarks.md §36: recall@5 +0.014, +0.004 to +0.025), since a
+# passage only one ranking finds first (a table row BM25 matches word for word) should not
+# fall below passages both rank middling
+RRF_K = 5
 CACHE_SIZE = 4096
 
 
