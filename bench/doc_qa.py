@@ -69,8 +69,9 @@ def one(index, q: dict, strategy: str) -> dict:  # noqa: ANN001
         and cited[0] is not None
         and at_gold(cited[0].locator, q["gold"]),
         "declined": would_withhold(result),
-        "found_at_gold": (found := result.found_by_reader()) is not None
-        and at_gold(index.passage(found.passage_id).locator, q["gold"]),
+        # where the reader found the words it answers with (its best span, gated or not)
+        "found_at_gold": bool(result.evidence)
+        and at_gold(index.passage(result.evidence[0].passage_id).locator, q["gold"]),
         "seconds": round(time.perf_counter() - started, 3),
     }
 
