@@ -1,7 +1,9 @@
 """How a hybrid index fuses its BM25 and dense rankings: which rule puts a question's gold
 passage in the top k most often, on held training questions (never a benchmark's).
 
-    python bench/fusion.py --groups GROUPS.jsonl.gz
+    python bench/fusion.py held --groups GROUPS.jsonl.gz
+    python bench/fusion.py benchmarks --hotpotqa-index bench/out/indexes/hybrid \
+        --documents /tmp/docqa4       # the adopted constant against 60, measured afterwards
 
 The folder is every passage of the reader's held training groups (`ragteam train reader
 --groups`), once each: Wikipedia paragraphs, and passages of held documents (tables, printed
@@ -56,11 +58,55 @@ def interleave(a: Ranking, b: Ranking) -> Ranking:
 RULES = {"rrf60": rrf(60), "rrf5": rrf(5), "interleave": interleave}
 
 
+def benchmarks(hotpotqa_index: Path, documents: Path, constants: tuple[int, ...]) -> None:
+    """HotpotQA dev300 all-gold recall and the document benchmark's gold locator at 1 and 5,
+    under each fusion constant (the index's searches, only the constant changed)."""
+    import json
+
+    from doc_qa import at_gold
+    from retrieval_recall import recall
+
+    import ragteam.retrieval.index as index_module
+    from ragteam.retrieval import load_index
+
+    dev = Path("bench/data/hotpotqa/dev300.jsonl").read_text().splitlines()
+    hotpotqa = [json.loads(x) for x in dev]
+    asked = [json.loads(x) for x in (documents / "questions.jsonl").read_text().splitlines()]
+    asked = [q for q in asked if q["format"] != "none"]
+    at5: dict[int, list[float]] = {}
+    for constant in constants:
+        index_module.RRF_K = constant
+        print(f"RRF {constant}: HotpotQA {recall(load_index(hotpotqa_index), hotpotqa, 'hybrid')}")
+        index = load_index(documents / "ix")
+        found = [index.retrieve(q["question"], 5) for q in asked]
+        at5[constant] = [
+            float(any(at_gold(h.locator, q["gold"]) for h in hits))
+            for q, hits in zip(asked, found, strict=True)
+        ]
+        pairs = list(zip(asked, found, strict=True))
+        at1 = [float(bool(h) and at_gold(h[0].locator, q["gold"])) for q, h in pairs]
+        print(f"RRF {constant}: documents @1 {np.mean(at1):.3f} @5 {np.mean(at5[constant]):.3f}")
+    first, *rest = constants
+    for constant in rest:
+        mean, low, high = bootstrap([a - b for a, b in zip(at5[constant], at5[first], strict=True)])
+        print(
+            f"documents @5, RRF {constant} - RRF {first}: {mean:+.3f} ({low:+.3f} to {high:+.3f})"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--groups", type=Path, required=True)
-    parser.add_argument("--k", type=int, default=5)
+    sub = parser.add_subparsers(dest="verb", required=True)
+    h = sub.add_parser("held")
+    h.add_argument("--groups", type=Path, required=True)
+    h.add_argument("--k", type=int, default=5)
+    b = sub.add_parser("benchmarks")
+    b.add_argument("--hotpotqa-index", type=Path, required=True)
+    b.add_argument("--documents", type=Path, required=True, help="bench/doc_qa.py's work folder")
     args = parser.parse_args()
+    if args.verb == "benchmarks":
+        benchmarks(args.hotpotqa_index, args.documents, (60, 5))
+        return
     held = load_groups(args.groups, groups_made_with(args.groups)).held
     texts = list(dict.fromkeys(t for g in held for t in g.texts))
     where = {t: n for n, t in enumerate(texts)}
