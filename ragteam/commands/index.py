@@ -17,6 +17,7 @@ from ragteam.commands.common import LoggedProgress, err, friendly_errors, out, s
 from ragteam.commands.index_settings import kept_or_changed
 from ragteam.documents import ConvertSettings, converters_by_suffix
 from ragteam.documents.isolated import DEFAULT_MEMORY_MB, DEFAULT_SECONDS
+from ragteam.retrieval.bm25 import STEMMER
 from ragteam.retrieval.dense import INDEX_KINDS, DenseSettings
 from ragteam.retrieval.encoder_registry import parse_encoder
 from ragteam.retrieval.encoders import LOCAL_BACKENDS
@@ -80,7 +81,7 @@ class IndexFlags:
     """The flags `build` and `sync` share, turned into settings once."""
 
     retriever: str = "hybrid"
-    bm25_stemmer: str = "english"
+    bm25_stemmer: str = STEMMER
     encoder: str = "torch"
     embed_url: str = ""
     index_type: str = "flat"
@@ -115,7 +116,7 @@ def index_build(
     html: HtmlOpt = "main",
     file_seconds: FileSecondsOpt = DEFAULT_SECONDS,
     file_memory_mb: FileMemoryOpt = DEFAULT_MEMORY_MB,
-    bm25_stemmer: StemmerOpt = "english",
+    bm25_stemmer: StemmerOpt = STEMMER,
     encoder: EncoderOpt = "torch",
     embed_url: EmbedUrlOpt = "",
     embed_batch: Annotated[int, typer.Option(min=1, max=4096, help="texts per request")] = 64,
@@ -191,7 +192,7 @@ def index_sync(
     html: HtmlOpt = "main",
     file_seconds: FileSecondsOpt = DEFAULT_SECONDS,
     file_memory_mb: FileMemoryOpt = DEFAULT_MEMORY_MB,
-    bm25_stemmer: StemmerOpt = "english",
+    bm25_stemmer: StemmerOpt = STEMMER,
     encoder: EncoderOpt = "torch",
     embed_url: EmbedUrlOpt = "",
     index_type: IndexTypeOpt = "flat",
@@ -389,7 +390,7 @@ def build_with_progress(
     directory: Path,
     retriever: str,
     words: int,
-    stemmer: str = "english",
+    stemmer: str = STEMMER,
     **options: Any,
 ) -> dict[str, Any]:
     with _progress("index build") as report:

@@ -24,6 +24,7 @@ from ragteam.errors import (
     UnknownName,
 )
 from ragteam.retrieval import swap
+from ragteam.retrieval.bm25 import STEMMER
 from ragteam.retrieval.corpus import (
     load_passages,
     passages_checksum,
@@ -144,7 +145,7 @@ def build_index(
     *,
     retriever: str = HYBRID,
     passage_words: int = 100,
-    bm25_stemmer: str = "english",
+    bm25_stemmer: str = STEMMER,
     dense: DenseSettings | None = None,
     mmap: bool = False,
     encode: RemoteEncode | None = None,

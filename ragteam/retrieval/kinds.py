@@ -15,6 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ragteam.errors import RagteamError
 from ragteam.plugins import Registry
+from ragteam.retrieval.bm25 import STEMMER
 from ragteam.retrieval.dense import DenseSettings
 from ragteam.retrieval.encoders import EncoderSpec
 from ragteam.retrieval.manifest import HYBRID, Manifest, record_of
@@ -33,7 +34,7 @@ class IndexSettings:
 
     retriever: str = HYBRID
     passage_words: int = 100
-    bm25_stemmer: str = "english"
+    bm25_stemmer: str = STEMMER
     dense: DenseSettings = field(default_factory=DenseSettings)
     mmap: bool = False
 
