@@ -160,3 +160,16 @@ def test_a_raw_text_request_sends_its_bias_and_grammar():
     assert model.complete_text(asked).text == "a"
     assert sent[0]["logit_bias"] == {"7": 2.0} and sent[0]["grammar"] == 'root ::= "a"'
     assert sent[0]["prompt"] == "go" and sent[0]["stop"] == ["\n"] and sent[0]["max_tokens"] == 3
+
+
+def test_a_chat_request_sends_its_bias():
+    sent: list[dict] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        sent.append(json.loads(request.content))
+        return httpx.Response(200, json={"choices": [{"message": {"content": "True"}}]})
+
+    model = OpenAICompatModel("m", transport=httpx.MockTransport(handler))
+    assert model.complete(Request(ASK, max_tokens=3, logit_bias={7: 2.0})).text == "True"
+    assert model.complete(Request(ASK, max_tokens=3)).text == "True"
+    assert sent[0]["logit_bias"] == {"7": 2.0} and "logit_bias" not in sent[1]

@@ -105,12 +105,23 @@ class Role:
             view=self.view,
         )
 
-    def write(self, ctx: Context, *, max_tokens: int | None = None, **fields: str) -> Completion:
-        """The role's plain-text reply (a grounded role retries once without the examples)."""
+    def write(
+        self,
+        ctx: Context,
+        *,
+        max_tokens: int | None = None,
+        logit_bias: dict[int, float] | None = None,
+        **fields: str,
+    ) -> Completion:
+        """The role's plain-text reply (a grounded role retries once without the examples);
+        `logit_bias`: token id -> bias, for the model playing the role."""
         if self.schema is not None:
             raise TypeError(f"role '{self.name}' replies in JSON: use `call`")
         request = Request(
-            self.messages(**fields), max_tokens=max_tokens or self.max_tokens, stop=self.stop
+            self.messages(**fields),
+            max_tokens=max_tokens or self.max_tokens,
+            stop=self.stop,
+            logit_bias=logit_bias or None,
         )
         model = self.model(ctx)
         return complete_text(

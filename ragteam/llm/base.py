@@ -22,26 +22,33 @@ class Completion:
 @dataclass(frozen=True)
 class Request:
     """One chat call's arguments, said once: the cache, the call wrappers and every backend
-    take this object. `stop` ends a plain reply; `json_schema` constrains the reply to JSON."""
+    take this object. `stop` ends a plain reply; `json_schema` constrains the reply to JSON;
+    `logit_bias` adds to the logits of the token ids it names (ids of the model it was made
+    for: `agents.answer_labels`)."""
 
     messages: tuple[Message, ...]
     max_tokens: int = 256
     temperature: float = 0.0
     stop: tuple[str, ...] = ()
     json_schema: dict[str, Any] | None = None
+    logit_bias: dict[int, float] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "messages", tuple(self.messages))
         object.__setattr__(self, "stop", tuple(self.stop))
 
     def params(self) -> dict[str, Any]:
-        """The generation settings as a plain dict (the cache key's and a script's view)."""
-        return {
+        """The generation settings as a plain dict (the cache key's and a script's view; a
+        bias only when given, so a plain call's key is the one it had before biases)."""
+        params: dict[str, Any] = {
             "max_tokens": self.max_tokens,
             "temperature": self.temperature,
             "stop": list(self.stop) or None,
             "json_schema": self.json_schema,
         }
+        if self.logit_bias:
+            params["logit_bias"] = self.logit_bias
+        return params
 
 
 @dataclass(frozen=True)

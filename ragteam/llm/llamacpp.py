@@ -149,8 +149,11 @@ class LlamaCppModel:
         if request.json_schema is not None:
             kwargs.update(self._constraint(request.json_schema, request.temperature))
         ours = list(kwargs.get("logits_processor", []))
-        if on_text is not None:
-            kwargs["logits_processor"] = [TextTap(self._llm, on_text), *ours]
+        front = [TextTap(self._llm, on_text)] if on_text is not None else []
+        if request.logit_bias:  # as a processor: see complete_text on llama-cpp-python's kwarg
+            front.append(_bias_processor(request.logit_bias))
+        if front:
+            kwargs["logits_processor"] = [*front, *ours]
         messages = list(request.messages)
         if self._llm.chat_format == "gemma":
             messages = fold_system(messages)

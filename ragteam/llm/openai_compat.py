@@ -83,6 +83,8 @@ class OpenAICompatModel:
     def complete(self, request: Request, on_text: TextSink | None = None) -> Completion:
         messages = list(request.messages)
         body = self._body({"messages": messages}, request, on_text)
+        if request.logit_bias:
+            body["logit_bias"] = {str(t): b for t, b in request.logit_bias.items()}
         started = time.perf_counter()
         data = self._post_chat(body, request.json_schema, on_text)
         sent = "\n".join(m["content"] for m in messages)

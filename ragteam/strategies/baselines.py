@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from ragteam.agents.answer_labels import label_bias
 from ragteam.agents.readers import ANSWERER, ANSWERER_DIRECT
 from ragteam.agents.role import Context as Players
 from ragteam.agents.role import Solo, role_names
@@ -46,6 +47,9 @@ class OneR:
     needs_index: ClassVar[bool] = True
     k: int = 5
     max_answer_tokens: int = 48
+    # a labelled question's fitted label biases (agents/answer_labels), when the model is the
+    # one they were fitted for
+    label_biases: bool = True
 
     def run(self, question: str, ctx: Context) -> Answer:
         index = ctx.require_index(self.name)
@@ -55,17 +59,35 @@ class OneR:
         budget = answerer.context_length - self.max_answer_tokens - _fixed_cost(answerer, asked)
         shown = fit_passages(ctx, found, budget, model=answerer)
         played = Solo(answerer, ctx.trace)  # the model looked up once plays the role
-        text = read_answer(played, asked, format_passages(shown), self.max_answer_tokens)
+        bias = label_bias(answerer, question) if self.label_biases else {}
+        if bias:
+            ctx.trace.note(
+                ANSWERER.name,
+                "label biases fitted on training rows added to the labels' first tokens",
+                event="label_bias",
+                bias={str(t): b for t, b in bias.items()},
+            )
+        text = read_answer(
+            played, asked, format_passages(shown), self.max_answer_tokens, logit_bias=bias
+        )
         return Answer(question, text, self.name, cite(shown, text), ctx.trace)
 
 
-def read_answer(ctx: Players, question: str, context: str, max_tokens: int) -> str:
+def read_answer(
+    ctx: Players,
+    question: str,
+    context: str,
+    max_tokens: int,
+    logit_bias: dict[int, float] | None = None,
+) -> str:
     """The short answer to `question` from `context` (numbered passages, maybe reasoning);
-    empty, with a note in the trace, when the model can only repeat the worked example."""
+    empty, with a note in the trace, when the model can only repeat the worked example.
+    `logit_bias`: for a labelled question, the answerer's fitted label biases."""
     try:
         reply = ANSWERER.write(
             ctx,
             max_tokens=max_tokens,
+            logit_bias=logit_bias,
             passages=context,
             question=question,
         )
