@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from label_calibration import accuracy, fit, two_fold
+from label_calibration import fit_formats
 
 from ragteam.agents.answer_labels import DATA_FILE, spellings, template_digest
 from ragteam.atomic import write_json
@@ -109,27 +109,8 @@ def main() -> None:
     model = LlamaCppModel(n_threads=2)
     rows = rows_of(args.data, args.per_format, args.seed)
     score(model, load_index(args.index), rows)
-    biases, report = {}, {}
-    for fmt in ("claim", "multiple_choice"):
-        mine = [r for r in rows if r["format"] == fmt and r["gold"] in r["labels"]]
-        if not mine:
-            continue
-        fitted = fit(mine)
-        golds = [r["gold"] for r in mine]
-        held = two_fold(mine, args.seed)
-        kept = held > accuracy(mine, {})
-        if kept:
-            biases[fmt] = {label: b + 0.0 for label, b in fitted.items()}
-        report[fmt] = {
-            "kept": kept,
-            "rows": len(mine),
-            "gold_labels": {lab: golds.count(lab) for lab in sorted(set(golds))},
-            "accuracy_before": round(accuracy(mine, {}), 3),
-            "accuracy_fitted": round(accuracy(mine, fitted), 3),
-            "accuracy_two_fold": round(held, 3),
-            "majority_label_share": round(max(map(golds.count, set(golds))) / len(golds), 3),
-        }
-        print(fmt, json.dumps(report[fmt]), json.dumps(fitted), flush=True)
+    biases, report = fit_formats(rows, ("claim", "multiple_choice"), args.seed)
+    print(json.dumps(report, indent=1), flush=True)
     write_json(
         args.out,
         {

@@ -103,6 +103,35 @@ def two_fold(rows: list[dict], seed: int) -> float:
     return sum(s * len(halves[1 - n]) for n, s in enumerate(scores)) / len(rows)
 
 
+def fit_formats(
+    rows: list[dict], formats: tuple[str, ...], seed: int
+) -> tuple[dict[str, dict[str, float]], dict[str, dict]]:
+    """Per format: the fitted biases, kept only where fitting on one half helps the other (else
+    the gain is noise), and what was measured."""
+    biases, report = {}, {}
+    for fmt in formats:
+        mine = [r for r in rows if r["format"] == fmt and r["gold"] in r["labels"]]
+        if not mine:
+            continue
+        fitted = fit(mine)
+        golds = [r["gold"] for r in mine]
+        held = two_fold(mine, seed)
+        kept = held > accuracy(mine, {})
+        if kept:
+            biases[fmt] = {label: b + 0.0 for label, b in fitted.items()}  # no -0.0
+        report[fmt] = {
+            "kept": kept,
+            "rows": len(mine),
+            "gold_labels": {lab: golds.count(lab) for lab in sorted(set(golds))},
+            "accuracy_before": round(accuracy(mine, {}), 3),
+            "accuracy_fitted": round(accuracy(mine, fitted), 3),
+            "accuracy_two_fold": round(held, 3),
+            "majority_label_share": round(max(map(golds.count, set(golds))) / len(golds), 3),
+            "fitted": fitted,
+        }
+    return biases, report
+
+
 def main() -> None:
     parser = arguments(__doc__, threads=2)
     parser.add_argument("--per-format", type=int, default=400, help="rows per format (seeded)")
@@ -115,27 +144,7 @@ def main() -> None:
     llm = agent(args.adapter, args.threads, every_logit=False)
     rows = rows_of(args.data, args.per_format, args.seed)
     score(llm, rows)
-    biases, report = {}, {}
-    for fmt in ("multiple_choice", "claim"):
-        mine = [r for r in rows if r["format"] == fmt]
-        if not mine:
-            continue
-        fitted = fit(mine)
-        golds = [r["gold"] for r in mine]
-        held = two_fold(mine, args.seed)
-        # kept only where fitting on one half helps the other: else the gain is noise
-        kept = held > accuracy(mine, {})
-        if kept:
-            biases[fmt] = {label: b + 0.0 for label, b in fitted.items()}  # no -0.0
-        report[fmt] = {
-            "kept": kept,
-            "rows": len(mine),
-            "gold_labels": {lab: golds.count(lab) for lab in sorted(set(golds))},
-            "accuracy_before": round(accuracy(mine, {}), 3),
-            "accuracy_fitted": round(accuracy(mine, fitted), 3),
-            "accuracy_two_fold": round(held, 3),
-            "majority_label_share": round(max(map(golds.count, set(golds))) / len(golds), 3),
-        }
+    biases, report = fit_formats(rows, ("multiple_choice", "claim"), args.seed)
     out = calibration_path(args.adapter)
     write_json(
         out,
