@@ -175,6 +175,9 @@ def test_a_passage_comes_with_its_neighbours_in_its_own_file(tmp_path):
     first = api.get("/v1/passages/docs/report.pdf%230?around=3").json()
     assert first["before"] == [] and [p["locator"]["page"] for p in first["after"]] == [2, 3, 4]
     assert "before" not in api.get("/v1/passages/docs/report.pdf%232").json()
+    slide = api.get("/v1/passages/docs/deck.pptx%230?around=3").json()  # a slide: itself alone
+    assert "Notes: Mention the budget freeze." in slide["text"]
+    assert slide["before"] == [] and slide["after"] == []
     assert api.get("/v1/passages/docs/report.pdf%232?around=9").status_code == 422
 
 

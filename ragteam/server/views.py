@@ -95,7 +95,8 @@ def _add_index_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
         index: str, passage_id: str, around: int = Query(0, ge=0, le=MAX_AROUND)
     ) -> dict[str, Any]:
         """A passage; with `around` N, also the N passages before and after it in its own
-        document (`before`, `after`: what the viewer shows around the cited text)."""
+        document (`before`, `after`: what the viewer shows around the cited text); a slide's
+        passage has only its own slide's around it (the slide's text and notes)."""
         loaded = service.index(index)
         found = loaded.passage(passage_id) if loaded else None
         if found is None:
@@ -103,6 +104,12 @@ def _add_index_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
         if not around:
             return found.to_dict()
         before, after = loaded.neighbours(passage_id, around)
+        slide = found.locator.slide if found.locator else None
+        if slide is not None:
+            before, after = (
+                [p for p in side if p.locator and p.locator.slide == slide]
+                for side in (before, after)
+            )
         return {
             **found.to_dict(),
             "before": [p.to_dict() for p in before],
