@@ -297,3 +297,32 @@ def test_keep_em_keeps_the_weights_of_the_best_held_em(tmp_path):
 
     with safe_open(str(out), "pt") as f:
         assert float(f.metadata()["em"]) == pytest.approx(best_em, abs=1e-4)
+
+
+def test_held_questions_are_asked_of_a_folder_that_holds_half_their_files():
+    """The abstention gate is fitted on questions read over what a search of a folder finds:
+    half the files' passages make the folder; the other half's questions have no answer in it."""
+    from ragteam.training.reader_calibration import asked_of_a_folder
+    from ragteam.training.reader_data import Group
+
+    held = [
+        Group(
+            f"What colour is the door of house {n}?",
+            (f"House {n} has a {colour} door.", f"House {n} stands on Mill Lane {n}."),
+            "span",
+            spans=(((len(f"House {n} has a "), len(f"House {n} has a {colour}")),), ()),
+            answers=(colour,),
+            qid=f"file{n}/0",
+        )
+        for n, colour in enumerate(["red", "blue", "green", "amber", "grey", "white"] * 4)
+    ] + [Group("No answer here?", ("Nothing.",), "none", qid="file0/1")]
+    asked = asked_of_a_folder(held, k=2)
+    assert len(asked) == 24  # every span question, the no-answer groups left out
+    pairs = list(zip(held[:24], asked, strict=True))
+    folder = {t for g, a in pairs if a.label == "span" for t in g.texts}
+    assert {a.label for a in asked} == {"span", "none"}
+    for original, one in pairs:
+        assert one.question == original.question and len(one.texts) <= 2
+        assert set(one.texts) <= folder  # read over what the folder holds
+        if one.label == "none":  # its own file is not in the folder
+            assert not set(original.texts) & folder
