@@ -41,12 +41,12 @@ class Grounding:
 
 
 def grounding(
-    text: str, citations: int, steps: Sequence[Step], support: Any = None, found: str = ""
+    text: str, citations: int, steps: Sequence[Step], support: Any = None, found: Any = None
 ) -> Grounding:
     """The grounding of an answer `text` with `citations` citations, these trace steps and
     its support check, a `types.Support` (typed loosely: `types` imports this module, not the
-    other way round; `Answer.grounding()` is the usual entry). `found`: where the span reader
-    found the answer's words, when it did (`Answer.found_by_reader`)."""
+    other way round; `Answer.grounding()` is the usual entry). `found`: the span reader's
+    evidence for the answer's words, when it found them (`Answer.found_by_reader`)."""
     searches = [s for s in steps if s.kind == "retrieve"]
     hits = [_count(s.output) for s in searches]
     calls = [s for s in steps if s.kind in ("llm", "tool", "retrieve", "rerank", "read")]
@@ -70,13 +70,15 @@ def grounding(
         }
         facts["passages_read"] = max(facts["passages_read"], len(support.read))
     level, message = _judge(text, facts, support)
-    unsure = level == "not_supported" and bool(found) and not support.withheld
+    unsure = level == "not_supported" and found is not None and not support.withheld
     if unsure:
         message = (
-            f"found in {found}, but the reader is not sure it answers the question: check it "
-            "before you rely on it"
+            f"found in {found.locator}, but the reader is not sure it answers the question: "
+            "check it before you rely on it"
         )
-    return Grounding(level, message, **facts, found_at=found if unsure else "")
+        # the sentences that say the reader's words are found, not unbacked: the message says so
+        facts["unsupported"] = [s for s in facts["unsupported"] if found.text not in s]
+    return Grounding(level, message, **facts, found_at=found.locator if unsure else "")
 
 
 def _judge(text: str, facts: dict[str, Any], support: Any) -> tuple[Level, str]:

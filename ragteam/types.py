@@ -242,9 +242,8 @@ class Answer:
         from ragteam.grounding import grounding
 
         steps = self.trace.steps if self.trace else []
-        found = self.found_by_reader()
         return grounding(
-            self.text, len(self.citations), steps, self.support, found.locator if found else ""
+            self.text, len(self.citations), steps, self.support, self.found_by_reader()
         )
 
     def found_by_reader(self) -> Evidence | None:

@@ -274,6 +274,7 @@ def test_abstention_on_a_reader_span_is_the_answerability_heads_to_decide(
     if answerable:
         assert result.text == "1809" and not result.support.withheld
         assert said.found_at == "halvard.txt" and said.message.startswith("found in halvard.txt")
+        assert said.unsupported == []  # found, not unbacked: the message says how sure
     else:
         assert result.support.withheld and result.text.startswith("I could not find this")
         assert said.found_at == "" and said.message.startswith("withheld")
