@@ -137,6 +137,15 @@ def report(work: Path, paired_with: str) -> None:
                 f"{_mean([r['declined'] for r in got]):.2f} | "
                 f"{_mean([r['seconds'] for r in got]):.2f} |"
             )
+    for strategy, rows in runs.items():
+        answerable = [r for i, r in rows.items() if qs[i]["format"] != "none"]
+        given = [r for r in answerable if not r["declined"]]
+        held = [r for r in answerable if r["declined"]]
+        print(
+            f"{strategy}: {len(given)} answerable given, right "
+            f"{_mean([r['match'] for r in given]):.2f}; {len(held)} declined, would have been "
+            f"right {_mean([r['match'] for r in held]):.2f}"
+        )
     base = runs.get(paired_with)
     if base is None:
         return

@@ -7,7 +7,10 @@ python bench/reader_checks.py soup A.safetensors B.safetensors --out SOUP.safete
 # on the document benchmark: how the reader's confidence ranks right over wrong answers,
 # and what each threshold would decline (analysis only: thresholds are fitted on held
 # training groups, never here)
-python bench/reader_checks.py confidence --work /tmp/docqa --index /tmp/docqa4/ix"""
+python bench/reader_checks.py confidence --work /tmp/docqa --index /tmp/docqa4/ix
+# the three thresholds fitted again on held groups (`train reader --groups`), written beside
+# the weights (§36: the gate fitted on held questions asked of a folder)
+python bench/reader_checks.py calibrate --groups GROUPS.jsonl.gz --weights W.safetensors"""
 
 from __future__ import annotations
 
@@ -94,6 +97,14 @@ def confidence(work: Path, index_dir: Path) -> None:
         )
 
 
+def calibrate(groups: Path, weights: Path) -> None:
+    from ragteam.training.reader_build import groups_made_with, load_groups
+    from ragteam.training.reader_calibration import calibrate as fit
+
+    held = load_groups(groups, groups_made_with(groups)).held
+    print(json.dumps(fit(weights, held), indent=1))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="verb", required=True)
@@ -106,11 +117,16 @@ def main() -> None:
     c = sub.add_parser("confidence")
     c.add_argument("--work", type=Path, required=True)
     c.add_argument("--index", type=Path, required=True)
+    f = sub.add_parser("calibrate")
+    f.add_argument("--groups", type=Path, required=True)
+    f.add_argument("--weights", type=Path, required=True)
     args = parser.parse_args()
     if args.verb == "demo":
         demo(args.weights)
     elif args.verb == "soup":
         soup(args.first, args.second, args.out)
+    elif args.verb == "calibrate":
+        calibrate(args.groups, args.weights)
     else:
         confidence(args.work, args.index)
 

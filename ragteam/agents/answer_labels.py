@@ -29,6 +29,7 @@ def spellings(tokenize: Any, label: str) -> list[int]:
     return list(dict.fromkeys(int(tokenize(form)[0]) for form in forms))
 
 
+@functools.cache
 def template_digest() -> str:
     """What the answerer's prompt is, apart from what fills it: biases fitted under another
     prompt do not apply."""
