@@ -2,7 +2,7 @@
 recall per label of eval runs, each paired (bootstrap, 2,000 rounds) against always saying the
 majority label and against another run.
 
-    python bench/verdicts.py RUN_DIR [RUN_DIR ...] [--baseline RUN_DIR]
+    python bench/verdicts.py RUN_DIR [RUN_DIR ...] [--baseline RUN_DIR] [--own]
 
 RUN_DIR is a `ragteam eval --out` folder; the gold label and the prediction are read from its
 `results.jsonl`. The majority label is the most common gold label of the rows scored (for
@@ -26,6 +26,21 @@ def rows_of(run: Path) -> dict[str, dict]:
         if not row.get("error"):
             rows[row["id"]] = row
     return rows
+
+
+def own_rows(rows: dict[str, dict]) -> dict[str, dict]:
+    """The rows as the strategy itself answered them: the `said` of the trace's `own_verdict`
+    note (rows without one, e.g. `read`'s, are left out)."""
+    own = {}
+    for i, row in rows.items():
+        notes = [
+            s["meta"]["said"]
+            for s in row["trace"]["steps"]
+            if s.get("meta", {}).get("event") == "own_verdict"
+        ]
+        if notes:
+            own[i] = {**row, "prediction": notes[0]}
+    return own
 
 
 def label_of(row: dict) -> str:
@@ -70,6 +85,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("runs", type=Path, nargs="+")
     parser.add_argument("--baseline", type=Path, help="a run every other is paired against")
+    parser.add_argument(
+        "--own", action="store_true", help="also score what each strategy said itself"
+    )
     args = parser.parse_args()
     print(
         "| run | n | accuracy | macro-F1 | recall per label | minus the majority label "
@@ -77,22 +95,27 @@ def main() -> None:
     )
     print("|---|---|---|---|---|---|---|")
     loaded = {run: rows_of(run) for run in args.runs}
+    owns = {run: own_rows(rows) for run, rows in loaded.items()} if args.own else {}
     for run, rows in loaded.items():
         print(summary(run.name, rows))
-    if args.baseline:
-        base = rows_of(args.baseline)
-        for run, rows in loaded.items():
-            common = sorted(set(rows) & set(base))
-            diffs = [
-                choice_accuracy(rows[i]["prediction"], rows[i]["answers"][0])
-                - choice_accuracy(base[i]["prediction"], base[i]["answers"][0])
-                for i in common
-            ]
-            mean, low, high = bootstrap(diffs)
-            print(
-                f"{run.name} - {args.baseline.name} accuracy on {len(common)}: "
-                f"{mean:+.3f} ({low:+.3f} to {high:+.3f})"
-            )
+        if owns.get(run):
+            print(summary(f"{run.name}, the strategy's own", owns[run]))
+    for run, rows in loaded.items():
+        if args.baseline:
+            print(paired(rows, rows_of(args.baseline), f"{run.name} - {args.baseline.name}"))
+        if owns.get(run):
+            print(paired(rows, owns[run], f"{run.name} - its strategy's own"))
+
+
+def paired(rows: dict[str, dict], base: dict[str, dict], name: str) -> str:
+    common = sorted(set(rows) & set(base))
+    diffs = [
+        choice_accuracy(rows[i]["prediction"], rows[i]["answers"][0])
+        - choice_accuracy(base[i]["prediction"], base[i]["answers"][0])
+        for i in common
+    ]
+    mean, low, high = bootstrap(diffs)
+    return f"{name} accuracy on {len(common)}: {mean:+.3f} ({low:+.3f} to {high:+.3f})"
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from ragteam.formats import choice_label, pose, truth_label
 from ragteam.strategies.base import Context, Strategy
 from ragteam.support.stage import check_support
 from ragteam.types import Answer, Citation, Passage, SupportSettings
+from ragteam.verdict.stage import check_mode, fitted_claim
 
 ABSTAIN = "I could not find this in your documents."
 
@@ -23,10 +24,13 @@ def run_posed(
     choices: dict[str, str] | None = None,
     claim: bool = False,
     support: SupportSettings | None = None,
+    verdicts: str = "fitted",
 ) -> Answer:
     """Answer `question` with `strategy`; with `choices` the answer is an option label, with
     `claim` it is "true" or "false". `support` (default: checked, no abstention) says how the
-    answer's support is checked; a true/false verdict is not checked."""
+    answer's support is checked. A claim's verdict is the fitted verdicts' over the passages
+    the strategy read (`verdicts="fitted"`, labelled by the reader's reading) or the strategy's
+    own (`"own"`, unchecked); a strategy that declares `decides_verdicts` gives its own."""
     reply = strategy.run(pose(question, choices, claim), ctx)
     text = reply.text
     if choices:
@@ -42,7 +46,9 @@ def run_posed(
     # a new Answer: the strategy's own is left as it returned it
     result = replace(reply, question=question, text=text)
     if claim:
-        return result
+        if check_mode(verdicts) == "own" or getattr(strategy, "decides_verdicts", False):
+            return result
+        return fitted_claim(result, question, read_passages(result, ctx))
     return checked(result, ctx, support or SupportSettings(), choices)
 
 

@@ -53,6 +53,8 @@ def answer(
     on_step: Callable[[Step], None] | None = None,
     support: SupportSettings | None = None,
     on_writing: Callable[[Writing], None] | None = None,
+    verdicts: str = "fitted",
+    instructions: str = "",
 ) -> Answer:
     """Answer one question. `index` is a directory built by `ragteam index build` (or a loaded
     `Index`); `model` a spec such as "embedded", "path/to/model.gguf", "openai:NAME" or a model
@@ -64,7 +66,9 @@ def answer(
     `on_step` is called with every trace step as it happens (to stream the work), `on_writing`
     with every model reply as it is written (`Writing.answer`: the answer so far). `support`
     says how the answer's support is checked (default: the lexical layer, no abstention;
-    `SupportSettings(abstain=True)` answers "not found" when no passage supports it)."""
+    `SupportSettings(abstain=True)` answers "not found" when no passage supports it).
+    `verdicts` says who decides a claim: "fitted" (the fitted verdicts over the passages the
+    strategy read) or "own" (the strategy's own reply)."""
     question = check_question(question)
     runner = make_strategy(strategy, options)
     check_roles([strategy], list(role_models or {}))
@@ -82,5 +86,12 @@ def answer(
         for role, spec in (role_models or {}).items()
     }
     trace = Trace(on_step=on_step, on_writing=on_writing)
-    context = Context(chat, loaded, trace, overrides, tuple(make_tool(t) for t in tools))
-    return run_posed(runner, question, context, choices, claim, support)
+    context = Context(
+        chat,
+        loaded,
+        trace,
+        overrides,
+        tuple(make_tool(t) for t in tools),
+        instructions=instructions,
+    )
+    return run_posed(runner, question, context, choices, claim, support, verdicts)

@@ -16,6 +16,7 @@ from ragteam.retrieval.index import Index, load_index
 from ragteam.runner import EvalPlan, EvalProgress, run_eval
 from ragteam.strategies import check_roles
 from ragteam.tools.base import Tool, make_tool
+from ragteam.verdict.stage import check_mode
 
 
 def evaluate(
@@ -34,12 +35,15 @@ def evaluate(
     ray: str | None = None,
     ray_actors: int = 0,
     ray_cpus_per_actor: float = 1.0,
+    verdicts: str = "fitted",
 ) -> list[EvalRow]:
     """Answer and score every question of `data` (JSONL) with each strategy into the run
     folder `out`; calling it again resumes (rows already written are kept, failed ones are
     retried). `strategies` are names ("oner,smart" or a list) or name -> options. Returns the
     rows written by this call. With `ray` (a cluster address, or "auto") the questions are
-    answered by Ray actors (`model`, `role_models` and `index` must then be names/paths)."""
+    answered by Ray actors (`model`, `role_models` and `index` must then be names/paths).
+    `verdicts` says who decides a true/false claim: "fitted" (the fitted verdicts over the
+    passages the strategy read) or "own" (the strategy's reply)."""
     if isinstance(strategies, str):
         strategies = [s.strip() for s in strategies.split(",") if s.strip()]
     chosen = dict(strategies) if isinstance(strategies, dict) else {s: {} for s in strategies}
@@ -58,6 +62,7 @@ def evaluate(
             for role, spec in (role_models or {}).items()
         },
         tools=tuple(make_tool(t) for t in tools),
+        verdicts=check_mode(verdicts),
     )
     if ray:
         return _on_ray(

@@ -39,6 +39,7 @@ class EvalPlan:
     model_settings: dict[str, Any] = field(default_factory=dict)
     role_models: dict[str, ChatModel] = field(default_factory=dict)
     tools: tuple[Tool, ...] = ()  # the user's tools, for tool-using strategies
+    verdicts: str = "fitted"  # who decides a claim (`ragteam.verdict.stage.MODES`)
 
 
 def file_sha256(path: Path) -> str:
@@ -59,6 +60,7 @@ def run_config(
         "index": index,
         "model": {"identity": model_identity, **plan.model_settings},
         "strategies": plan.strategies,
+        "verdicts": plan.verdicts,
         **({"tools": [t.name for t in plan.tools]} if plan.tools else {}),
         # only when used, so that runs made before role overrides existed still resume
         **({"role_models": dict(sorted(role_identities.items()))} if role_identities else {}),
@@ -150,6 +152,8 @@ def evaluate_one(
     index: Index | None,
     role_models: dict[str, ChatModel] | None = None,
     tools: tuple[Tool, ...] = (),
+    *,
+    verdicts: str = "fitted",
 ) -> EvalRow:
     """Answer and score one question; a failure is recorded in the row, not raised."""
     trace = Trace()
@@ -163,6 +167,7 @@ def evaluate_one(
             Context(model, index, trace, role_models or {}, tools),
             example.choices,
             claim,
+            verdicts=verdicts,
         )
     except RagteamError as exc:
         error = f"{type(exc).__name__}: {exc}"
@@ -251,6 +256,7 @@ def run_eval(
                             index,
                             plan.role_models,
                             plan.tools,
+                            verdicts=plan.verdicts,
                         )
                     )
                 if not pending:

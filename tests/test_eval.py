@@ -123,6 +123,8 @@ def test_a_changed_configuration_is_refused(bm25_index_dir, data, tmp_path):
         run_eval(other, RunDir(tmp_path / "run"), FakeModel(oracle), index)
     with pytest.raises(InputError, match="model.identity"):
         run_eval(plan_for(data), RunDir(tmp_path / "run"), FakeModel(oracle, identity="x"), index)
+    with pytest.raises(InputError, match="verdicts: 'fitted' -> 'own'"):  # who decided the claims
+        run_eval(plan_for(data, verdicts="own"), RunDir(tmp_path / "run"), FakeModel(oracle), index)
 
 
 def test_failures_are_recorded_not_raised(bm25_index_dir, data, tmp_path):

@@ -111,6 +111,7 @@ def test_the_real_agent_follows_a_calibration_beside_its_adapter(bm25_index_dir,
             index=bm25_index_dir,
             strategy="smart",
             claim=True,
+            verdicts="own",  # the generator's own verdict, not the fitted verdicts'
             model_options=ModelOptions(lora=str(adapter)),
             options=options,
         )

@@ -229,3 +229,41 @@ def test_the_http_api_and_the_chat_reply_say_the_verdict_and_why(bm25_index_dir)
     assert chat.status_code == 200, chat.text
     reply = chat.json()["choices"][0]["message"]["content"]
     assert reply.split()[0].strip(".") in ("true", "false") and "Why: " in reply
+
+
+def test_every_strategys_claim_is_decided_by_the_fitted_verdicts_unless_asked(bm25_index_dir):
+    """`oner` with a model that always says "False": by default the label is the fitted
+    verdict's over the passages `oner` read (its own "false" kept in the trace); with
+    `verdicts="own"` it is the model's, unchecked; an unknown mode is a clear error."""
+    from ragteam import answer
+    from ragteam.llm import FakeModel
+
+    claim = "The Wrenhold Lighthouse was built by Emrik Tollan."
+    said_false = FakeModel(lambda messages, params: "False.")
+    fitted = answer(claim, index=bm25_index_dir, strategy="oner", model=said_false, claim=True)
+    steps = fitted.trace.steps
+    own = [s for s in steps if s.meta.get("event") == "own_verdict"]
+    assert len(own) == 1 and own[0].meta["said"] == "false"
+    verdict = [s for s in steps if s.role == "verdict" and s.kind == "read"][0]
+    retrieved = [s for s in steps if s.kind == "retrieve"][0]
+    read = [p["id"] for p in retrieved.output][:5]
+    assert verdict.input["passages"] == read  # what oner read, nothing else
+    assert fitted.text == verdict.output["label"] and fitted.text in ("true", "false")
+    assert fitted.why == verdict.output["reason"]
+    assert fitted.grounding().level in ("supported", "not_supported")  # checked, never unchecked
+    assert [c.passage_id for c in fitted.read] == read
+
+    mine = answer(
+        claim, index=bm25_index_dir, strategy="oner", model=said_false, claim=True, verdicts="own"
+    )
+    assert mine.text == "false" and mine.grounding().level == "unchecked"
+    assert not [s for s in mine.trace.steps if s.role == "verdict"]
+    with pytest.raises(InputError, match="fitted, own"):
+        answer(
+            claim,
+            index=bm25_index_dir,
+            strategy="oner",
+            model=said_false,
+            claim=True,
+            verdicts="mine",
+        )

@@ -54,8 +54,12 @@ class Answerer:
     def identities(self) -> tuple[str, dict[str, str]]:
         return self.model.identity, {role: m.identity for role, m in self.roles.items()}
 
-    def evaluate(self, example: Example, strategy: str, options: dict[str, Any]) -> EvalRow:
-        return evaluate_one(example, strategy, options, self.model, self.index, self.roles)
+    def evaluate(
+        self, example: Example, strategy: str, options: dict[str, Any], verdicts: str
+    ) -> EvalRow:
+        return evaluate_one(
+            example, strategy, options, self.model, self.index, self.roles, verdicts=verdicts
+        )
 
 
 def run_eval_ray(
@@ -109,7 +113,7 @@ def _drain(ray: Any, pool: list, todo: list, plan: EvalPlan, tally: Tally) -> No
             for actor in pool:
                 while load[id(actor)] < IN_FLIGHT_PER_ACTOR and (item := next(queue, None)):
                     example, name = item
-                    ref = actor.evaluate.remote(example, name, plan.strategies[name])
+                    ref = actor.evaluate.remote(example, name, plan.strategies[name], plan.verdicts)
                     owner[ref] = actor
                     load[id(actor)] += 1
             if not owner:

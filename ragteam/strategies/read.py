@@ -9,16 +9,14 @@ with the passage it rests on, or said to rest on none."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from pathlib import Path
+from typing import ClassVar
 
 from ragteam.formats import posed_parts, search_text
-from ragteam.reader import Reader, Reading, Span, load_reader, read_traced
+from ragteam.reader import Reading, Span, load_reader, read_traced
 from ragteam.retrieval import retrieve_traced
 from ragteam.strategies.base import Context
-from ragteam.types import Answer, Citation, Evidence, Passage, SentenceSupport, Support
-
-if TYPE_CHECKING:
-    from ragteam.verdict import Verdict
+from ragteam.types import Answer, Citation, Evidence, Passage
 
 EVIDENCE_KEPT = 3  # readings kept as the answer's evidence (the best first)
 
@@ -31,22 +29,21 @@ class Read:
     roles: ClassVar[tuple[str, ...]] = ()
     needs_index: ClassVar[bool] = True
     needs_model: ClassVar[bool] = False  # the model is loaded only if a support layer asks
+    decides_verdicts: ClassVar[bool] = True  # its claims are the verdict stage's already
     k: int = 5
     weights: str = ""  # a reader weights file other than the shipped one
     verdicts: str = ""  # a verdict file (`ragteam train verdict`) other than the shipped one
 
     def run(self, question: str, ctx: Context) -> Answer:
         index = ctx.require_index(self.name)
-        from pathlib import Path
-
-        reader = load_reader(Path(self.weights) if self.weights else None)
         fmt, stem, choices = posed_parts(question)
         if fmt != "open":
             found = retrieve_traced(
                 index, ctx.trace, ctx.retrieved, "retriever", search_text(question), self.k
             )
-            return self._verdict(question, stem, choices, found, reader, ctx)
+            return self._verdict(question, stem, choices, found, ctx)
         found = retrieve_traced(index, ctx.trace, ctx.retrieved, "retriever", question, self.k)
+        reader = load_reader(Path(self.weights) if self.weights else None)
         reading = read_traced(reader, ctx.trace, question, found, top=EVIDENCE_KEPT * 4)
         evidence = evidence_of(reading, found, reader.calibration.abstain)
         if not evidence:
@@ -56,51 +53,19 @@ class Read:
         return Answer(question, text, self.name, [Citation.of(best)], ctx.trace, evidence=evidence)
 
     def _verdict(
-        self,
-        posed: str,
-        stem: str,
-        choices: dict[str, str],
-        found: list[Passage],
-        reader: Reader,
-        ctx: Context,
+        self, posed: str, stem: str, choices: dict[str, str], found: list[Passage], ctx: Context
     ) -> Answer:
-        import time
-        from pathlib import Path
+        from ragteam.verdict.stage import decide, verdict_answer
 
-        from ragteam.retrieval.encoder_registry import make_encoder
-        from ragteam.retrieval.encoders import EncoderSpec
-        from ragteam.trace import Step
-        from ragteam.verdict import choice_verdict, claim_verdict, load_verdicts
-
-        started = time.perf_counter()
-        fitted = load_verdicts(reader.identity, Path(self.verdicts) if self.verdicts else None)
-        encoder = make_encoder(EncoderSpec())
-        if choices:
-            verdict = choice_verdict(stem, choices, found, reader, encoder, fitted)
-        else:
-            verdict = claim_verdict(stem, found, reader, encoder, fitted)
-        ctx.trace.add(
-            Step(
-                kind="read",
-                role="verdict",
-                input={"statement": stem, "choices": choices, "passages": [p.id for p in found]},
-                output=verdict.to_dict(),
-                seconds=time.perf_counter() - started,
-                meta={"reader": reader.identity},
-            )
-        )
-        cited = [Citation.of(p) for p in found if p.id == verdict.passage_id]
-        return Answer(
-            posed,
-            verdict.label,
-            self.name,
-            cited,
+        verdict = decide(
+            stem,
+            choices,
+            found,
             ctx.trace,
-            read=[Citation.of(p) for p in found],
-            # a claim is labelled here; an option is checked by the support stage like an answer
-            support=None if choices else _verdict_support(verdict, found),
-            why=verdict.reason,
+            Path(self.weights) if self.weights else None,
+            Path(self.verdicts) if self.verdicts else None,
         )
+        return verdict_answer(posed, self.name, verdict, found, ctx.trace, choices)
 
 
 def evidence_of(reading: Reading, passages: list[Passage], abstain: float) -> list[Evidence]:
@@ -133,20 +98,3 @@ def _evidence(span: Span, passage: Passage, score: float, answerable: bool) -> E
         score,
         answerable,
     )
-
-
-def _verdict_support(verdict: Verdict, found: list[Passage]) -> Support:
-    """A verdict labelled like any answer: supported when a passage's reading backs it (that
-    passage, the reader's yes or no reading at or above GROUNDED), not supported otherwise."""
-    from ragteam.verdict import GROUNDED
-
-    backed = bool(verdict.passage_id)
-    said = SentenceSupport(
-        verdict.label,
-        0,
-        len(verdict.label),
-        verdict.probability,
-        (verdict.passage_id,) if backed else (),
-        backed,
-    )
-    return Support("reader", GROUNDED, (said,), tuple(p.id for p in found))

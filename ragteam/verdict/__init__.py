@@ -67,6 +67,12 @@ def claim_verdict(
         backing = max(
             (s for s in reading.spans if s.kind == says), key=lambda s: s.score, default=None
         )
+    if reading is None:
+        why = (
+            "no passage was read; the verdict rests on what similar training claims turned "
+            "out to be"
+        )
+        return Verdict(label, scores[label], "", "", why, scores)
     if backing is None or signals.said(says) < GROUNDED:
         why = (
             "the passages neither support nor contradict this claim; the verdict rests on "
