@@ -22,9 +22,15 @@ def seen():
 
 
 @pytest.fixture(scope="module")
-def client(bm25_index_dir, seen):
+def told():
+    return []  # each call's system turn
+
+
+@pytest.fixture(scope="module")
+def client(bm25_index_dir, seen, told):
     def reply(messages, params):
         seen.append(messages[-1]["content"])
+        told.append(messages[0]["content"] if messages[0]["role"] == "system" else "")
         return "Hevik"
 
     config = ServerConfig(indexes={"demo": bm25_index_dir}, api_key="secret")
@@ -185,7 +191,7 @@ def test_a_follow_up_is_searched_with_the_earlier_question_never_the_earlier_rep
     assert "following" not in seen[-1]
 
 
-def test_usual_chat_client_settings_are_accepted_and_said(client):
+def test_usual_chat_client_settings_are_accepted_and_said(client, told):
     asked = [{"role": "user", "content": QUESTION}]
     system = [{"role": "system", "content": "Answer like a pirate."}, *asked]
     done = client.chat.completions.create(
@@ -196,7 +202,10 @@ def test_usual_chat_client_settings_are_accepted_and_said(client):
     notes = [
         s["output"] for s in done.model_extra["ragteam"]["trace"]["steps"] if s["kind"] == "note"
     ]
-    assert any("Answer like a pirate." in n and "not applied" in n for n in notes)
+    # the system message is the answer-writing role's too (oner's answerer), and said so
+    assert told[-1].endswith("Answer like a pirate.") and len(told[-1]) > 100
+    assert any("Answer like a pirate." in n and "answerer" in n for n in notes)
+    assert not any("not applied" in n for n in notes)
     assert any("temperature 0.7" in n for n in notes)
     assert any("cut to about 2 tokens" in n for n in notes)
     whole = client.chat.completions.create(model="oner", messages=asked, max_tokens=4096)
@@ -209,6 +218,13 @@ def test_usual_chat_client_settings_are_accepted_and_said(client):
     parts = list(streamed)
     text = "".join(p.choices[0].delta.content or "" for p in parts if p.choices)
     assert text == "Hevik" and parts[-1].choices[0].finish_reason == "length"
+    client.chat.completions.create(model="oner", messages=asked, max_tokens=4096)
+    assert "pirate" not in told[-1]  # not kept for the next conversation
+    read = client.chat.completions.create(model="read", messages=system)
+    said = [
+        s["output"] for s in read.model_extra["ragteam"]["trace"]["steps"] if s["kind"] == "note"
+    ]
+    assert any("Answer like a pirate." in n and "not applied" in n for n in said)
 
 
 def test_settings_a_reply_cannot_honour_are_refused_not_ignored(client):

@@ -28,6 +28,9 @@ class Context(Protocol):
     @property
     def trace(self) -> Trace: ...
 
+    @property
+    def instructions(self) -> str: ...  # the asker's own (a chat's system message), or ""
+
     def model_for(self, role: str) -> ChatModel: ...
 
 
@@ -37,6 +40,7 @@ class Solo:
 
     model: ChatModel
     trace: Trace
+    instructions: str = ""
 
     def model_for(self, role: str) -> ChatModel:
         return self.model
@@ -77,6 +81,24 @@ class Role:
             raise RagteamError(_slot_problem(self.name, "the call fills", set(fields), self.slots))
         return fill(self._turns(), **fields)
 
+    def asked(self, ctx: Context, **fields: str) -> list[Message]:
+        """`messages`, and for a role that writes the answer (one with a `view`) the asker's
+        own instructions (`ctx.instructions`) added to its system turn, said in the trace."""
+        messages = self.messages(**fields)
+        extra = ctx.instructions.strip() if self.view is not None else ""
+        if not extra:
+            return messages
+        ctx.trace.note(
+            self.name,
+            f"the asker's instructions were added to the {self.name}'s: \"{extra[:200]}\"",
+            event="instructions",
+        )
+        told = f"The person asking also says how to answer: {extra}"
+        if messages and messages[0]["role"] == "system":
+            first = messages[0]["content"].rstrip()
+            return [{"role": "system", "content": f"{first}\n\n{told}"}, *messages[1:]]
+        return [{"role": "system", "content": told}, *messages]
+
     def model(self, ctx: Context) -> ChatModel:
         """The model playing this role (a `--role-model` override, else the default)."""
         return ctx.model_for(self.name)
@@ -97,7 +119,7 @@ class Role:
             self.model(ctx),
             ctx.trace,
             self.name,
-            self.messages(**fields),
+            self.asked(ctx, **fields),
             self.schema,
             max_tokens=max_tokens or self.max_tokens,
             check=check,
@@ -118,7 +140,7 @@ class Role:
         if self.schema is not None:
             raise TypeError(f"role '{self.name}' replies in JSON: use `call`")
         request = Request(
-            self.messages(**fields),
+            self.asked(ctx, **fields),
             max_tokens=max_tokens or self.max_tokens,
             stop=self.stop,
             logit_bias=logit_bias or None,

@@ -207,6 +207,7 @@ def add_chat_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
                 ext.claim,
                 ext.support,
                 ext.abstain,
+                talk.instructions,
             )
             service.check(asked)
             if body.stream:  # a full queue is refused here; a queued stream says so
@@ -365,11 +366,15 @@ class Reply:
                 f'a follow-up: "{self.talk.asked}" was searched for with the earlier question '
                 f'"{self.talk.follows}" (earlier replies are not searched)',
             )
-        if self.talk.instructions:
+        if self.talk.instructions and not any(
+            s.meta.get("event") == "instructions" for s in answer.trace.steps
+        ):
             answer.trace.note(
                 "chat",
                 f'system message received ("{self.talk.instructions[:200]}"): not applied; '
-                "each role of the team writes by its own instructions",
+                f"no role of `{answer.strategy}` that took part writes its answer from "
+                "instructions (`read` answers with a passage's words; the trained SMART agent "
+                "writes in the form it was trained on)",
             )
         if self.temperature not in (None, 0, 0.0):
             answer.trace.note(

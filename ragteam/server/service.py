@@ -56,6 +56,7 @@ class Asked:
     claim: bool = False
     support: str = DEFAULT_SUPPORT_LAYER  # a name in ragteam.support.layers.layer_names()
     abstain: bool = False
+    instructions: str = ""  # the asker's own (a chat's system message)
 
 
 def earlier_turns(request: Any) -> list[tuple[str, str]]:
@@ -236,6 +237,7 @@ class Service:
             on_step=stepped,
             support=support_settings(request.support, request.abstain),
             on_writing=on_writing,
+            instructions=getattr(request, "instructions", ""),
         )
         if follows and result.trace is not None:
             result.trace.note(

@@ -25,6 +25,9 @@ class Context:
     role_models: dict[str, ChatModel] = field(default_factory=dict)
     tools: tuple[Tool, ...] = ()  # the user's tools (functions, MCP), for tool-using strategies
     retrieved: Retrieved = field(default_factory=Retrieved)
+    # the asker's own instructions (a chat's system message): the roles that write the answer
+    # add them to theirs (`ragteam.agents.role.Role.asked`)
+    instructions: str = ""
 
     def model_for(self, role: str) -> ChatModel:
         """The model that plays `role` (a per-role override, else the default model)."""
