@@ -52,6 +52,11 @@ def test_a_sync_without_flags_keeps_the_index_settings_and_a_flag_says_what_it_c
     changed = _sync(docs, "--out", ix, "--passage-tokens", "48")
     assert "passage_tokens: 64 -> 48" in " ".join(changed.split()) and "retriever" not in changed
     assert json.loads((ix / "manifest.json").read_text())["retriever"] == "bm25"
+    before = (ix / "manifest.json").read_text()
+    for bad in (["--html", "all"], ["--file-memory-mb", "10"]):  # refused before any work
+        result = runner.invoke(app, ["index", "sync", str(docs), "--out", str(ix), *bad])
+        assert result.exit_code != 0 and bad[0] in result.output, result.output
+    assert (ix / "manifest.json").read_text() == before
 
 
 def test_a_folder_that_cannot_be_listed_is_failed_and_its_passages_kept(tmp_path, monkeypatch):

@@ -5,7 +5,6 @@ failed)."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,15 +13,17 @@ from rich.markup import escape
 from rich.progress import BarColumn, TaskID, TextColumn, TimeElapsedColumn
 
 from ragteam.commands.common import LoggedProgress, err, friendly_errors, out, shown
-from ragteam.commands.index_settings import kept_or_changed
-from ragteam.documents import ConvertSettings, converters_by_suffix
-from ragteam.documents.isolated import DEFAULT_MEMORY_MB, DEFAULT_SECONDS
+from ragteam.commands.flags import with_settings
+from ragteam.commands.index_settings import (
+    DenseFlags,
+    FolderFlags,
+    IndexFlags,
+    index_settings,
+    kept_or_changed,
+)
+from ragteam.documents import converters_by_suffix
 from ragteam.retrieval.bm25 import STEMMER
-from ragteam.retrieval.dense import INDEX_KINDS, DenseSettings
-from ragteam.retrieval.encoder_registry import parse_encoder
-from ragteam.retrieval.encoders import LOCAL_BACKENDS
 from ragteam.retrieval.index import IndexSettings, load_index, read_manifest
-from ragteam.retrieval.kinds import retriever_names
 from ragteam.retrieval.sync import SyncReport, SyncSettings, build_index, sync_folder
 
 index_app = typer.Typer(no_args_is_help=True, help="Build, sync and inspect indexes.")
@@ -35,167 +36,69 @@ SrcArg = Annotated[
     ),
 ]
 OutOpt = Annotated[Path, typer.Option("--out", help="index directory to write")]
-RetrieverOpt = Annotated[str, typer.Option(help="|".join(retriever_names()))]
-StemmerOpt = Annotated[str, typer.Option(help="Snowball language, or none")]
-EncoderOpt = Annotated[
-    str,
-    typer.Option(
-        help=f"{' | '.join(LOCAL_BACKENDS)} | openai:MODEL (with --embed-url) | an installed "
-        "encoder plugin's name"
-    ),
-]
-EmbedUrlOpt = Annotated[
-    str, typer.Option(help="OpenAI-compatible server for openai:MODEL embeddings")
-]
-IndexTypeOpt = Annotated[str, typer.Option(help="FAISS index: " + " | ".join(INDEX_KINDS))]
-TokensOpt = Annotated[
-    int,
-    typer.Option(
-        min=0,
-        max=100_000,
-        help="passage budget in the encoder's tokens "
-        "(at most its input limit; 0 keeps each page/slide/section whole)",
-    ),
-]
-HtmlOpt = Annotated[str, typer.Option(help="main (a page's main content) | whole (every text)")]
-FileSecondsOpt = Annotated[
-    float,
-    typer.Option(
-        min=1,
-        help="the most seconds one PDF, Office or HTML file may take to read (past it the file "
-        "fails alone and the sync goes on)",
-    ),
-]
-FileMemoryOpt = Annotated[
-    int,
-    typer.Option(
-        min=256,
-        help="the most memory (MB) one PDF, Office or HTML file may take to read (past it the "
-        "file fails alone and the sync goes on)",
-    ),
-]
-
-
-@dataclass(frozen=True)
-class IndexFlags:
-    """The flags `build` and `sync` share, turned into settings once."""
-
-    retriever: str = "hybrid"
-    bm25_stemmer: str = STEMMER
-    encoder: str = "torch"
-    embed_url: str = ""
-    index_type: str = "flat"
-    mmap: bool = False
-    embed_batch: int = 64
-    shards: int = 1
-    nlist: int = 0
-    nprobe: int = 16
-    ef_search: int = 64
-
-    def settings(self) -> IndexSettings:
-        dense = DenseSettings(
-            encoder=parse_encoder(self.encoder, self.embed_url, self.embed_batch),
-            kind=self.index_type,
-            shards=self.shards,
-            nlist=self.nlist,
-            nprobe=self.nprobe,
-            ef_search=self.ef_search,
-        )
-        return IndexSettings(self.retriever, 100, self.bm25_stemmer, dense, self.mmap)
 
 
 @index_app.command("build")
+@with_settings("folder", FolderFlags)
+@with_settings("dense", DenseFlags)
+@with_settings("flags", IndexFlags)
 def index_build(
     src: SrcArg,
     out_dir: OutOpt,
-    retriever: RetrieverOpt = "hybrid",
+    flags: IndexFlags,
+    dense: DenseFlags,
+    folder: FolderFlags,
     passage_words: Annotated[
         int, typer.Option(min=0, max=100_000, help="JSONL: words per passage (0: keep whole)")
     ] = 100,
-    passage_tokens: TokensOpt = 128,
-    html: HtmlOpt = "main",
-    file_seconds: FileSecondsOpt = DEFAULT_SECONDS,
-    file_memory_mb: FileMemoryOpt = DEFAULT_MEMORY_MB,
-    bm25_stemmer: StemmerOpt = STEMMER,
-    encoder: EncoderOpt = "torch",
-    embed_url: EmbedUrlOpt = "",
-    embed_batch: Annotated[int, typer.Option(min=1, max=4096, help="texts per request")] = 64,
-    index_type: IndexTypeOpt = "flat",
-    shards: Annotated[int, typer.Option(min=1, max=4096, help="FAISS shards, merged")] = 1,
-    mmap: Annotated[bool, typer.Option(help="map BM25/FAISS files at load")] = False,
-    nlist: Annotated[int, typer.Option(min=0, help="IVF lists (0: 4*sqrt(n))")] = 0,
-    nprobe: Annotated[int, typer.Option(min=1, help="IVF lists searched per query")] = 16,
-    ef_search: Annotated[int, typer.Option(min=1, help="HNSW search breadth")] = 64,
     ray: Annotated[
         str | None, typer.Option(help="Ray cluster address (or auto): encode passages there")
     ] = None,
 ) -> None:
     """Build an index from scratch (aside, then swapped in: never left half-written)."""
-    flags = IndexFlags(
-        retriever,
-        bm25_stemmer,
-        encoder,
-        embed_url,
-        index_type,
-        mmap,
-        embed_batch,
-        shards,
-        nlist,
-        nprobe,
-        ef_search,
-    )
     with friendly_errors():
         encode = None
         if ray:
             from ragteam.scale.ray_index import ray_encoder
 
             encode = ray_encoder(ray)
+        settings = index_settings(flags, dense)
         if src.is_dir():
-            sync = SyncSettings(
-                passage_tokens,
-                convert=ConvertSettings(_html(html)),
-                file_seconds=file_seconds,
-                file_memory_mb=file_memory_mb,
-            )
-            _sync(src, out_dir, sync, flags.settings(), fresh=True, encode=encode)
+            _sync(src, out_dir, folder.sync(), settings, fresh=True, encode=encode)
             return
-        _build_jsonl(src, out_dir, flags, passage_words, encode)
+        _build_jsonl(src, out_dir, settings, passage_words, encode)
 
 
-def _build_jsonl(src: Path, out_dir: Path, flags: IndexFlags, words: int, encode: Any) -> None:
-    settings = flags.settings()
+def _build_jsonl(
+    src: Path, out_dir: Path, settings: IndexSettings, words: int, encode: Any
+) -> None:
     manifest = build_with_progress(
         src,
         out_dir,
-        flags.retriever,
+        settings.retriever,
         words,
-        flags.bm25_stemmer,
+        settings.bm25_stemmer,
         dense=settings.dense,
-        mmap=flags.mmap,
+        mmap=settings.mmap,
         encode=encode,
     )
     if manifest.get("replaced"):
         err.print(f"replaced the index that was in {out_dir}")
     out.print(
         f"indexed {manifest['passage_count']} passages from {manifest['document_count']} "
-        f"documents into {out_dir} ({flags.retriever}, {manifest['build_seconds']:.1f} s)"
+        f"documents into {out_dir} ({settings.retriever}, {manifest['build_seconds']:.1f} s)"
     )
 
 
 @index_app.command("sync")
+@with_settings("folder", FolderFlags)
+@with_settings("flags", IndexFlags)
 def index_sync(
     ctx: typer.Context,
     src: SrcArg,
     out_dir: OutOpt,
-    retriever: RetrieverOpt = "hybrid",
-    passage_tokens: TokensOpt = 128,
-    html: HtmlOpt = "main",
-    file_seconds: FileSecondsOpt = DEFAULT_SECONDS,
-    file_memory_mb: FileMemoryOpt = DEFAULT_MEMORY_MB,
-    bm25_stemmer: StemmerOpt = STEMMER,
-    encoder: EncoderOpt = "torch",
-    embed_url: EmbedUrlOpt = "",
-    index_type: IndexTypeOpt = "flat",
+    flags: IndexFlags,
+    folder: FolderFlags,
     watch: Annotated[bool, typer.Option(help="keep syncing as files change (Ctrl-C stops)")] = (
         False
     ),
@@ -203,26 +106,11 @@ def index_sync(
     """Bring an index in step with its folder: only new, changed, renamed and deleted files
     cost anything; unchanged text is never converted or embedded again. An existing index
     keeps the settings it was synced with unless a flag changes one (said before syncing)."""
-    flags = IndexFlags(retriever, bm25_stemmer, encoder, embed_url, index_type)
     with friendly_errors():
-        sync = SyncSettings(
-            passage_tokens,
-            convert=ConvertSettings(_html(html)),
-            file_seconds=file_seconds,
-            file_memory_mb=file_memory_mb,
-        )
-        sync, settings = kept_or_changed(ctx, out_dir, sync, flags.settings())
+        sync, settings = kept_or_changed(ctx, out_dir, folder.sync(), index_settings(flags))
         _sync(src, out_dir, sync, settings)
         if watch:
             _watch(src, out_dir, sync, settings)
-
-
-def _html(mode: str) -> str:
-    from ragteam.errors import UnknownName
-
-    if mode not in ("main", "whole"):
-        raise UnknownName("--html mode", mode, ["main", "whole"])
-    return mode
 
 
 def _watch(src: Path, out_dir: Path, sync: SyncSettings, settings: IndexSettings) -> None:

@@ -1,17 +1,109 @@
-"""`index sync` on an existing folder index keeps the settings it was synced with: only a
-setting flag given on the command line changes one, and every change is said before syncing
-(the sync reads every file into the new settings)."""
+"""The settings `index build` and `index sync` take as flags, declared once (each field is its
+flag: `ragteam.commands.flags.with_settings`), and what `index sync` does with them on an
+existing folder index: it keeps the settings it was synced with; only a setting flag given on
+the command line changes one, and every change is said before syncing (the sync reads every
+file into the new settings)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+import dataclasses
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import typer
 
 from ragteam.commands.common import err
+from ragteam.documents import ConvertSettings
+from ragteam.documents.isolated import DEFAULT_MEMORY_MB, DEFAULT_SECONDS
+from ragteam.retrieval.bm25 import STEMMER
+from ragteam.retrieval.dense import INDEX_KINDS, DenseSettings
+from ragteam.retrieval.encoder_registry import parse_encoder
+from ragteam.retrieval.encoders import LOCAL_BACKENDS
 from ragteam.retrieval.index import IndexSettings
+from ragteam.retrieval.kinds import retriever_names
 from ragteam.retrieval.sync import SyncSettings
+from ragteam.settings import flag
+
+HTML_MODES = ("main", "whole")
+
+
+@dataclass(frozen=True)
+class IndexFlags:
+    """The index settings both commands take."""
+
+    retriever: str = flag("hybrid", "|".join(retriever_names()))
+    bm25_stemmer: str = flag(STEMMER, "Snowball language, or none")
+    encoder: str = flag(
+        "torch",
+        f"{' | '.join(LOCAL_BACKENDS)} | openai:MODEL (with --embed-url) | an installed "
+        "encoder plugin's name",
+    )
+    embed_url: str = flag("", "OpenAI-compatible server for openai:MODEL embeddings")
+    index_type: str = flag("flat", "FAISS index: " + " | ".join(INDEX_KINDS))
+
+
+@dataclass(frozen=True)
+class DenseFlags:
+    """How `index build` computes and stores dense vectors (a sync keeps its index's)."""
+
+    embed_batch: int = flag(64, "texts per request", min=1, max=4096)
+    shards: int = flag(1, "FAISS shards, merged", min=1, max=4096)
+    mmap: bool = flag(False, "map BM25/FAISS files at load")
+    nlist: int = flag(0, "IVF lists (0: 4*sqrt(n))", min=0)
+    nprobe: int = flag(16, "IVF lists searched per query", min=1)
+    ef_search: int = flag(64, "HNSW search breadth", min=1)
+
+
+def index_settings(index: IndexFlags, dense: DenseFlags | None = None) -> IndexSettings:
+    """The index's settings from its flags (a sync's dense flags are the defaults)."""
+    dense = dense or DenseFlags()
+    vectors = DenseSettings(
+        encoder=parse_encoder(index.encoder, index.embed_url, dense.embed_batch),
+        kind=index.index_type,
+        shards=dense.shards,
+        nlist=dense.nlist,
+        nprobe=dense.nprobe,
+        ef_search=dense.ef_search,
+    )
+    return IndexSettings(index.retriever, 100, index.bm25_stemmer, vectors, dense.mmap)
+
+
+@dataclass(frozen=True)
+class FolderFlags:
+    """How a folder's files become passages, and what one file may take to read."""
+
+    passage_tokens: int = flag(
+        128,
+        "passage budget in the encoder's tokens (at most its input limit; 0 keeps each "
+        "page/slide/section whole)",
+        min=0,
+        max=100_000,
+    )
+    html: str = flag("main", "main (a page's main content) | whole (every text)")
+    file_seconds: float = flag(
+        DEFAULT_SECONDS,
+        "the most seconds one PDF, Office or HTML file may take to read (past it the file "
+        "fails alone and the sync goes on)",
+        min=1,
+    )
+    file_memory_mb: int = flag(
+        DEFAULT_MEMORY_MB,
+        "the most memory (MB) one PDF, Office or HTML file may take to read (past it the "
+        "file fails alone and the sync goes on)",
+        min=256,
+    )
+
+    def __post_init__(self) -> None:
+        if self.html not in HTML_MODES:
+            raise ValueError(f"unknown --html mode '{self.html}'; known: {', '.join(HTML_MODES)}")
+
+    def sync(self) -> SyncSettings:
+        return SyncSettings(
+            self.passage_tokens,
+            convert=ConvertSettings(self.html),
+            file_seconds=self.file_seconds,
+            file_memory_mb=self.file_memory_mb,
+        )
 
 
 def _source(ctx: typer.Context, name: str) -> str:
@@ -19,14 +111,11 @@ def _source(ctx: typer.Context, name: str) -> str:
     return getattr(source, "name", "DEFAULT")
 
 
+# the flags whose settings an index records (a file's time and memory budgets are not)
 _SETTING_FLAGS = (
-    "retriever",
+    *(f.name for f in dataclasses.fields(IndexFlags)),
     "passage_tokens",
     "html",
-    "bm25_stemmer",
-    "encoder",
-    "embed_url",
-    "index_type",
 )
 
 
