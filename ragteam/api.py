@@ -16,6 +16,7 @@ from ragteam.strategies.base import require_index
 from ragteam.tools.base import Tool, make_tool
 from ragteam.trace import Step, Trace, Writing
 from ragteam.types import Answer, SupportSettings
+from ragteam.verdict.stage import check_mode
 
 MAX_QUESTION_CHARS = 1_000_000
 
@@ -70,6 +71,7 @@ def answer(
     `verdicts` says who decides a claim: "fitted" (the fitted verdicts over the passages the
     strategy read) or "own" (the strategy's own reply)."""
     question = check_question(question)
+    check_mode(verdicts)  # before any work
     runner = make_strategy(strategy, options)
     check_roles([strategy], list(role_models or {}))
     loaded = index if isinstance(index, Index) or index is None else load_index(index)

@@ -16,6 +16,7 @@ from ragteam.commands.cache import cache_app
 from ragteam.commands.common import (
     McpOpt,
     ToolsOpt,
+    VerdictsOpt,
     err,
     friendly_errors,
     live_answer,
@@ -112,6 +113,7 @@ def ask(
     claim: Annotated[
         bool, typer.Option("--claim", help="the question is a claim: answer true or false")
     ] = False,
+    verdicts: VerdictsOpt = "fitted",
     choice: Annotated[
         list[str] | None,
         typer.Option(help="an option of a multiple-choice question, LABEL=TEXT (repeat it)"),
@@ -137,6 +139,7 @@ def ask(
                 on_writing=on_writing,
                 choices=choices,
                 claim=claim,
+                verdicts=verdicts,
             )
         _print_answer(result, as_json, show_trace)
         _warn_unparsed(result, strict)

@@ -60,6 +60,14 @@ ToolsOpt = Annotated[
     list[str],
     typer.Option("--tools", help="a tool as module:function (typed, documented), repeatable"),
 ]
+VerdictsOpt = Annotated[
+    str,
+    typer.Option(
+        help="who decides a true/false claim: fitted (the fitted verdicts over the passages the "
+        "strategy read) or own (the strategy's own reply)"
+    ),
+]
+
 McpOpt = Annotated[
     list[str],
     typer.Option("--mcp", help='an MCP server over stdio, e.g. --mcp "python server.py"'),

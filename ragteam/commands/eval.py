@@ -14,6 +14,7 @@ from ragteam.commands.common import (
     LoggedProgress,
     McpOpt,
     ToolsOpt,
+    VerdictsOpt,
     err,
     friendly_errors,
     out,
@@ -52,13 +53,7 @@ def eval_command(
     ] = None,
     ray_actors: Annotated[int, typer.Option(min=0, help="actors (0: one per CPU share)")] = 0,
     ray_cpus: Annotated[float, typer.Option(min=0.1, help="CPUs per Ray actor")] = 1.0,
-    verdicts: Annotated[
-        str,
-        typer.Option(
-            help="who decides a true/false claim: fitted (the fitted verdicts over the "
-            "passages the strategy read) or own (the strategy's reply)"
-        ),
-    ] = "fitted",
+    verdicts: VerdictsOpt = "fitted",
 ) -> None:
     """Run strategies over a dataset; rerunning the same command resumes."""
     from ragteam.eval.rundir import RunDir
