@@ -201,3 +201,29 @@ def test_a_path_over_the_system_limit_is_one_failed_entry_and_the_rest_is_read(t
     failed = [s for s in report.files if s.status == "failed"]
     assert len(failed) == 1 and "File name too long" in failed[0].reason
     assert [s.path for s in report.files if s.status == "read"] == ["ok.txt"]
+
+
+def test_recorded_sync_settings_read_back_as_written_and_damage_is_named(tmp_path):
+    import sqlite3
+
+    import pytest
+
+    from ragteam.errors import IndexUnusable
+    from ragteam.retrieval.sync import recorded_settings
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\nThe ferry leaves at nine.\n")
+    ix = tmp_path / "ix"
+    _sync(docs, "--out", ix, "--retriever", "bm25", "--passage-tokens", "48", "--html", "whole")
+    sync, index, source = recorded_settings(ix)
+    assert (sync.passage_tokens, sync.convert.html, index.retriever) == (48, "whole", "bm25")
+    assert source == str(docs.resolve())
+    db = sqlite3.connect(ix / "sources.sqlite")
+    with db:
+        raw = json.loads(db.execute("SELECT value FROM meta WHERE key='settings'").fetchone()[0])
+        raw["sync"]["convert"] = "html=everything"
+        db.execute("UPDATE meta SET value=? WHERE key='settings'", (json.dumps(raw),))
+    db.close()
+    with pytest.raises(IndexUnusable, match="damaged.*html=everything.*ragteam index build"):
+        recorded_settings(ix)

@@ -49,6 +49,14 @@ class ConvertSettings:
     def key(self) -> str:
         return f"html={self.html}"
 
+    @classmethod
+    def from_key(cls, key: str) -> ConvertSettings:
+        """The settings `key()` wrote (ValueError for any other text)."""
+        name, sep, html = key.partition("=")
+        if name != "html" or not sep or html not in ("main", "whole"):
+            raise ValueError(f"not a converter settings key: {key!r}")
+        return cls(html)
+
 
 class Converter(Protocol):
     """One format family. `version` changes whenever its output for the same bytes changes

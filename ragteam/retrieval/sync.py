@@ -67,6 +67,15 @@ class SyncSettings:
             "tokenizer": tokenizer,
         }
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SyncSettings:
+        """The settings `to_json` recorded (KeyError, TypeError or ValueError when damaged)."""
+        return cls(
+            int(data["passage_tokens"]),
+            int(data["overlap_tokens"]),
+            ConvertSettings.from_key(str(data["convert"])),
+        )
+
 
 @dataclass
 class SyncReport:
@@ -272,13 +281,8 @@ def recorded_settings(out: str | Path) -> tuple[SyncSettings, IndexSettings, str
     if not manifest.source.is_folder or not recorded:
         return None
     try:
-        sync, index = recorded["sync"], recorded["index"]
-        settings = SyncSettings(
-            int(sync["passage_tokens"]),
-            int(sync["overlap_tokens"]),
-            ConvertSettings(html=str(sync["convert"]).partition("=")[2] or "main"),
-        )
-        index_settings = replace(settings_of(manifest), mmap=bool(index["mmap"]))
+        settings = SyncSettings.from_json(recorded["sync"])
+        index_settings = replace(settings_of(manifest), mmap=bool(recorded["index"]["mmap"]))
     except (KeyError, TypeError, ValueError, InputError) as exc:
         raise IndexUnusable(
             f"the sync settings recorded in {out / SOURCES_FILE} are damaged ({exc}); sync "
