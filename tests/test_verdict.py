@@ -258,6 +258,9 @@ def test_every_strategys_claim_is_decided_by_the_fitted_verdicts_unless_asked(bm
     )
     assert mine.text == "false" and mine.grounding().level == "unchecked"
     assert not [s for s in mine.trace.steps if s.role == "verdict"]
+    blind = answer(claim, strategy="nor", model=said_false, claim=True)  # reads no passage
+    assert blind.text in ("true", "false") and "no passage was read" in blind.why
+    assert not blind.citations and blind.grounding().level != "supported"
     with pytest.raises(InputError, match="fitted, own"):
         answer(
             claim,
