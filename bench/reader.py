@@ -2,6 +2,7 @@
 its speed on the 2 cores.
 
     python bench/reader.py held --data ../shared/data/train [--weights FILE] [--documents DIR]
+    python bench/reader.py unseen --groups G.jsonl.gz --weights NEW --baseline OLD
     python bench/reader.py speed --index IDX --questions bench/data/hotpotqa/dev300.jsonl \\
         [--n 50] [--weights FILE]
 
@@ -9,7 +10,10 @@ its speed on the 2 cores.
 reports, per source and label, exact match and F1 of the best reading (a group with no answer
 counts as right when the best reading's no-answer probability reaches the calibrated
 `abstain`), and how often the abstention threshold refuses the answerable and declines the
-unanswerable. `speed` times retrieval and the reader at k = 5 and k = 10 (median and 90th
+unanswerable. `unseen` compares two readers on the held groups of a groups file that no
+validation of a run looked at (those after the first `held_checked`, 300: a run keeps the
+checkpoint that scores best on those first ones), paired by group, scored as a validation
+scores them. `speed` times retrieval and the reader at k = 5 and k = 10 (median and 90th
 percentile ms per question), after one warm-up question."""
 
 from __future__ import annotations
@@ -59,6 +63,39 @@ def held(data: Path, weights: Path, documents: Path | None = None) -> None:
     )
 
 
+def unseen(groups: Path, weights: Path, baseline: Path) -> None:
+    import random
+
+    from ragteam.training.reader_build import groups_made_with, load_groups
+    from ragteam.training.settings import ReaderSettings
+
+    held = load_groups(groups, groups_made_with(groups)).held[ReaderSettings().held_checked :]
+    scores = {}
+    for name, path in (("new", weights), ("baseline", baseline)):
+        reader = load_reader(path)
+        rows = []
+        for g in held:
+            passages = [Passage(f"p{i}", "", t) for i, t in enumerate(g.texts)]
+            reading = reader.read(g.question, passages, top=8)
+            said = "" if reading.no_answer > 0.5 or reading.best is None else reading.best.text
+            if g.label == "none":
+                rows.append((float(not said), float(not said)))
+            else:
+                rows.append((exact_match(said, list(g.answers)), f1_score(said, list(g.answers))))
+        scores[name] = rows
+    print(f"{len(held)} held groups no validation looked at ({weights.name} vs {baseline.name})")
+    rng = random.Random(1)
+    for i, measure in enumerate(("EM", "F1")):
+        diffs = [n[i] - b[i] for n, b in zip(scores["new"], scores["baseline"], strict=True)]
+        means = sorted(sum(rng.choice(diffs) for _ in diffs) / len(diffs) for _ in range(2000))
+        new = statistics.mean(r[i] for r in scores["new"])
+        old = statistics.mean(r[i] for r in scores["baseline"])
+        print(
+            f"  {measure}: {old:.3f} -> {new:.3f}, paired {statistics.mean(diffs):+.3f} "
+            f"({means[50]:+.3f} to {means[1949]:+.3f})"
+        )
+
+
 def speed(index_dir: Path, questions: Path, n: int, weights: Path) -> None:
     from ragteam.retrieval import load_index
 
@@ -87,6 +124,10 @@ def main() -> None:
     a.add_argument("--data", type=Path, required=True)
     a.add_argument("--weights", type=Path, default=default_weights())
     a.add_argument("--documents", type=Path, help="the documents `train reader` was given")
+    u = sub.add_parser("unseen")
+    u.add_argument("--groups", type=Path, required=True)
+    u.add_argument("--weights", type=Path, required=True)
+    u.add_argument("--baseline", type=Path, default=default_weights())
     b = sub.add_parser("speed")
     b.add_argument("--index", type=Path, required=True)
     b.add_argument("--questions", type=Path, required=True)
@@ -95,6 +136,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.command == "held":
         held(args.data, args.weights, args.documents)
+    elif args.command == "unseen":
+        unseen(args.groups, args.weights, args.baseline)
     else:
         speed(args.index, args.questions, args.n, args.weights)
 

@@ -43,7 +43,8 @@ def test_api_and_eval_answer_by_label(bm25_index_dir, tmp_path):
         + "\n"
     )
     rows = run_eval(
-        EvalPlan(read_examples(data), {"nor": {}}, data),
+        # the model's own true/false is what is read here (not the fitted verdicts')
+        EvalPlan(read_examples(data), {"nor": {}}, data, verdicts="own"),
         RunDir(tmp_path / "r"),
         model,
         load_index(bm25_index_dir),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from ragteam.errors import InputError
 from ragteam.trace import Step, Trace
 from ragteam.types import Answer, Citation, Passage, SentenceSupport, Support
 from ragteam.verdict import GROUNDED, Verdict, choice_verdict, claim_verdict, load_verdicts
@@ -21,8 +22,7 @@ MODES = ("fitted", "own")  # who decides a claim: the fitted verdicts, or the st
 
 
 def check_mode(mode: str) -> str:
-    from ragteam.errors import InputError
-
+    """`mode` when it is one of MODES; an InputError naming them otherwise."""
     if mode not in MODES:
         raise InputError(f"unknown verdicts '{mode}': use one of {', '.join(MODES)}")
     return mode
