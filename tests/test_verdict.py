@@ -270,3 +270,15 @@ def test_every_strategys_claim_is_decided_by_the_fitted_verdicts_unless_asked(bm
             claim=True,
             verdicts="mine",
         )
+
+
+def test_the_command_line_says_who_decides_a_claim_and_refuses_an_unknown_mode():
+    from typer.testing import CliRunner
+
+    from ragteam.cli import app
+
+    runner = CliRunner()
+    bad = runner.invoke(app, ["ask", "The sky is green.", "--claim", "--verdicts", "mine"])
+    assert bad.exit_code != 0 and "fitted, own" in bad.output
+    for command in (["ask", "--help"], ["eval", "--help"]):
+        assert "--verdicts" in runner.invoke(app, command).output
