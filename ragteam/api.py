@@ -56,6 +56,7 @@ def answer(
     on_writing: Callable[[Writing], None] | None = None,
     verdicts: str = "fitted",
     instructions: str = "",
+    temperature: float = 0.0,
 ) -> Answer:
     """Answer one question. `index` is a directory built by `ragteam index build` (or a loaded
     `Index`); `model` a spec such as "embedded", "path/to/model.gguf", "openai:NAME" or a model
@@ -69,7 +70,9 @@ def answer(
     says how the answer's support is checked (default: the lexical layer, no abstention;
     `SupportSettings(abstain=True)` answers "not found" when no passage supports it).
     `verdicts` says who decides a claim: "fitted" (the fitted verdicts over the passages the
-    strategy read) or "own" (the strategy's own reply)."""
+    strategy read) or "own" (the strategy's own reply). `instructions` are the asker's own (a
+    chat's system message): the roles that write the answer add them to theirs, and sample at
+    `temperature` (0: the same answer every time)."""
     question = check_question(question)
     check_mode(verdicts)  # before any work
     runner = make_strategy(strategy, options)
@@ -95,5 +98,6 @@ def answer(
         overrides,
         tuple(make_tool(t) for t in tools),
         instructions=instructions,
+        temperature=temperature,
     )
     return run_posed(runner, question, context, choices, claim, support, verdicts)

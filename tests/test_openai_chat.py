@@ -27,10 +27,16 @@ def told():
 
 
 @pytest.fixture(scope="module")
-def client(bm25_index_dir, seen, told):
+def temperatures():
+    return []  # each call's sampling temperature
+
+
+@pytest.fixture(scope="module")
+def client(bm25_index_dir, seen, told, temperatures):
     def reply(messages, params):
         seen.append(messages[-1]["content"])
         told.append(messages[0]["content"] if messages[0]["role"] == "system" else "")
+        temperatures.append(params.get("temperature"))
         return "Hevik"
 
     config = ServerConfig(indexes={"demo": bm25_index_dir}, api_key="secret")
@@ -191,7 +197,7 @@ def test_a_follow_up_is_searched_with_the_earlier_question_never_the_earlier_rep
     assert "following" not in seen[-1]
 
 
-def test_usual_chat_client_settings_are_accepted_and_said(client, told):
+def test_usual_chat_client_settings_are_accepted_and_said(client, told, temperatures):
     asked = [{"role": "user", "content": QUESTION}]
     system = [{"role": "system", "content": "Answer like a pirate."}, *asked]
     done = client.chat.completions.create(
@@ -206,7 +212,9 @@ def test_usual_chat_client_settings_are_accepted_and_said(client, told):
     assert told[-1].endswith("Answer like a pirate.") and len(told[-1]) > 100
     assert any("Answer like a pirate." in n and "answerer" in n for n in notes)
     assert not any("not applied" in n for n in notes)
-    assert any("temperature 0.7" in n for n in notes)
+    # the answer's writer sampled at the asked temperature, and the trace says so
+    assert temperatures[-1] == 0.7
+    assert any("temperature 0.7" in n and "answerer" in n for n in notes)
     assert any("cut to about 2 tokens" in n for n in notes)
     whole = client.chat.completions.create(model="oner", messages=asked, max_tokens=4096)
     assert (
@@ -220,11 +228,13 @@ def test_usual_chat_client_settings_are_accepted_and_said(client, told):
     assert text == "Hevik" and parts[-1].choices[0].finish_reason == "length"
     client.chat.completions.create(model="oner", messages=asked, max_tokens=4096)
     assert "pirate" not in told[-1]  # not kept for the next conversation
-    read = client.chat.completions.create(model="read", messages=system)
+    assert temperatures[-1] == 0.0  # nor the temperature
+    read = client.chat.completions.create(model="read", messages=system, temperature=0.7)
     said = [
         s["output"] for s in read.model_extra["ragteam"]["trace"]["steps"] if s["kind"] == "note"
     ]
     assert any("Answer like a pirate." in n and "not applied" in n for n in said)
+    assert any("temperature 0.7" in n and "not used" in n for n in said)
 
 
 def test_settings_a_reply_cannot_honour_are_refused_not_ignored(client):

@@ -31,6 +31,9 @@ class Context(Protocol):
     @property
     def instructions(self) -> str: ...  # the asker's own (a chat's system message), or ""
 
+    @property
+    def temperature(self) -> float: ...  # the asker's, for the roles that write the answer
+
     def model_for(self, role: str) -> ChatModel: ...
 
 
@@ -41,6 +44,7 @@ class Solo:
     model: ChatModel
     trace: Trace
     instructions: str = ""
+    temperature: float = 0.0
 
     def model_for(self, role: str) -> ChatModel:
         return self.model
@@ -125,6 +129,7 @@ class Role:
             check=check,
             grounded=self.grounded,
             view=self.view,
+            temperature=self.sampled_at(ctx),
         )
 
     def write(
@@ -144,11 +149,25 @@ class Role:
             max_tokens=max_tokens or self.max_tokens,
             stop=self.stop,
             logit_bias=logit_bias or None,
+            temperature=self.sampled_at(ctx),
         )
         model = self.model(ctx)
         return complete_text(
             model, ctx.trace, self.name, request, grounded=self.grounded, view=self.view
         )
+
+    def sampled_at(self, ctx: Context) -> float:
+        """The temperature this call samples at: the asker's (`ctx.temperature`) for a role
+        that writes the answer, said in the trace; 0 for every other role."""
+        asked = ctx.temperature if self.view is not None else 0.0
+        if asked > 0:
+            ctx.trace.note(
+                self.name,
+                f"the {self.name} wrote at temperature {asked:g}, as asked (a sampled answer is "
+                "not served from the cache)",
+                event="temperature",
+            )
+        return asked
 
     def prompt_tokens(self, model: ChatModel, **fields: str) -> int:
         """What the prompt costs besides the fields left empty (chat markup included)."""

@@ -64,6 +64,7 @@ def complete_json(
     check: Check | None = None,
     grounded: bool = True,
     view: AnswerView | None = None,
+    temperature: float = 0.0,
 ) -> Any:
     """Ask for JSON matching `schema`; on a bad reply, show the model the error and retry once.
 
@@ -74,7 +75,9 @@ def complete_json(
     """
     attempt_messages = list(messages)
     for _attempt in range(2):
-        asked = Request(attempt_messages, max_tokens=max_tokens, json_schema=schema)
+        asked = Request(
+            attempt_messages, max_tokens=max_tokens, temperature=temperature, json_schema=schema
+        )
         result = _watched(model, asked, trace.writer(role, view))
         value, error = _parse(result.text, schema, check)
         copied = copied_from_examples(result.text, messages) if grounded and not error else []

@@ -208,6 +208,7 @@ def add_chat_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
                 ext.support,
                 ext.abstain,
                 talk.instructions,
+                float(reply.temperature or 0.0),
             )
             service.check(asked)
             if body.stream:  # a full queue is refused here; a queued stream says so
@@ -376,11 +377,14 @@ class Reply:
                 "instructions (`read` answers with a passage's words; the trained SMART agent "
                 "writes in the form it was trained on)",
             )
-        if self.temperature not in (None, 0, 0.0):
+        if self.temperature not in (None, 0, 0.0) and not any(
+            s.meta.get("event") == "temperature" for s in answer.trace.steps
+        ):
             answer.trace.note(
                 "chat",
-                f"temperature {self.temperature} asked: the team writes at temperature 0, so the "
-                "same question gets the same answer (and is served from the cache)",
+                f"temperature {self.temperature} asked: not used; no role of "
+                f"`{answer.strategy}` that took part samples its answer (`read` answers with a "
+                "passage's words; the trained SMART agent decodes greedily)",
             )
 
     def note_cut(self, answer: Answer) -> None:

@@ -57,6 +57,7 @@ class Asked:
     support: str = DEFAULT_SUPPORT_LAYER  # a name in ragteam.support.layers.layer_names()
     abstain: bool = False
     instructions: str = ""  # the asker's own (a chat's system message)
+    temperature: float = 0.0  # the asker's, for the roles that write the answer
 
 
 def earlier_turns(request: Any) -> list[tuple[str, str]]:
@@ -238,6 +239,7 @@ class Service:
             support=support_settings(request.support, request.abstain),
             on_writing=on_writing,
             instructions=getattr(request, "instructions", ""),
+            temperature=float(getattr(request, "temperature", 0.0) or 0.0),
         )
         if follows and result.trace is not None:
             result.trace.note(

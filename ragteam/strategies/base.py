@@ -28,6 +28,9 @@ class Context:
     # the asker's own instructions (a chat's system message): the roles that write the answer
     # add them to theirs (`ragteam.agents.role.Role.asked`)
     instructions: str = ""
+    # the asker's sampling temperature for those roles (0: the same answer every time, and
+    # served from the cache)
+    temperature: float = 0.0
 
     def model_for(self, role: str) -> ChatModel:
         """The model that plays `role` (a per-role override, else the default model)."""
