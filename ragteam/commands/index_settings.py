@@ -24,8 +24,6 @@ from ragteam.retrieval.kinds import retriever_names
 from ragteam.retrieval.sync import SyncSettings
 from ragteam.settings import flag
 
-HTML_MODES = ("main", "whole")
-
 
 @dataclass(frozen=True)
 class IndexFlags:
@@ -94,8 +92,10 @@ class FolderFlags:
     )
 
     def __post_init__(self) -> None:
-        if self.html not in HTML_MODES:
-            raise ValueError(f"unknown --html mode '{self.html}'; known: {', '.join(HTML_MODES)}")
+        try:
+            ConvertSettings(self.html)  # the converters' own check
+        except ValueError as exc:
+            raise ValueError(f"--html: {exc}") from exc
 
     def sync(self) -> SyncSettings:
         return SyncSettings(

@@ -38,6 +38,9 @@ class Converted:
     notes: list[str] = field(default_factory=list)
 
 
+HTML_MODES = ("main", "whole")
+
+
 @dataclass(frozen=True)
 class ConvertSettings:
     """Choices that change what a converter reads. `html`: `main` keeps a web page's main
@@ -46,6 +49,10 @@ class ConvertSettings:
 
     html: str = "main"
 
+    def __post_init__(self) -> None:
+        if self.html not in HTML_MODES:
+            raise ValueError(f"unknown html mode '{self.html}'; known: {', '.join(HTML_MODES)}")
+
     def key(self) -> str:
         return f"html={self.html}"
 
@@ -53,7 +60,7 @@ class ConvertSettings:
     def from_key(cls, key: str) -> ConvertSettings:
         """The settings `key()` wrote (ValueError for any other text)."""
         name, sep, html = key.partition("=")
-        if name != "html" or not sep or html not in ("main", "whole"):
+        if name != "html" or not sep or html not in HTML_MODES:
             raise ValueError(f"not a converter settings key: {key!r}")
         return cls(html)
 
