@@ -3,7 +3,7 @@ gold supporting passages), each checked by the lexical layer and by the trained 
 
     python bench/support.py answers --index IDX --questions bench/data/hotpotqa/dev300.jsonl \\
         --strategies oner,smart --n 100 --checker CHECKER --out /tmp/support/answers.jsonl
-    python bench/support.py report /tmp/support/answers.jsonl
+    python bench/support.py report /tmp/support/answers.jsonl [--paired-with OTHER.jsonl]
     python bench/support.py checker --data ../shared/data/train --checker CHECKER
     python bench/support.py train-questions --data ../shared/data/train --out train.jsonl
     python bench/support.py rescore ANSWERS --index IDX --questions Q [--checker C] \\
@@ -16,7 +16,9 @@ the same answer with each layer (no second model call); rows are appended and fs
 killed run resumes. `report` prints, per strategy and layer: the share labelled supported and
 their answer match with a bootstrap CI, the same for not supported, AUROC of the support score
 for answer correctness, accuracy at 70% coverage against answering everything, and citation
-precision/recall against the gold supporting passages, before and after.
+precision/recall against the gold supporting passages, before and after; with
+`--paired-with`, each strategy's F1 and match minus those of the same strategy on the same
+questions in the other file (e.g. the same code with other reader weights), with a bootstrap CI.
 """
 
 from __future__ import annotations
@@ -194,6 +196,22 @@ def accuracy_at(pairs: list[tuple[float, float]], coverage: float) -> float:
     return total / taken
 
 
+def paired(path: Path, other: Path) -> None:
+    """F1 and match of `path` minus `other`, per strategy, on the questions both answered."""
+    load = lambda p: {  # noqa: E731
+        (r["strategy"], r["id"]): r for r in map(json.loads, p.read_text().splitlines()) if r
+    }
+    mine, base = load(path), load(other)
+    for strategy in dict.fromkeys(s for s, _ in mine):
+        common = [k for k in mine if k[0] == strategy and k in base]
+        for measure in ("f1", "match"):
+            diff = bootstrap([float(mine[k][measure]) - float(base[k][measure]) for k in common])
+            print(
+                f"{strategy} {measure} minus {other.name} on {len(common)}: "
+                f"{diff[0]:+.3f} ({diff[1]:+.3f} to {diff[2]:+.3f})"
+            )
+
+
 def report(path: Path) -> None:
     rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
     for strategy in dict.fromkeys(r["strategy"] for r in rows):
@@ -331,6 +349,7 @@ def main() -> None:
     )
     r = sub.add_parser("report")
     r.add_argument("path", type=Path)
+    r.add_argument("--paired-with", type=Path, help="answers of the same strategies to pair with")
     c = sub.add_parser("checker")
     c.add_argument("--data", type=Path, required=True)
     c.add_argument("--checker", type=Path, required=True)
@@ -365,6 +384,8 @@ def main() -> None:
         run_answers(args)
     elif args.command == "report":
         report(args.path)
+        if args.paired_with:
+            paired(args.path, args.paired_with)
     else:
         checker_report(args.data, args.checker)
 
