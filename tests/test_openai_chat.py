@@ -335,3 +335,30 @@ def test_langchains_chat_openai_works_with_its_defaults(client):
     assert said.content.startswith("Hevik") and "Sources:" in said.content
     streamed = "".join(str(chunk.content) for chunk in llm.stream([HumanMessage(QUESTION)]))
     assert streamed.startswith("Hevik")
+
+
+def test_a_huge_system_message_is_cut_and_the_prompt_still_fits_the_window(bm25_index_dir):
+    """4,500 words of instructions (under the 64 KiB body limit): the answerer's prompt takes at most INSTRUCTION_TOKENS of
+    them (said in the trace), and the passages give way so the whole prompt fits the model."""
+    from ragteam.agents.role import INSTRUCTION_TOKENS
+    from ragteam.llm.base import estimate_tokens
+
+    window, prompts = 700, []
+
+    def reply(messages, params):
+        prompts.append(sum(estimate_tokens(m["content"]) + 8 for m in messages))
+        return "Hevik"
+
+    model = FakeModel(reply, context_length=window)
+    config = ServerConfig(indexes={"demo": bm25_index_dir}, api_key="secret")
+    with serving(create_app(config, model)) as port:
+        chat = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="secret")
+        long = " ".join(f"rule{n} answer briefly." for n in range(1_500))
+        done = chat.chat.completions.create(
+            model="oner",
+            messages=[{"role": "system", "content": long}, {"role": "user", "content": QUESTION}],
+        )
+    assert done.choices[0].message.content.startswith("Hevik")
+    assert prompts and max(prompts) + 48 <= window  # 48: the answerer's reply budget
+    notes = [s["output"] for s in done.model_extra["ragteam"]["trace"]["steps"]]
+    assert any(f"cut to {INSTRUCTION_TOKENS} tokens" in str(n) for n in notes)

@@ -8,7 +8,7 @@ from ragteam.errors import InputError, UnknownName
 from ragteam.llm import FakeModel
 from ragteam.retrieval import load_index
 from ragteam.strategies import Context, available, make_strategy
-from ragteam.strategies.base import fit_text
+from ragteam.llm.fit import fit_text
 from ragteam.trace import Trace
 
 QUESTION = "Who built the Wrenhold Lighthouse?"

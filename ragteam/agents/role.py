@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from ragteam.errors import RagteamError
 from ragteam.llm.base import ChatModel, Completion, Message, Request
 from ragteam.llm.calls import Check, complete_json, complete_text
+from ragteam.llm.fit import fit_text
 from ragteam.prompts import fill, load_prompt, parse_template, template_slots
 from ragteam.trace import AnswerView, Trace
 
@@ -35,6 +36,9 @@ class Context(Protocol):
     def temperature(self) -> float: ...  # the asker's, for the roles that write the answer
 
     def model_for(self, role: str) -> ChatModel: ...
+
+
+INSTRUCTION_TOKENS = 200  # the most of an asker's instructions a role's prompt takes
 
 
 @dataclass(frozen=True)
@@ -92,9 +96,12 @@ class Role:
         extra = ctx.instructions.strip() if self.view is not None else ""
         if not extra:
             return messages
+        extra, cut = fit_text(self.model(ctx), extra, INSTRUCTION_TOKENS)
         ctx.trace.note(
             self.name,
-            f"the asker's instructions were added to the {self.name}'s: \"{extra[:200]}\"",
+            f"the asker's instructions were added to the {self.name}'s"
+            + (f" (cut to {INSTRUCTION_TOKENS} tokens)" if cut else "")
+            + f': "{extra[:200]}"',
             event="instructions",
         )
         told = f"The person asking also says how to answer: {extra}"

@@ -6,8 +6,10 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import ClassVar, Protocol
 
+from ragteam.agents.role import INSTRUCTION_TOKENS
 from ragteam.errors import InputError
 from ragteam.llm.base import ChatModel
+from ragteam.llm.fit import fit_text
 from ragteam.retrieval.index import Index
 from ragteam.tools.base import Tool
 from ragteam.trace import Trace
@@ -55,24 +57,6 @@ class Strategy(Protocol):
     def run(self, question: str, ctx: Context) -> Answer: ...
 
 
-def fit_text(model: ChatModel, text: str, max_tokens: int) -> tuple[str, bool]:
-    """Cut `text` to at most `max_tokens`, keeping its beginning and its end (a long question
-    usually ends with what is asked). Returns the text and whether it was cut."""
-    if max_tokens <= 0:
-        return "", bool(text)
-    count = model.count_tokens(text)
-    if count <= max_tokens:
-        return text, False
-    chars = int(len(text) * max_tokens / count)
-    while chars > 0:
-        half = chars // 2
-        candidate = f"{text[:half]} [...] {text[len(text) - half :]}"
-        if model.count_tokens(candidate) <= max_tokens:
-            return candidate, True
-        chars = int(chars * 0.9)
-    return "", True
-
-
 QUESTION_SHARE = 0.25  # of the context window, at most, for the question
 
 
@@ -118,6 +102,8 @@ def fit_passages(
         return []
     if model is None:
         model = ctx.model_for(role) if role else ctx.model
+    if ctx.instructions.strip():  # what the roles that write the answer add (Role.asked)
+        budget -= INSTRUCTION_TOKENS + 16
     share = max(32, budget // len(passages))
     kept: list[Passage] = []
     used = 0

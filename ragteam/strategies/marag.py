@@ -15,8 +15,9 @@ from typing import ClassVar
 from ragteam.agents import marag as roles
 from ragteam.agents.role import role_names
 from ragteam.errors import ParseError
+from ragteam.llm.fit import fit_text
 from ragteam.retrieval import retrieve_traced
-from ragteam.strategies.base import Context, fit_question, fit_text
+from ragteam.strategies.base import Context, fit_question
 from ragteam.types import Answer, Citation, Passage
 
 

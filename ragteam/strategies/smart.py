@@ -21,9 +21,10 @@ from ragteam.agents.smart_format import Judgement, Trajectory, render_trajectory
 from ragteam.agents.smart_labels import LabelCalibration, load_calibration
 from ragteam.errors import InputError, ParseError
 from ragteam.llm.base import ChatModel
+from ragteam.llm.fit import fit_text
 from ragteam.reader import Reader, Reading, load_reader
 from ragteam.retrieval.rerank import Reranker, load_reranker
-from ragteam.strategies.base import Context, fit_passages, fit_question, fit_text
+from ragteam.strategies.base import Context, fit_passages, fit_question
 from ragteam.strategies.read import evidence_of
 from ragteam.strategies.smart_agent import ADAPTER_NAME, adapter_of, choose, shipped_adapter
 from ragteam.strategies.smart_trajectory import (

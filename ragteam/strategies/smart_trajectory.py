@@ -44,9 +44,10 @@ from ragteam.agents.views import before
 from ragteam.errors import InputError
 from ragteam.formats import search_text
 from ragteam.llm.base import ChatModel, Completion, TextModel, TextRequest, streams
+from ragteam.llm.fit import fit_text
 from ragteam.reader import Reader, Reading
 from ragteam.retrieval.rerank import Reranker, rerank_traced
-from ragteam.strategies.base import Context, fit_text
+from ragteam.strategies.base import Context
 from ragteam.trace import AnswerView, Step, Trace
 from ragteam.types import Passage
 
