@@ -101,10 +101,20 @@ def main() -> None:
         if owns.get(run):
             print(summary(f"{run.name}, the strategy's own", owns[run]))
     for run, rows in loaded.items():
+        print(f"{run.name} grounding labels: {labels_shown(rows)}")
+    for run, rows in loaded.items():
         if args.baseline:
             print(paired(rows, rows_of(args.baseline), f"{run.name} - {args.baseline.name}"))
         if owns.get(run):
             print(paired(rows, owns[run], f"{run.name} - its strategy's own"))
+
+
+def labels_shown(rows: dict[str, dict]) -> str:
+    """Each grounding label the answers were shown with: how many, and how often right."""
+    by: dict[str, list[float]] = {}
+    for r in rows.values():
+        by.setdefault(r["grounding"], []).append(choice_accuracy(r["prediction"], r["answers"][0]))
+    return ", ".join(f"{k} {len(v)} (right {sum(v) / len(v):.2f})" for k, v in sorted(by.items()))
 
 
 def paired(rows: dict[str, dict], base: dict[str, dict], name: str) -> str:
