@@ -227,3 +227,27 @@ def test_recorded_sync_settings_read_back_as_written_and_damage_is_named(tmp_pat
     db.close()
     with pytest.raises(IndexUnusable, match="damaged.*html=everything.*ragteam index build"):
         recorded_settings(ix)
+
+
+def test_the_index_settings_are_recorded_once_in_the_manifest(tmp_path):
+    import sqlite3
+
+    from ragteam.retrieval.sync import recorded_settings
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\nThe ferry leaves at nine.\n")
+    ix = tmp_path / "ix"
+    built = runner.invoke(app, ["index", "build", str(docs), "--out", str(ix), "--mmap"])
+    assert built.exit_code == 0, built.output
+    db = sqlite3.connect(ix / "sources.sqlite")
+    raw = json.loads(db.execute("SELECT value FROM meta WHERE key='settings'").fetchone()[0])
+    db.close()
+    assert set(raw) == {"sync"}  # how files become passages; the index's own: its manifest
+    assert recorded_settings(ix)[1] == IndexSettings(mmap=True)
+    again = _sync(docs, "--out", ix, "--retriever", "bm25")
+    assert "retriever: hybrid -> bm25" in " ".join(again.split()), again
+    manifest = json.loads((ix / "manifest.json").read_text())
+    assert (manifest["retriever"], manifest["params"]["mmap"]) == ("bm25", True)
+    assert "1 unchanged" in _sync(docs, "--out", ix)
+    assert recorded_settings(ix)[1] == IndexSettings(retriever="bm25", mmap=True)

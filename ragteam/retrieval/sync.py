@@ -141,13 +141,11 @@ def sync_folder(
     return report
 
 
-def _index_json(index: IndexSettings) -> dict[str, Any]:
-    return {
-        "retriever": index.retriever,
-        "bm25_stemmer": index.bm25_stemmer,
-        "dense": index.dense.to_json(),
-        "mmap": index.mmap,
-    }
+def _built_as(out: Path, index: IndexSettings) -> bool:
+    """Whether the (whole) index at `out` was built with `index`, as its manifest says."""
+    from ragteam.retrieval.index import read_manifest, settings_of
+
+    return settings_of(read_manifest(out)) == index
 
 
 def _sync_locked(
@@ -161,7 +159,8 @@ def _sync_locked(
 ) -> SyncReport:
     count, limit, counter = token_counter(index.dense.encoder)
     budget = min(sync.passage_tokens, limit) if sync.passage_tokens > 0 else 0
-    settings = {"sync": {**sync.to_json(counter), "budget": budget}, "index": _index_json(index)}
+    # the index's own settings are its manifest's (`settings_of`), recorded there only
+    settings = {"sync": {**sync.to_json(counter), "budget": budget}}
     has_index = (out / "manifest.json").is_file()
     previous, before = ({}, {}) if fresh or not has_index else read_sources(out)
     found, left = scan(root)
@@ -184,7 +183,7 @@ def _sync_locked(
         sources.sort(key=lambda s: s.path)
         report = SyncReport(sources, walk.changes, converted=walk.converted)
         whole = has_index and _index_whole(out)  # a damaged index is rewritten, not kept
-        if whole and before == settings and not walk.passages_changed():
+        if whole and reusable and _built_as(out, index) and not walk.passages_changed():
             if walk.recorded_changed(sources):
                 write_sources(out / SOURCES_FILE, sources, settings)
             return report
@@ -282,7 +281,7 @@ def recorded_settings(out: str | Path) -> tuple[SyncSettings, IndexSettings, str
         return None
     try:
         settings = SyncSettings.from_json(recorded["sync"])
-        index_settings = replace(settings_of(manifest), mmap=bool(recorded["index"]["mmap"]))
+        index_settings = settings_of(manifest)
     except (KeyError, TypeError, ValueError, InputError) as exc:
         raise IndexUnusable(
             f"the sync settings recorded in {out / SOURCES_FILE} are damaged ({exc}); sync "
