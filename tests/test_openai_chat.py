@@ -338,8 +338,9 @@ def test_langchains_chat_openai_works_with_its_defaults(client):
 
 
 def test_a_huge_system_message_is_cut_and_the_prompt_still_fits_the_window(bm25_index_dir):
-    """4,500 words of instructions (under the 64 KiB body limit): the answerer's prompt takes at most INSTRUCTION_TOKENS of
-    them (said in the trace), and the passages give way so the whole prompt fits the model."""
+    """4,500 words of instructions (under the 64 KiB body limit): the answerer's prompt takes
+    at most INSTRUCTION_TOKENS of them (said in the trace), and the passages give way so the
+    whole prompt fits the model."""
     from ragteam.agents.role import INSTRUCTION_TOKENS
     from ragteam.llm.base import estimate_tokens
 

@@ -6,9 +6,9 @@ from ragteam.agents.views import clean_answer
 from ragteam.api import answer
 from ragteam.errors import InputError, UnknownName
 from ragteam.llm import FakeModel
+from ragteam.llm.fit import fit_text
 from ragteam.retrieval import load_index
 from ragteam.strategies import Context, available, make_strategy
-from ragteam.llm.fit import fit_text
 from ragteam.trace import Trace
 
 QUESTION = "Who built the Wrenhold Lighthouse?"
