@@ -326,3 +326,16 @@ def test_held_questions_are_asked_of_a_folder_that_holds_half_their_files():
         assert set(one.texts) <= folder  # read over what the folder holds
         if one.label == "none":  # its own file is not in the folder
             assert not set(original.texts) & folder
+
+
+def test_thresholds_are_fitted_on_questions_not_clozes():
+    """A cloze (a sentence with its answer blanked) trains the reader but is not what `read`
+    is asked: calibration keeps the held groups that are questions."""
+    from ragteam.training.reader_calibration import questions
+    from ragteam.training.reader_data import Group
+
+    held = [
+        Group(f"q{n}", ("t",), "span", answers=("a",), source=source, qid=f"f{n}/0")
+        for n, source in enumerate(["cloze", "doc-cloze", "doc-table", "hotpotqa-train"])
+    ]
+    assert [g.source for g in questions(held)] == ["doc-table", "hotpotqa-train"]

@@ -11,7 +11,11 @@ written beside the weights as `NAME.calibration.json`:
   as a person asks a folder (`asked_of_a_folder`): the passages a search finds, not the gold
   passage and its distractors, and questions whose answer the folder does not hold.
 
-`support` and `span` maximise balanced accuracy; the record keeps what each threshold scores."""
+`support` and `span` maximise balanced accuracy; the record keeps what each threshold scores.
+All three are fitted on the held groups that are questions (`questions`): the cloze groups
+(a sentence with its answer blanked out) teach the reader to find spans, but `read` is asked
+questions, and the reader is surer of clozes (trained on many) than of questions: with them
+the answerable question's no-answer probabilities sit lower, and so did each threshold."""
 
 from __future__ import annotations
 
@@ -115,8 +119,17 @@ def asked_of_a_folder(held: Sequence[Group], k: int = SEARCHED) -> list[Group]:
     return out
 
 
+def questions(groups: Sequence[Group]) -> list[Group]:
+    """The groups that are questions: not clozes (any source named a cloze)."""
+    return [g for g in groups if "cloze" not in g.source]
+
+
 def calibrate(weights: Path, held: Sequence[Group], seed: int = 13) -> dict[str, Any]:
-    """Fit the thresholds of the weights at `weights` on `held`; write the sidecar file."""
+    """Fit the thresholds of the weights at `weights` on the questions of `held`; write the
+    sidecar file."""
+    clozes = len(held)
+    held = questions(held)
+    clozes -= len(held)
     net, meta, digest = load_net(weights)
     reader = Reader(net, meta, digest, Calibration(0.5, 0.5, 1.0))
     pairs = support_pairs(reader, held, random.Random(seed))
@@ -134,6 +147,7 @@ def calibrate(weights: Path, held: Sequence[Group], seed: int = 13) -> dict[str,
         "abstain": abstain,
         "weights_sha256_16": digest,
         "fitted_on": {
+            "clozes_left_out": clozes,
             "support_pairs": len(pairs),
             "support_balanced_accuracy": round(support_bacc, 4),
             "groups": len(readings),
