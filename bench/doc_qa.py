@@ -13,7 +13,8 @@ with it: no passage supports it and the reader did not find its words, so it is 
 Reported per format and strategy: the gold locator (file and page, section or slide) among the
 retrieved passages at 1 and 5; answer match and token F1; of the matching answers, the share
 whose first citation stands at a gold locator; for the unanswerable, the share declined; for
-the answerable, the share declined; seconds per question."""
+the answerable, the share declined; seconds per question; and the label shown (supported or
+not): how often a supported answer is right, and the AUROC of its support score."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from ragteam import answer
 from ragteam.answering import would_withhold
 from ragteam.metrics import f1_score, match
 from ragteam.retrieval import load_index
+from ragteam.training.support import auroc
 
 
 def at_gold(locator, gold: list[dict]) -> bool:  # noqa: ANN001
@@ -69,6 +71,9 @@ def one(index, q: dict, strategy: str) -> dict:  # noqa: ANN001
         and cited[0] is not None
         and at_gold(cited[0].locator, q["gold"]),
         "declined": would_withhold(result),
+        # the label shown beside the answer, and the support score it was decided on
+        "label": result.grounding().level,
+        "score": result.support.score if result.support is not None else None,
         # where the reader found the words it answers with (its best span, gated or not)
         "found_at_gold": bool(result.evidence)
         and at_gold(index.passage(result.evidence[0].passage_id).locator, q["gold"]),
@@ -146,6 +151,8 @@ def report(work: Path, paired_with: str) -> None:
             f"{_mean([r['match'] for r in given]):.2f}; {len(held)} declined, would have been "
             f"right {_mean([r['match'] for r in held]):.2f}"
         )
+    for strategy, rows in runs.items():
+        _label_line(strategy, [r for i, r in rows.items() if qs[i]["format"] != "none"])
     base = runs.get(paired_with)
     if base is None:
         return
@@ -159,6 +166,23 @@ def report(work: Path, paired_with: str) -> None:
                 f"{strategy} - {paired_with} {key} on {len(ids)} answerable: {mean:+.3f} "
                 f"({low:+.3f} to {high:+.3f})"
             )
+
+
+def _label_line(strategy: str, answerable: list[dict]) -> None:
+    """How far the label shown is to be trusted: of the answerable questions' answers, the
+    share labelled supported and how often those are right, and the AUROC of the support
+    score for a right answer (rows from before the label was recorded are left out)."""
+    labelled = [r for r in answerable if "label" in r]
+    if not labelled:
+        return
+    green = [r for r in labelled if r["label"] == "supported"]
+    scores = [r["score"] or 0.0 for r in labelled]
+    print(
+        f"{strategy} label: supported {len(green)} of {len(labelled)}, right "
+        f"{_mean([r['match'] for r in green]):.2f} (the rest: "
+        f"{_mean([r['match'] for r in labelled if r['label'] != 'supported']):.2f}); "
+        f"AUROC of the support score {auroc(scores, [int(r['match']) for r in labelled]):.3f}"
+    )
 
 
 def main() -> None:
