@@ -3,8 +3,9 @@ passages read, no evidence, failed, or not checked — from its support check an
 
 from __future__ import annotations
 
+from ragteam.support.records import SentenceSupport, Support
 from ragteam.trace import Step, Trace
-from ragteam.types import Answer, Citation, SentenceSupport, Support
+from ragteam.types import Answer, Citation
 
 
 def _search(hits: int) -> Step:

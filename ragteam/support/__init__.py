@@ -1,2 +1,3 @@
-"""Support: which passages back which answer sentence (`stage.check_support`), by a lexical
-layer and an optional trained checker (`checker`); its records live in `ragteam.types`."""
+"""Support: which passages back which answer sentence (`stage.check_support`), by layers
+registered in `layers` (lexical, the span reader's, a trained checker, an LLM judge); its
+records (`records`) and the label shown beside an answer (`grounding`) live here too."""
