@@ -190,18 +190,20 @@ class Answer:
         if self.support is None:
             return self.text
         number = {c.passage_id: n for n, c in enumerate(self.citations, start=1)}
-        out, at, trailing = [], 0, []
-        for s in self.support.sentences:
-            marks = "".join(f"[{number[p]}]" for p in s.passages if p in number)
-            if self.text[s.start : s.end] != s.text:  # checked another text (an option's)
-                trailing.append(marks)
-                continue
+        marks = [
+            "".join(f"[{number[p]}]" for p in s.passages if p in number)
+            for s in self.support.sentences
+        ]
+        if self.support.checked not in ("", self.text):  # a label checked as what it means
+            tail = "".join(marks)
+            return self.text + (f" {tail}" if tail else "")
+        out, at = [], 0
+        for s, mark in zip(self.support.sentences, marks, strict=True):
             end = s.end - 1 if s.text[-1] in ".!?" else s.end  # `in 1973 [1].`
-            out += [self.text[at:end], f" {marks}" if marks else ""]
+            out += [self.text[at:end], f" {mark}" if mark else ""]
             at = end
         out.append(self.text[at:])
-        tail = "".join(trailing)
-        return "".join(out) + (f" {tail}" if tail else "")
+        return "".join(out)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -119,6 +119,24 @@ def test_an_answer_cites_only_what_supports_it(bm25_index_dir):
     assert result.marked_text() == f"{result.text} [1]"
 
 
+def test_a_chosen_option_is_checked_as_its_text_and_marked_after_its_label(bm25_index_dir):
+    """The support record keeps the text it checked (the option's), so the marks follow the
+    label and no sentence offset is read against the label itself."""
+    choices = {"A": "Barcelona", "B": "Hevik"}
+    result = answer(
+        QUESTION,
+        index=bm25_index_dir,
+        strategy="oner",
+        model=_oner("B"),
+        choices=choices,
+        support=SupportSettings("lexical"),
+    )
+    assert result.text == "B" and result.support.checked == "Hevik"
+    assert result.citations and result.grounding().level == "supported"
+    marks = "".join(f"[{n}]" for n in range(1, len(result.citations) + 1))
+    assert result.marked_text() == f"B {marks}"
+
+
 def test_an_invented_answer_is_not_supported_and_can_be_withheld(bm25_index_dir):
     invented = _oner("So the answer is: Barcelona")
     result = answer(

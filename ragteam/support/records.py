@@ -52,6 +52,9 @@ class Support:
     # the answer nothing supports was withheld (`abstain`): its sentences stay on this record
     # and in the trace, never shown as the answer's
     withheld: bool = False
+    # the text the sentences' offsets index ("": the answer's own), or what a label stands
+    # for (a chosen option's text): the marks know where they go without asking the choices
+    checked: str = ""
 
     @property
     def score(self) -> float:

@@ -119,4 +119,6 @@ def claim_support(verdict: Verdict, passages: list[Passage]) -> Support:
         (verdict.passage_id,) if backed else (),
         backed,
     )
-    return Support("reader", GROUNDED, (said,), tuple(p.id for p in passages))
+    return Support(
+        "reader", GROUNDED, (said,), tuple(p.id for p in passages), checked=verdict.label
+    )
