@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from ragteam import answer
+from ragteam.errors import InputError
 from ragteam.llm import FakeModel
-from ragteam.strategies import available, strategy_roles
+from ragteam.strategies import available, make_strategy, strategy_roles
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "extending.md"
 
@@ -61,6 +62,8 @@ def test_the_documented_strategy_installs_and_answers(installed_example, bm25_in
     roles = [s.role for s in result.trace.steps]
     assert roles == ["retriever", "judge", "answerer", "checker"]
     assert result.grounding().level == "supported"
+    with pytest.raises(InputError, match="between 1 and 20"):  # the range it declares
+        make_strategy(installed_example, {"k": "50"})
 
 
 @pytest.fixture

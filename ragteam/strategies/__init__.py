@@ -6,30 +6,31 @@ ones are registered the same way in `registry.py`.
 
 from __future__ import annotations
 
-from ragteam.strategies.base import Context, Strategy
+from ragteam.strategies.base import Context, Strategy, bounded
 from ragteam.strategies.registry import (
-    BOUNDS,
     DEFAULT_STRATEGY,
     available,
     check_roles,
     client_options,
     convert_option,
     make_strategy,
+    option_bounds,
     strategy_class,
     strategy_options,
     strategy_roles,
 )
 
 __all__ = [
-    "BOUNDS",
     "DEFAULT_STRATEGY",
     "Context",
     "Strategy",
     "available",
+    "bounded",
     "check_roles",
     "client_options",
     "convert_option",
     "make_strategy",
+    "option_bounds",
     "strategy_class",
     "strategy_options",
     "strategy_roles",

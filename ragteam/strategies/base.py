@@ -15,6 +15,14 @@ from ragteam.tools.base import Tool
 from ragteam.trace import Trace
 from ragteam.types import Answer, Citation, Passage, Retrieved
 
+OPTION_BOUNDS = (0, 100_000)  # an integer option's range when it declares none
+
+
+def bounded(default: int, low: int, high: int) -> int:
+    """A strategy's integer option that declares its range (`--opt` values outside it are
+    refused): `k: int = bounded(5, 1, 100)`."""
+    return field(default=default, metadata={"bounds": (low, high)})
+
 
 @dataclass
 class Context:

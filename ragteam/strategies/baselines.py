@@ -15,6 +15,7 @@ from ragteam.llm.base import ChatModel
 from ragteam.retrieval import retrieve_traced
 from ragteam.strategies.base import (
     Context,
+    bounded,
     cite,
     fit_passages,
     fit_question,
@@ -30,7 +31,7 @@ class NoR:
     name: ClassVar[str] = "nor"
     roles: ClassVar[tuple[str, ...]] = role_names(ANSWERER_DIRECT)
     needs_index: ClassVar[bool] = False
-    max_answer_tokens: int = 48
+    max_answer_tokens: int = bounded(48, 1, 2_048)
 
     def run(self, question: str, ctx: Context) -> Answer:
         asked = fit_question(ctx, question, roles=self.roles)
@@ -45,8 +46,8 @@ class OneR:
     name: ClassVar[str] = "oner"
     roles: ClassVar[tuple[str, ...]] = role_names(ANSWERER)
     needs_index: ClassVar[bool] = True
-    k: int = 5
-    max_answer_tokens: int = 48
+    k: int = bounded(5, 1, 100)
+    max_answer_tokens: int = bounded(48, 1, 2_048)
     # a labelled question's fitted label biases (agents/answer_labels), when the model is the
     # one they were fitted for
     label_biases: bool = True

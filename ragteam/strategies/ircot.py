@@ -17,6 +17,7 @@ from ragteam.agents.views import clean_answer
 from ragteam.retrieval import retrieve_traced
 from ragteam.strategies.base import (
     Context,
+    bounded,
     cite,
     fit_passages,
     fit_question,
@@ -36,10 +37,10 @@ class IRCoT:
     name: ClassVar[str] = "ircot"
     roles: ClassVar[tuple[str, ...]] = role_names(REASONER, ANSWERER)
     needs_index: ClassVar[bool] = True
-    k: int = 3
-    max_steps: int = 5
+    k: int = bounded(3, 1, 100)
+    max_steps: int = bounded(5, 1, 20)
     max_sentence_tokens: int = 48
-    max_answer_tokens: int = 48
+    max_answer_tokens: int = bounded(48, 1, 2_048)
 
     def run(self, question: str, ctx: Context) -> Answer:
         index = ctx.require_index(self.name)

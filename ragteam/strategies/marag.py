@@ -17,7 +17,7 @@ from ragteam.agents.role import role_names
 from ragteam.errors import ParseError
 from ragteam.llm.fit import fit_text
 from ragteam.retrieval import retrieve_traced
-from ragteam.strategies.base import Context, fit_question
+from ragteam.strategies.base import Context, bounded, fit_question
 from ragteam.types import Answer, Citation, Passage
 
 
@@ -33,9 +33,9 @@ class MARAG:
     name: ClassVar[str] = "marag"
     roles: ClassVar[tuple[str, ...]] = role_names(*roles.ROLES)
     needs_index: ClassVar[bool] = True
-    k: int = 5
-    max_steps: int = 4
-    max_calls: int = 40
+    k: int = bounded(5, 1, 100)
+    max_steps: int = bounded(4, 1, 20)
+    max_calls: int = bounded(40, 1, 500)
     document_tokens: int = 400
     define_first: bool = False  # the first step has no earlier answers to fold in: skip a call
 

@@ -15,7 +15,7 @@ from typing import ClassVar
 from ragteam.formats import posed_parts, search_text
 from ragteam.reader import Reading, Span, load_reader, read_traced
 from ragteam.retrieval import retrieve_traced
-from ragteam.strategies.base import Context
+from ragteam.strategies.base import Context, bounded
 from ragteam.types import Answer, Citation, Evidence, Passage
 
 EVIDENCE_KEPT = 3  # readings kept as the answer's evidence (the best first)
@@ -30,7 +30,7 @@ class Read:
     needs_index: ClassVar[bool] = True
     needs_model: ClassVar[bool] = False  # the model is loaded only if a support layer asks
     decides_verdicts: ClassVar[bool] = True  # its claims are the verdict stage's already
-    k: int = 5
+    k: int = bounded(5, 1, 100)
     weights: str = ""  # a reader weights file other than the shipped one
     verdicts: str = ""  # a verdict file (`ragteam train verdict`) other than the shipped one
 

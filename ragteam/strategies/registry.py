@@ -11,7 +11,7 @@ from typing import Any
 from ragteam.agents.judge import ROLE_NAMES as SUPPORT_ROLES
 from ragteam.errors import InputError, refuse_unknown
 from ragteam.plugins import Registry
-from ragteam.strategies.base import Strategy
+from ragteam.strategies.base import OPTION_BOUNDS, Strategy
 
 # The one default of the CLI, the Python and HTTP APIs, the page, the chat API's bare model name
 # and MCP: `read` (the shipped span reader over the top 5), the best measured on real documents
@@ -58,8 +58,9 @@ def make_strategy(name: str, options: dict[str, Any] | None = None) -> Strategy:
                 f"strategy '{name}' has no option {unknown}; its options: {known}"
             ),
         )
+        bounds = option_bounds(name)
         options = {
-            key: convert_option(name, key, value, declared[key][0])
+            key: convert_option(name, key, value, declared[key][0], bounds.get(key, OPTION_BOUNDS))
             for key, value in options.items()
         }
     return cls(**options)
@@ -71,10 +72,25 @@ def strategy_options(name: str) -> dict[str, tuple[str, Any]]:
     if not dataclasses.is_dataclass(cls):
         return {}
     return {
-        f.name: (str(f.type), f.default)
+        f.name: (_type_name(f.type), f.default)
         for f in dataclasses.fields(cls)
         if f.init and f.default is not dataclasses.MISSING
     }
+
+
+def _type_name(kind: Any) -> str:
+    """A field's type as written (`int`, `bool | None`), whether the module that declares it
+    keeps annotations as text (`from __future__ import annotations`) or as types."""
+    return kind if isinstance(kind, str) else getattr(kind, "__name__", str(kind))
+
+
+def option_bounds(name: str) -> dict[str, tuple[int, int]]:
+    """The ranges a registered strategy's integer options declare (`strategies.base.bounded`);
+    an option that declares none lies in OPTION_BOUNDS."""
+    cls = strategy_class(name)
+    if not dataclasses.is_dataclass(cls):
+        return {}
+    return {f.name: f.metadata["bounds"] for f in dataclasses.fields(cls) if "bounds" in f.metadata}
 
 
 _CLIENT_KINDS = ("bool", "int", "float", "bool | None")
@@ -118,22 +134,16 @@ def check_roles(names: list[str], roles: list[str]) -> None:
         )
 
 
-# Bounds of integer options by name; others must lie in [0, 100_000].
-BOUNDS = {
-    "k": (1, 100),
-    "max_intents": (1, 10),
-    "max_passages": (1, 50),
-    "max_steps": (1, 20),
-    "max_answer_tokens": (1, 2048),
-    "max_subtasks": (1, 10),
-    "max_tool_calls": (1, 100),
-    "max_calls": (1, 500),
-    "output_chars": (100, 20_000),
-}
 _TRUE, _FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off")
 
 
-def convert_option(strategy: str, key: str, value: Any, kind: str) -> Any:
+def convert_option(
+    strategy: str,
+    key: str,
+    value: Any,
+    kind: str,
+    bounds: tuple[int, int] = OPTION_BOUNDS,
+) -> Any:
     """Check and convert one `--opt` value to the option's declared type and range."""
     where = f"--opt {strategy}.{key}={value!r}"
     if kind.endswith(" | None"):
@@ -155,7 +165,7 @@ def convert_option(strategy: str, key: str, value: Any, kind: str) -> Any:
             raise InputError(f"{where}: expected {expected}") from None
         if isinstance(value, bool) or (kind == "int" and isinstance(value, float)):
             raise InputError(f"{where}: expected an integer")
-        low, high = BOUNDS.get(key, (0, 100_000))
+        low, high = bounds
         if not low <= number <= high:
             raise InputError(f"{where}: must be between {low} and {high}")
         return number

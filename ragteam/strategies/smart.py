@@ -24,7 +24,7 @@ from ragteam.llm.base import ChatModel
 from ragteam.llm.fit import fit_text
 from ragteam.reader import Reader, Reading, load_reader
 from ragteam.retrieval.rerank import Reranker, load_reranker
-from ragteam.strategies.base import Context, fit_passages, fit_question
+from ragteam.strategies.base import Context, bounded, fit_passages, fit_question
 from ragteam.strategies.read import evidence_of
 from ragteam.strategies.smart_agent import ADAPTER_NAME, adapter_of, choose, shipped_adapter
 from ragteam.strategies.smart_trajectory import (
@@ -48,19 +48,19 @@ class Smart:
     roles: ClassVar[tuple[str, ...]] = (*role_names(*roles.ROLES), ROLE_MODEL)
     needs_index: ClassVar[bool] = True
     client_text_options: ClassVar[tuple[str, ...]] = ("mode",)
-    k: int = 3
-    max_intents: int = 3
+    k: int = bounded(3, 1, 100)
+    max_intents: int = bounded(3, 1, 10)
     reconstructor: bool = True
     locator: bool = True
     retrieve: bool = True
-    max_answer_tokens: int = 80
+    max_answer_tokens: int = bounded(80, 1, 2_048)
     snap_facts: bool = False  # accept a close paraphrase, replaced by the passage sentence
     # also retrieve with the question itself, as a first intent (None: in trajectory mode only)
     with_question: bool | None = None
     # auto: the shipped trained agent on the embedded model, modular on any other model;
     # modular: four prompted roles; trajectory: one trained model plays them all
     mode: str = "auto"
-    max_passages: int = 6  # trajectory mode: passages in the <retrieval> block
+    max_passages: int = bounded(6, 1, 50)  # trajectory mode: passages in the <retrieval> block
     # trajectory mode: logit bias toward judging a passage "[Relevant]" (recall for precision)
     locator_bias: float = 0.0
     # trajectory mode: fill the <retrieval> block to max_passages with the question's further

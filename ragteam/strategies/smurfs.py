@@ -19,7 +19,7 @@ from ragteam.agents import smurfs as roles
 from ragteam.agents.role import role_names
 from ragteam.agents.smurfs import StepRecord, SubTask
 from ragteam.errors import InputError, ParseError
-from ragteam.strategies.base import Context, cite, fit_question
+from ragteam.strategies.base import Context, bounded, cite, fit_question
 from ragteam.tools import ToolBox, bound, general_tools, index_tools
 from ragteam.types import Answer
 
@@ -38,12 +38,12 @@ class Smurfs:
     name: ClassVar[str] = "smurfs"
     roles: ClassVar[tuple[str, ...]] = role_names(*roles.ROLES)
     needs_index: ClassVar[bool] = False  # search/lookup join the tools when an index is given
-    k: int = 3
-    max_subtasks: int = 3
-    max_steps: int = 3
-    max_tool_calls: int = 12
-    max_calls: int = 40
-    output_chars: int = 1200
+    k: int = bounded(3, 1, 100)
+    max_subtasks: int = bounded(3, 1, 10)
+    max_steps: int = bounded(3, 1, 20)
+    max_tool_calls: int = bounded(12, 1, 100)
+    max_calls: int = bounded(40, 1, 500)
+    output_chars: int = bounded(1200, 100, 20_000)
     planner: bool = True
     verifier: bool = True
     answer_agent: bool = True
