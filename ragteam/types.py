@@ -25,6 +25,7 @@ class Locator:
     slide: int | None = None
     start: int = 0
     end: int = 0
+    record: str = ""  # the document of a collection (a JSONL row's id)
 
     def describe(self) -> str:
         """E.g. `report.pdf p. 12 ("xii") § 3.2 Budget`, `deck.pptx slide 4`, `spec.docx § 2.1`."""
@@ -38,13 +39,19 @@ class Locator:
             parts.append(f"p. {self.page}{label}")
         if self.slide is not None:
             parts.append(f"slide {self.slide}")
+        if self.record:
+            parts.append(f"#{self.record}")
         if self.section:
             parts.append("§ " + " > ".join(self.section))
         return " ".join(parts)
 
     def fields(self) -> dict[str, Any]:
-        """What the locator is (what an index's checksum covers): not its display text."""
-        return {**asdict(self), "section": list(self.section)}
+        """What the locator is (what an index's checksum covers): not its display text. A
+        locator in no collection has no `record` field, as before there were any."""
+        fields = {**asdict(self), "section": list(self.section)}
+        if not self.record:
+            del fields["record"]
+        return fields
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.fields(), "text": self.describe()}
@@ -59,6 +66,7 @@ class Locator:
             slide=_int_or_none(data.get("slide")),
             start=int(data.get("start") or 0),
             end=int(data.get("end") or 0),
+            record=str(data.get("record") or ""),
         )
 
 
@@ -69,7 +77,8 @@ def _int_or_none(value: Any) -> int | None:
 @dataclass(frozen=True)
 class Passage:
     """A retrievable piece of a document (about 100 words). `score` is set by retrievers;
-    `locator` says where it stands in its source file (None for JSONL corpora)."""
+    `locator` says where it stands in its source file (None in indexes of JSONL corpora built
+    before they were synced like folders)."""
 
     id: str
     title: str

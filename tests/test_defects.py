@@ -16,7 +16,7 @@ from ragteam.eval.datasets import load_dataset
 from ragteam.eval.rundir import RunDir
 from ragteam.llm import FakeModel, Request
 from ragteam.llm.openai_compat import OpenAICompatModel
-from ragteam.retrieval import build_index, load_index, load_passages
+from ragteam.retrieval import build_index, load_index
 from ragteam.runner import EvalPlan, run_eval
 from ragteam.strategies import make_strategy
 
@@ -183,8 +183,8 @@ def test_passage_id_collisions_are_detected(tmp_path):
         + json.dumps({"id": "a#0", "title": "B", "text": "short"})
         + "\n"
     )
-    with pytest.raises(InputError, match="passage id 'a#0'"):
-        load_passages(corpus)
+    with pytest.raises(InputError, match="passage id 'a#0' comes from document 'a' of c.jsonl"):
+        build_index(corpus, tmp_path / "ix", retriever="bm25")
 
 
 def test_non_utf8_input_is_a_message_not_a_traceback(tmp_path, bm25_index_dir):

@@ -140,8 +140,8 @@ def test_an_index_is_hashed_once_per_process_not_on_every_load(tmp_path, monkeyp
     import time
 
     from ragteam.demo import demo_corpus_path
+    from ragteam.retrieval import build_index, load_index
     from ragteam.retrieval import digests as index_module
-    from ragteam.retrieval.index import build_index, load_index
 
     out = tmp_path / "idx"
     build_index(demo_corpus_path(), out, retriever="bm25")

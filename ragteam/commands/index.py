@@ -5,6 +5,7 @@ failed)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -49,8 +50,14 @@ def index_build(
     dense: DenseFlags,
     folder: FolderFlags,
     passage_words: Annotated[
-        int, typer.Option(min=0, max=100_000, help="JSONL: words per passage (0: keep whole)")
-    ] = 100,
+        int | None,
+        typer.Option(
+            min=0,
+            max=100_000,
+            help="the passage budget in words (4/3 tokens a word) instead of --passage-tokens; "
+            "0 keeps every document (a JSONL row, a page, a slide, a section) whole",
+        ),
+    ] = None,
     ray: Annotated[
         str | None, typer.Option(help="Ray cluster address (or auto): encode passages there")
     ] = None,
@@ -62,32 +69,10 @@ def index_build(
             from ragteam.scale.ray_index import ray_encoder
 
             encode = ray_encoder(ray)
-        settings = index_settings(flags, dense)
-        if src.is_dir():
-            _sync(src, out_dir, folder.sync(), settings, fresh=True, encode=encode)
-            return
-        _build_jsonl(src, out_dir, settings, passage_words, encode)
-
-
-def _build_jsonl(
-    src: Path, out_dir: Path, settings: IndexSettings, words: int, encode: Any
-) -> None:
-    manifest = build_with_progress(
-        src,
-        out_dir,
-        settings.retriever,
-        words,
-        settings.bm25_stemmer,
-        dense=settings.dense,
-        mmap=settings.mmap,
-        encode=encode,
-    )
-    if manifest.get("replaced"):
-        err.print(f"replaced the index that was in {out_dir}")
-    out.print(
-        f"indexed {manifest['passage_count']} passages from {manifest['document_count']} "
-        f"documents into {out_dir} ({settings.retriever}, {manifest['build_seconds']:.1f} s)"
-    )
+        sync = folder.sync()
+        if passage_words is not None:
+            sync = replace(sync, passage_tokens=round(passage_words * 4 / 3))
+        _sync(src, out_dir, sync, index_settings(flags, dense), fresh=True, encode=encode)
 
 
 @index_app.command("sync")
@@ -146,6 +131,8 @@ def _sync(
             progress=report_progress,
             fresh=fresh,
         )
+    if fresh and report.manifest.get("replaced"):
+        err.print(f"replaced the index that was in {out_dir}")
     print_report(report, out_dir)
     return report
 
@@ -176,8 +163,10 @@ def print_report(report: SyncReport, out_dir: Path) -> None:
     counts = ", ".join(f"{len(report.changes[k])} {k}" for k in (*_SHOWN, "touched", "unchanged"))
     read = report.count("read")
     passages = report.manifest.get("passage_count")
+    documents = report.manifest.get("document_count", read)
     tail = (
-        f"{passages} passages from {read} documents; {report.converted} converted, "
+        f"{passages} passages from {documents} documents in {read} files; "
+        f"{report.converted} converted, "
         f"{report.embedded} passages embedded"
         if report.rewritten
         else "nothing to re-index"

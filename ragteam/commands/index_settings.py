@@ -20,7 +20,7 @@ from ragteam.retrieval.dense import INDEX_KINDS, DenseSettings
 from ragteam.retrieval.encoder_registry import parse_encoder
 from ragteam.retrieval.encoders import LOCAL_BACKENDS
 from ragteam.retrieval.index import IndexSettings
-from ragteam.retrieval.kinds import retriever_names
+from ragteam.retrieval.kinds import SYNC_PASSAGE_TOKENS, retriever_names
 from ragteam.retrieval.sync import SyncSettings
 from ragteam.settings import flag
 
@@ -71,7 +71,7 @@ class FolderFlags:
     """How a folder's files become passages, and what one file may take to read."""
 
     passage_tokens: int = flag(
-        128,
+        SYNC_PASSAGE_TOKENS,
         "passage budget in the encoder's tokens (at most its input limit; 0 keeps each "
         "page/slide/section whole)",
         min=0,

@@ -26,6 +26,7 @@ class Unit:
     page_label: str = ""
     section: tuple[str, ...] = ()
     slide: int | None = None
+    record: str = ""  # a collection's document (a JSONL row's id): its passages are named so
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,7 @@ CONVERTERS = Registry(
         "markdown": "ragteam.documents.text:MarkdownConverter",
         "rst": "ragteam.documents.text:RstConverter",
         "text": "ragteam.documents.text:TextConverter",
+        "jsonl": "ragteam.documents.jsonl:JsonlConverter",
     },
 )
 

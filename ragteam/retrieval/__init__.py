@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from ragteam.retrieval.corpus import Document, load_passages, read_documents, split_passages
+from ragteam.retrieval.corpus import Document, load_passages, read_documents
 from ragteam.retrieval.index import Index, load_index, read_manifest
 from ragteam.retrieval.kinds import KINDS, retriever_names
 from ragteam.retrieval.sync import SyncReport, SyncSettings, build_index, sync_folder
@@ -24,7 +24,6 @@ __all__ = [
     "read_manifest",
     "retriever_names",
     "retrieve_traced",
-    "split_passages",
     "sync_folder",
 ]
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from ragteam.documents import ConversionFailed, ConvertSettings, converter_for
 from ragteam.documents.base import is_isolated, size_cap_mb
-from ragteam.documents.chunking import TokenCount, chunk
+from ragteam.documents.chunking import Piece, TokenCount, chunk
 from ragteam.documents.isolated import DEFAULT_MEMORY_MB, DEFAULT_SECONDS, Isolated, OverBudget
 from ragteam.retrieval.digests import sha256_of
 from ragteam.retrieval.index import BuildProgress
@@ -159,15 +159,7 @@ class Walk:
                 reason = f"the {converter.name} converter failed: {type(exc).__name__}: {exc}"
                 return Source(file.path, file.size, file.mtime_ns, sha, label, "failed", reason)
             pieces = [
-                {
-                    "text": piece.text,
-                    "page": piece.unit.page,
-                    "page_label": piece.unit.page_label,
-                    "section": list(piece.unit.section),
-                    "slide": piece.unit.slide,
-                    "start": piece.start,
-                    "end": piece.end,
-                }
+                _piece(piece)
                 for piece in chunk(converted.units, self.budget, self.count, self.overlap)
             ]
             done = {"title": converted.title, "notes": converted.notes, "pieces": pieces}
@@ -192,6 +184,20 @@ class Walk:
             done["title"],
             done["pieces"],
         )
+
+
+def _piece(piece: Piece) -> dict[str, Any]:
+    """A passage as its source records it: its text and where it stands."""
+    out = {
+        "text": piece.text,
+        "page": piece.unit.page,
+        "page_label": piece.unit.page_label,
+        "section": list(piece.unit.section),
+        "slide": piece.unit.slide,
+        "start": piece.start,
+        "end": piece.end,
+    }
+    return out | ({"record": piece.unit.record} if piece.unit.record else {})
 
 
 def _settled_mtime(file: Found) -> int:

@@ -1,11 +1,11 @@
-"""Reading a JSONL corpus of `{id, title, text}` and splitting it into passages (a folder of
-documents is read by converters and synced: `ragteam.retrieval.sync`)."""
+"""Reading a JSONL corpus of `{id, title, text}` as it stands (an index reads one through its
+converter, `ragteam.documents.jsonl`, and cuts it like any file: `ragteam.retrieval.sync`),
+and the checksums an index keeps of its passages and its source."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,43 +43,17 @@ def read_jsonl_documents(path: Path) -> Iterator[Document]:
         yield Document(doc_id, str(row.get("title") or ""), row["text"])
 
 
-def split_passages(doc: Document, words: int = 100) -> list[Passage]:
-    """Split a document into about `words`-word passages of even length.
-
-    A document of up to 1.5x `words` stays whole and keeps its id; longer ones become
-    `{id}#0`, `{id}#1`, ... `words <= 0` keeps every document whole.
-    """
-    tokens = doc.text.split()
-    if not tokens:
-        return []
-    count = 1 if words <= 0 else max(1, round(len(tokens) / words))
-    if count == 1 or len(tokens) <= 1.5 * words:
-        return [Passage(doc.id, doc.title, " ".join(tokens), doc_id=doc.id)]
-    size = math.ceil(len(tokens) / count)
-    return [
-        Passage(f"{doc.id}#{i}", doc.title, " ".join(tokens[i * size : (i + 1) * size]), doc.id)
-        for i in range(count)
-        if tokens[i * size : (i + 1) * size]
-    ]
-
-
-def load_passages(src: str | Path, words: int = 100) -> list[Passage]:
+def load_passages(src: str | Path) -> list[Passage]:
+    """Every document of a JSONL corpus as one passage, whole (an index cuts them as it cuts
+    any file: `ragteam.retrieval.build_index`)."""
     passages: list[Passage] = []
     seen: set[str] = set()
     for doc in read_documents(src):
         if doc.id in seen:
             raise InputError(f"{src}: document id '{doc.id}' occurs twice; ids must be unique")
         seen.add(doc.id)
-        passages.extend(split_passages(doc, words))
-    ids: dict[str, str] = {}
-    for p in passages:
-        if p.id in ids:
-            raise InputError(
-                f"{src}: passage id '{p.id}' comes from document '{ids[p.id]}' and from "
-                f"document '{p.doc_id}' (a split document's parts are named ID#0, ID#1, ...); "
-                "rename one of the documents"
-            )
-        ids[p.id] = p.doc_id
+        if doc.text.strip():
+            passages.append(Passage(doc.id, doc.title, " ".join(doc.text.split()), doc.id))
     if not passages:
         raise InputError(f"{src} holds no text to index")
     return passages

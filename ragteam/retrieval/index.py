@@ -24,13 +24,9 @@ from ragteam.errors import (
     UnknownName,
 )
 from ragteam.retrieval import swap
-from ragteam.retrieval.bm25 import STEMMER
 from ragteam.retrieval.corpus import (
-    load_passages,
     passages_checksum,
-    source_checksum,
 )
-from ragteam.retrieval.dense import DenseSettings
 from ragteam.retrieval.digests import MEMO, file_digests, verify_files, verify_source
 from ragteam.retrieval.kinds import (
     FUSED,
@@ -137,33 +133,6 @@ class Index:
             for rank, (i, _score) in enumerate(searcher.search(query, depth)):
                 fused[i] = fused.get(i, 0.0) + 1.0 / (RRF_K + rank + 1)
         return sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))
-
-
-def build_index(
-    src: str | Path,
-    out: str | Path,
-    *,
-    retriever: str = HYBRID,
-    passage_words: int = 100,
-    bm25_stemmer: str = STEMMER,
-    dense: DenseSettings | None = None,
-    mmap: bool = False,
-    encode: RemoteEncode | None = None,
-    progress: BuildProgress | None = None,
-) -> dict[str, Any]:
-    """Build an index of the JSONL corpus `src` into `out`, aside first, then swapped in by
-    rename (a folder of documents is synced instead: `ragteam.retrieval.sync`). `dense`
-    chooses the encoder and FAISS index type; `mmap` makes loads map files, not read them;
-    `encode` computes the passage vectors elsewhere (`ragteam.scale.ray_index.ray_encoder`:
-    on a Ray cluster) instead of in this process."""
-    started = time.perf_counter()
-    passages = load_passages(src, passage_words)
-    src_path = Path(src).expanduser().resolve()
-    settings = IndexSettings(retriever, passage_words, bm25_stemmer, dense or DenseSettings(), mmap)
-    source = {"path": str(src_path), "checksum": source_checksum(src_path)}
-    swap.refuse_overlap(src_path, Path(out))
-    with one_writer(out):
-        return write_aside(out, passages, source, settings, encode, progress, started=started)
 
 
 WRITER_WAIT_S = 10.0

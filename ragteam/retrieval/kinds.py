@@ -114,6 +114,9 @@ def kind(name: str) -> RetrieverKind:
     return found
 
 
+SYNC_PASSAGE_TOKENS = 128  # the passage budget a sync cuts to when none is given
+
+
 def rebuild_hint(directory: Path, manifest: dict[str, Any] | None = None) -> str:
     """The command that rebuilds the index as it was built (its non-default settings too,
     each kind saying its own); best effort from a manifest that may be damaged."""
@@ -123,7 +126,10 @@ def rebuild_hint(directory: Path, manifest: dict[str, Any] | None = None) -> str
     src = source.get("path") or "SRC"
     retriever = manifest.get("retriever") or HYBRID
     extra = ""
-    if params.get("passage_words", 100) != 100:
+    if "passage_tokens" in source:  # synced: cut by the tokens of the embedding model
+        if source["passage_tokens"] != SYNC_PASSAGE_TOKENS:
+            extra += f" --passage-tokens {source['passage_tokens']}"
+    elif params.get("passage_words", 100) != 100:  # a JSONL index built before it was synced
         extra += f" --passage-words {params['passage_words']}"
     searchers = manifest.get("searchers") if isinstance(manifest.get("searchers"), list) else []
     for name in searchers:

@@ -34,11 +34,15 @@ def _name_ok(name: str) -> bool:
 
 
 def scan(root: Path) -> tuple[list[Found], list[LeftOut]]:
-    """Every file under `root`: found, or left out with why. A folder that cannot be listed
+    """Every file under `root` (or `root` itself, a file): found, or left out with why. A
+    folder that cannot be listed
     is `failed` with its path ending in `/` (`unreadable` finds them): its files were not
     seen, which is not the same as gone."""
     found: list[Found] = []
     left: list[LeftOut] = []
+    if not root.is_dir():  # one file: the whole of what is indexed
+        _one(root, root.name, root.name, found, left)
+        return found, left
     errors: list[OSError] = []
     for folder, dirs, files in os.walk(root, followlinks=False, onerror=errors.append):
         base = Path(folder)

@@ -16,6 +16,7 @@ at a time per index (a lock beside it)."""
 from __future__ import annotations
 
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from ragteam.documents.isolated import DEFAULT_MEMORY_MB, DEFAULT_SECONDS
 from ragteam.errors import IndexUnusable, InputError, RagteamError
 from ragteam.paths import sync_cache_file
 from ragteam.retrieval.changes import Walk
+from ragteam.retrieval.corpus import source_checksum
 from ragteam.retrieval.embed_cache import cached_encode, token_counter
 from ragteam.retrieval.index import (
     BuildProgress,
@@ -33,7 +35,7 @@ from ragteam.retrieval.index import (
     one_writer,
     write_aside,
 )
-from ragteam.retrieval.index import build_index as build_jsonl_index
+from ragteam.retrieval.kinds import SYNC_PASSAGE_TOKENS
 from ragteam.retrieval.scan import scan, unreadable
 from ragteam.retrieval.sources import (
     SOURCES_FILE,
@@ -51,7 +53,7 @@ class SyncSettings:
     """How documents become passages: converter choices, and the passage budget in the
     embedding model's tokens (at most its input limit) with a short overlap."""
 
-    passage_tokens: int = 128
+    passage_tokens: int = SYNC_PASSAGE_TOKENS
     overlap_tokens: int = 24
     convert: ConvertSettings = field(default_factory=ConvertSettings)
     # the most a file may take to read (not recorded: a new budget re-reads nothing that was
@@ -93,21 +95,27 @@ class SyncReport:
         return sum(1 for s in self.files if s.status == status)
 
 
-def build_index(src: str | Path, out: str | Path, **options: Any) -> dict[str, Any]:
-    """An index of a JSONL corpus, or of a folder of documents (a sync into an empty index,
-    whose manifest then carries the `SyncReport` as `sync`; `passage_words` becomes a budget
-    of 4/3 tokens a word)."""
-    path = Path(src).expanduser()
-    if not path.is_dir():
-        return build_jsonl_index(path, out, **options)
-    words = options.pop("passage_words", 100)
-    sync = SyncSettings(passage_tokens=round(words * 4 / 3) if words else 0)
-    encode, progress = options.pop("encode", None), options.pop("progress", None)
+def build_index(
+    src: str | Path,
+    out: str | Path,
+    *,
+    passage_words: int | None = None,
+    passage_tokens: int = SyncSettings.passage_tokens,
+    encode: RemoteEncode | None = None,
+    progress: BuildProgress | None = None,
+    **index: Any,
+) -> dict[str, Any]:
+    """An index of `src`: a folder of documents, one document, or a JSONL corpus (a document a
+    row), synced into an empty index (its manifest carries the `SyncReport` as `sync`).
+    Passages hold at most `passage_tokens` of the embedding model's tokens; `passage_words`,
+    when given, says it in words (4/3 tokens a word), 0 keeping every document whole. `index`
+    holds `IndexSettings`' fields (retriever, bm25_stemmer, dense, mmap)."""
+    tokens = passage_tokens if passage_words is None else round(passage_words * 4 / 3)
     report = sync_folder(
-        path,
+        src,
         out,
-        sync=sync,
-        index=IndexSettings(**options),
+        sync=SyncSettings(passage_tokens=tokens),
+        index=IndexSettings(**index),
         encode=encode,
         progress=progress,
         fresh=True,
@@ -125,12 +133,12 @@ def sync_folder(
     progress: BuildProgress | None = None,
     fresh: bool = False,
 ) -> SyncReport:
-    """Bring the index at `out` in step with the folder `src` (see the module's doc).
-    `fresh` ignores what the index held (a build)."""
+    """Bring the index at `out` in step with `src`, a folder or one file (see the module's
+    doc). `fresh` ignores what the index held (a build)."""
     started = time.perf_counter()
     root = Path(src).expanduser().resolve()
-    if not root.is_dir():
-        raise InputError(f"{root} is not a folder; pass the folder of documents to index")
+    if not root.exists():
+        raise InputError(f"nothing at {root}; pass the folder of documents (or one file) to index")
     out = Path(out).expanduser().resolve()
     refuse_overlap(root, out)
     with one_writer(out):
@@ -192,7 +200,7 @@ def _sync_locked(
         report.manifest = write_aside(
             out,
             passages,
-            {"path": str(root), "kind": "folder"},
+            _source_info(root) | {"passage_tokens": sync.passage_tokens},
             index,
             cached_encode(cache, encode, stats),
             progress,
@@ -202,6 +210,14 @@ def _sync_locked(
         return report
     finally:
         cache.close()
+
+
+def _source_info(root: Path) -> dict[str, Any]:
+    """The manifest's record of where the passages came from: a folder, or one file with the
+    checksum of its bytes (an index that no longer matches its file is said to be stale)."""
+    if root.is_dir():
+        return {"path": str(root), "kind": "folder"}
+    return {"path": str(root), "kind": "file", "checksum": source_checksum(root)}
 
 
 def _index_whole(out: Path) -> bool:
@@ -226,11 +242,16 @@ def _all_passages(
     deleted files' text included, and how to stop that."""
     passages = [p for s in sources if s.status == "read" for p in passages_of(s)]
     if passages:
-        return passages
+        return _named_once(passages)
     reasons = "; ".join(f"{s.path}: {s.status} ({s.reason})" for s in sources[:8])
-    message = f"no text could be read from any file in {root}" + (
-        f": {reasons}" if reasons else " (the folder is empty)"
-    )
+    if root.is_file():
+        message = f"no text could be read from {root}" + (
+            f": {sources[0].reason}" if sources else ""
+        )
+    else:
+        message = f"no text could be read from any file in {root}" + (
+            f": {reasons}" if reasons else " (the folder is empty)"
+        )
     if kept is not None:
         gone = changes.get("deleted", []) + changes.get("changed", [])
         shown = ", ".join(gone[:5]) + (f" and {len(gone) - 5} more" if len(gone) > 5 else "")
@@ -242,29 +263,58 @@ def _all_passages(
     raise InputError(message)
 
 
+def _named_once(passages: list[Passage]) -> list[Passage]:
+    """`passages`, refused when two share an id (two corpora in one folder naming a document
+    alike): a citation must name one passage."""
+    where: dict[str, str] = {}
+    for p in passages:
+        source = f"document '{p.doc_id}' of {p.locator.source if p.locator else '?'}"
+        if p.id in where:
+            raise InputError(
+                f"passage id '{p.id}' comes from {where[p.id]} and from {source} (a document "
+                "cut in several is named ID#0, ID#1, ...); ids must be unique: rename one"
+            )
+        where[p.id] = source
+    return passages
+
+
 def passages_of(source: Source) -> list[Passage]:
-    """A read source's passages: ids `PATH#N` (`PATH` alone when there is one), each with
-    its locator."""
-    title = source.title or Path(source.path).stem
-    many = len(source.pieces) > 1
-    return [
-        Passage(
-            f"{source.path}#{n}" if many else source.path,
-            title,
-            piece["text"],
-            doc_id=source.path,
-            locator=Locator(
-                source.path,
-                piece.get("page"),
-                piece.get("page_label") or "",
-                tuple(piece.get("section") or ()),
-                piece.get("slide"),
-                piece.get("start", 0),
-                piece.get("end", 0),
-            ),
+    """A read source's passages, each with its locator. A document's passages are named
+    `DOC#N` (`DOC` alone when it is one passage); the document is the file (`DOC` its path)
+    or, in a collection such as a JSONL corpus, a row (`DOC` its id, titled by its title)."""
+    docs = [piece.get("record") or source.path for piece in source.pieces]
+    parts, seen = Counter(docs), Counter[str]()
+    passages = []
+    for doc, piece in zip(docs, source.pieces, strict=True):
+        locator = _locator(source.path, piece)
+        if locator.record:  # a row's title, which the converter made its section
+            title = locator.section[0] if locator.section else ""
+        else:
+            title = source.title or Path(source.path).stem
+        passages.append(
+            Passage(
+                f"{doc}#{seen[doc]}" if parts[doc] > 1 else doc,
+                title,
+                piece["text"],
+                doc_id=doc,
+                locator=locator,
+            )
         )
-        for n, piece in enumerate(source.pieces)
-    ]
+        seen[doc] += 1
+    return passages
+
+
+def _locator(path: str, piece: dict[str, Any]) -> Locator:
+    return Locator(
+        path,
+        piece.get("page"),
+        piece.get("page_label") or "",
+        tuple(piece.get("section") or ()),
+        piece.get("slide"),
+        piece.get("start", 0),
+        piece.get("end", 0),
+        piece.get("record", ""),
+    )
 
 
 def recorded_settings(out: str | Path) -> tuple[SyncSettings, IndexSettings, str] | None:
@@ -277,7 +327,7 @@ def recorded_settings(out: str | Path) -> tuple[SyncSettings, IndexSettings, str
         return None
     manifest = read_manifest(out)
     _sources, recorded = read_sources(out)
-    if not manifest.source.is_folder or not recorded:
+    if not recorded:  # a JSONL index built before corpora were synced like folders
         return None
     try:
         settings = SyncSettings.from_json(recorded["sync"])
