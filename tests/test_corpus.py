@@ -29,7 +29,7 @@ def test_a_corpus_is_read_by_its_converter_and_cut_like_any_file(tmp_path):
     passages = load_index(tmp_path / "ix").passages
     first = passages[0]
     assert (first.id, first.doc_id, first.title, first.text) == ("d1", "d1", "T", "one two three")
-    assert first.locator.describe() == "c.jsonl #d1 § T"
+    assert first.locator.describe() == "c.jsonl #d1" and first.locator.section == ()
     parts = [p for p in passages if p.doc_id == "d2"]
     assert [p.id for p in parts] == [f"d2#{n}" for n in range(len(parts))] and len(parts) > 2
     assert all(p.text in long and p.title == "" for p in parts)

@@ -27,6 +27,7 @@ class Unit:
     section: tuple[str, ...] = ()
     slide: int | None = None
     record: str = ""  # a collection's document (a JSONL row's id): its passages are named so
+    title: str = ""  # that document's own title (a file's title is `Converted.title`)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """A JSONL corpus: one `{id, title, text}` object a line, each a document of its own. Every row
 is a unit of the file that names its record (`Unit.record`, the row's id, which its passages
-are named after) and carries its title as its section, so a corpus is read, cut and cited like
-any other file."""
+are named after) and carries its title, so a corpus is read, cut and cited like any other
+file."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ class JsonlConverter:
                 title = str(row.get("title") or "")
                 text = paragraphs(row["text"])
                 if text:
-                    units.append(Unit(text, section=(title,) if title else (), record=record))
+                    units.append(Unit(text, record=record, title=title))
         except ConversionFailed:
             raise
         except InputError as exc:  # `PATH:LINE: what is wrong` from the JSONL reader

@@ -197,7 +197,9 @@ def _piece(piece: Piece) -> dict[str, Any]:
         "start": piece.start,
         "end": piece.end,
     }
-    return out | ({"record": piece.unit.record} if piece.unit.record else {})
+    if piece.unit.record:
+        out |= {"record": piece.unit.record, "title": piece.unit.title}
+    return out
 
 
 def _settled_mtime(file: Found) -> int:

@@ -55,11 +55,11 @@ class DenseSettings:
 
 
 def passage_text(p: Passage) -> str:
-    """What the encoder sees of a passage: its title and section path, then its text. A title
-    that is only the file's name is left out, so renaming a file re-embeds nothing."""
+    """What the encoder sees of a passage: its title and section path, then its text. A file's
+    title that is only its name is left out, so renaming a file re-embeds nothing."""
     head = [p.title] if p.title else []
     if p.locator is not None:
-        if p.title == PurePath(p.locator.source).stem:
+        if p.title == PurePath(p.locator.source).stem and not p.locator.record:
             head = []
         if p.locator.section:
             head.append(" > ".join(p.locator.section))

@@ -287,14 +287,10 @@ def passages_of(source: Source) -> list[Passage]:
     passages = []
     for doc, piece in zip(docs, source.pieces, strict=True):
         locator = _locator(source.path, piece)
-        if locator.record:  # a row's title, which the converter made its section
-            title = locator.section[0] if locator.section else ""
-        else:
-            title = source.title or Path(source.path).stem
         passages.append(
             Passage(
                 f"{doc}#{seen[doc]}" if parts[doc] > 1 else doc,
-                title,
+                _title(source, piece),
                 piece["text"],
                 doc_id=doc,
                 locator=locator,
@@ -302,6 +298,14 @@ def passages_of(source: Source) -> list[Passage]:
         )
         seen[doc] += 1
     return passages
+
+
+def _title(source: Source, piece: dict[str, Any]) -> str:
+    """A row of a collection is titled by its own title, if any; a file by its own, else by
+    its name."""
+    if piece.get("record"):
+        return str(piece.get("title", ""))
+    return source.title or Path(source.path).stem
 
 
 def _locator(path: str, piece: dict[str, Any]) -> Locator:
