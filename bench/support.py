@@ -37,11 +37,10 @@ from ragteam.agents.role import Solo
 from ragteam.llm import load_model
 from ragteam.metrics import f1_score, match
 from ragteam.retrieval import load_index
-from ragteam.support.records import SupportSettings
 from ragteam.support.stage import check_support
 from ragteam.trace import Trace
 from ragteam.training.support import auroc
-from ragteam.types import Evidence
+from ragteam.types import Evidence, SupportSettings
 
 LAYERS = ("lexical", "checker", "reader")
 ALL_LAYERS = (*LAYERS, "llm")

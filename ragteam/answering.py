@@ -10,9 +10,8 @@ from dataclasses import replace
 from ragteam.agents.judge import judge_with
 from ragteam.formats import choice_label, pose, truth_label
 from ragteam.strategies.base import Context, Strategy
-from ragteam.support.records import SupportSettings
 from ragteam.support.stage import check_support
-from ragteam.types import Answer, Citation, Passage
+from ragteam.types import Answer, Citation, Passage, SupportSettings
 from ragteam.verdict.stage import check_mode, fitted_claim
 
 ABSTAIN = "I could not find this in your documents."

@@ -13,10 +13,9 @@ from ragteam.llm.deferred import Deferred
 from ragteam.retrieval.index import Index, load_index
 from ragteam.strategies import DEFAULT_STRATEGY, Context, check_roles, make_strategy
 from ragteam.strategies.base import require_index
-from ragteam.support.records import SupportSettings
 from ragteam.tools.base import Tool, make_tool
 from ragteam.trace import Step, Trace, Writing
-from ragteam.types import Answer
+from ragteam.types import Answer, SupportSettings
 from ragteam.verdict.stage import check_mode
 
 MAX_QUESTION_CHARS = 1_000_000

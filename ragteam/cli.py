@@ -36,9 +36,8 @@ from ragteam.render import answer_view, trace_view
 from ragteam.retrieval.index import load_index
 from ragteam.strategies import DEFAULT_STRATEGY, available
 from ragteam.support.layers import layer_names
-from ragteam.support.records import DEFAULT_SUPPORT_LAYER
 from ragteam.support.stage import support_settings
-from ragteam.types import Retrieved
+from ragteam.types import DEFAULT_SUPPORT_LAYER, Retrieved
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 

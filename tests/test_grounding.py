@@ -3,9 +3,8 @@ passages read, no evidence, failed, or not checked — from its support check an
 
 from __future__ import annotations
 
-from ragteam.support.records import SentenceSupport, Support
 from ragteam.trace import Step, Trace
-from ragteam.types import Answer, Citation
+from ragteam.types import Answer, Citation, SentenceSupport, Support
 
 
 def _search(hits: int) -> Step:

@@ -6,7 +6,7 @@ from ragteam.agents.smart_format import parse
 from ragteam.api import answer
 from ragteam.llm import FakeModel
 from ragteam.retrieval import load_index
-from ragteam.support.records import SupportSettings
+from ragteam.types import SupportSettings
 
 QUESTION = "In which village was the engineer who built the Wrenhold Lighthouse born?"
 

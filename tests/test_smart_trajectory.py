@@ -10,7 +10,7 @@ from ragteam.errors import InputError
 from ragteam.llm import FakeModel
 from ragteam.retrieval import load_index
 from ragteam.strategies import make_strategy
-from ragteam.support.records import SupportSettings
+from ragteam.types import SupportSettings
 
 QUESTION = "In which village was the engineer who built the Wrenhold Lighthouse born?"
 

@@ -8,7 +8,7 @@ import pytest
 from ragteam.api import answer
 from ragteam.errors import InputError
 from ragteam.llm import FakeModel
-from ragteam.support.records import SupportSettings
+from ragteam.types import SupportSettings
 
 REQUEST = "In which village was the builder of the Wrenhold Lighthouse born?"
 ROLES = [

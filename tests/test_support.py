@@ -10,10 +10,9 @@ from ragteam import answer
 from ragteam.errors import InputError
 from ragteam.llm import FakeModel
 from ragteam.support.lexical import lexical_score, sentences
-from ragteam.support.records import SupportSettings
 from ragteam.support.stage import MAX_SENTENCES, check_support, support_settings
 from ragteam.trace import Trace
-from ragteam.types import Passage
+from ragteam.types import Passage, SupportSettings
 
 QUESTION = "In which village was the engineer who built the Wrenhold Lighthouse born?"
 TOLLAN = Passage(

@@ -15,10 +15,9 @@ from ragteam import answer
 from ragteam.llm import FakeModel
 from ragteam.llm.openai_compat import OpenAICompatModel
 from ragteam.strategies import check_roles
-from ragteam.support.records import SupportSettings
 from ragteam.support.stage import check_support
 from ragteam.trace import Trace
-from ragteam.types import Passage
+from ragteam.types import Passage, SupportSettings
 
 # holds every word of the answer, but does not say it is where the engineer was born
 DECOY = Passage("halvard-07", "Hevik", "Hevik is a fishing village. Its harbour has two piers.")

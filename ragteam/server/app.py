@@ -42,7 +42,7 @@ from ragteam.server.streaming import admitted_events, answer_watched
 from ragteam.server.uploads import TooLarge, add_document_routes, is_upload
 from ragteam.server.views import add_read_routes
 from ragteam.strategies import DEFAULT_STRATEGY
-from ragteam.support.records import DEFAULT_SUPPORT_LAYER
+from ragteam.types import DEFAULT_SUPPORT_LAYER
 
 log = logging.getLogger("ragteam.server")
 STATIC = resources.files("ragteam.server").joinpath("static")

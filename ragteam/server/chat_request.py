@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragteam.server.followup import standalone
 from ragteam.support.layers import layer_names
-from ragteam.support.records import DEFAULT_SUPPORT_LAYER
+from ragteam.types import DEFAULT_SUPPORT_LAYER
 
 # every layer `--support` takes, named in the schemas (a plugin layer installed later is listed
 # from the next start; the request is checked against the registry either way)

@@ -22,8 +22,7 @@ from ragteam.server.service import Asked, Service
 from ragteam.server.streaming import answer_events
 from ragteam.strategies import DEFAULT_STRATEGY, available, strategy_class
 from ragteam.support.layers import layer_names
-from ragteam.support.records import DEFAULT_SUPPORT_LAYER
-from ragteam.types import hit_dict
+from ragteam.types import DEFAULT_SUPPORT_LAYER, hit_dict
 
 MAX_K = 50
 SESSION_IDLE_S = 600.0  # an MCP-over-HTTP session unused this long is closed

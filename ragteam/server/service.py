@@ -23,10 +23,9 @@ from ragteam.server.followup import standalone
 from ragteam.server.limits import Closing, Gate
 from ragteam.strategies import client_options
 from ragteam.strategies.base import QUESTION_SHARE
-from ragteam.support.records import DEFAULT_SUPPORT_LAYER
 from ragteam.support.stage import support_settings
 from ragteam.trace import Step
-from ragteam.types import Answer
+from ragteam.types import DEFAULT_SUPPORT_LAYER, Answer
 
 
 def _manifest_stamp(directory: Path) -> tuple[int, int] | None:

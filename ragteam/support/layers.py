@@ -15,8 +15,7 @@ from typing import Any, Protocol
 from ragteam.errors import ParseError, RagteamError
 from ragteam.plugins import Registry
 from ragteam.support.lexical import LEXICAL_THRESHOLD
-from ragteam.support.records import SupportSettings
-from ragteam.types import Evidence, Passage
+from ragteam.types import Evidence, Passage, SupportSettings
 
 # (sentence, passage text) -> whether the passage states the sentence; raises RagteamError
 Judge = Callable[[str, str], bool]

@@ -23,10 +23,16 @@ from ragteam.support.layers import (
     passage_text,
 )
 from ragteam.support.lexical import lexical_score
-from ragteam.support.records import DEFAULT_SUPPORT_LAYER, SentenceSupport, Support, SupportSettings
 from ragteam.text import sentences
 from ragteam.trace import Step, Trace
-from ragteam.types import Evidence, Passage
+from ragteam.types import (
+    DEFAULT_SUPPORT_LAYER,
+    Evidence,
+    Passage,
+    SentenceSupport,
+    Support,
+    SupportSettings,
+)
 
 __all__ = ["Judge", "check_support", "support_settings"]
 

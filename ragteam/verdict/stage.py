@@ -13,9 +13,8 @@ import time
 from pathlib import Path
 
 from ragteam.errors import InputError
-from ragteam.support.records import SentenceSupport, Support
 from ragteam.trace import Step, Trace
-from ragteam.types import Answer, Citation, Passage
+from ragteam.types import Answer, Citation, Passage, SentenceSupport, Support
 from ragteam.verdict import GROUNDED, Verdict, choice_verdict, claim_verdict, load_verdicts
 
 VERDICT_K = 5  # passages a verdict reads: as many as the shipped verdicts were fitted with

@@ -12,13 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-from ragteam.support.records import Support
 from ragteam.trace import Step
-
-if TYPE_CHECKING:
-    from ragteam.types import Evidence
 
 Level = Literal[
     "supported", "partly_supported", "not_supported", "no_evidence", "failed", "unchecked"
@@ -45,14 +41,11 @@ class Grounding:
 
 
 def grounding(
-    text: str,
-    citations: int,
-    steps: Sequence[Step],
-    support: Support | None = None,
-    found: Evidence | None = None,
+    text: str, citations: int, steps: Sequence[Step], support: Any = None, found: Any = None
 ) -> Grounding:
     """The grounding of an answer `text` with `citations` citations, these trace steps and
-    its support check (`Answer.grounding()` is the usual entry). `found`: the span reader's
+    its support check, a `types.Support` (typed loosely: `types` imports this module, not the
+    other way round; `Answer.grounding()` is the usual entry). `found`: the span reader's
     evidence for the answer's words, when it found them (`Answer.found_by_reader`)."""
     searches = [s for s in steps if s.kind == "retrieve"]
     hits = [_count(s.output) for s in searches]
@@ -88,7 +81,7 @@ def grounding(
     return Grounding(level, message, **facts, found_at=found.locator if unsure else "")
 
 
-def _judge(text: str, facts: dict[str, Any], support: Support | None) -> tuple[Level, str]:
+def _judge(text: str, facts: dict[str, Any], support: Any) -> tuple[Level, str]:
     if not text.strip() or (facts["steps"] and facts["failed_steps"] == facts["steps"]):
         return "failed", "every step failed: this is not an answer"
     read = facts["passages_read"]
