@@ -152,14 +152,15 @@ class Service:
         return report_dict(report)
 
     def folder(self, name: str) -> Path:
-        """The folder a served folder index is synced from (an InputError for a JSONL one)."""
+        """The folder a served folder index is synced from (an InputError for an index of
+        one file, such as a JSONL corpus)."""
         from ragteam.retrieval.sync import recorded_settings
 
         found = recorded_settings(self._index_dir(name))
-        if found is None:
+        if found is None or not Path(found[2]).is_dir():
             raise InputError(
-                f"the index {name} was built from a JSONL file, not a folder: documents are "
-                "added to folder indexes (`ragteam index sync FOLDER`)"
+                f"the index {name} was built from one file (a JSONL corpus), not a folder: "
+                "documents are added to folder indexes (`ragteam index sync FOLDER`)"
             )
         return Path(found[2])
 
