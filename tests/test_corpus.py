@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from ragteam.errors import InputError
+from ragteam.errors import IndexUnusable, InputError
 from ragteam.retrieval import build_index, load_index
 from ragteam.retrieval.corpus import load_passages, read_documents
 
@@ -114,3 +114,14 @@ def test_a_synced_corpus_re_embeds_only_the_rows_that_changed(tmp_path):
     assert [p.id for p in index.passages] == ["r0", "r1", "r2"]
     assert index.passage("r1").text == rows[1]["text"]
     assert index.retrieve("ferry noon", 1)[0].id == "r1"
+
+
+def test_one_document_of_any_format_is_indexed_alone(tmp_path):
+    page = tmp_path / "notes.md"
+    page.write_text("# Ferries\n\nThe ferry leaves at nine.\n")
+    build_index(page, tmp_path / "ix", retriever="bm25")
+    [passage] = load_index(tmp_path / "ix").passages
+    assert (passage.id, passage.locator.describe()) == ("notes.md", "notes.md § Ferries")
+    page.write_text("# Ferries\n\nThe ferry leaves at ten.\n")  # a changed file: stale
+    with pytest.raises(IndexUnusable, match="changed after the index"):
+        load_index(tmp_path / "ix")
