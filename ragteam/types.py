@@ -90,6 +90,14 @@ class Passage:
         data["locator"] = self.locator.to_dict() if self.locator else None
         return data
 
+    def place(self) -> str:
+        """Where it stands, for a person: its locator's text ("" if none); a corpus row's
+        also names the row's title (`corpus.jsonl #hp00008 (Village accountant)`)."""
+        if self.locator is None:
+            return ""
+        where = self.locator.describe()
+        return f"{where} ({self.title})" if self.locator.record and self.title else where
+
 
 @dataclass
 class Retrieved:
@@ -136,8 +144,7 @@ class Citation:
 
     @classmethod
     def of(cls, passage: Passage) -> Citation:
-        where = passage.locator.describe() if passage.locator else ""
-        return cls(passage.id, passage.title, passage.doc_id, where)
+        return cls(passage.id, passage.title, passage.doc_id, passage.place())
 
 
 @dataclass(frozen=True)

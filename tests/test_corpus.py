@@ -5,6 +5,7 @@ import pytest
 from ragteam.errors import IndexUnusable, InputError
 from ragteam.retrieval import build_index, load_index
 from ragteam.retrieval.corpus import load_passages, read_documents
+from ragteam.types import Citation
 
 
 def _corpus(path, rows):
@@ -30,6 +31,7 @@ def test_a_corpus_is_read_by_its_converter_and_cut_like_any_file(tmp_path):
     first = passages[0]
     assert (first.id, first.doc_id, first.title, first.text) == ("d1", "d1", "T", "one two three")
     assert first.locator.describe() == "c.jsonl #d1" and first.locator.section == ()
+    assert Citation.of(first).locator == "c.jsonl #d1 (T)"  # the row's title, for a person
     parts = [p for p in passages if p.doc_id == "d2"]
     assert [p.id for p in parts] == [f"d2#{n}" for n in range(len(parts))] and len(parts) > 2
     assert all(p.text in long and p.title == "" for p in parts)

@@ -86,9 +86,7 @@ def evidence_of(reading: Reading, passages: list[Passage], abstain: float) -> li
 
 
 def _evidence(span: Span, passage: Passage, score: float, answerable: bool) -> Evidence:
-    where = passage.locator.describe() if passage.locator else passage.title
-    if passage.locator is not None and passage.locator.record and passage.title:
-        where += f" ({passage.title})"  # a corpus row: its id, then the title a person knows
+    where = passage.place() or passage.title
     return Evidence(
         span.passage_id,
         span.start,
