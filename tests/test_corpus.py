@@ -89,6 +89,8 @@ def test_duplicate_ids_and_missing_source(tmp_path):
     src.write_text('{"id": "a", "text": "x"}\n{"id": "a", "text": "y"}\n')
     with pytest.raises(InputError, match="occurs twice"):
         load_passages(src)
+    with pytest.raises(InputError, match=r"dup\.jsonl: line 2: document id 'a' occurs twice"):
+        build_index(src, tmp_path / "ix", retriever="bm25")  # the converter reads rows alike
     with pytest.raises(InputError, match="no corpus"):
         load_passages(tmp_path / "nope.jsonl")
 

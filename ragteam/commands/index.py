@@ -25,7 +25,13 @@ from ragteam.commands.index_settings import (
 from ragteam.documents import converters_by_suffix
 from ragteam.retrieval.bm25 import STEMMER
 from ragteam.retrieval.index import IndexSettings, load_index, read_manifest
-from ragteam.retrieval.sync import SyncReport, SyncSettings, build_index, sync_folder
+from ragteam.retrieval.sync import (
+    SyncReport,
+    SyncSettings,
+    build_index,
+    sync_folder,
+    words_as_tokens,
+)
 
 index_app = typer.Typer(no_args_is_help=True, help="Build, sync and inspect indexes.")
 
@@ -71,7 +77,7 @@ def index_build(
             encode = ray_encoder(ray)
         sync = folder.sync()
         if passage_words is not None:
-            sync = replace(sync, passage_tokens=round(passage_words * 4 / 3))
+            sync = replace(sync, passage_tokens=words_as_tokens(passage_words))
         _sync(src, out_dir, sync, index_settings(flags, dense), fresh=True, encode=encode)
 
 

@@ -6,6 +6,8 @@ file."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
@@ -16,6 +18,30 @@ from ragteam.jsonl import read_objects
 _BLANK_LINE = re.compile(r"\n[ \t\r\f\v]*\n")
 
 
+@dataclass(frozen=True)
+class Document:
+    id: str
+    title: str
+    text: str
+
+
+def read_rows(path: Path) -> Iterator[Document]:
+    """The documents of a JSONL corpus, one a row: a row without a string `text`, or with an
+    id an earlier row had, is an InputError naming the file and line."""
+    seen: dict[str, int] = {}
+    for number, row in read_objects(path):
+        if not isinstance(row.get("text"), str):
+            raise InputError(f"{path}:{number}: expected an object with a string 'text'")
+        doc_id = str(row.get("id", f"{path.stem}-{number}"))
+        if doc_id in seen:
+            raise InputError(
+                f"{path}:{number}: document id '{doc_id}' occurs twice (first on line "
+                f"{seen[doc_id]}); ids must be unique"
+            )
+        seen[doc_id] = number
+        yield Document(doc_id, str(row.get("title") or ""), row["text"])
+
+
 class JsonlConverter:
     name: ClassVar[str] = "jsonl"
     version: ClassVar[str] = "1"
@@ -24,28 +50,13 @@ class JsonlConverter:
     isolated: ClassVar[bool] = False  # JSON lines, no packed format: read here
 
     def convert(self, path: Path, settings: ConvertSettings) -> Converted:
-        units: list[Unit] = []
-        seen: dict[str, int] = {}
         try:
-            for number, row in read_objects(path):
-                if not isinstance(row.get("text"), str):
-                    raise ConversionFailed(
-                        f"line {number}: expected an object with a string 'text'"
-                    )
-                record = str(row.get("id", f"{path.stem}-{number}"))
-                if record in seen:
-                    raise ConversionFailed(
-                        f"document id '{record}' occurs twice (lines {seen[record]} and "
-                        f"{number}); ids must be unique"
-                    )
-                seen[record] = number
-                title = str(row.get("title") or "")
-                text = paragraphs(row["text"])
-                if text:
-                    units.append(Unit(text, record=record, title=title))
-        except ConversionFailed:
-            raise
-        except InputError as exc:  # `PATH:LINE: what is wrong` from the JSONL reader
+            units = [
+                Unit(text, record=doc.id, title=doc.title)
+                for doc in read_rows(path)
+                if (text := paragraphs(doc.text))
+            ]
+        except InputError as exc:  # `PATH:LINE: what is wrong`, said of this file
             raise ConversionFailed("line " + str(exc).removeprefix(f"{path}:")) from exc
         return Converted("", units)
 

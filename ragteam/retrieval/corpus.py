@@ -7,19 +7,11 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
+from ragteam.documents.jsonl import Document, read_rows
 from ragteam.errors import InputError
-from ragteam.jsonl import read_objects
 from ragteam.types import Passage
-
-
-@dataclass(frozen=True)
-class Document:
-    id: str
-    title: str
-    text: str
 
 
 def read_documents(src: str | Path) -> Iterator[Document]:
@@ -32,26 +24,14 @@ def read_documents(src: str | Path) -> Iterator[Document]:
         )
     if not path.is_file():
         raise InputError(f"no corpus at {path}: pass a JSONL file or a folder of documents")
-    yield from read_jsonl_documents(path)
-
-
-def read_jsonl_documents(path: Path) -> Iterator[Document]:
-    for number, row in read_objects(path):
-        if not isinstance(row.get("text"), str):
-            raise InputError(f"{path}:{number}: expected an object with a string 'text'")
-        doc_id = str(row.get("id", f"{path.stem}-{number}"))
-        yield Document(doc_id, str(row.get("title") or ""), row["text"])
+    yield from read_rows(path)
 
 
 def load_passages(src: str | Path) -> list[Passage]:
     """Every document of a JSONL corpus as one passage, whole (an index cuts them as it cuts
     any file: `ragteam.retrieval.build_index`)."""
     passages: list[Passage] = []
-    seen: set[str] = set()
     for doc in read_documents(src):
-        if doc.id in seen:
-            raise InputError(f"{src}: document id '{doc.id}' occurs twice; ids must be unique")
-        seen.add(doc.id)
         if doc.text.strip():
             passages.append(Passage(doc.id, doc.title, " ".join(doc.text.split()), doc.id))
     if not passages:

@@ -95,6 +95,12 @@ class SyncReport:
         return sum(1 for s in self.files if s.status == status)
 
 
+def words_as_tokens(words: int) -> int:
+    """A passage budget said in words, in the embedding model's tokens (4/3 a word; 0, whole
+    documents, stays 0)."""
+    return round(words * 4 / 3)
+
+
 def build_index(
     src: str | Path,
     out: str | Path,
@@ -110,7 +116,7 @@ def build_index(
     Passages hold at most `passage_tokens` of the embedding model's tokens; `passage_words`,
     when given, says it in words (4/3 tokens a word), 0 keeping every document whole. `index`
     holds `IndexSettings`' fields (retriever, bm25_stemmer, dense, mmap)."""
-    tokens = passage_tokens if passage_words is None else round(passage_words * 4 / 3)
+    tokens = passage_tokens if passage_words is None else words_as_tokens(passage_words)
     report = sync_folder(
         src,
         out,
