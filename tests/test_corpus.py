@@ -5,6 +5,7 @@ import pytest
 from ragteam.errors import IndexUnusable, InputError
 from ragteam.retrieval import build_index, load_index
 from ragteam.retrieval.corpus import load_passages, read_documents
+from ragteam.retrieval.sources import read_sources
 from ragteam.types import Citation
 
 
@@ -36,6 +37,8 @@ def test_a_corpus_is_read_by_its_converter_and_cut_like_any_file(tmp_path):
     assert [p.id for p in parts] == [f"d2#{n}" for n in range(len(parts))] and len(parts) > 2
     assert all(p.text in long and p.title == "" for p in parts)
     assert {p.doc_id for p in passages} == {"d1", "d2"}  # a row with no text has no passage
+    [file] = read_sources(tmp_path / "ix")[0].values()  # and the sync says which
+    assert file.notes == ["1 rows with no text, so no passage: d3"]
     build_index(src, tmp_path / "whole", retriever="bm25", passage_words=0)
     whole = load_index(tmp_path / "whole").passages
     assert [p.id for p in whole] == ["d1", "d2"] and whole[1].text == long

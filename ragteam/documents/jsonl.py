@@ -44,21 +44,27 @@ def read_rows(path: Path) -> Iterator[Document]:
 
 class JsonlConverter:
     name: ClassVar[str] = "jsonl"
-    version: ClassVar[str] = "1"
+    # 2: a row's title its own, not a section; rows with no text noted (1 was never released,
+    # but main held it: conversions cached under it are read again)
+    version: ClassVar[str] = "2"
     suffixes: ClassVar[tuple[str, ...]] = (".jsonl",)
     max_mb: ClassVar[int] = 4096  # a corpus, not a page: read line by line
     isolated: ClassVar[bool] = False  # JSON lines, no packed format: read here
 
     def convert(self, path: Path, settings: ConvertSettings) -> Converted:
         try:
-            units = [
-                Unit(text, record=doc.id, title=doc.title)
-                for doc in read_rows(path)
-                if (text := paragraphs(doc.text))
-            ]
+            docs = list(read_rows(path))
         except InputError as exc:  # `PATH:LINE: what is wrong`, said of this file
             raise ConversionFailed("line " + str(exc).removeprefix(f"{path}:")) from exc
-        return Converted("", units)
+        texts = [(doc, paragraphs(doc.text)) for doc in docs]
+        units = [Unit(text, record=doc.id, title=doc.title) for doc, text in texts if text]
+        empty = [doc.id for doc, text in texts if not text]
+        notes = [
+            f"{len(empty)} rows with no text, so no passage: "
+            + ", ".join(empty[:5])
+            + (" ..." if len(empty) > 5 else "")
+        ]
+        return Converted("", units, notes if empty else [])
 
 
 def paragraphs(text: str) -> str:
