@@ -172,3 +172,52 @@ def test_table_questions_are_also_read_over_the_printed_copy(tmp_path):
     assert any("before it\nis closed" in t for t in gold)
     without = list(document_groups(folder, 20, 0, random.Random(3)))
     assert not any(g.source == "doc-table-pdf" for g in without)
+
+
+def test_varied_wordings_ask_the_same_cells_in_other_words():
+    import lxml.html
+
+    root = lxml.html.fromstring(PAGE.format(filler=""))
+    header, _ = list(root.iter("table"))
+    plain = table_questions(header, random.Random(0))
+    asked = [table_questions(header, random.Random(seed), varied=True) for seed in range(12)]
+    pairs = {(a.answer, a.key) for a in plain}
+    for one in asked:  # the same cells asked, whatever the words
+        assert {(a.answer, a.key) for a in one} == pairs
+    questions = {a.question for one in asked for a in one}
+    assert questions - {a.question for a in plain}  # other wordings occur
+    for a in (a for one in asked for a in one):
+        # each names what it asks by, and what it asks for: a column, or the rows' kind
+        assert a.key in a.question
+        assert any(w in a.question for w in ("default", "setting"))
+    # without `varied`, the rng is not drawn from: earlier runs' groups are made again
+    rng = random.Random(5)
+    table_questions(header, rng)
+    assert rng.random() == _after_one_shuffle(5, len(plain))
+
+
+def _after_one_shuffle(seed, n):
+    rng = random.Random(seed)
+    rng.shuffle(list(range(n)))
+    return rng.random()
+
+
+def test_a_folders_own_pdf_is_its_book_and_table_questions_are_read_over_it(tmp_path):
+    folder = _folder(tmp_path, ["manual.html", "other.html"])
+    _printed_copy(folder / "frobnicator-manual.pdf")  # a typeset book of the same manual
+    groups = list(document_groups(folder, 40, 0, random.Random(3), pdfs=True))
+    book = [g for g in groups if g.source == "doc-table-book" and g.label == "span"]
+    assert book and all(g.qid.endswith("b") for g in book)
+    for g in book:
+        marked = [(t, s) for t, s in zip(g.texts, g.spans, strict=True) if s]
+        assert len(marked) == 1
+        text, where = marked[0]
+        assert all(text[a:b].lower() == g.answers[0].lower() for a, b in where)
+    # a book's questions are held out with the HTML file they were made from
+    tags = {g.qid.split("/")[0] for g in book}
+    html_tags = {g.qid.split("/")[0] for g in groups if g.source == "doc-table"}
+    assert tags <= html_tags
+    # two PDFs of their own: no telling which is the book, so neither is
+    _printed_copy(folder / "second.pdf")
+    again = list(document_groups(folder, 40, 0, random.Random(3), pdfs=True))
+    assert not any(g.source == "doc-table-book" for g in again)

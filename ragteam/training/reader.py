@@ -175,6 +175,8 @@ def reader_groups(
         "held_share": settings.held_share,
         "seed": settings.seed,
     }
+    if settings.wordings:  # named only when on, so that earlier runs' files still load
+        made_with["wordings"] = True
     if groups is not None and groups.is_file():
         report(f"reading the groups from {groups}")
         return load_groups(groups, made_with)
@@ -185,7 +187,12 @@ def reader_groups(
     if documents is not None and not documents.is_dir():
         raise InputError(f"{documents} is not a folder: pass a folder of documents")
     wanted = Wanted(
-        settings.clozes, documents, settings.doc_tables, settings.doc_clozes, settings.doc_pdfs
+        settings.clozes,
+        documents,
+        settings.doc_tables,
+        settings.doc_clozes,
+        settings.doc_pdfs,
+        settings.wordings,
     )
     built = build(data, wanted, settings.held_share, settings.seed)
     if groups is not None:

@@ -26,7 +26,8 @@ class Wanted:
     documents: Path | None = None
     doc_tables: int = 0
     doc_clozes: int = 0
-    doc_pdfs: bool = False  # table questions also over a file's printed copy (NAME.html.pdf)
+    doc_pdfs: bool = False  # table questions also over a file's printed copy and its book
+    wordings: bool = False  # table questions in varied wordings
 
 
 def build(train_dir: Path, wanted: Wanted, held: float = 0.1, seed: int = 13) -> Built:
@@ -41,7 +42,12 @@ def build(train_dir: Path, wanted: Wanted, held: float = 0.1, seed: int = 13) ->
         groups += clozes(train_dir / "train_corpus.jsonl", wanted.clozes, rng)
     if wanted.documents is not None:
         groups += document_groups(
-            wanted.documents, wanted.doc_tables, wanted.doc_clozes, rng, wanted.doc_pdfs
+            wanted.documents,
+            wanted.doc_tables,
+            wanted.doc_clozes,
+            rng,
+            wanted.doc_pdfs,
+            wanted.wordings,
         )
     built = Built()
     for g in groups:

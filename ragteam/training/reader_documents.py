@@ -9,7 +9,11 @@ as ragteam reads them: each file converted by its converter and cut into passage
   holds both its key and its answer; that passage is the gold one.
 - The same table questions over the file printed to PDF (a sibling NAME.html.pdf, made by
   `bench/print_pdfs.py`), when asked: the rows as a PDF's lines give them, a long cell wrapped
-  over several lines.
+  over several lines; and over the folder's book, when the folder holds one PDF of its own
+  (a manual shipped both as HTML pages and as one typeset PDF, as Debian's docbook manuals
+  are): a typeset table's rows, found among the whole book's passages.
+- With `varied`, a table question is asked in one of several wordings (`CELL_WORDINGS`,
+  `KEY_WORDINGS`; the first of each half the time), since people do not all ask alike.
 - Cloze questions from the passages' sentences (training/reader_data.cloze).
 Distractors are other passages of the same file: the two that share most words with the
 question, and two at random (hard and easy negatives). Every question also yields a group over
@@ -32,6 +36,34 @@ MAX_PER_TABLE = 6  # questions from one table, so that no table dominates
 HTML = (".html", ".htm", ".xhtml")
 WRAPPED = 3  # lines a table row's key may be wrapped over (a printed PDF's long cell)
 _WORD = re.compile(r"\w+")
+
+
+# the wordings of a table question: a cell asked by its row's key (an attribute by the
+# heading above it), and a row's key asked by one of its cells; the first is the only one
+# used without `varied`
+CELL_WORDINGS = (
+    "What is the {column} of {key}?",
+    "What {column} does {key} have?",
+    "{key}: what is its {column}?",
+    "Give the {column} of {key}.",
+    "What is {key}'s {column}?",
+)
+KEY_WORDINGS = (
+    "Which {name} has the {column} {cell}?",
+    "Which {name} has {cell} as its {column}?",
+    "Name the {name} whose {column} is {cell}.",
+    "{cell}: which {name} is that?",
+    "What is the {name} for {cell}?",
+    "Which {name} goes with the {column} {cell}?",
+)
+
+
+def worded(wordings: tuple[str, ...], rng: random.Random, varied: bool, **parts: str) -> str:
+    """One wording filled in: the first, or with `varied` the first half the time and
+    another at random otherwise (the rng is not drawn from without `varied`)."""
+    if varied and rng.random() >= 0.5:
+        return rng.choice(wordings[1:]).format(**parts)
+    return wordings[0].format(**parts)
 
 
 @dataclass(frozen=True)
@@ -74,8 +106,14 @@ def _heading_before(table) -> str:  # noqa: ANN001
     return _heading_before(parent) if parent is not None and parent.tag != "body" else ""
 
 
-def table_questions(table, rng: random.Random, most: int = MAX_PER_TABLE) -> list[Asked]:  # noqa: ANN001
-    """The questions one HTML table gives, at most `most`, chosen at random."""
+def table_questions(
+    table,  # noqa: ANN001
+    rng: random.Random,
+    most: int = MAX_PER_TABLE,
+    varied: bool = False,
+) -> list[Asked]:
+    """The questions one HTML table gives, at most `most`, chosen at random; with `varied`,
+    each in one of several wordings."""
     rows = [_cells(tr) for tr in table.iter("tr")]
     rows = [r for r in rows if r]
     asked: list[Asked] = []
@@ -86,7 +124,8 @@ def table_questions(table, rng: random.Random, most: int = MAX_PER_TABLE) -> lis
         for (name, is_th), (value, _) in rows:
             attribute = name.rstrip(":").strip().lower()
             if len(key) >= 4 and (is_th or name.endswith(":")) and _short(value, 8) and attribute:
-                asked.append(Asked(f"What is the {attribute} of {subject}?", value, key, True))
+                question = worded(CELL_WORDINGS, rng, varied, column=attribute, key=subject)
+                asked.append(Asked(question, value, key, True))
     elif len(rows) >= 3 and header_row and len(rows[0]) >= 2:
         header = [h.lower() for h, _ in rows[0]]
         body = [[c for c, _ in r] for r in rows[1:] if len(r) == len(header)]
@@ -98,9 +137,13 @@ def table_questions(table, rng: random.Random, most: int = MAX_PER_TABLE) -> lis
                 if not (_key(key) and keys.count(key) == 1 and _name(header[j]) and cell != key):
                     continue
                 if _short(cell, 6):
-                    asked.append(Asked(f"What is the {header[j]} of {key}?", cell, key))
+                    question = worded(CELL_WORDINGS, rng, varied, column=header[j], key=key)
+                    asked.append(Asked(question, cell, key))
                 elif 4 <= len(cell.split()) <= 25 and column.count(cell) == 1 and _name(header[0]):
-                    asked.append(Asked(f"Which {header[0]} has the {header[j]} {cell}?", key, cell))
+                    question = worded(
+                        KEY_WORDINGS, rng, varied, name=header[0], column=header[j], cell=cell
+                    )
+                    asked.append(Asked(question, key, cell))
     rng.shuffle(asked)
     return asked[:most]
 
@@ -196,50 +239,88 @@ def file_passages(path: Path, budget: int = 128, overlap: int = 24) -> list[str]
 
 
 def document_groups(
-    folder: Path, tables: int, clozes: int, rng: random.Random, pdfs: bool = False
+    folder: Path,
+    tables: int,
+    clozes: int,
+    rng: random.Random,
+    pdfs: bool = False,
+    varied: bool = False,
 ) -> Iterator[Group]:
     """At most `tables` table questions and `clozes` cloze questions (each with its no-answer
     group) from the files under `folder`, in a seeded order of the files; with `pdfs`, at most
-    `tables` more over the files' printed copies."""
-    import lxml.html
-
+    `tables` more over the files' printed copies and as many over their folders' books; with
+    `varied`, the table questions in varied wordings."""
     files = sorted(p for p in folder.rglob("*") if p.is_file() and not _is_printed(p))
     rng.shuffle(files)
-    made = {"doc-table": 0, "doc-cloze": 0, "doc-table-pdf": 0}
-    wanted = {"doc-table": tables, "doc-cloze": clozes, "doc-table-pdf": tables if pdfs else 0}
+    made = dict.fromkeys(("doc-table", "doc-cloze", "doc-table-pdf", "doc-table-book"), 0)
+    wanted = {"doc-table": tables, "doc-cloze": clozes}
+    wanted |= {"doc-table-pdf": tables if pdfs else 0, "doc-table-book": tables if pdfs else 0}
+    books: dict[Path, list[str]] = {}  # a book's passages, converted once
     for path in files:
         if all(made[k] >= wanted[k] for k in made):
             return
         try:
-            passages = file_passages(path)
+            passages = books[path] if path in books else file_passages(path)
         except Exception:  # noqa: BLE001 - a file the converters refuse gives no questions
             continue
         if len(passages) < 3:
             continue
         tag = hashlib.sha256(str(path.relative_to(folder)).encode()).hexdigest()[:12]
-        asked: list[tuple[str, Asked]] = []
-        if path.suffix.lower() in HTML and made["doc-table"] < tables:
-            root = lxml.html.parse(str(path)).getroot()
-            for table in root.iter("table") if root is not None else ():
-                asked += [("doc-table", a) for a in table_questions(table, rng)]
-        for text in rng.sample(passages, min(len(passages), 3)):
-            spans = sentences(text)
-            a, b = rng.choice(spans) if spans else (0, 0)
-            made_cloze = cloze(text[a:b], rng) if prose(text[a:b]) else None
-            if made_cloze:
-                asked.append(("doc-cloze", Asked(made_cloze[0], made_cloze[1], text[a:b])))
+        asked = _asked(path, passages, rng, varied, made["doc-table"] < tables)
         tabled = any(source == "doc-table" for source, _ in asked)
-        printed = _printed(path) if tabled and wanted["doc-table-pdf"] else []
+        copies = _copies(path, books) if tabled and pdfs else []
         for n, (source, one) in enumerate(asked):
-            if made[source] < wanted[source]:
-                groups = list(_grouped(f"{tag}/{n}", one, passages, rng, source))
-                made[source] += bool(groups)
-                yield from groups
-            if source == "doc-table" and printed and made["doc-table-pdf"] < tables:
-                # the same file's tag: validation holds out a file and its printed copy
-                groups = list(_grouped(f"{tag}/{n}p", one, printed, rng, "doc-table-pdf"))
-                made["doc-table-pdf"] += bool(groups)
-                yield from groups
+            readings = [(source, f"{tag}/{n}", passages)]
+            if source == "doc-table":
+                # the same file's tag: validation holds out a file with its printed copies
+                readings += [(kind, f"{tag}/{n}{mark}", texts) for kind, mark, texts in copies]
+            for kind, qid, texts in readings:
+                if made[kind] < wanted[kind]:
+                    groups = list(_grouped(qid, one, texts, rng, kind))
+                    made[kind] += bool(groups)
+                    yield from groups
+
+
+def _asked(
+    path: Path, passages: list[str], rng: random.Random, varied: bool, tables: bool
+) -> list[tuple[str, Asked]]:
+    """A file's questions, each with its source: its tables' (an HTML file, when `tables`),
+    then clozes from three of its passages."""
+    import lxml.html
+
+    asked: list[tuple[str, Asked]] = []
+    if path.suffix.lower() in HTML and tables:
+        root = lxml.html.parse(str(path)).getroot()
+        for table in root.iter("table") if root is not None else ():
+            asked += [("doc-table", a) for a in table_questions(table, rng, varied=varied)]
+    for text in rng.sample(passages, min(len(passages), 3)):
+        spans = sentences(text)
+        a, b = rng.choice(spans) if spans else (0, 0)
+        made_cloze = cloze(text[a:b], rng) if prose(text[a:b]) else None
+        if made_cloze:
+            asked.append(("doc-cloze", Asked(made_cloze[0], made_cloze[1], text[a:b])))
+    return asked
+
+
+def _copies(path: Path, books: dict[Path, list[str]]) -> list[tuple[str, str, list[str]]]:
+    """Where else a file's table questions are read, as (source, id mark, passages): its
+    printed copy, and its folder's book."""
+    copies = [("doc-table-pdf", "p", _printed(path))]
+    book = _book(path.parent)
+    if book is not None and book != path:
+        if book not in books:
+            try:
+                books[book] = file_passages(book)
+            except Exception:  # noqa: BLE001 - a book the converter refuses gives no questions
+                books[book] = []
+        copies.append(("doc-table-book", "b", books[book]))
+    return [c for c in copies if c[2]]
+
+
+def _book(folder: Path) -> Path | None:
+    """The folder's one PDF of its own (no printed copy of an HTML file), or None."""
+    own = [p for p in folder.glob("*.pdf") if p.is_file() and not _is_printed(p)]
+    return own[0] if len(own) == 1 else None
 
 
 def _is_printed(path: Path) -> bool:

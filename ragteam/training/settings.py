@@ -48,6 +48,8 @@ class ReaderSettings:
     # each table question also over the file printed to PDF (a sibling NAME.pdf, made by
     # `bench/print_pdfs.py`): the same question, the rows as a PDF's lines give them
     doc_pdfs: bool = flag(True, "also read the table questions over a file's printed PDF")
+    # each table question in one of several wordings (reader_documents.CELL_WORDINGS, ...)
+    wordings: bool = flag(False, "ask each table question in one of several wordings")
     line_marks: bool = flag(True, "read line breaks as a mark (model.LINE_MARK), not spaces")
     seed: int = flag(13)
     threads: int = flag(0, "torch threads (0: default)", min=0)
