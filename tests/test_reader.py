@@ -115,11 +115,12 @@ def test_read_strategy_answers_with_the_span_its_sentence_and_place(bm25_index_d
     best = result.evidence[0]
     assert best.text == result.text and best.text in best.sentence
     assert best.passage_id in [c.passage_id for c in result.read]  # it was read, and checked
-    # cited: passages whose own reading gives the answer (the span's passage, or another
-    # that says it too when the span's probability is spread over several). Whether the
-    # answer is right is the benchmarks' to say (docs/benchmarks.md §35), not this test's.
-    assert result.citations
-    assert {c.passage_id for c in result.citations} <= {c.passage_id for c in result.read}
+    # cited at the span's passage when the reader's confidence (over all the passages, the
+    # same words anywhere summed) passes its threshold, and nowhere otherwise (both cases:
+    # test_a_reader_span_is_checked_by_its_confidence...). Whether the answer is right is the
+    # benchmarks' to say (docs/benchmarks.md §35), not this test's.
+    confident = best.score >= load_reader().calibration.span
+    assert [c.passage_id for c in result.citations] == ([best.passage_id] if confident else [])
     kinds = [s.kind for s in result.trace.steps]
     assert kinds[:2] == ["retrieve", "read"] and "llm" not in kinds
     shown = result.to_dict()
@@ -150,6 +151,39 @@ def test_reader_layer_rejects_a_copied_wrong_answer_and_backs_the_right_one():
     assert wrong.layer == right.layer == "reader"
     assert not wrong.sentences[0].supported
     assert right.sentences[0].supported and right.cited == ["shadow"]
+
+
+def test_a_reader_span_is_checked_by_its_confidence_not_by_other_passages_words():
+    """`read`'s answer is its own span: an unsure span is not supported because another
+    passage shares one of its words ("Northern Sound" for "northern cape of Quillan")."""
+    from ragteam.support.stage import check_support, support_settings
+    from ragteam.types import Evidence
+
+    where = Passage(
+        "light",
+        "Wrenhold Lighthouse",
+        "The Wrenhold Lighthouse stands on the northern cape of "
+        "Quillan. It was built in 1786 by the engineer Emrik Tollan.",
+    )
+    ferry = Passage(
+        "ferry",
+        "MV Wrenhold",
+        "The MV Wrenhold is a ferry of the Northern Sound Shipping "
+        "Company, launched in 1997. It is named after the Wrenhold Lighthouse.",
+    )
+    question = "Who built the Wrenhold Lighthouse?"
+    span = "northern cape of Quillan"
+    start = where.text.index(span)
+    sentence = "The Wrenhold Lighthouse stands on the northern cape of Quillan."
+
+    def evidence(score):
+        return (Evidence("light", start, start + len(span), span, sentence, 0, "", score, True),)
+
+    settings = support_settings("reader")
+    unsure = check_support(question, span, [where, ferry], settings, evidence=evidence(0.001))
+    assert not unsure.sentences[0].supported and not unsure.cited
+    sure = check_support(question, span, [where, ferry], settings, evidence=evidence(0.99))
+    assert sure.sentences[0].supported and sure.cited == ["light"]
 
 
 def _training_folder(folder):

@@ -4,9 +4,12 @@ QAFactEval). A name, number or date the sentence gives that no reading of the pa
 finds no agreement, whatever the word overlap. The lexical share of the rest of the sentence's
 words scales the score.
 
-An answer that is itself the reader's span (`read`) is not read again from the same passage:
-its check is the reader's confidence over all the passages it read together (span and
-answerability), on the reader's calibrated scale.
+An answer that is itself the reader's span (`read`) is not read again, from its passage or
+another: its check is the reader's confidence over all the passages it read together (span and
+answerability, which already sums what every passage gives for those words), on the reader's
+calibrated scale. (Reading the other passages one by one let a passage that shares one word
+with the span, "Northern Sound" for "northern cape of Quillan", support an answer the
+reader itself was unsure of.)
 
 Scores are scaled so that each kind's threshold, fitted on held training questions
 (`ragteam train reader`, its `.calibration.json`), falls at `THRESHOLD`."""
@@ -39,8 +42,8 @@ def reader(pairs: Pairs) -> Scored:
     scores = [[0.0] * len(pairs.passages) for _ in pairs.sentences]
     own = _own_span(pairs)
     for i, j in closest(pairs.lexical):
-        if own is not None and own[0] == i and own[1] == j:
-            continue
+        if own is not None and own[0] == i:
+            continue  # the span's sentence: the reader's confidence over all passages decides
         found = pair_score(
             model, pairs.question, pairs.sentences[i], pairs.passages[j], pairs.lexical[i][j]
         )
