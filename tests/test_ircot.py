@@ -67,3 +67,31 @@ def test_prompts_fit_the_window(bm25_index_dir):
     for call in model.calls:
         used = sum(model.count_tokens(m["content"]) + 8 for m in call["messages"])
         assert used + call["max_tokens"] <= 2048
+
+
+def test_the_span_reader_answers_from_everything_retrieved(bm25_index_dir):
+    model = FakeModel(
+        [
+            "The Wrenhold Lighthouse was built by the engineer Emrik Tollan.",
+            "Emrik Tollan was born in Hevik. So the answer is: somewhere else.",
+        ]
+    )
+    result = answer(
+        "Who built the Wrenhold Lighthouse?",
+        index=bm25_index_dir,
+        strategy="ircot",
+        model=model,
+        options={"reader": True},
+    )
+    index = load_index(bm25_index_dir)
+    kinds = [s.kind for s in result.trace.steps]
+    assert kinds.count("llm") == 2 and kinds.count("read") == 1  # the reasoner only searched
+    (read,) = [s for s in result.trace.steps if s.kind == "read"]
+    seen = [h["id"] for s in result.trace.steps if s.kind == "retrieve" for h in s.output]
+    assert set(read.input["passages"]) == set(seen)  # every round's passages read at once
+    best = result.evidence[0]
+    assert result.text == best.text and result.text != "somewhere else"
+    passage = index.passage(best.passage_id)
+    assert passage.text[best.start : best.end] == result.text
+    # cited (when the check keeps a citation) where the answer's words stand
+    assert all(result.text in index.passage(c.passage_id).text for c in result.citations)

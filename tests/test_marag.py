@@ -165,3 +165,36 @@ def test_call_limit_bounds_the_run(bm25_index_dir):
     assert result.trace.totals()["llm_calls"] <= 10
     assert any("call limit" in str(s.output) for s in result.trace.steps if s.kind == "note")
     assert result.text == "Emrik Tollan"  # the last finished step's answer
+
+
+def test_the_span_reader_takes_the_notes_when_asked(bm25_index_dir):
+    from ragteam.retrieval import load_index
+
+    seen_notes = []
+
+    def qa(messages):
+        seen_notes.append(messages[-1]["content"])
+        return qa_answer(messages)
+
+    model = scripted(
+        planner={"analysis": "one hop", "steps": ["Who built the Wrenhold Lighthouse?"]},
+        qa=qa,
+        summary={"output": "It was Emrik Tollan.", "answer": "Emrik Tollan", "score": 9},
+    )  # no extractor in the script: a call to it would fail
+    result = answer(
+        QUESTION,
+        index=bm25_index_dir,
+        strategy="marag",
+        model=model,
+        options={"k": 4, "fact_reader": True},
+    )
+    assert result.text == "Emrik Tollan"
+    assert [s.role for s in result.trace.steps if s.kind == "llm"] == ["planner", "qa", "summary"]
+    (read,) = [s for s in result.trace.steps if s.kind == "read"]
+    assert len(read.input["passages"]) == 4  # one reading of every passage the step retrieved
+    index = load_index(bm25_index_dir)
+    # the notes the QA agent saw are sentences of the passages (at most the best two), cited
+    cited = [index.passage(c.passage_id).text for c in result.citations]
+    assert 1 <= len(cited) <= 2
+    notes_prompt = seen_notes[0]
+    assert any(sentence in notes_prompt for text in cited for sentence in text.split(". ")[:3])

@@ -5,12 +5,15 @@ the generator writes from facts found anywhere in the block, not from passage [1
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ragteam.agents.smart_format import Judgement
-from ragteam.reader import Reader, Reading, read_traced
+from ragteam.reader import Reader, Reading, Span, load_reader, read_traced
 from ragteam.trace import Trace
-from ragteam.types import Passage
+from ragteam.types import Answer, Citation, Evidence, Passage
 
 RELEVANT = 2  # passages judged relevant: the bridge and the answer of a two-hop question
+EVIDENCE_KEPT = 3  # readings kept as an answer's evidence (the best first)
 
 
 def best_by_passage(reading: Reading) -> dict[str, tuple[float, str]]:
@@ -39,3 +42,50 @@ def locate(
         for n, p in enumerate(ordered, start=1)
     ]
     return ordered, judgements, reading
+
+
+def answer_by_reading(
+    question: str, passages: list[Passage], trace: Trace, strategy: str, weights: Path | None
+) -> Answer | None:
+    """The reader's best span over `passages` as the answer, cited at its passage, with its
+    readings as evidence; None when the reader finds no span at all."""
+    reader = load_reader(weights)
+    reading = read_traced(reader, trace, question, passages, top=EVIDENCE_KEPT * 4)
+    evidence = evidence_of(reading, passages, reader.calibration.abstain)
+    if not evidence:
+        return None
+    best = {p.id: p for p in passages}[evidence[0].passage_id]
+    cited = [Citation.of(best)]
+    return Answer(question, evidence[0].text, strategy, cited, trace, evidence=evidence)
+
+
+def evidence_of(reading: Reading, passages: list[Passage], abstain: float) -> list[Evidence]:
+    """The reading's spans as evidence records (one per passage and place, best first), each
+    scored by the probability of what it says over all the passages (0 when the answerability
+    head puts "no answer" at or above `abstain`)."""
+    by_id = {p.id: p for p in passages}
+    answerable = reading.no_answer < abstain
+    kept: list[Evidence] = []
+    for span in reading.spans:
+        if len(kept) == EVIDENCE_KEPT:
+            break
+        if any(e.passage_id == span.passage_id and e.start == span.start for e in kept):
+            continue
+        score = reading.answer_score(span.text) if answerable else 0.0
+        kept.append(_evidence(span, by_id[span.passage_id], score, answerable))
+    return kept
+
+
+def _evidence(span: Span, passage: Passage, score: float, answerable: bool) -> Evidence:
+    where = passage.place() or passage.title
+    return Evidence(
+        span.passage_id,
+        span.start,
+        span.end,
+        span.text,
+        span.sentence,
+        span.sentence_start,
+        where,
+        score,
+        answerable,
+    )

@@ -3,6 +3,8 @@
 Retrieve for the question; write one reasoning sentence; retrieve with that sentence and add the
 new passages; repeat until a sentence says "So the answer is: ..." or `max_steps` is reached, then
 read the answer off the reasoning (or ask for it once, OneR-style, over everything retrieved).
+With `reader=true` the reasoning only searches: the span reader reads the question against
+everything retrieved and its best span is the answer, with its evidence (as `read` answers).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar
 
+from ragteam.agents.reader_role import answer_by_reading
 from ragteam.agents.readers import ANSWERER, REASONER
 from ragteam.agents.role import role_names
 from ragteam.agents.views import clean_answer
@@ -41,6 +44,7 @@ class IRCoT:
     max_steps: int = bounded(5, 1, 20)
     max_sentence_tokens: int = 48
     max_answer_tokens: int = bounded(48, 1, 2_048)
+    reader: bool = False  # the span reader answers from everything retrieved
 
     def run(self, question: str, ctx: Context) -> Answer:
         index = ctx.require_index(self.name)
@@ -73,6 +77,10 @@ class IRCoT:
             rounds.append([p for p in found if p.id not in seen])
             seen |= {p.id for p in found}
         everything = [p for group in rounds for p in group]
+        if self.reader and (
+            read := answer_by_reading(question, everything, ctx.trace, self.name, None)
+        ):
+            return read
         if not answer:
             answer = self._read_answer(ctx, asked, rounds, sentences)
         return Answer(question, answer, self.name, cite(everything, answer), ctx.trace)

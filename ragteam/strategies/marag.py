@@ -5,6 +5,10 @@ is done or a step reports no success; bounded by `max_steps` and `max_calls`.
 Failures degrade, never crash: no plan -> one step, the question itself; no step definition ->
 the plan's step text as a question; an unreadable note -> that document is skipped; a failed QA
 step -> stop with what is known; a failed summary -> the last step's answer.
+
+With `fact_reader=true` the span reader plays the extractor: it reads the step's question
+against the step's passages at once, and the sentence of each of the best two readings is that
+passage's note (the others have none): one reading instead of a model call per passage.
 """
 
 from __future__ import annotations
@@ -13,9 +17,11 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ragteam.agents import marag as roles
+from ragteam.agents.reader_role import locate
 from ragteam.agents.role import role_names
 from ragteam.errors import ParseError
 from ragteam.llm.fit import fit_text
+from ragteam.reader import load_reader
 from ragteam.retrieval import retrieve_traced
 from ragteam.strategies.base import Context, bounded, fit_question
 from ragteam.types import Answer, Citation, Passage
@@ -38,6 +44,7 @@ class MARAG:
     max_calls: int = bounded(40, 1, 500)
     document_tokens: int = 400
     define_first: bool = False  # the first step has no earlier answers to fold in: skip a call
+    fact_reader: bool = False  # the span reader takes the notes, not the extractor model
 
     def run(self, question: str, ctx: Context) -> Answer:
         asked = fit_question(ctx, question, roles=self.roles)
@@ -124,9 +131,8 @@ class MARAG:
                 task.task,
                 self.k,
             )
-            self._spend(ctx, len(docs) + 1)
-            for p in docs:
-                notes.append(self._note(ctx, task.task, p))
+            self._spend(ctx, 1 if self.fact_reader else len(docs) + 1)
+            notes = self._notes(ctx, task.task, docs)
             notes_for_qa = [n for n in notes if n]
         try:
             output = roles.answer_step(ctx, task.task, notes_for_qa)
@@ -134,6 +140,16 @@ class MARAG:
             ctx.trace.note("marag", f"QA agent failed ({exc.reason}); stopping")
             output = roles.QAAnswerState("", "", "no", 0)
         return output, docs, notes
+
+    def _notes(self, ctx: Context, task: str, docs: list[Passage]) -> list[str]:
+        """A note per passage (empty where it holds nothing for the step)."""
+        if not self.fact_reader:
+            return [self._note(ctx, task, p) for p in docs]
+        if not docs:
+            return []
+        ordered, judgements, _ = locate(load_reader(), ctx.trace, task, docs)
+        found = {p.id: j.fact for p, j in zip(ordered, judgements, strict=True) if j.relevant}
+        return [found.get(p.id, "") for p in docs]
 
     def _note(self, ctx: Context, task: str, passage: Passage) -> str:
         cut = fit_text(roles.EXTRACTOR.model(ctx), passage.text, self.document_tokens)[0]

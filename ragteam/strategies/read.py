@@ -12,13 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from ragteam.agents.reader_role import answer_by_reading
 from ragteam.formats import posed_parts, search_text
-from ragteam.reader import Reading, Span, load_reader, read_traced
 from ragteam.retrieval import retrieve_traced
 from ragteam.strategies.base import Context, bounded
-from ragteam.types import Answer, Citation, Evidence, Passage
-
-EVIDENCE_KEPT = 3  # readings kept as the answer's evidence (the best first)
+from ragteam.types import Answer, Passage
 
 
 @dataclass
@@ -43,14 +41,9 @@ class Read:
             )
             return self._verdict(question, stem, choices, found, ctx)
         found = retrieve_traced(index, ctx.trace, ctx.retrieved, "retriever", question, self.k)
-        reader = load_reader(Path(self.weights) if self.weights else None)
-        reading = read_traced(reader, ctx.trace, question, found, top=EVIDENCE_KEPT * 4)
-        evidence = evidence_of(reading, found, reader.calibration.abstain)
-        if not evidence:
-            return Answer(question, "", self.name, [], ctx.trace)
-        best = {p.id: p for p in found}[evidence[0].passage_id]
-        text = evidence[0].text
-        return Answer(question, text, self.name, [Citation.of(best)], ctx.trace, evidence=evidence)
+        weights = Path(self.weights) if self.weights else None
+        read = answer_by_reading(question, found, ctx.trace, self.name, weights)
+        return read or Answer(question, "", self.name, [], ctx.trace)
 
     def _verdict(
         self, posed: str, stem: str, choices: dict[str, str], found: list[Passage], ctx: Context
@@ -66,35 +59,3 @@ class Read:
             Path(self.verdicts) if self.verdicts else None,
         )
         return verdict_answer(posed, self.name, verdict, found, ctx.trace, choices)
-
-
-def evidence_of(reading: Reading, passages: list[Passage], abstain: float) -> list[Evidence]:
-    """The reading's spans as evidence records (one per passage and place, best first), each
-    scored by the probability of what it says over all the passages (0 when the answerability
-    head puts "no answer" at or above `abstain`)."""
-    by_id = {p.id: p for p in passages}
-    answerable = reading.no_answer < abstain
-    kept: list[Evidence] = []
-    for span in reading.spans:
-        if len(kept) == EVIDENCE_KEPT:
-            break
-        if any(e.passage_id == span.passage_id and e.start == span.start for e in kept):
-            continue
-        score = reading.answer_score(span.text) if answerable else 0.0
-        kept.append(_evidence(span, by_id[span.passage_id], score, answerable))
-    return kept
-
-
-def _evidence(span: Span, passage: Passage, score: float, answerable: bool) -> Evidence:
-    where = passage.place() or passage.title
-    return Evidence(
-        span.passage_id,
-        span.start,
-        span.end,
-        span.text,
-        span.sentence,
-        span.sentence_start,
-        where,
-        score,
-        answerable,
-    )

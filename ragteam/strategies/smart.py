@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from ragteam.agents import smart as roles
+from ragteam.agents.reader_role import evidence_of
 from ragteam.agents.reader_role import locate as reader_locate
 from ragteam.agents.role import role_names
 from ragteam.agents.smart_format import Judgement, Trajectory, render_trajectory
@@ -25,7 +26,6 @@ from ragteam.llm.fit import fit_text
 from ragteam.reader import Reader, Reading, load_reader
 from ragteam.retrieval.rerank import Reranker, load_reranker
 from ragteam.strategies.base import Context, bounded, fit_passages, fit_question
-from ragteam.strategies.read import evidence_of
 from ragteam.strategies.smart_agent import ADAPTER_NAME, adapter_of, choose, shipped_adapter
 from ragteam.strategies.smart_trajectory import (
     ROLE_MODEL,
