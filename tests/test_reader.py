@@ -373,3 +373,29 @@ def test_thresholds_are_fitted_on_questions_not_clozes():
         for n, source in enumerate(["cloze", "doc-cloze", "doc-table", "hotpotqa-train"])
     ]
     assert [g.source for g in questions(held)] == ["doc-table", "hotpotqa-train"]
+
+
+def test_support_is_fitted_against_a_passage_that_does_not_hold_the_answer(reader):
+    """The support threshold's negatives include the gold answer over a distractor: a passage
+    sharing a word with the answer must not count as backing it."""
+    import random
+
+    from ragteam.training.reader_calibration import support_pairs
+    from ragteam.training.reader_data import Group
+
+    gold = "The Wrenhold Lighthouse was built in 1786 by the engineer Emrik Tollan of Hevik."
+    other = "The Tollan Street market opens on Sundays; its oldest stall sells smoked fish."
+    group = Group(
+        "Who built the Wrenhold Lighthouse?",
+        (other, gold),
+        "span",
+        ((), ((gold.index("Emrik"), gold.index("Emrik") + len("Emrik Tollan")),)),
+        answers=("Emrik Tollan",),
+        source="hotpotqa-train",
+        qid="f1/0",
+    )
+    pairs = support_pairs(reader, [group], random.Random(0))
+    labels = [y for _, y in pairs]
+    assert labels.count(True) == 1 and labels.count(False) == 2  # a copied name, a distractor
+    right, *wrong = [s for s, y in sorted(pairs, key=lambda p: not p[1])]
+    assert all(right > w for w in wrong)

@@ -3,7 +3,9 @@ written beside the weights as `NAME.calibration.json`:
 
 - `support`: a single-passage reading agrees with a sentence. Positives: the gold answer
   against its gold passage; negatives: another name or number copied from the same passage
-  (the wrong answer that copies a passage's words, which word overlap accepts).
+  (the wrong answer that copies a passage's words, which word overlap accepts), and the gold
+  answer against a distractor that does not hold it (a passage sharing a word or two with
+  the answer, which an unsure reading can echo).
 - `span`: the reader's own answer over all a question's passages is right (F1 >= 0.5), its
   confidence being the probability of what it says; groups with no answer count as wrong.
 - `abstain`: the no-answer probability at or above which nothing is taken as found, set so
@@ -73,8 +75,18 @@ def support_pairs(
             out.append((_score(reader, g.question, answer, passage), True))
             if wrong:
                 out.append((_score(reader, g.question, rng.choice(wrong), passage), False))
+            elsewhere = [
+                t for t, s in zip(g.texts, g.spans, strict=True) if not s and not _holds(t, answer)
+            ]
+            if elsewhere:
+                other = Passage("d", "", rng.choice(elsewhere))
+                out.append((_score(reader, g.question, answer, other), False))
             break
     return out
+
+
+def _holds(text: str, answer: str) -> bool:
+    return " ".join(answer.lower().split()) in " ".join(text.lower().split())
 
 
 def _score(reader: Reader, question: str, sentence: str, passage: Passage) -> float:
