@@ -103,8 +103,10 @@ def test_bad_weights_are_clear_errors_naming_the_file(tmp_path):
         load_reader(foreign)
     lost = _copy(tmp_path, "lost.safetensors")
     calibration_path(lost).unlink()
-    with pytest.raises(InputError, match="calibration"):
+    with pytest.raises(InputError, match="calibration") as lost_error:
         load_reader(lost)
+    # the fix names the weights to train again, not the calibration file as --out
+    assert f"--out {lost}`" in str(lost_error.value)
 
 
 def test_read_strategy_answers_with_the_span_its_sentence_and_place(bm25_index_dir):
@@ -399,3 +401,17 @@ def test_support_is_fitted_against_a_passage_that_does_not_hold_the_answer(reade
     assert labels.count(True) == 1 and labels.count(False) == 2  # a copied name, a distractor
     right, *wrong = [s for s, y in sorted(pairs, key=lambda p: not p[1])]
     assert all(right > w for w in wrong)
+
+
+def test_the_span_threshold_is_the_lowest_that_keeps_labelled_answers_right():
+    from ragteam.training.reader_calibration import precise_threshold
+
+    scored = [(0.9, True), (0.8, True), (0.7, False), (0.6, True), (0.5, False), (0.4, False)]
+    assert precise_threshold(scored, target=0.75, least=2) == (0.6, 0.75, 4)
+    # out of reach with five or more labelled: nothing is (the best precision recorded)
+    assert precise_threshold(scored, target=0.75, least=5) == (1.0 + 1e-9, 0.6, 0)
+    # tied scores are one threshold: all of them are in or out together
+    tied = [(0.9, True), (0.5, True), (0.5, False), (0.5, False)]
+    assert precise_threshold(tied, target=0.6, least=1) == (0.9, 1.0, 1)
+    # never reached: nothing is labelled
+    assert precise_threshold([(0.9, False), (0.8, False)], 0.8, 1)[0] > 0.9

@@ -83,9 +83,10 @@ class Calibration:
             data = json.loads(path.read_text(encoding="utf-8"))
             return cls(float(data["support"]), float(data["span"]), float(data["abstain"]))
         except (OSError, ValueError, KeyError, TypeError) as exc:
+            weights = path.with_name(path.name.removesuffix(".calibration.json") + ".safetensors")
             raise InputError(
                 f"the span reader's calibration {path} is missing or unreadable ({exc}): "
-                f"{_fix(path)}"
+                f"{_fix(weights)}"
             ) from exc
 
 

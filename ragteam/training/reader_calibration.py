@@ -7,7 +7,13 @@ written beside the weights as `NAME.calibration.json`:
   answer against a distractor that does not hold it (a passage sharing a word or two with
   the answer, which an unsure reading can echo).
 - `span`: the reader's own answer over all a question's passages is right (F1 >= 0.5), its
-  confidence being the probability of what it says; groups with no answer count as wrong.
+  confidence being the probability of what it says. Fitted for what the label promises: the
+  lowest confidence at which the answers at or above it are right at least `PRECISION` of the
+  time, on the held questions asked of a folder (below; those whose answer the folder does
+  not hold count as wrong), so that "supported" means right four times in five where the
+  reader is used as `read` uses it. (Balanced accuracy over the gold-and-distractor groups,
+  the rule before, let a reader less sure of itself put the threshold near zero: most of its
+  separation came from the groups with no answer, which abstention already zeroes.)
 - `abstain`: the no-answer probability at or above which nothing is taken as found, set so
   that at most `MAX_REFUSED` of the answerable questions are refused, the held questions asked
   as a person asks a folder (`asked_of_a_folder`): the passages a search finds, not the gold
@@ -37,21 +43,52 @@ from ragteam.training.reader_data import Group
 from ragteam.types import Passage
 
 MAX_REFUSED = 0.10
+PRECISION = 0.80  # answers at or above the span threshold that are right, on held questions
+LEAST_LABELLED = 10  # answers the span threshold must leave labelled to count as reached
 SEARCHED = 5  # passages a question is read over in `asked_of_a_folder`, as `read` reads
 _COPYABLE = re.compile(r"\b(?:\d[\d,.]*|[A-Z][\w'\-]+(?:\s+[A-Z][\w'\-]+){0,3})\b")
 
 
-def best_threshold(scored: Sequence[tuple[float, bool]]) -> tuple[float, float]:
-    """The threshold (>= counts as positive) with the best balanced accuracy, and that."""
+def balanced_accuracy(scored: Sequence[tuple[float, bool]], t: float) -> float:
+    """(TPR + TNR) / 2 of the rule score >= t."""
     positives = sum(1 for _, y in scored if y) or 1
     negatives = sum(1 for _, y in scored if not y) or 1
+    tpr = sum(1 for s, y in scored if y and s >= t) / positives
+    tnr = sum(1 for s, y in scored if not y and s < t) / negatives
+    return (tpr + tnr) / 2
+
+
+def best_threshold(scored: Sequence[tuple[float, bool]]) -> tuple[float, float]:
+    """The threshold (>= counts as positive) with the best balanced accuracy, and that."""
     best = (0.5, 0.0)
     for t in sorted({s for s, _ in scored}):
-        tpr = sum(1 for s, y in scored if y and s >= t) / positives
-        tnr = sum(1 for s, y in scored if not y and s < t) / negatives
-        if (tpr + tnr) / 2 > best[1]:
-            best = (t, (tpr + tnr) / 2)
+        if (bacc := balanced_accuracy(scored, t)) > best[1]:
+            best = (t, bacc)
     return best
+
+
+def precise_threshold(
+    scored: Sequence[tuple[float, bool]], target: float = PRECISION, least: int = LEAST_LABELLED
+) -> tuple[float, float, int]:
+    """The lowest score t (>= counts as positive) at which at least `least` scored items are
+    at or above t and at least `target` of them are positives: (t, their precision, how
+    many). Where no t reaches `target`, a t above every score (nothing labelled: a label
+    right less often than promised is not shown), with the best precision there was."""
+    ranked = sorted(scored, key=lambda x: -x[0])
+    reached: tuple[float, float, int] | None = None
+    best = (1.0 + 1e-9, 0.0, 0)
+    right = 0
+    for n, (score, y) in enumerate(ranked, 1):
+        right += y
+        if n < len(ranked) and ranked[n][0] == score:
+            continue  # a threshold sits below all items of one score
+        if n < least:
+            continue
+        precision = right / n
+        if precision >= target:
+            reached = (score, precision, n)
+        best = max(best, (1.0 + 1e-9, precision, 0), key=lambda b: b[1])
+    return reached or best
 
 
 def support_pairs(
@@ -150,9 +187,11 @@ def calibrate(weights: Path, held: Sequence[Group], seed: int = 13) -> dict[str,
     answerable = sorted(n for _, n, _, has in asked if has)
     cut = int(len(answerable) * (1 - MAX_REFUSED))
     abstain = answerable[min(cut, len(answerable) - 1)] + 1e-6 if answerable else 1.0
+    given = [(c, right) for c, n, right, _ in asked if n < abstain]  # answers not withheld
+    span, span_precision, labelled = precise_threshold(given)
     readings = group_readings(reader, held)
     gated = [(c if n < abstain else 0.0, right) for c, n, right, _ in readings]
-    span, span_bacc = best_threshold(gated)
+    span_bacc = balanced_accuracy(gated, span)
     record = {
         "support": support,
         "span": span,
@@ -170,6 +209,10 @@ def calibrate(weights: Path, held: Sequence[Group], seed: int = 13) -> dict[str,
                 4,
             ),
             "span_balanced_accuracy": round(span_bacc, 4),
+            "span_precision_asked_of_a_folder": round(span_precision, 4),
+            "span_labelled_asked_of_a_folder": labelled,
+            "span_answers_given_asked_of_a_folder": len(given),
+            "span_precision_wanted": PRECISION,
             "answerable_refused_at_most": MAX_REFUSED,
         },
     }
