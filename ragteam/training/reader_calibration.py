@@ -39,7 +39,7 @@ from ragteam.metrics import f1_score
 from ragteam.reader.read import Calibration, Reader, calibration_path, load_net
 from ragteam.support.lexical import lexical_score
 from ragteam.support.reading import pair_score
-from ragteam.training.reader_data import Group
+from ragteam.training.reader_data import Group, occurrences
 from ragteam.types import Passage
 
 MAX_REFUSED = 0.10
@@ -113,17 +113,15 @@ def support_pairs(
             if wrong:
                 out.append((_score(reader, g.question, rng.choice(wrong), passage), False))
             elsewhere = [
-                t for t, s in zip(g.texts, g.spans, strict=True) if not s and not _holds(t, answer)
+                t
+                for t, s in zip(g.texts, g.spans, strict=True)
+                if not s and not occurrences(t, answer)
             ]
             if elsewhere:
                 other = Passage("d", "", rng.choice(elsewhere))
                 out.append((_score(reader, g.question, answer, other), False))
             break
     return out
-
-
-def _holds(text: str, answer: str) -> bool:
-    return " ".join(answer.lower().split()) in " ".join(text.lower().split())
 
 
 def _score(reader: Reader, question: str, sentence: str, passage: Passage) -> float:
