@@ -123,9 +123,11 @@ def train(  # noqa: PLR0913
     lr: float = 4e-5,
     checks: int = 8,
     keep: str = "loss",
+    without: tuple[str, ...] = (),
 ) -> None:
     """Train for about `minutes`: a short probe times a step on this machine, and the epochs
-    (at most `most`) are set so that the whole schedule (warm-up, decay) fits the time."""
+    (at most `most`) are set so that the whole schedule (warm-up, decay) fits the time. The
+    groups of the sources in `without` are left out (to measure what a source brings)."""
     import math
 
     import torch
@@ -134,6 +136,8 @@ def train(  # noqa: PLR0913
 
     torch.backends.cuda.matmul.allow_tf32 = True
     built_with, _, built = groups_of(groups)
+    built.train = [g for g in built.train if g.source not in without]
+    built.held = [g for g in built.held if g.source not in without]
     print(f"{len(built.train)} training groups, {len(built.held)} held", flush=True)
     per_step = _probe(built.train, built_with, device)
     fits = minutes * 60 * 0.85 / per_step  # steps; the rest of the time goes to validation
@@ -156,6 +160,7 @@ def train(  # noqa: PLR0913
     )
     run = ("device", "minutes", "epochs", "lr", "check_every", "keep")
     state["settings"] = {k: getattr(settings, k) for k in run}
+    state["without"] = list(without)
     state["ms_a_step"] = round(per_step * 1000, 1)
     (out / "state.json").write_text(json.dumps(state, indent=1) + "\n", encoding="utf-8")
 
@@ -186,6 +191,7 @@ def finish(groups: Path, weights: Path, start: Path, state: Path) -> None:
     built_with, documents, built = groups_of(groups)
     saved = json.loads(state.read_text(encoding="utf-8"))
     settings = replace(built_with, **saved.pop("settings"))
+    built.train = [g for g in built.train if g.source not in saved.get("without", ())]
     saved["calibration"] = calibrate(weights, built.held, settings.seed)
     record = write_record(weights, settings, built, saved, documents, start)
     print(json.dumps(record["calibration"], indent=1))
@@ -211,6 +217,7 @@ def main(argv: list[str]) -> None:
     t.add_argument("--lr", type=float, default=4e-5)
     t.add_argument("--checks", type=int, default=8, help="validations in the run")
     t.add_argument("--keep", default="loss", choices=("loss", "em"))
+    t.add_argument("--without", action="append", default=[], help="a source to leave out")
     f = sub.add_parser("finish")
     f.add_argument("--groups", type=Path, required=True)
     f.add_argument("--weights", type=Path, required=True)
@@ -232,6 +239,7 @@ def main(argv: list[str]) -> None:
             args.lr,
             args.checks,
             args.keep,
+            tuple(args.without),
         )
     else:
         finish(args.groups, args.weights, args.start, args.state)

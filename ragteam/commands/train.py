@@ -260,6 +260,14 @@ def reader_command(
             "(.jsonl.gz; to train elsewhere, e.g. on a GPU machine)",
         ),
     ] = None,
+    squad: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--squad",
+            help="a SQuAD-format reading comprehension file (v1.1 or 2.0) to train on too; "
+            "repeat for more",
+        ),
+    ] = None,
 ) -> None:
     """Train the span reader (MiniLM with start/end and no-answer/yes/no heads, shared
     normalisation over a question's passages) on HotpotQA and MuSiQue train and cloze questions
@@ -270,7 +278,14 @@ def reader_command(
 
     with friendly_errors():
         record = train_reader(
-            data, out_file, settings, lambda line: out.print(line), documents, start, groups
+            data,
+            out_file,
+            settings,
+            lambda line: out.print(line),
+            documents,
+            start,
+            groups,
+            tuple(squad or ()),
         )
     last = record["history"][-1] if record["history"] else {}
     out.print(

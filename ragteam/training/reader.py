@@ -118,13 +118,15 @@ def train_reader(
     documents: Path | None = None,
     start: Path | None = None,
     groups: Path | None = None,
+    squad: tuple[Path, ...] = (),
 ) -> dict[str, Any]:
     """Build the groups from the training folder `data` (and questions made from the real
     documents under `documents`), or read them from `groups` when an earlier run wrote them
     there, then train as the module says, from the weights `start` (e.g. the shipped reader) or
-    from the bare encoder, resuming from `out`.ckpt. Returns the run's record (also written to
+    from the bare encoder, resuming from `out`.ckpt; `squad` names SQuAD-format files to read
+    too. Returns the run's record (also written to
     `out`.json)."""
-    built = reader_groups(data, settings, documents, groups, report)
+    built = reader_groups(data, settings, documents, groups, report, squad)
     report(f"{len(built.train)} training groups, {len(built.held)} held")
     state = train_groups(built.train, built.held, out, settings, report, start)
     from ragteam.training.reader_calibration import calibrate
@@ -161,6 +163,7 @@ def reader_groups(
     documents: Path | None,
     groups: Path | None,
     report: Callable[[str], None],
+    squad: tuple[Path, ...] = (),
 ) -> Built:
     """The groups: read from `groups` when it exists (made with these settings), else built
     (and written to `groups` when given)."""
@@ -177,6 +180,11 @@ def reader_groups(
     }
     if settings.wordings:  # named only when on, so that earlier runs' files still load
         made_with["wordings"] = True
+    if squad:  # likewise
+        missing = [str(p) for p in squad if not p.is_file()]
+        if missing:
+            raise InputError(f"no such SQuAD-format file: {', '.join(missing)}")
+        made_with["squad"] = [_digest(p) for p in squad]
     if groups is not None and groups.is_file():
         report(f"reading the groups from {groups}")
         return load_groups(groups, made_with)
@@ -193,6 +201,7 @@ def reader_groups(
         settings.doc_clozes,
         settings.doc_pdfs,
         settings.wordings,
+        tuple(squad),
     )
     built = build(data, wanted, settings.held_share, settings.seed)
     if groups is not None:

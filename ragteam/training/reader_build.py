@@ -13,7 +13,15 @@ from pathlib import Path
 from typing import Any
 
 from ragteam.errors import InputError
-from ragteam.training.reader_data import Built, Group, clozes, held_out, hotpotqa, musique
+from ragteam.training.reader_data import (
+    Built,
+    Group,
+    clozes,
+    held_out,
+    hotpotqa,
+    musique,
+    squad,
+)
 from ragteam.training.reader_documents import document_groups
 
 
@@ -28,6 +36,7 @@ class Wanted:
     doc_clozes: int = 0
     doc_pdfs: bool = False  # table questions also over a file's printed copy and its book
     wordings: bool = False  # table questions in varied wordings
+    squad: tuple[Path, ...] = ()  # SQuAD-format reading comprehension files
 
 
 def build(train_dir: Path, wanted: Wanted, held: float = 0.1, seed: int = 13) -> Built:
@@ -49,6 +58,8 @@ def build(train_dir: Path, wanted: Wanted, held: float = 0.1, seed: int = 13) ->
             wanted.doc_pdfs,
             wanted.wordings,
         )
+    for path in wanted.squad:  # last: the other sources' groups stay those made without it
+        groups += squad(path, rng)
     built = Built()
     for g in groups:
         root = g.qid.split("/")[0]

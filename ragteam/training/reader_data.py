@@ -8,7 +8,9 @@ A `Group` is one question read against several passages, with where its answer s
   sub-question (its "#n" filled with the earlier answers) over the paragraphs holding its answer;
 - the same questions over distractors alone: "no answer" (what abstention learns from);
 - cloze questions made by rule from the training corpus's sentences (a name, number or date
-  replaced by a question word, Lewis et al. 2019), read among other paragraphs of the corpus.
+  replaced by a question word, Lewis et al. 2019), read among other paragraphs of the corpus;
+- SQuAD-format reading comprehension files named by path (`squad`): the annotated spans, read
+  among other paragraphs of the same article.
 Validation takes the questions whose id hashes into `held` (never a benchmark question)."""
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from ragteam.errors import InputError
 
 DISTRACTORS = 4  # distractor paragraphs beside the gold ones in a positive group
 
@@ -133,6 +137,47 @@ def musique(path: Path, rng: random.Random) -> Iterator[Group]:
                     rng,
                     "musique-train-step",
                 )
+
+
+def squad(path: Path, rng: random.Random) -> Iterator[Group]:
+    """A SQuAD-format file (v1.1 or 2.0: {"data": [{"title", "paragraphs": [{"context",
+    "qas"}]}]}): each question over its paragraph and up to three other paragraphs of the same
+    article that none of its answers occurs in, labelled with the annotated spans; over (up to)
+    three such paragraphs alone as "no answer"; a 2.0 question marked impossible is "no answer"
+    over its own paragraph. The question id is prefixed by its article and paragraph, so that
+    validation holds out whole paragraphs with all their questions."""
+    try:
+        articles = json.loads(path.read_text(encoding="utf-8"))["data"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise InputError(f"{path} cannot be read as a SQuAD-format file ({exc})") from exc
+    for article in articles:
+        contexts = [p["context"] for p in article["paragraphs"]]
+        for i, paragraph in enumerate(article["paragraphs"]):
+            others = contexts[:i] + contexts[i + 1 :]
+            for qa in paragraph["qas"]:
+                qid = f"squad:{article['title']}#{i}/{qa['id']}"
+                yield from _squad_groups(paragraph["context"], others, qa, qid, rng)
+
+
+def _squad_groups(context: str, others: list[str], qa: dict, qid: str, rng: random.Random):  # noqa: ANN201
+    question = qa["question"].strip()
+    if qa.get("is_impossible"):
+        yield Group(question, (context,), "none", source="squad", qid=qid)
+        return
+    where = sorted({(a["answer_start"], a["answer_start"] + len(a["text"])) for a in qa["answers"]})
+    where = [(a, b) for a, b in where if context[a:b].strip()]
+    answers = tuple(dict.fromkeys(context[a:b] for a, b in where))
+    if not where:
+        return
+    empty = [t for t in others if not any(occurrences(t, a) for a in answers)]
+    rng.shuffle(empty)
+    shown = [context, *empty[:3]]
+    rng.shuffle(shown)
+    marks = tuple(tuple(where) if t is context else () for t in shown)
+    yield Group(question, tuple(shown), "span", marks, answers=answers, source="squad", qid=qid)
+    if len(empty) >= 2:
+        alone = tuple(rng.sample(empty, min(3, len(empty))))
+        yield Group(question, alone, "none", answers=answers, source="squad", qid=qid)
 
 
 def _nth(found: list[str], match: re.Match) -> str:
