@@ -2,7 +2,8 @@
 its speed on the 2 cores.
 
     python bench/reader.py held --data ../shared/data/train [--weights FILE] [--documents DIR]
-    python bench/reader.py unseen --groups G.jsonl.gz --weights NEW --baseline OLD
+    python bench/reader.py unseen --groups G.jsonl.gz --weights NEW [--weights NEW2] \\
+        --baseline OLD [--runs-without SOURCE]
     python bench/reader.py speed --index IDX --questions bench/data/hotpotqa/dev300.jsonl \\
         [--n 50] [--weights FILE]
 
@@ -63,37 +64,61 @@ def held(data: Path, weights: Path, documents: Path | None = None) -> None:
     )
 
 
-def unseen(groups: Path, weights: Path, baseline: Path) -> None:
+def unseen(
+    groups: Path, weights: list[Path], baseline: Path, runs_without: list[str] = ()
+) -> None:
+    """Each of `weights` against `baseline` on the held groups no validation looked at: those
+    after the first `held_checked` of the file and, for each source in `runs_without`, after
+    the first `held_checked` of the file less that source (what a run trained `--without` it
+    validated on). Paired by group, overall and per source."""
     import random
 
     from ragteam.training.reader_build import groups_made_with, load_groups
     from ragteam.training.settings import ReaderSettings
 
-    held = load_groups(groups, groups_made_with(groups)).held[ReaderSettings().held_checked :]
-    scores = {}
-    for name, path in (("new", weights), ("baseline", baseline)):
-        reader = load_reader(path)
-        rows = []
-        for g in held:
-            passages = [Passage(f"p{i}", "", t) for i, t in enumerate(g.texts)]
-            reading = reader.read(g.question, passages, top=8)
-            said = "" if reading.no_answer > 0.5 or reading.best is None else reading.best.text
-            if g.label == "none":
-                rows.append((float(not said), float(not said)))
-            else:
-                rows.append((exact_match(said, list(g.answers)), f1_score(said, list(g.answers))))
-        scores[name] = rows
-    print(f"{len(held)} held groups no validation looked at ({weights.name} vs {baseline.name})")
-    rng = random.Random(1)
+    every = load_groups(groups, groups_made_with(groups)).held
+    first = ReaderSettings().held_checked
+    looked = {id(g) for g in every[:first]}
+    for source in runs_without:
+        looked |= {id(g) for g in [g for g in every if g.source != source][:first]}
+    held = [g for g in every if id(g) not in looked]
+    base = _scored(baseline, held)
+    print(f"{len(held)} held groups no validation looked at; baseline {baseline.name}")
+    for path in weights:
+        rows = _scored(path, held)
+        print(f"{path}:")
+        _paired("all", rows, base, random.Random(1))
+        for source in sorted({g.source for g in held}):
+            at = [i for i, g in enumerate(held) if g.source == source]
+            _paired(source, [rows[i] for i in at], [base[i] for i in at], random.Random(1))
+
+
+def _scored(weights: Path, held: list) -> list[tuple[float, float]]:  # noqa: ANN001
+    """(EM, F1) of the best reading per group, as a validation scores it."""
+    reader = load_reader(weights)
+    rows = []
+    for g in held:
+        passages = [Passage(f"p{i}", "", t) for i, t in enumerate(g.texts)]
+        reading = reader.read(g.question, passages, top=8)
+        said = "" if reading.no_answer > 0.5 or reading.best is None else reading.best.text
+        if g.label == "none":
+            rows.append((float(not said), float(not said)))
+        else:
+            rows.append((exact_match(said, list(g.answers)), f1_score(said, list(g.answers))))
+    return rows
+
+
+def _paired(name: str, new: list, old: list, rng) -> None:  # noqa: ANN001
+    parts = []
     for i, measure in enumerate(("EM", "F1")):
-        diffs = [n[i] - b[i] for n, b in zip(scores["new"], scores["baseline"], strict=True)]
+        diffs = [n[i] - b[i] for n, b in zip(new, old, strict=True)]
         means = sorted(sum(rng.choice(diffs) for _ in diffs) / len(diffs) for _ in range(2000))
-        new = statistics.mean(r[i] for r in scores["new"])
-        old = statistics.mean(r[i] for r in scores["baseline"])
-        print(
-            f"  {measure}: {old:.3f} -> {new:.3f}, paired {statistics.mean(diffs):+.3f} "
-            f"({means[50]:+.3f} to {means[1949]:+.3f})"
+        parts.append(
+            f"{measure} {statistics.mean(b[i] for b in old):.3f} -> "
+            f"{statistics.mean(n[i] for n in new):.3f} ({statistics.mean(diffs):+.3f}, "
+            f"{means[50]:+.3f} to {means[1949]:+.3f})"
         )
+    print(f"  {name} ({len(new)}): " + "; ".join(parts))
 
 
 def speed(index_dir: Path, questions: Path, n: int, weights: Path) -> None:
@@ -126,8 +151,9 @@ def main() -> None:
     a.add_argument("--documents", type=Path, help="the documents `train reader` was given")
     u = sub.add_parser("unseen")
     u.add_argument("--groups", type=Path, required=True)
-    u.add_argument("--weights", type=Path, required=True)
+    u.add_argument("--weights", type=Path, action="append", required=True)
     u.add_argument("--baseline", type=Path, default=default_weights())
+    u.add_argument("--runs-without", action="append", default=[], help="see unseen()")
     b = sub.add_parser("speed")
     b.add_argument("--index", type=Path, required=True)
     b.add_argument("--questions", type=Path, required=True)
@@ -137,7 +163,7 @@ def main() -> None:
     if args.command == "held":
         held(args.data, args.weights, args.documents)
     elif args.command == "unseen":
-        unseen(args.groups, args.weights, args.baseline)
+        unseen(args.groups, args.weights, args.baseline, args.runs_without)
     else:
         speed(args.index, args.questions, args.n, args.weights)
 

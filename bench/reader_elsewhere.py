@@ -28,7 +28,7 @@ import argparse
 import json
 import shutil
 import sys
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 
 from ragteam.reader.model import LINE_MARK, QUESTION_TOKENS
@@ -52,7 +52,8 @@ def groups_of(groups: Path) -> tuple[ReaderSettings, Path | None, Built]:
     """The settings a groups file was built with (its header), its documents' folder name, and
     the groups."""
     made = groups_made_with(groups)
-    built_with = {k: v for k, v in made.items() if k != "documents"}
+    named = {f.name for f in fields(ReaderSettings)}  # not `documents`, nor `squad`'s files
+    built_with = {k: v for k, v in made.items() if k in named}
     documents = Path(made["documents"]) if made.get("documents") else None
     return replace(ReaderSettings(), **built_with), documents, load_groups(groups, made)
 
