@@ -40,5 +40,9 @@ def test_answers_with_a_well_formed_trace(strategy, hotpot_bm25_dir, dev3, embed
         assert [c.passage_id for c in result.citations] == result.support.cited
         supported = {p for s in result.support.sentences if s.supported for p in s.passages}
         assert set(result.support.cited) == supported
-        assert result.trace.totals()["llm_calls"] == len(llm) <= 6
+        # at most 6 asked, plus one retry for each reply the trace records as failed (a bad
+        # or example-copying reply is asked again once: calls.complete_json)
+        retried = sum(1 for s in llm if s.error)
+        assert result.trace.totals()["llm_calls"] == len(llm) <= 6 + retried
+        assert retried <= len(llm) // 2
     assert read >= 1
