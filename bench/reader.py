@@ -64,9 +64,7 @@ def held(data: Path, weights: Path, documents: Path | None = None) -> None:
     )
 
 
-def unseen(
-    groups: Path, weights: list[Path], baseline: Path, runs_without: list[str] = ()
-) -> None:
+def unseen(groups: Path, weights: list[Path], baseline: Path, runs_without: list[str] = ()) -> None:
     """Each of `weights` against `baseline` on the held groups no validation looked at: those
     after the first `held_checked` of the file and, for each source in `runs_without`, after
     the first `held_checked` of the file less that source (what a run trained `--without` it
