@@ -80,6 +80,7 @@ def test_squad_files_are_named_in_the_groups_settings_and_bad_ones_are_clear_err
     with pytest.raises(InputError, match="no such SQuAD-format file"):
         reader_groups(data, settings, None, None, lambda _: None, (tmp_path / "gone.json",))
     bad = tmp_path / "bad.json"
-    bad.write_text("{not json")
-    with pytest.raises(InputError, match="cannot be read as a SQuAD-format file"):
-        reader_groups(data, settings, None, None, lambda _: None, (bad,))
+    for text in ("{not json", '{"data": [{"title": "x", "paragraphs": [{"qas": []}]}]}'):
+        bad.write_text(text)  # not JSON; a paragraph without its context
+        with pytest.raises(InputError, match="cannot be read as a SQuAD-format file"):
+            reader_groups(data, settings, None, None, lambda _: None, (bad,))

@@ -23,6 +23,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ragteam.errors import InputError
 
@@ -148,18 +149,24 @@ def squad(path: Path, rng: random.Random) -> Iterator[Group]:
     validation holds out whole paragraphs with all their questions."""
     try:
         articles = json.loads(path.read_text(encoding="utf-8"))["data"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise InputError(f"{path} cannot be read as a SQuAD-format file ({exc})") from exc
-    for article in articles:
-        contexts = [p["context"] for p in article["paragraphs"]]
-        for i, paragraph in enumerate(article["paragraphs"]):
-            others = contexts[:i] + contexts[i + 1 :]
-            for qa in paragraph["qas"]:
-                qid = f"squad:{article['title']}#{i}/{qa['id']}"
-                yield from _squad_groups(paragraph["context"], others, qa, qid, rng)
+        made = [group for article in articles for group in _article_groups(article, rng)]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise InputError(f"{path} cannot be read as a SQuAD-format file ({exc!r})") from exc
+    yield from made
 
 
-def _squad_groups(context: str, others: list[str], qa: dict, qid: str, rng: random.Random):  # noqa: ANN201
+def _article_groups(article: dict[str, Any], rng: random.Random) -> Iterator[Group]:
+    contexts = [p["context"] for p in article["paragraphs"]]
+    for i, paragraph in enumerate(article["paragraphs"]):
+        others = contexts[:i] + contexts[i + 1 :]
+        for qa in paragraph["qas"]:
+            qid = f"squad:{article['title']}#{i}/{qa['id']}"
+            yield from _squad_groups(paragraph["context"], others, qa, qid, rng)
+
+
+def _squad_groups(
+    context: str, others: list[str], qa: dict[str, Any], qid: str, rng: random.Random
+) -> Iterator[Group]:
     question = qa["question"].strip()
     if qa.get("is_impossible"):
         yield Group(question, (context,), "none", source="squad", qid=qid)
