@@ -137,8 +137,7 @@ def train(  # noqa: PLR0913
 
     torch.backends.cuda.matmul.allow_tf32 = True
     built_with, _, built = groups_of(groups)
-    built.train = [g for g in built.train if g.source not in without]
-    built.held = [g for g in built.held if g.source not in without]
+    built.train, built.held = _leave_out(built.train, without), _leave_out(built.held, without)
     print(f"{len(built.train)} training groups, {len(built.held)} held", flush=True)
     per_step = _probe(built.train, built_with, device)
     fits = minutes * 60 * 0.85 / per_step  # steps; the rest of the time goes to validation
@@ -164,6 +163,10 @@ def train(  # noqa: PLR0913
     state["without"] = list(without)
     state["ms_a_step"] = round(per_step * 1000, 1)
     (out / "state.json").write_text(json.dumps(state, indent=1) + "\n", encoding="utf-8")
+
+
+def _leave_out(groups: list, sources) -> list:  # noqa: ANN001
+    return [g for g in groups if g.source not in sources]
 
 
 def _probe(train: list, settings: ReaderSettings, device: str) -> float:  # noqa: ANN001
@@ -192,7 +195,7 @@ def finish(groups: Path, weights: Path, start: Path, state: Path) -> None:
     built_with, documents, built = groups_of(groups)
     saved = json.loads(state.read_text(encoding="utf-8"))
     settings = replace(built_with, **saved.pop("settings"))
-    built.train = [g for g in built.train if g.source not in saved.get("without", ())]
+    built.train = _leave_out(built.train, saved.get("without", ()))  # held: all, as calibrated
     saved["calibration"] = calibrate(weights, built.held, settings.seed)
     record = write_record(weights, settings, built, saved, documents, start)
     print(json.dumps(record["calibration"], indent=1))
