@@ -13,7 +13,8 @@ import pytest
 
 from ragteam.errors import InputError
 from ragteam.formats import pose, posed_parts
-from ragteam.training.verdict import _conditional_logit, _fit_claims, _logistic
+from ragteam.linear import logistic
+from ragteam.training.verdict import _conditional_logit, _fit_claims
 from ragteam.verdict import default_verdicts, load_verdicts
 
 
@@ -32,7 +33,7 @@ def test_logistic_fit_recovers_a_planted_signal():
     rng = np.random.default_rng(0)
     x = rng.normal(size=(400, 3))
     y = (x[:, 1] > 0).astype(float)
-    w = _logistic(x, y, l2=1.0)
+    w = logistic(x, y, l2=1.0)
     assert abs(w[1]) > 3 * max(abs(w[0]), abs(w[2]))
     assert ((x @ w[:-1] + w[-1] > 0) == (y == 1)).mean() > 0.95
 

@@ -21,10 +21,11 @@ import numpy as np
 
 from ragteam.errors import InputError
 from ragteam.formats import pose, search_text
+from ragteam.linear import Linear, logistic, sigmoid, standardise
 from ragteam.training.reader_data import held_out
 from ragteam.training.settings import VerdictSettings
 from ragteam.verdict.features import claim_signals, option_signals
-from ragteam.verdict.fitted import ChoiceDecision, ClaimDecision, Linear, Verdicts
+from ragteam.verdict.fitted import ChoiceDecision, ClaimDecision, Verdicts
 
 CHUNK = 100
 L2 = (0.1, 1.0, 10.0, 100.0, 1000.0)
@@ -147,23 +148,17 @@ def _split(rows: list[dict], share: float) -> tuple[list[int], list[int]]:
     return train, held
 
 
-def _standardise(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    mean = x.mean(axis=0)
-    scale = x.std(axis=0)
-    return mean, np.where(scale > 1e-6, scale, 1.0)
-
-
 def _fit_claims(rows: list[dict], features: list[np.ndarray], share: float) -> ClaimDecision:
     x = np.stack(features).astype("float64")
     y = np.array([r["label"] == "true" for r in rows], dtype="float64")
     train, held = _split(rows, share)
-    mean, scale = _standardise(x[train])
+    mean, scale = standardise(x[train])
     z = (x - mean) / scale
     majority = "true" if y[train].mean() >= 0.5 else "false"
     best: tuple[float, float, float, np.ndarray] | None = None  # accuracy, l2, threshold, w
     for l2 in L2:
-        w = _logistic(z[train], y[train], l2)
-        p = _sigmoid(z[held] @ w[:-1] + w[-1])
+        w = logistic(z[train], y[train], l2)
+        p = sigmoid(z[held] @ w[:-1] + w[-1])
         for threshold in np.linspace(0.3, 0.7, 41):
             accuracy = float(((p >= threshold) == (y[held] == 1)).mean())
             if best is None or accuracy > best[0]:
@@ -179,7 +174,7 @@ def _fit_claims(rows: list[dict], features: list[np.ndarray], share: float) -> C
 def _fit_choices(rows: list[dict], features: list[np.ndarray], share: float) -> ChoiceDecision:
     train, held = _split(rows, share)
     gold = [list(r["choices"]).index(r["label"]) for r in rows]
-    mean, scale = _standardise(np.concatenate([features[i] for i in train]).astype("float64"))
+    mean, scale = standardise(np.concatenate([features[i] for i in train]).astype("float64"))
     z = [(f - mean) / scale for f in features]
     best: tuple[float, float, np.ndarray] | None = None
     for l2 in L2:
@@ -194,24 +189,6 @@ def _fit_choices(rows: list[dict], features: list[np.ndarray], share: float) -> 
     return ChoiceDecision(
         linear, {"accuracy": accuracy, "chance": chance, "rows": len(held), "l2": l2}
     )
-
-
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 1 / (1 + np.exp(-np.clip(x, -40, 40)))
-
-
-def _logistic(z: np.ndarray, y: np.ndarray, l2: float, steps: int = 25) -> np.ndarray:
-    """L2-penalised logistic regression by Newton's method; the intercept is last, unpenalised."""
-    x = np.hstack([z, np.ones((len(z), 1))])
-    w = np.zeros(x.shape[1])
-    penalty = np.full(x.shape[1], l2)
-    penalty[-1] = 0.0
-    for _ in range(steps):
-        p = _sigmoid(x @ w)
-        grad = x.T @ (p - y) + penalty * w
-        hess = (x * (p * (1 - p))[:, None]).T @ x + np.diag(penalty + 1e-9)
-        w -= np.linalg.solve(hess, grad)
-    return w
 
 
 def _conditional_logit(

@@ -18,24 +18,11 @@ from typing import Any
 import numpy as np
 
 from ragteam.errors import InputError
+from ragteam.linear import Linear
 
 FORMAT = "ragteam-verdict/1"
 FILE_NAME = "verdict-minilm.json"
 RETRAIN = "ragteam train verdict --data TRAIN_DIR/formats --index FORMATS_INDEX --out FILE"
-
-
-@dataclass(frozen=True)
-class Linear:
-    """Standardised features times `weights`, plus `bias`."""
-
-    weights: list[float]
-    bias: float
-    mean: list[float]
-    scale: list[float]
-
-    def __call__(self, x: np.ndarray) -> np.ndarray:
-        z = (x - np.asarray(self.mean, dtype="float32")) / np.asarray(self.scale, dtype="float32")
-        return z @ np.asarray(self.weights, dtype="float32") + self.bias
 
 
 @dataclass(frozen=True)
