@@ -51,7 +51,7 @@ def answer_by_reading(
     readings as evidence; None when the reader finds no span at all."""
     reader = load_reader(weights)
     reading = read_traced(reader, trace, question, passages, top=EVIDENCE_KEPT * 4)
-    evidence = evidence_of(reading, passages, reader.calibration.abstain)
+    evidence = evidence_of(reading, passages, reader)
     if not evidence:
         return None
     best = {p.id: p for p in passages}[evidence[0].passage_id]
@@ -59,19 +59,19 @@ def answer_by_reading(
     return Answer(question, evidence[0].text, strategy, cited, trace, evidence=evidence)
 
 
-def evidence_of(reading: Reading, passages: list[Passage], abstain: float) -> list[Evidence]:
-    """The reading's spans as evidence records (one per passage and place, best first), each
-    scored by the probability of what it says over all the passages (0 when the answerability
-    head puts "no answer" at or above `abstain`)."""
+def evidence_of(reading: Reading, passages: list[Passage], reader: Reader) -> list[Evidence]:
+    """The reading's spans over `passages` (in the order read) as evidence records (one per
+    passage and place, best first), each scored by the reader's confidence that it is a right
+    answer (0 when the answerability head puts "no answer" at or above its threshold)."""
     by_id = {p.id: p for p in passages}
-    answerable = reading.no_answer < abstain
+    answerable = reading.no_answer < reader.calibration.abstain
     kept: list[Evidence] = []
     for span in reading.spans:
         if len(kept) == EVIDENCE_KEPT:
             break
         if any(e.passage_id == span.passage_id and e.start == span.start for e in kept):
             continue
-        score = reading.answer_score(span.text) if answerable else 0.0
+        score = reader.confidence(reading, span, passages) if answerable else 0.0
         kept.append(_evidence(span, by_id[span.passage_id], score, answerable))
     return kept
 

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ragteam.cross_encoder import Weights, read_weights
 from ragteam.errors import InputError
+from ragteam.reader.confidence import Confidence
 from ragteam.reader.model import EXTRAS, MAX_SPAN, SpanNet, group_log_parts
+from ragteam.reader.spans import Reading, Span
 from ragteam.text import sentence_around
 from ragteam.types import Passage
 
@@ -20,48 +21,6 @@ FORMAT = "ragteam-span-reader/1"
 WEIGHTS_NAME = "reader-minilm.safetensors"
 RETRAIN = "ragteam train reader"
 TOP_TOKENS = 12  # starts and ends tried per window
-
-
-@dataclass(frozen=True)
-class Span:
-    """One reading: `text` = passage.text[start:end] (for a yes/no reading, "yes"/"no" and
-    the offsets of the sentence it rests on), the sentence around it and its probability."""
-
-    passage_id: str
-    start: int
-    end: int
-    text: str
-    sentence: str
-    sentence_start: int
-    score: float
-    kind: str = "span"  # span | yes | no
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "score": round(self.score, 4)}
-
-
-@dataclass(frozen=True)
-class Reading:
-    """What the reader found: spans best first, and the probability that none of the passages
-    answers the question (the answerability head, over all of them)."""
-
-    spans: tuple[Span, ...]
-    no_answer: float
-
-    @property
-    def best(self) -> Span | None:
-        return self.spans[0] if self.spans else None
-
-    def answer_score(self, text: str) -> float:
-        """The probability of an answer saying `text`: every span saying it, summed (the same
-        words in two passages are one answer)."""
-        from ragteam.metrics import normalize_answer
-
-        said = normalize_answer(text)
-        return min(1.0, sum(s.score for s in self.spans if normalize_answer(s.text) == said))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"spans": [s.to_dict() for s in self.spans], "no_answer": round(self.no_answer, 4)}
 
 
 @dataclass(frozen=True)
@@ -74,6 +33,7 @@ class Calibration:
     support: float
     span: float
     abstain: float
+    confidence: Confidence | None = None  # None: a span's confidence is its words' probability
 
     @classmethod
     def read(cls, path: Path) -> Calibration:
@@ -81,8 +41,14 @@ class Calibration:
 
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            return cls(float(data["support"]), float(data["span"]), float(data["abstain"]))
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+            model = data.get("confidence")
+            return cls(
+                float(data["support"]),
+                float(data["span"]),
+                float(data["abstain"]),
+                Confidence.from_json(model) if model is not None else None,
+            )
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, InputError) as exc:
             weights = path.with_name(path.name.removesuffix(".calibration.json") + ".safetensors")
             raise InputError(
                 f"the span reader's calibration {path} is missing or unreadable ({exc}): "
@@ -109,6 +75,15 @@ class Reader:
     ) -> None:
         self.net, self.meta, self.digest, self.calibration = net, meta, digest, calibration
         self.identity = f"{FORMAT}@{digest}"
+
+    def confidence(self, reading: Reading, span: Span, passages: list[Passage]) -> float:
+        """The probability that `span` of `reading` (over `passages`, in the order read) is a
+        right answer: the calibration's confidence model, or without one its words'
+        probability over all the passages."""
+        if self.calibration.confidence is None:
+            return reading.answer_score(span.text)
+        order = {p.id: n for n, p in enumerate(passages)}
+        return self.calibration.confidence(reading, span, order)
 
     def read(self, question: str, passages: list[Passage], top: int = 5) -> Reading:
         """The `top` best spans over all `passages` (read together, one scale)."""

@@ -274,7 +274,7 @@ def _said_evidence(
     """The reader's spans that the answer says (none when the model located the facts)."""
     if reading is None or reader is None:
         return []
-    found = evidence_of(reading, passages, reader.calibration.abstain)
+    found = evidence_of(reading, passages, reader)
     return [e for e in found if e.text and e.text in answer]
 
 

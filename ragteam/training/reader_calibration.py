@@ -1,15 +1,19 @@
-"""Fitting the reader's three thresholds on held training groups (never a benchmark question),
-written beside the weights as `NAME.calibration.json`:
+"""Fitting the reader's three thresholds and its confidence model on held training groups (never
+a benchmark question), written beside the weights as `NAME.calibration.json`:
 
 - `support`: a single-passage reading agrees with a sentence. Positives: the gold answer
   against its gold passage; negatives: another name or number copied from the same passage
   (the wrong answer that copies a passage's words, which word overlap accepts), and the gold
   answer against a distractor that does not hold it (a passage sharing a word or two with
   the answer, which an unsure reading can echo).
-- `span`: the reader's own answer over all a question's passages is right (F1 >= 0.5), its
-  confidence being the probability of what it says. Fitted for what the label promises: the
+- `confidence`: the model (`ragteam.reader.confidence`) of how likely the reader's own answer
+  over all a question's passages is right (F1 >= 0.5), a logistic regression over what its
+  reading says of the span, fitted on the held questions asked of three folders (below, each
+  split of the files another folder), its L2 strength chosen by AUROC over folds by file.
+- `span`: the confidence at which the reader's own answer is labelled supported: the
   lowest confidence at which the answers at or above it are right at least `PRECISION` of the
-  time, on the held questions asked of a folder (below; those whose answer the folder does
+  time (each answer's confidence from the model fitted without its file's fold), on the held
+  questions asked of the first folder (below; those whose answer the folder does
   not hold count as wrong), so that "supported" means right four times in five where the
   reader is used as `read` uses it. (Balanced accuracy over the gold-and-distractor groups,
   the rule before, let a reader less sure of itself put the threshold near zero: most of its
@@ -19,7 +23,7 @@ written beside the weights as `NAME.calibration.json`:
   as a person asks a folder (`asked_of_a_folder`): the passages a search finds, not the gold
   passage and its distractors, and questions whose answer the folder does not hold.
 
-`support` and `span` maximise balanced accuracy; the record keeps what each threshold scores.
+`support` maximises balanced accuracy; the record keeps what each threshold scores.
 All three are fitted on the held groups that are questions (`questions`): the cloze groups
 (a sentence with its answer blanked out) teach the reader to find spans, but `read` is asked
 questions, and the reader is surer of clozes (trained on many) than of questions: with them
@@ -27,25 +31,37 @@ the answerable question's no-answer probabilities sit lower, and so did each thr
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import re
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from ragteam.linear import fit_logistic, sigmoid
 from ragteam.metrics import f1_score
+from ragteam.reader.confidence import FEATURES, Confidence, Part, span_features
 from ragteam.reader.read import Calibration, Reader, calibration_path, load_net
 from ragteam.support.lexical import lexical_score
 from ragteam.support.reading import pair_score
-from ragteam.training.reader_data import Group, occurrences
+from ragteam.training.reader_data import Group, held_out, occurrences
+from ragteam.training.support import auroc
 from ragteam.types import Passage
 
 MAX_REFUSED = 0.10
 PRECISION = 0.80  # answers at or above the span threshold that are right, on held questions
 LEAST_LABELLED = 10  # answers the span threshold must leave labelled to count as reached
 SEARCHED = 5  # passages a question is read over in `asked_of_a_folder`, as `read` reads
+# the folders the held questions are asked of: the first fits the abstention and span
+# thresholds; all of them (each question asked of each) fit the confidence model
+FOLDERS = ("#folder", "#f2", "#f3")
+L2 = (1.0, 10.0, 100.0)
+FOLDS = 5
+RIGHT_FEATURES = ("answer_probability",)  # the confidence's `right` part reads only this
 _COPYABLE = re.compile(r"\b(?:\d[\d,.]*|[A-Z][\w'\-]+(?:\s+[A-Z][\w'\-]+){0,3})\b")
 
 
@@ -129,32 +145,56 @@ def _score(reader: Reader, question: str, sentence: str, passage: Passage) -> fl
     return pair_score(reader, question, sentence, passage, lexical)
 
 
-def group_readings(reader: Reader, held: Sequence[Group]) -> list[tuple[float, float, bool, bool]]:
-    """(confidence of the best reading, no-answer probability, whether it is right, whether
-    the group has an answer) per held group."""
+@dataclass(frozen=True)
+class Asked:
+    """A held question read: its best span's confidence features, its words' probability, the
+    no-answer probability, whether the span is right, whether the passages hold an answer,
+    and the file it comes from (folds are drawn by file)."""
+
+    features: list[float]
+    probability: float
+    no_answer: float
+    right: bool
+    has_answer: bool
+    file: str
+
+
+def read_groups(reader: Reader, groups: Sequence[Group]) -> list[Asked]:
+    """Each group read as `read` reads a question (one reading over its passages in order)."""
     out = []
-    for g in held:
+    for g in groups:
         passages = [Passage(f"p{i}", "", t) for i, t in enumerate(g.texts)]
         reading = reader.read(g.question, passages, top=12)
         best = reading.best
         if best is None:
             continue
-        right = g.label != "none" and f1_score(best.text, list(g.answers)) >= 0.5
-        out.append((reading.answer_score(best.text), reading.no_answer, right, g.label != "none"))
+        order = {p.id: n for n, p in enumerate(passages)}
+        out.append(
+            Asked(
+                span_features(reading, best, order),
+                reading.answer_score(best.text),
+                reading.no_answer,
+                g.label != "none" and f1_score(best.text, list(g.answers)) >= 0.5,
+                g.label != "none",
+                g.qid.split("/")[0],
+            )
+        )
     return out
 
 
-def asked_of_a_folder(held: Sequence[Group], k: int = SEARCHED) -> list[Group]:
+def asked_of_a_folder(
+    held: Sequence[Group], k: int = SEARCHED, folder: str = FOLDERS[0]
+) -> list[Group]:
     """The held span questions asked of a folder, as `read` is asked: the groups' files (the
-    part of a question id before its slash) are split in two by hash; the passages of the
+    part of a question id before its slash) are split in two by hash (salted with `folder`:
+    another name, another folder); the passages of the
     first half's groups, once each, are the folder; every question is read over its top `k`
     passages by BM25 from it. The first half's questions are answerable (their answer's
     passage is in the folder, found or not), the second half's are not (label "none")."""
     from ragteam.retrieval.bm25 import BM25Retriever
-    from ragteam.training.reader_data import held_out
 
     asked = [g for g in held if g.label == "span"]
-    inside = [held_out(g.qid.split("/")[0] + "#folder", 0.5) for g in asked]
+    inside = [held_out(g.qid.split("/")[0] + folder, 0.5) for g in asked]
     texts = list(dict.fromkeys(t for g, i in zip(asked, inside, strict=True) if i for t in g.texts))
     if not texts:
         return []
@@ -171,9 +211,80 @@ def questions(groups: Sequence[Group]) -> list[Group]:
     return [g for g in groups if "cloze" not in g.source]
 
 
+def fit_confidence(asked: Sequence[Asked]) -> tuple[Confidence, list[float], dict[str, Any]]:
+    """The confidence model fitted on the answers `asked` gives (not withheld): its
+    `answerable` part on all of them, its `right` part on those whose passages hold an answer;
+    the L2 strength chosen by the AUROC of their product over folds drawn by file. With each
+    answer's out-of-fold confidence (to set the span threshold on) and what it scored beside
+    the words' probability alone."""
+    x = np.asarray([a.features for a in asked], dtype="float64")
+    right = np.asarray([a.right for a in asked], dtype="float64")
+    has = np.asarray([a.has_answer for a in asked])
+    fold = np.asarray(
+        [int(hashlib.sha256(a.file.encode()).hexdigest()[:8], 16) % FOLDS for a in asked]
+    )
+    best: tuple[float, float, np.ndarray] | None = None
+    for l2 in L2:
+        out = np.zeros(len(asked))
+        for k in range(FOLDS):
+            model = _fit_parts(x, right, has, fold != k, l2)
+            out[fold == k] = _confidences(model, x[fold == k])
+        score = auroc(out.tolist(), right.astype(int).tolist())
+        if best is None or score > best[0]:
+            best = (score, l2, out)
+    assert best is not None
+    score, l2, out = best
+    labels = right.astype(int).tolist()
+    return (
+        _fit_parts(x, right, has, np.ones(len(asked), dtype=bool), l2),
+        out.tolist(),
+        {
+            "confidence_answers": len(asked),
+            "confidence_l2": l2,
+            "confidence_auroc_out_of_fold": round(score, 4),
+            "probability_auroc": round(auroc([a.probability for a in asked], labels), 4),
+            "confidence_auroc_out_of_fold_answerable": round(
+                auroc(out[has].tolist(), right[has].astype(int).tolist()), 4
+            ),
+            "probability_auroc_answerable": round(
+                auroc(
+                    [a.probability for a in asked if a.has_answer],
+                    [int(a.right) for a in asked if a.has_answer],
+                ),
+                4,
+            ),
+        },
+    )
+
+
+def _columns(features: tuple[str, ...]) -> list[int]:
+    return [FEATURES.index(f) for f in features]
+
+
+def _fit_parts(
+    x: np.ndarray, right: np.ndarray, has: np.ndarray, rows: np.ndarray, l2: float
+) -> Confidence:
+    answerable = fit_logistic(x[rows], has[rows].astype("float64"), l2)
+    cols = _columns(RIGHT_FEATURES)
+    found = rows & has
+    return Confidence(
+        Part(FEATURES, answerable),
+        Part(RIGHT_FEATURES, fit_logistic(x[found][:, cols], right[found], l2)),
+    )
+
+
+def _confidences(model: Confidence, x: np.ndarray) -> np.ndarray:
+    """The model's confidence for each row of features (FEATURES' columns)."""
+    parts = [model.answerable, model.right]
+    out = np.ones(len(x))
+    for part in parts:
+        out *= sigmoid(part.linear(x[:, _columns(part.features)].astype("float32")))
+    return out
+
+
 def calibrate(weights: Path, held: Sequence[Group], seed: int = 13) -> dict[str, Any]:
-    """Fit the thresholds of the weights at `weights` on the questions of `held`; write the
-    sidecar file."""
+    """Fit the thresholds and the confidence model of the weights at `weights` on the
+    questions of `held`; write the sidecar file."""
     clozes = len(held)
     held = questions(held)
     clozes -= len(held)
@@ -181,19 +292,26 @@ def calibrate(weights: Path, held: Sequence[Group], seed: int = 13) -> dict[str,
     reader = Reader(net, meta, digest, Calibration(0.5, 0.5, 1.0))
     pairs = support_pairs(reader, held, random.Random(seed))
     support, support_bacc = best_threshold(pairs)
-    asked = group_readings(reader, asked_of_a_folder(held))
-    answerable = sorted(n for _, n, _, has in asked if has)
+    folders = {f: read_groups(reader, asked_of_a_folder(held, folder=f)) for f in FOLDERS}
+    asked = folders[FOLDERS[0]]
+    answerable = sorted(a.no_answer for a in asked if a.has_answer)
     cut = int(len(answerable) * (1 - MAX_REFUSED))
     abstain = answerable[min(cut, len(answerable) - 1)] + 1e-6 if answerable else 1.0
-    given = [(c, right) for c, n, right, _ in asked if n < abstain]  # answers not withheld
-    span, span_precision, labelled = precise_threshold(given)
-    readings = group_readings(reader, held)
-    gated = [(c if n < abstain else 0.0, right) for c, n, right, _ in readings]
-    span_bacc = balanced_accuracy(gated, span)
+    given = [(f, a) for f in FOLDERS for a in folders[f] if a.no_answer < abstain]
+    confidence, out_of_fold, fitted = fit_confidence([a for _, a in given])
+    first = [(p, a.right) for p, (f, a) in zip(out_of_fold, given, strict=True) if f == FOLDERS[0]]
+    span, span_precision, labelled = precise_threshold(first)
+    readings = read_groups(reader, held)
+    confidences = _confidences(confidence, np.asarray([a.features for a in readings]))
+    gated = [
+        (float(c) if a.no_answer < abstain else 0.0, a.right)
+        for c, a in zip(confidences, readings, strict=True)
+    ]
     record = {
         "support": support,
         "span": span,
         "abstain": abstain,
+        "confidence": confidence.to_json(),
         "weights_sha256_16": digest,
         "fitted_on": {
             "clozes_left_out": clozes,
@@ -201,17 +319,19 @@ def calibrate(weights: Path, held: Sequence[Group], seed: int = 13) -> dict[str,
             "support_balanced_accuracy": round(support_bacc, 4),
             "groups": len(readings),
             "asked_of_a_folder": len(asked),
+            "folders": len(FOLDERS),
             "unanswerable_declined": round(
-                sum(n >= abstain for _, n, _, has in asked if not has)
-                / max(1, sum(not has for *_, has in asked)),
+                sum(a.no_answer >= abstain for a in asked if not a.has_answer)
+                / max(1, sum(not a.has_answer for a in asked)),
                 4,
             ),
-            "span_balanced_accuracy": round(span_bacc, 4),
+            "span_balanced_accuracy": round(balanced_accuracy(gated, span), 4),
             "span_precision_asked_of_a_folder": round(span_precision, 4),
             "span_labelled_asked_of_a_folder": labelled,
-            "span_answers_given_asked_of_a_folder": len(given),
+            "span_answers_given_asked_of_a_folder": len(first),
             "span_precision_wanted": PRECISION,
             "answerable_refused_at_most": MAX_REFUSED,
+            **fitted,
         },
     }
     path = calibration_path(weights)

@@ -1,0 +1,49 @@
+"""What a reading found: spans (the passage's own words at their offsets, with the sentence
+around them and their probability) and the probability that no passage answers."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Span:
+    """One reading: `text` = passage.text[start:end] (for a yes/no reading, "yes"/"no" and
+    the offsets of the sentence it rests on), the sentence around it and its probability."""
+
+    passage_id: str
+    start: int
+    end: int
+    text: str
+    sentence: str
+    sentence_start: int
+    score: float
+    kind: str = "span"  # span | yes | no
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "score": round(self.score, 4)}
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What the reader found: spans best first, and the probability that none of the passages
+    answers the question (the answerability head, over all of them)."""
+
+    spans: tuple[Span, ...]
+    no_answer: float
+
+    @property
+    def best(self) -> Span | None:
+        return self.spans[0] if self.spans else None
+
+    def answer_score(self, text: str) -> float:
+        """The probability of an answer saying `text`: every span saying it, summed (the same
+        words in two passages are one answer)."""
+        from ragteam.metrics import normalize_answer
+
+        said = normalize_answer(text)
+        return min(1.0, sum(s.score for s in self.spans if normalize_answer(s.text) == said))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"spans": [s.to_dict() for s in self.spans], "no_answer": round(self.no_answer, 4)}
