@@ -1,7 +1,8 @@
 """The reader's confidence in a span (`ragteam.reader.confidence`): what it reads of a reading,
 its fit (a logistic regression whose out-of-fold ranking is what it is chosen by), and the
 calibration file that ships it: a model fitted on other features is a clear error naming the
-file, and a file from before the model scores a span by its words' probability, as it did."""
+file, and a file from before the model scores a span by its words' probability, as it did.
+And `read`'s second search, with the spans of its first reading (`hops`)."""
 
 from __future__ import annotations
 

@@ -14,6 +14,8 @@ from typing import ClassVar
 
 from ragteam.agents.reader_role import answer_by_reading
 from ragteam.formats import posed_parts, search_text
+from ragteam.metrics import normalize_answer
+from ragteam.reader import load_reader, read_traced
 from ragteam.retrieval import retrieve_traced
 from ragteam.strategies.base import Context, bounded
 from ragteam.types import Answer, Passage
@@ -29,6 +31,11 @@ class Read:
     needs_model: ClassVar[bool] = False  # the model is loaded only if a support layer asks
     decides_verdicts: ClassVar[bool] = True  # its claims are the verdict stage's already
     k: int = bounded(5, 1, 100)
+    # retrieval rounds: each after the first searches again with the question and each of the
+    # `bridges` best different spans read so far (the bridge entity of a two-hop question),
+    # adding at most k passages not yet found; the answer is read over all of them at once
+    hops: int = bounded(2, 1, 3)
+    bridges: int = bounded(2, 1, 5)
     weights: str = ""  # a reader weights file other than the shipped one
     verdicts: str = ""  # a verdict file (`ragteam train verdict`) other than the shipped one
 
@@ -42,8 +49,30 @@ class Read:
             return self._verdict(question, stem, choices, found, ctx)
         found = retrieve_traced(index, ctx.trace, ctx.retrieved, "retriever", question, self.k)
         weights = Path(self.weights) if self.weights else None
+        for _ in range(self.hops - 1):
+            found += self._follow(question, found, ctx, weights)
         read = answer_by_reading(question, found, ctx.trace, self.name, weights)
         return read or Answer(question, "", self.name, [], ctx.trace)
+
+    def _follow(
+        self, question: str, found: list[Passage], ctx: Context, weights: Path | None
+    ) -> list[Passage]:
+        """Passages not in `found` that a search for the question with each of the best
+        different spans read in `found` brings (at most k, in the order found)."""
+        reading = read_traced(load_reader(weights), ctx.trace, question, found, top=12)
+        bridges: dict[str, str] = {}
+        for span in reading.spans:
+            if span.kind == "span" and len(bridges) < self.bridges:
+                bridges.setdefault(normalize_answer(span.text), span.text)
+        seen, more = {p.id for p in found}, []
+        index = ctx.require_index(self.name)
+        for bridge in bridges.values():
+            query = f"{question} {bridge}"
+            for p in retrieve_traced(index, ctx.trace, ctx.retrieved, "retriever", query, self.k):
+                if p.id not in seen and len(more) < self.k:
+                    seen.add(p.id)
+                    more.append(p)
+        return more
 
     def _verdict(
         self, posed: str, stem: str, choices: dict[str, str], found: list[Passage], ctx: Context
