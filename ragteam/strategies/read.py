@@ -1,5 +1,7 @@
-"""`read`: retrieve the top k once, then the span reader reads every one of them and the answer
-is the best span found across them, with the sentence it stands in and where that is. No
+"""`read`: retrieve the top k, then the span reader reads every one of them and the answer is
+the best span found across them, with the sentence it stands in and where that is. With
+`hops=2` (the default) it first searches once more with the question and each of the best
+spans of a first reading (the bridge of a two-hop question), adding at most k passages. No
 generation: the answer is words of a passage, and it comes in well under a second.
 
 A true/false claim or a multiple-choice question gets a verdict instead (`ragteam.verdict`):
@@ -23,7 +25,8 @@ from ragteam.types import Answer, Passage
 
 @dataclass
 class Read:
-    """Retrieve top-k, read every passage with the span reader, answer with the best span."""
+    """Retrieve top-k, search again with the best spans read, read every passage found with
+    the span reader, answer with the best span."""
 
     name: ClassVar[str] = "read"
     roles: ClassVar[tuple[str, ...]] = ()
