@@ -8,8 +8,9 @@ python bench/reader_checks.py soup A.safetensors B.safetensors --out SOUP.safete
 # and what each threshold would decline (analysis only: thresholds are fitted on held
 # training groups, never here)
 python bench/reader_checks.py confidence --work /tmp/docqa --index /tmp/docqa4/ix
-# the three thresholds fitted again on held groups (`train reader --groups`), written beside
-# the weights (§36: the gate fitted on held questions asked of a folder)
+# the three thresholds and the confidence model fitted again on held groups (`train reader
+# --groups`), written beside the weights (§36: the gate fitted on held questions asked of a
+# folder; §45: the confidence model)
 python bench/reader_checks.py calibrate --groups GROUPS.jsonl.gz --weights W.safetensors"""
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ def confidence(work: Path, index_dir: Path) -> None:
             continue
         answerable = q["format"] != "none"
         right = answerable and match(best.text, [q["answer"]]) > 0
-        rows.append((answerable, right, reading.answer_score(best.text)))
+        rows.append((answerable, right, reader.confidence(reading, best, hits)))
     answerable = [r for r in rows if r[0]]
     pos = [c for _, right, c in answerable if right]
     neg = [c for _, right, c in answerable if not right]
