@@ -83,10 +83,7 @@ def test_the_confidence_keeps_the_words_ranking_and_adds_whether_an_answer_is_th
     )
     assert model.right.features == ("answer_probability",)
     fresh = _asked(300, 2)  # and it ranks answers it was not fitted on
-    scores = []
-    for a in fresh:
-        values = dict(zip(FEATURES, a.features, strict=True))
-        scores.append(model.answerable(values) * model.right(values))
+    scores = model.probabilities(np.asarray([a.features for a in fresh])).tolist()
     probabilities = [a.probability for a in fresh]
     labels = [int(a.right) for a in fresh]
     assert auroc(scores, labels) > auroc(probabilities, labels) + 0.05

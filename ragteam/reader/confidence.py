@@ -23,8 +23,10 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import numpy as np
+
 from ragteam.errors import InputError
-from ragteam.linear import Linear
+from ragteam.linear import Linear, sigmoid
 from ragteam.metrics import normalize_answer
 from ragteam.reader.spans import Reading, Span
 
@@ -70,11 +72,10 @@ class Part:
     features: tuple[str, ...]
     linear: Linear
 
-    def __call__(self, values: dict[str, float]) -> float:
-        import numpy as np
-
-        x = np.asarray([[values[f] for f in self.features]], dtype="float32")
-        return 1 / (1 + math.exp(-float(self.linear(x)[0])))
+    def probabilities(self, x: np.ndarray) -> np.ndarray:
+        """Its probability for each row of `x` (one column per FEATURES)."""
+        columns = [FEATURES.index(f) for f in self.features]
+        return sigmoid(self.linear(x[:, columns].astype("float32")))
 
     def to_json(self) -> dict[str, Any]:
         return {"features": list(self.features), "linear": asdict(self.linear)}
@@ -100,8 +101,11 @@ class Confidence:
     right: Part
 
     def __call__(self, reading: Reading, span: Span, order: dict[str, int]) -> float:
-        values = dict(zip(FEATURES, span_features(reading, span, order), strict=True))
-        return self.answerable(values) * self.right(values)
+        return float(self.probabilities(np.asarray([span_features(reading, span, order)]))[0])
+
+    def probabilities(self, x: np.ndarray) -> np.ndarray:
+        """The confidence for each row of `x` (one column per FEATURES)."""
+        return self.answerable.probabilities(x) * self.right.probabilities(x)
 
     def to_json(self) -> dict[str, Any]:
         return {"answerable": self.answerable.to_json(), "right": self.right.to_json()}

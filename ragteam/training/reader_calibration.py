@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from ragteam.linear import fit_logistic, sigmoid
+from ragteam.linear import fit_logistic
 from ragteam.metrics import f1_score
 from ragteam.reader.confidence import FEATURES, Confidence, Part, span_features
 from ragteam.reader.read import Calibration, Reader, calibration_path, load_net
@@ -228,7 +228,7 @@ def fit_confidence(asked: Sequence[Asked]) -> tuple[Confidence, list[float], dic
         out = np.zeros(len(asked))
         for k in range(FOLDS):
             model = _fit_parts(x, right, has, fold != k, l2)
-            out[fold == k] = _confidences(model, x[fold == k])
+            out[fold == k] = model.probabilities(x[fold == k])
         score = auroc(out.tolist(), right.astype(int).tolist())
         if best is None or score > best[0]:
             best = (score, l2, out)
@@ -257,29 +257,16 @@ def fit_confidence(asked: Sequence[Asked]) -> tuple[Confidence, list[float], dic
     )
 
 
-def _columns(features: tuple[str, ...]) -> list[int]:
-    return [FEATURES.index(f) for f in features]
-
-
 def _fit_parts(
     x: np.ndarray, right: np.ndarray, has: np.ndarray, rows: np.ndarray, l2: float
 ) -> Confidence:
     answerable = fit_logistic(x[rows], has[rows].astype("float64"), l2)
-    cols = _columns(RIGHT_FEATURES)
+    cols = [FEATURES.index(f) for f in RIGHT_FEATURES]
     found = rows & has
     return Confidence(
         Part(FEATURES, answerable),
         Part(RIGHT_FEATURES, fit_logistic(x[found][:, cols], right[found], l2)),
     )
-
-
-def _confidences(model: Confidence, x: np.ndarray) -> np.ndarray:
-    """The model's confidence for each row of features (FEATURES' columns)."""
-    parts = [model.answerable, model.right]
-    out = np.ones(len(x))
-    for part in parts:
-        out *= sigmoid(part.linear(x[:, _columns(part.features)].astype("float32")))
-    return out
 
 
 def calibrate(weights: Path, held: Sequence[Group], seed: int = 13) -> dict[str, Any]:
@@ -302,7 +289,7 @@ def calibrate(weights: Path, held: Sequence[Group], seed: int = 13) -> dict[str,
     first = [(p, a.right) for p, (f, a) in zip(out_of_fold, given, strict=True) if f == FOLDERS[0]]
     span, span_precision, labelled = precise_threshold(first)
     readings = read_groups(reader, held)
-    confidences = _confidences(confidence, np.asarray([a.features for a in readings]))
+    confidences = confidence.probabilities(np.asarray([a.features for a in readings]))
     gated = [
         (float(c) if a.no_answer < abstain else 0.0, a.right)
         for c, a in zip(confidences, readings, strict=True)
