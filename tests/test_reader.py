@@ -6,6 +6,7 @@ on a tiny training folder (train, checkpoint, resume, calibrate)."""
 
 from __future__ import annotations
 
+import copy
 import json
 import shutil
 
@@ -62,8 +63,45 @@ def test_odd_input_reads_without_crashing(reader):
     assert reader.read("Who?", _passages("   ")).best is None
 
 
+def test_passages_read_before_are_not_run_through_the_network_again(monkeypatch):
+    """`read`'s second reading re-reads the first passages with new ones: the kept output of
+    those gives the reading a fresh reader gives, and only the new passage goes through the
+    network; at most KEPT_LOGITS pairs are kept."""
+    from ragteam.reader import read as read_module
+    from ragteam.reader.read import Reader
+
+    fresh = load_reader()
+    net = copy.copy(fresh.net)  # the same tokenizer and encoder, its `windows` counted
+    kept = Reader(net, fresh.meta, fresh.digest, fresh.calibration)
+    sent: list[list[str]] = []
+    windows = net.windows
+
+    def counting(question, texts):
+        sent.append(list(texts))
+        return windows(question, texts)
+
+    monkeypatch.setattr(net, "windows", counting)
+    question = "Who built the Wrenhold Lighthouse?"
+    kept.read(question, _passages(FERRY, MASTER))
+    again = kept.read(question, _passages(FERRY, MASTER, LIGHT * 30))
+    assert sent == [[FERRY, MASTER], [LIGHT * 30]]
+    expected = Reader(fresh.net, fresh.meta, fresh.digest, fresh.calibration).read(
+        question, _passages(FERRY, MASTER, LIGHT * 30)
+    )
+    assert [(s.passage_id, s.start, s.end) for s in again.spans] == [
+        (s.passage_id, s.start, s.end) for s in expected.spans
+    ]
+    assert [s.score for s in again.spans] == pytest.approx(
+        [s.score for s in expected.spans], rel=1e-4, abs=1e-6
+    )
+    assert again.no_answer == pytest.approx(expected.no_answer, rel=1e-4, abs=1e-6)
+    monkeypatch.setattr(read_module, "KEPT_LOGITS", 2)
+    kept.read("Who is the harbour master?", _passages(MASTER))
+    assert kept.read(question, _passages(FERRY)).best is not None
+    assert sent[-1] == [FERRY]  # the least recently used pair was dropped
+
+
 def test_a_line_break_is_read_as_the_mark_when_the_weights_declare_it(reader):
-    import copy
 
     from ragteam.reader.model import LINE_MARK
 

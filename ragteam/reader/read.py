@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ragteam.cross_encoder import Weights, read_weights
 from ragteam.errors import InputError
@@ -21,6 +24,10 @@ FORMAT = "ragteam-span-reader/1"
 WEIGHTS_NAME = "reader-minilm.safetensors"
 RETRAIN = "ragteam train reader"
 TOP_TOKENS = 12  # starts and ends tried per window
+# (question, passage) pairs whose network output a reader keeps: `read`'s second reading, the
+# support layer and SMART's locator read again what was read before, and a passage's logits do
+# not depend on the passages read beside it (only the decoding's normalisation is shared)
+KEPT_LOGITS = 512
 
 
 @dataclass(frozen=True)
@@ -75,6 +82,8 @@ class Reader:
     ) -> None:
         self.net, self.meta, self.digest, self.calibration = net, meta, digest, calibration
         self.identity = f"{FORMAT}@{digest}"
+        self._kept: OrderedDict[tuple[str, str], _Logits] = OrderedDict()
+        self._lock = threading.Lock()
 
     def confidence(self, reading: Reading, span: Span, passages: list[Passage]) -> float:
         """The probability that `span` of `reading` (over `passages`, in the order read) is a
@@ -93,20 +102,87 @@ class Reader:
         import torch
 
         with torch.inference_mode():
-            windows = self.net.windows(question, [p.text for p in usable])
+            logits = _Logits.joined(self._logits(question, [p.text for p in usable]))
+            z_start, z_end = group_log_parts(logits.start, logits.end, logits.extra)
+            return _decode(usable, logits, float(z_start + z_end), top)
+
+    def _logits(self, question: str, texts: list[str]) -> list[_Logits]:
+        """Each text's network output read with `question`: kept ones as kept, the others
+        computed in one batch (and kept, the least recently used dropped)."""
+        with self._lock:
+            known = {t: self._kept.get((question, t)) for t in texts}
+            for t, found in known.items():
+                if found is not None:
+                    self._kept.move_to_end((question, t))
+        missing = [t for t, found in known.items() if found is None]
+        if missing:
+            windows = self.net.windows(question, missing)
             start, end, extra = (t.float().cpu() for t in self.net.logits(windows))
-            z_start, z_end = group_log_parts(start, end, extra)
-            return _decode(usable, windows, start, end, extra, float(z_start + z_end), top)
+            with self._lock:
+                for n, text in enumerate(missing):
+                    rows = [w for w, which in enumerate(windows.passage) if which == n]
+                    known[text] = _Logits(
+                        [n] * len(rows),
+                        [windows.offsets[w] for w in rows],
+                        [windows.context[w] for w in rows],
+                        start[rows],
+                        end[rows],
+                        extra[rows],
+                    )
+                    self._kept[(question, text)] = known[text]
+                while len(self._kept) > KEPT_LOGITS:
+                    self._kept.popitem(last=False)
+        return [known[t] for t in texts]
 
 
-def _decode(usable, windows, start, end, extra, log_z: float, top: int) -> Reading:  # noqa: ANN001
+@dataclass(frozen=True)
+class _Logits:
+    """The network's output over windows of passages read with one question: per window the
+    passage it reads (index into the passages given), each token's character offsets and
+    whether it is a passage token; start and end logits (windows x tokens, -1e4 off the
+    passage) and the three extras (windows x 3)."""
+
+    passage: list[int]
+    offsets: list[list[tuple[int, int]]]
+    context: list[list[bool]]
+    start: Any
+    end: Any
+    extra: Any
+
+    @staticmethod
+    def joined(parts: list[_Logits]) -> _Logits:
+        """One passage's output after another (the i-th part reads passage i), padded to the
+        longest window."""
+        import torch
+
+        width = max(p.start.shape[1] for p in parts)
+
+        def pad(t: Any) -> Any:
+            return torch.nn.functional.pad(t, (0, width - t.shape[1]), value=-1e4)
+
+        def padded(rows: list[list[Any]], fill: Any) -> list[list[Any]]:
+            return [row + [fill] * (width - len(row)) for row in rows]
+
+        return _Logits(
+            [i for i, p in enumerate(parts) for _ in p.passage],
+            [row for p in parts for row in padded(p.offsets, (0, 0))],
+            [row for p in parts for row in padded(p.context, False)],
+            torch.cat([pad(p.start) for p in parts]),
+            torch.cat([pad(p.end) for p in parts]),
+            torch.cat([p.extra for p in parts]),
+        )
+
+
+def _decode(usable: list[Passage], logits: _Logits, log_z: float, top: int) -> Reading:
     import math
 
     import torch
 
+    start, end, extra = logits.start, logits.end, logits.extra
+
     found: dict[tuple[int, int, int, str], float] = {}
     none = 0.0
-    for w, which in enumerate(windows.passage):
+    for w, which in enumerate(logits.passage):
         text = usable[which].text
         doubled = (2 * extra[w]).tolist()
         none += math.exp(doubled[0] - log_z)
@@ -118,11 +194,11 @@ def _decode(usable, windows, start, end, extra, log_z: float, top: int) -> Readi
                 if (
                     j < i
                     or j - i >= MAX_SPAN
-                    or not windows.context[w][i]
-                    or not windows.context[w][j]
+                    or not logits.context[w][i]
+                    or not logits.context[w][j]
                 ):
                     continue
-                a, b = windows.offsets[w][i][0], windows.offsets[w][j][1]
+                a, b = logits.offsets[w][i][0], logits.offsets[w][j][1]
                 if b <= a:
                     continue
                 score = float(start[w, i] + end[w, j])
