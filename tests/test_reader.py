@@ -66,7 +66,7 @@ def test_odd_input_reads_without_crashing(reader):
 def test_passages_read_before_are_not_run_through_the_network_again(monkeypatch):
     """`read`'s second reading re-reads the first passages with new ones: the kept output of
     those gives the reading a fresh reader gives, and only the new passage goes through the
-    network; at most KEPT_LOGITS pairs are kept."""
+    network; at most KEPT_WINDOWS windows are kept."""
     from ragteam.reader import read as read_module
     from ragteam.reader.read import Reader
 
@@ -95,7 +95,7 @@ def test_passages_read_before_are_not_run_through_the_network_again(monkeypatch)
         [s.score for s in expected.spans], rel=1e-4, abs=1e-6
     )
     assert again.no_answer == pytest.approx(expected.no_answer, rel=1e-4, abs=1e-6)
-    monkeypatch.setattr(read_module, "KEPT_LOGITS", 2)
+    monkeypatch.setattr(read_module, "KEPT_WINDOWS", 3)  # LIGHT * 30 alone takes more
     kept.read("Who is the harbour master?", _passages(MASTER))
     assert kept.read(question, _passages(FERRY)).best is not None
     assert sent[-1] == [FERRY]  # the least recently used pair was dropped

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ragteam.cross_encoder import Weights, read_weights
 from ragteam.errors import InputError
 from ragteam.reader.confidence import Confidence
@@ -24,10 +26,11 @@ FORMAT = "ragteam-span-reader/1"
 WEIGHTS_NAME = "reader-minilm.safetensors"
 RETRAIN = "ragteam train reader"
 TOP_TOKENS = 12  # starts and ends tried per window
-# (question, passage) pairs whose network output a reader keeps: `read`'s second reading, the
-# support layer and SMART's locator read again what was read before, and a passage's logits do
-# not depend on the passages read beside it (only the decoding's normalisation is shared)
-KEPT_LOGITS = 512
+# windows of (question, passage) pairs whose network output a reader keeps (about 4 KB a
+# window): `read`'s second reading, the support layer and SMART's locator read again what was
+# read before, and a passage's logits do not depend on the passages read beside it (only the
+# decoding's normalisation is shared)
+KEPT_WINDOWS = 1024
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,7 @@ class Reader:
         self.net, self.meta, self.digest, self.calibration = net, meta, digest, calibration
         self.identity = f"{FORMAT}@{digest}"
         self._kept: OrderedDict[tuple[str, str], _Logits] = OrderedDict()
+        self._kept_windows = 0
         self._lock = threading.Lock()
 
     def confidence(self, reading: Reading, span: Span, passages: list[Passage]) -> float:
@@ -108,7 +112,8 @@ class Reader:
 
     def _logits(self, question: str, texts: list[str]) -> list[_Logits]:
         """Each text's network output read with `question`: kept ones as kept, the others
-        computed in one batch (and kept, the least recently used dropped)."""
+        computed in one batch (and kept, the least recently used dropped beyond
+        KEPT_WINDOWS windows)."""
         with self._lock:
             known = {t: self._kept.get((question, t)) for t in texts}
             for t, found in known.items():
@@ -118,20 +123,23 @@ class Reader:
         if missing:
             windows = self.net.windows(question, missing)
             start, end, extra = (t.float().cpu() for t in self.net.logits(windows))
+            offsets = np.asarray(windows.offsets, dtype=np.int32).reshape(*start.shape, 2)
+            context = np.asarray(windows.context, dtype=bool).reshape(start.shape)
             with self._lock:
                 for n, text in enumerate(missing):
                     rows = [w for w, which in enumerate(windows.passage) if which == n]
                     known[text] = _Logits(
                         [n] * len(rows),
-                        [windows.offsets[w] for w in rows],
-                        [windows.context[w] for w in rows],
+                        offsets[rows],
+                        context[rows],
                         start[rows],
                         end[rows],
                         extra[rows],
                     )
                     self._kept[(question, text)] = known[text]
-                while len(self._kept) > KEPT_LOGITS:
-                    self._kept.popitem(last=False)
+                    self._kept_windows += len(rows)
+                while self._kept_windows > KEPT_WINDOWS and self._kept:
+                    self._kept_windows -= len(self._kept.popitem(last=False)[1].passage)
         return [known[t] for t in texts]
 
 
@@ -143,8 +151,8 @@ class _Logits:
     passage) and the three extras (windows x 3)."""
 
     passage: list[int]
-    offsets: list[list[tuple[int, int]]]
-    context: list[list[bool]]
+    offsets: np.ndarray  # windows x tokens x 2
+    context: np.ndarray  # windows x tokens
     start: Any
     end: Any
     extra: Any
@@ -160,13 +168,13 @@ class _Logits:
         def pad(t: Any) -> Any:
             return torch.nn.functional.pad(t, (0, width - t.shape[1]), value=-1e4)
 
-        def padded(rows: list[list[Any]], fill: Any) -> list[list[Any]]:
-            return [row + [fill] * (width - len(row)) for row in rows]
+        def padded(a: np.ndarray) -> np.ndarray:
+            return np.pad(a, [(0, 0), (0, width - a.shape[1])] + [(0, 0)] * (a.ndim - 2))
 
         return _Logits(
             [i for i, p in enumerate(parts) for _ in p.passage],
-            [row for p in parts for row in padded(p.offsets, (0, 0))],
-            [row for p in parts for row in padded(p.context, False)],
+            np.concatenate([padded(p.offsets) for p in parts]),
+            np.concatenate([padded(p.context) for p in parts]),
             torch.cat([pad(p.start) for p in parts]),
             torch.cat([pad(p.end) for p in parts]),
             torch.cat([p.extra for p in parts]),
@@ -194,11 +202,11 @@ def _decode(usable: list[Passage], logits: _Logits, log_z: float, top: int) -> R
                 if (
                     j < i
                     or j - i >= MAX_SPAN
-                    or not logits.context[w][i]
-                    or not logits.context[w][j]
+                    or not logits.context[w, i]
+                    or not logits.context[w, j]
                 ):
                     continue
-                a, b = logits.offsets[w][i][0], logits.offsets[w][j][1]
+                a, b = int(logits.offsets[w, i, 0]), int(logits.offsets[w, j, 1])
                 if b <= a:
                     continue
                 score = float(start[w, i] + end[w, j])
