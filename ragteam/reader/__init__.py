@@ -7,10 +7,19 @@ from __future__ import annotations
 import time
 
 from ragteam.reader.read import Reader, Reading, Span, default_weights, load_reader
+from ragteam.reader.spans import BRIDGE_SPANS
 from ragteam.trace import Step, Trace
 from ragteam.types import Passage
 
-__all__ = ["Reader", "Reading", "Span", "default_weights", "load_reader", "read_traced"]
+__all__ = [
+    "BRIDGE_SPANS",
+    "Reader",
+    "Reading",
+    "Span",
+    "default_weights",
+    "load_reader",
+    "read_traced",
+]
 
 
 def read_traced(

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+BRIDGE_SPANS = 12  # the spans of a first reading that bridges are drawn from
+
 
 @dataclass(frozen=True)
 class Span:
@@ -44,6 +46,17 @@ class Reading:
 
         said = normalize_answer(text)
         return min(1.0, sum(s.score for s in self.spans if normalize_answer(s.text) == said))
+
+    def bridges(self, n: int) -> list[str]:
+        """The words of the `n` best spans that say different things (best first): what a
+        second search adds to the question, the bridge of a two-hop question."""
+        from ragteam.metrics import normalize_answer
+
+        found: dict[str, str] = {}
+        for s in self.spans:
+            if s.kind == "span" and len(found) < n:
+                found.setdefault(normalize_answer(s.text), s.text)
+        return list(found.values())
 
     def to_dict(self) -> dict[str, Any]:
         return {"spans": [s.to_dict() for s in self.spans], "no_answer": round(self.no_answer, 4)}

@@ -16,8 +16,7 @@ from typing import ClassVar
 
 from ragteam.agents.reader_role import answer_by_reading
 from ragteam.formats import posed_parts, search_text
-from ragteam.metrics import normalize_answer
-from ragteam.reader import load_reader, read_traced
+from ragteam.reader import BRIDGE_SPANS, load_reader, read_traced
 from ragteam.retrieval import retrieve_traced
 from ragteam.strategies.base import Context, bounded
 from ragteam.types import Answer, Passage
@@ -62,14 +61,10 @@ class Read:
     ) -> list[Passage]:
         """Passages not in `found` that a search for the question with each of the best
         different spans read in `found` brings (at most k, in the order found)."""
-        reading = read_traced(load_reader(weights), ctx.trace, question, found, top=12)
-        bridges: dict[str, str] = {}
-        for span in reading.spans:
-            if span.kind == "span" and len(bridges) < self.bridges:
-                bridges.setdefault(normalize_answer(span.text), span.text)
+        reading = read_traced(load_reader(weights), ctx.trace, question, found, top=BRIDGE_SPANS)
         seen, more = {p.id for p in found}, []
         index = ctx.require_index(self.name)
-        for bridge in bridges.values():
+        for bridge in reading.bridges(self.bridges):
             query = f"{question} {bridge}"
             for p in retrieve_traced(index, ctx.trace, ctx.retrieved, "retriever", query, self.k):
                 if p.id not in seen and len(more) < self.k:
