@@ -23,21 +23,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from ragteam.metrics import f1_score, normalize_answer
-from ragteam.reader import Reading, Span, load_reader
+from ragteam.reader import BRIDGE_SPANS, Span, load_reader
 from ragteam.retrieval import load_index
 from ragteam.training.reader_data import held_out
 from ragteam.types import Passage
 
 K, BRIDGES = 5, 2  # read's defaults
 RATIOS = (0.05, 0.1, 0.3)
-
-
-def bridges_of(reading: Reading) -> dict[str, Span]:
-    found: dict[str, Span] = {}
-    for s in reading.spans:
-        if s.kind == "span" and len(found) < BRIDGES:
-            found.setdefault(normalize_answer(s.text), s)
-    return found
 
 
 def composed(p: Passage, bridge: Span) -> Passage:
@@ -61,9 +53,9 @@ def main() -> None:
     for r in rows:
         q = r["question"]
         found = index.retrieve(q, K, None)
-        bridges = bridges_of(reader.read(q, found, top=12))
+        bridges = reader.read(q, found, top=BRIDGE_SPANS).bridges(BRIDGES)
         seen, new, new_composed, all_composed = {p.id for p in found}, [], [], []
-        for b in bridges.values():
+        for b in bridges:
             for p in index.retrieve(f"{q} {b.text}", K, None):
                 if p.id != b.passage_id and len(all_composed) < 2 * K:
                     all_composed.append(composed(p, b))
@@ -82,7 +74,8 @@ def main() -> None:
             reading = reader.read(q, passages, top=30)
             full = full or reading
             score(name, reading.best.text if reading.best else "", r)
-        switch_scores(full, {p.id for p in found}, {p.id for p in new}, set(bridges), r, score)
+        bridge_words = {normalize_answer(b.text) for b in bridges}
+        switch_scores(full, {p.id for p in found}, {p.id for p in new}, bridge_words, r, score)
     print("| variant | F1 (600) | F1, held questions |\n|---|---|---|")
     for name, values in scores.items():
         held = [v for h, v in values if h]

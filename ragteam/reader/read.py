@@ -128,14 +128,17 @@ class Reader:
             with self._lock:
                 for n, text in enumerate(missing):
                     rows = [w for w, which in enumerate(windows.passage) if which == n]
-                    known[text] = _Logits(
-                        [n] * len(rows),
+                    known[text] = _Logits(  # one passage's windows: each reads passage 0
+                        [0] * len(rows),
                         offsets[rows],
                         context[rows],
                         start[rows],
                         end[rows],
                         extra[rows],
                     )
+                    # another thread may have kept the same pair meanwhile: count it once
+                    replaced = self._kept.pop((question, text), None)
+                    self._kept_windows -= len(replaced.passage) if replaced else 0
                     self._kept[(question, text)] = known[text]
                     self._kept_windows += len(rows)
                 while self._kept_windows > KEPT_WINDOWS and self._kept:

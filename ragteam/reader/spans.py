@@ -47,15 +47,15 @@ class Reading:
         said = normalize_answer(text)
         return min(1.0, sum(s.score for s in self.spans if normalize_answer(s.text) == said))
 
-    def bridges(self, n: int) -> list[str]:
-        """The words of the `n` best spans that say different things (best first): what a
-        second search adds to the question, the bridge of a two-hop question."""
+    def bridges(self, n: int) -> list[Span]:
+        """The `n` best spans that say different words (best first): what a second search
+        adds to the question, the bridge of a two-hop question."""
         from ragteam.metrics import normalize_answer
 
-        found: dict[str, str] = {}
+        found: dict[str, Span] = {}
         for s in self.spans:
             if s.kind == "span" and len(found) < n:
-                found.setdefault(normalize_answer(s.text), s.text)
+                found.setdefault(normalize_answer(s.text), s)
         return list(found.values())
 
     def to_dict(self) -> dict[str, Any]:

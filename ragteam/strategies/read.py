@@ -65,7 +65,7 @@ class Read:
         seen, more = {p.id for p in found}, []
         index = ctx.require_index(self.name)
         for bridge in reading.bridges(self.bridges):
-            query = f"{question} {bridge}"
+            query = f"{question} {bridge.text}"
             for p in retrieve_traced(index, ctx.trace, ctx.retrieved, "retriever", query, self.k):
                 if p.id not in seen and len(more) < self.k:
                     seen.add(p.id)
