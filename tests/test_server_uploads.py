@@ -49,7 +49,7 @@ def test_a_document_added_is_synced_and_searchable_then_removed(tmp_path):
         ).json()
         assert any(c["passage_id"] == "ferry.md" for c in hits["read"])
         again = client.put("/v1/indexes/docs/documents/ferry.md", content=b"# Ferry\n\nNew.\n")
-        assert again.status_code == 400 and "replace=true" in again.json()["detail"]
+        assert again.status_code == 409 and "replace=true" in again.json()["detail"]
         replaced = client.put(
             "/v1/indexes/docs/documents/ferry.md?replace=true", content=b"# Ferry\n\nThe tug.\n"
         )
@@ -165,3 +165,60 @@ def test_a_file_no_converter_reads_can_still_be_removed(tmp_path):
         assert gone.json()["file"] is None
         assert client.delete("/v1/indexes/docs/documents/.hidden").status_code == 400
     assert sorted(p.name for p in folder.iterdir()) == ["base.md"]
+
+
+def test_a_file_saved_while_an_upload_streams_is_not_overwritten(tmp_path):
+    """N-C1: the name is checked when the upload starts and taken only if still free at its
+    end; a file the user saved meanwhile stays as it is and the upload is a 409."""
+    import asyncio
+
+    from ragteam.server.uploads import NameTaken, receive
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    target = folder / "notes.md"
+
+    async def body():
+        yield b"# Upload\n\n"
+        target.write_bytes(b"saved by the user")  # appears while the body streams
+        yield b"The uploaded text.\n"
+
+    with pytest.raises(NameTaken):
+        asyncio.run(receive(body(), target, 2**20, replace=False))
+    assert target.read_bytes() == b"saved by the user"
+    assert not leftovers(folder)
+
+
+def test_concurrent_uploads_of_one_name_one_wins_the_others_get_409(tmp_path):
+    import asyncio
+
+    from ragteam.server.uploads import NameTaken, receive
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    target = folder / "same.md"
+
+    async def body(n):
+        for _ in range(3):
+            await asyncio.sleep(0)  # interleave the twelve streams
+            yield f"# Upload {n}\n".encode()
+
+    async def all_of_them():
+        return await asyncio.gather(
+            *(receive(body(n), target, 2**20, replace=False) for n in range(12)),
+            return_exceptions=True,
+        )
+
+    results = asyncio.run(all_of_them())
+    won = [r for r in results if isinstance(r, int)]
+    assert len(won) == 1 and all(isinstance(r, NameTaken) for r in results if r not in won)
+    assert target.read_bytes().startswith(b"# Upload ") and not leftovers(folder)
+
+
+def test_upload_leftovers_of_a_kill_are_removed_when_the_server_starts(tmp_path):
+    folder, _ = served(tmp_path)
+    (folder / ".ragteam-upload-abc123").write_bytes(b"half a file")
+    config = ServerConfig(indexes={"docs": tmp_path / "ix"})
+    with TestClient(create_app(config, FakeModel(lambda m, p: "x"))):
+        assert not leftovers(folder)
+    assert (folder / "base.md").exists()

@@ -39,7 +39,7 @@ from ragteam.server.pages import add_page_routes
 from ragteam.server.redact import redact_paths
 from ragteam.server.service import Cancelled, Service
 from ragteam.server.streaming import admitted_events, answer_watched
-from ragteam.server.uploads import TooLarge, add_document_routes, is_upload
+from ragteam.server.uploads import NameTaken, TooLarge, add_document_routes, is_upload
 from ragteam.server.views import add_read_routes
 from ragteam.strategies import DEFAULT_STRATEGY
 from ragteam.types import DEFAULT_SUPPORT_LAYER
@@ -201,6 +201,7 @@ _STATUS: list[tuple[type[BaseException], int, str]] = [
     (UnknownName, 404, "not found"),
     (IndexBusy, 409, "index busy"),
     (TooLarge, 413, "body too large"),
+    (NameTaken, 409, "file exists"),
     (InputError, 400, "bad request"),
     (IndexUnusable, 409, "index unusable"),
     (RouterStateError, 409, "router unavailable"),

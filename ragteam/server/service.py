@@ -3,7 +3,9 @@ worker threads. Answers run in worker threads; the event loop only waits."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -26,6 +28,8 @@ from ragteam.strategies.base import QUESTION_SHARE
 from ragteam.support.stage import support_settings
 from ragteam.trace import Step
 from ragteam.types import DEFAULT_SUPPORT_LAYER, Answer
+
+log = logging.getLogger(__name__)
 
 
 def _manifest_stamp(directory: Path) -> tuple[int, int] | None:
@@ -83,10 +87,21 @@ class Service:
         self.pool = ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="answer")
         self.closing = threading.Event()  # set at shutdown: running answers stop at their next step
         self.watching: dict[str, dict[str, Any]] = {}
+        self._clean_uploads()
         if config.watch:
             from ragteam.server.watching import start_watching
 
             self.watching = start_watching(self)
+
+    def _clean_uploads(self) -> None:
+        """Remove what uploads cut by a kill left in the served folders."""
+        from ragteam.server.uploads import clean_leftovers
+
+        for name in self.config.indexes:
+            with contextlib.suppress(RagteamError, OSError):
+                removed = clean_leftovers(self.folder(name))
+                if removed:
+                    log.info("removed %d cut uploads from index %s's folder", len(removed), name)
 
     def model(self) -> ChatModel:
         with self._lock:  # loaded once, on first use, for every request

@@ -7,9 +7,11 @@ the file. What a client can do to the server's disk is kept small:
 - a name is one plain file name (no folder part, no `..`, not hidden, no control characters,
   at most 255 bytes) with a suffix some converter reads; an existing file is replaced only
   when asked (`?replace=true`), never through a link;
-- the body is streamed to a hidden file beside its place and renamed over it when whole: a
-  cut upload leaves nothing behind, and a body past the limit (`--max-upload-mb`) is refused
-  as it arrives, whatever its Content-Length says;
+- the body is streamed to a hidden file beside its place and, when whole, linked in under its
+  name, which fails if a file of that name appeared meanwhile (a 409: of concurrent uploads of
+  one name, one wins); only `replace` renames over a file. A cut upload leaves nothing behind
+  (a kill's leftovers are removed when the server starts), and a body past the limit
+  (`--max-upload-mb`) is refused as it arrives, whatever its Content-Length says;
 - off loopback the server has a key (ServerConfig.check), and these routes need it."""
 
 from __future__ import annotations
@@ -44,6 +46,14 @@ class TooLarge(InputError):
             f"the file is over {limit // 2**20} MiB, the most this server takes "
             "(ragteam serve --max-upload-mb)"
         )
+
+
+class NameTaken(InputError):
+    """A file of the upload's name is in the folder and the upload does not replace it."""
+
+    @classmethod
+    def of(cls, name: str) -> NameTaken:
+        return cls(f"{name} is already in the folder: add ?replace=true to replace it")
 
 
 def checked_name(name: str, adding: bool = True) -> str:
@@ -81,7 +91,7 @@ async def receive(chunks: AsyncIterator[bytes], target: Path, limit: int, replac
     """Stream `chunks` to `target` (aside, then renamed); the bytes written. A body over
     `limit` bytes is a TooLarge (nothing written); an existing file needs `replace`."""
     if target.exists() and not replace:
-        raise InputError(f"{target.name} is already in the folder: add ?replace=true to replace it")
+        raise NameTaken.of(target.name)
     if target.exists() and not target.is_file():
         raise InputError(f"{target.name} is not a file in the folder")
     tmp = target.with_name(f"{UPLOAD_PREFIX}{secrets.token_hex(6)}")
@@ -97,11 +107,41 @@ async def receive(chunks: AsyncIterator[bytes], target: Path, limit: int, replac
             os.fsync(out.fileno())
         if size == 0:
             raise InputError("the body is empty: send the file's bytes")
-        os.replace(tmp, target)
+        if replace:
+            os.replace(tmp, target)
+        else:  # a link fails if the name was taken while the body streamed: nothing is lost
+            _link_new(tmp, target)
     finally:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
     return size
+
+
+def _link_new(tmp: Path, target: Path) -> None:
+    """Give `tmp`'s file the name `target`, never over a file of that name (NameTaken)."""
+    try:
+        os.link(tmp, target)
+        return
+    except FileExistsError:
+        raise NameTaken.of(target.name) from None
+    except OSError:  # a file system without hard links: take the name exclusively, then fill it
+        pass
+    try:
+        os.close(os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+    except FileExistsError:
+        raise NameTaken.of(target.name) from None
+    os.replace(tmp, target)
+
+
+def clean_leftovers(folder: Path) -> list[str]:
+    """Remove the hidden files of uploads a kill cut short from the top of `folder`; their names."""
+    removed = []
+    for leftover in folder.glob(f"{UPLOAD_PREFIX}*"):
+        if leftover.is_file() and not leftover.is_symlink():
+            with contextlib.suppress(OSError):
+                leftover.unlink()
+                removed.append(leftover.name)
+    return removed
 
 
 def remove(folder: Path, name: str) -> None:
