@@ -25,12 +25,15 @@ _GROUNDING_STYLE = {
 
 
 def answer_view(answer: Answer) -> Group:
+    closest = answer.closest()
     parts: list[Any] = [
-        Panel(Text(answer.marked_text() or "(no answer)"), title=f"answer ({answer.strategy})")
+        Panel(evidence_line(closest), title=f"closest passage found ({answer.strategy})")
+        if closest is not None  # not sure enough to be shown as the answer
+        else Panel(Text(answer.marked_text() or "(no answer)"), title=f"answer ({answer.strategy})")
     ]
     if answer.why:
         parts.append(Text(f"why: {answer.why}"))
-    if answer.evidence:
+    if answer.evidence and closest is None:
         parts.append(Text("found in", style="bold"))
         parts += [evidence_line(e) for e in answer.evidence[:1]]
     if answer.citations:

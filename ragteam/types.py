@@ -163,6 +163,7 @@ class Evidence:
     locator: str
     score: float
     answerable: bool = True
+    heading: bool = False  # the words stand in the passage's heading path (the sentence)
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "score": round(self.score, 4)}
@@ -273,6 +274,16 @@ class Answer:
             return None
         return best
 
+    def closest(self) -> Evidence | None:
+        """The reader's best evidence when the answer is its words but its label is not
+        "supported" (the reader's confidence is under the label's threshold): shown as the
+        closest passage found, not as an answer. None for a supported answer, or one that is
+        not the reader's words."""
+        best = self.evidence[0] if self.evidence else None
+        if best is None or not self.text or self.text != best.text:
+            return None
+        return None if self.grounding().level == "supported" else best
+
     def marked_text(self) -> str:
         """The answer with an inline `[n]` after each sentence, n the 1-based numbers of the
         citations that support it (the text itself when nothing was checked)."""
@@ -304,6 +315,7 @@ class Answer:
             "read": [asdict(c) for c in self.read],
             "support": self.support.to_dict() if self.support else None,
             "evidence": [e.to_dict() for e in self.evidence],
+            "closest": closest.to_dict() if (closest := self.closest()) else None,
             "why": self.why,
             "cost": self.trace.totals() if self.trace else {},
             "grounding": self.grounding().to_dict(),

@@ -9,11 +9,13 @@ from pathlib import Path
 
 from ragteam.agents.smart_format import Judgement
 from ragteam.reader import Reader, Reading, Span, load_reader, read_traced
+from ragteam.reader.polar import is_polar, polar_answer
 from ragteam.trace import Trace
 from ragteam.types import Answer, Citation, Evidence, Passage
 
 RELEVANT = 2  # passages judged relevant: the bridge and the answer of a two-hop question
 EVIDENCE_KEPT = 3  # readings kept as an answer's evidence (the best first)
+POLAR_TOP = 60  # readings of a yes/no question looked through for its yes/no outcomes
 
 
 def best_by_passage(reading: Reading) -> dict[str, tuple[float, str]]:
@@ -50,7 +52,13 @@ def answer_by_reading(
     """The reader's best span over `passages` as the answer, cited at its passage, with its
     readings as evidence; None when the reader finds no span at all."""
     reader = load_reader(weights)
-    reading = read_traced(reader, trace, question, passages, top=EVIDENCE_KEPT * 4)
+    polar = is_polar(question)
+    top = POLAR_TOP if polar else EVIDENCE_KEPT * 4
+    reading = read_traced(reader, trace, question, passages, top=top)
+    said = polar_answer(reading) if polar else None
+    if said is not None:  # yes or no first, the spans read after it
+        others = tuple(s for s in reading.spans if s is not said)
+        reading = Reading((said, *others), reading.no_answer, reading.unread)
     evidence = evidence_of(reading, passages, reader)
     if not evidence:
         return None
@@ -88,4 +96,5 @@ def _evidence(span: Span, passage: Passage, score: float, answerable: bool) -> E
         where,
         score,
         answerable,
+        span.heading,
     )

@@ -268,6 +268,14 @@ def reader_command(
             "repeat for more",
         ),
     ] = None,
+    tables: Annotated[
+        Path | None,
+        typer.Option(
+            "--tables",
+            help="a WikiTableQuestions folder (data/training.tsv, csv/, page/): questions "
+            "people wrote over tables, read as ragteam reads tables (--table-questions of them)",
+        ),
+    ] = None,
 ) -> None:
     """Train the span reader (MiniLM with start/end and no-answer/yes/no heads, shared
     normalisation over a question's passages) on HotpotQA and MuSiQue train and cloze questions
@@ -286,6 +294,7 @@ def reader_command(
             start,
             groups,
             tuple(squad or ()),
+            tables,
         )
     last = record["history"][-1] if record["history"] else {}
     out.print(

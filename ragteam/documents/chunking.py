@@ -42,20 +42,33 @@ def _spans(text: str, pattern: re.Pattern[str], start: int, end: int) -> list[tu
     return spans
 
 
+def _words(text: str, budget: int) -> list[tuple[int, int]]:
+    """(start, end) of each whitespace-separated word of `text`; a word longer than `budget`
+    characters (base64, a minified line) cut into pieces of `budget` characters, each of
+    which is at most `budget` tokens (a token is at least one character)."""
+    spans = []
+    for m in re.finditer(r"\S+", text):
+        a, b = m.span()
+        spans += [(at, min(b, at + budget)) for at in range(a, b, max(1, budget))]
+    return spans
+
+
 def _word_windows(text: str, start: int, end: int, budget: int, count: TokenCount) -> list:
     """Windows of whole words within `budget` tokens, each word counted once (a word-piece
-    tokenizer splits on whitespace first, so a window's tokens are its words' tokens)."""
+    tokenizer splits on whitespace first, so a window's tokens are its words' tokens); a word
+    too long for one window is cut by characters (`_words`)."""
     base = count("")
     windows: list[tuple[int, int, int]] = []
     first = last = used = 0
-    for m in re.finditer(r"\S+", text[start:end]):
-        tokens = max(1, count(m.group(0)) - base)
+    part = text[start:end]
+    for a, b in _words(part, budget):
+        tokens = max(1, count(part[a:b]) - base)
         if used and used + tokens > budget:
             windows.append((start + first, start + last, used))
             used = 0
         if not used:
-            first = m.start()
-        last, used = m.end(), used + tokens
+            first = a
+        last, used = b, used + tokens
     if used:
         windows.append((start + first, start + last, used))
     return windows

@@ -1,6 +1,6 @@
 """Markdown, reStructuredText and plain text: split on headings with the heading path kept,
 Markdown syntax stripped (markdown-it-py, which rich already brings), a front-matter title
-read, tables as `cell | cell` rows."""
+read, a table's rows as `Header: cell | ...` records (`documents.tables`)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ragteam.documents.base import ConversionFailed, Converted, ConvertSettings, Unit
+from ragteam.documents.tables import table_lines
 
 _FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n(?:---|\.\.\.)\s*\n", re.DOTALL)
 
@@ -66,6 +67,15 @@ def _western(data: bytes) -> str | None:
     return text if other and western else None
 
 
+_MARKS = re.compile("[\u00b6\ue000-\uf8ff]")  # a pilcrow, icon-font glyphs (Sphinx's link)
+
+
+def heading_words(title: str) -> str:
+    """A heading's words without the link marks generators put after them (Sphinx's "¶" or
+    an icon font's private-use glyph)."""
+    return " ".join(_MARKS.sub(" ", title).split())
+
+
 class _Sections:
     """Collects paragraphs under the current heading path."""
 
@@ -76,6 +86,7 @@ class _Sections:
 
     def heading(self, level: int, title: str) -> None:
         self.flush()
+        title = heading_words(title)
         while self.path and self.path[-1][0] >= level:
             self.path.pop()
         self.path.append((level, title))
@@ -122,7 +133,8 @@ def markdown_units(text: str) -> tuple[str, list[Unit]]:
     tokens = MarkdownIt("commonmark").enable("table").parse(text)
     sections = _Sections()
     row: list[str] = []
-    table: list[str] = []
+    table: list[list[str]] = []
+    header: list[str] | None = None
     prefix = ""
     for i, token in enumerate(tokens):
         if token.type == "heading_open":
@@ -141,17 +153,21 @@ def markdown_units(text: str) -> tuple[str, list[Unit]]:
         elif token.type == "inline" and tokens[i - 1].type in ("th_open", "td_open"):
             row.append(_inline_text(token))
         elif token.type == "tr_close":
-            table.append(" | ".join(row))
+            if tokens[i + 1].type == "thead_close":
+                header = row
+            else:
+                table.append(row)
             row = []
-        elif token.type == "table_close":  # a table is one block, a row a line
-            sections.block("\n".join(table))
-            table = []
+        elif token.type == "table_close":  # a table is one block, a row a line (a record)
+            sections.block("\n".join(table_lines(header, table)))
+            table, header = [], None
     return title, sections.done()
 
 
 class MarkdownConverter:
     name: ClassVar[str] = "markdown"
-    version: ClassVar[str] = "2"  # 2: encodings detected (with a note), UTF-16 read
+    # 2: encodings detected (with a note), UTF-16 read; 3: table rows as records by header
+    version: ClassVar[str] = "3"
     suffixes: ClassVar[tuple[str, ...]] = (".md", ".markdown", ".mdown", ".mkd")
     max_mb: ClassVar[int] = 100  # larger files are skipped, never read
     isolated: ClassVar[bool] = False

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ragteam.documents.base import ConversionFailed, Converted, ConvertSettings, Unit
+from ragteam.documents.tables import table_lines
 from ragteam.documents.text import markdown_units
 
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
@@ -96,7 +97,7 @@ def whole_page(html: str) -> tuple[str, list[Unit]]:
 
 
 def _walk(element: Any, lines: list[str]) -> None:
-    """Headings as `#` lines, table rows as `cell | cell`, `<pre>` as fenced code, every other
+    """Headings as `#` lines, a table's rows as records, `<pre>` as fenced code, every other
     element holding no block-level child as one paragraph; text between blocks is kept too."""
     tag = element.tag if isinstance(element.tag, str) else ""
     if tag in _SKIP or not tag:
@@ -110,10 +111,12 @@ def _walk(element: Any, lines: list[str]) -> None:
             fence = "`" * max(3, 1 + max((len(r) for r in re.findall(r"`+", code)), default=0))
             lines.append(f"{fence}\n{code}\n{fence}")
         return
-    if tag == "tr":
-        cells = [" ".join(c.text_content().split()) for c in element if c.tag in ("td", "th")]
-        if any(cells):
-            lines.append(" | ".join(c.replace("|", "/") for c in cells))
+    if tag == "table":  # a row a line: a record by the header row's names (documents.tables)
+        rows = [r for r in element.iter("tr") if next(r.iterancestors("table"), None) is element]
+        cells = [[c.text_content() for c in r if c.tag in ("td", "th")] for r in rows]
+        headed = bool(rows) and all(c.tag == "th" for c in rows[0] if isinstance(c.tag, str))
+        table = table_lines(cells[0], cells[1:]) if headed else table_lines(None, cells)
+        lines.extend(table)
         return
     blocks = [c for c in element if isinstance(c.tag, str) and c.tag not in _INLINE]
     if not blocks:
@@ -136,8 +139,9 @@ def _add(lines: list[str], text: str, prefix: str = "") -> None:
 
 class HtmlConverter:
     name: ClassVar[str] = "html"
-    # 2: pages nested deeper than 255 levels read whole; 3: a page's own headings kept
-    version: ClassVar[str] = "3"
+    # 2: pages nested deeper than 255 levels read whole; 3: a page's own headings kept;
+    # 4: a table's rows as records by its header row
+    version: ClassVar[str] = "4"
     suffixes: ClassVar[tuple[str, ...]] = (".html", ".htm", ".xhtml")
     max_mb: ClassVar[int] = 50  # larger files are skipped, never read
     isolated: ClassVar[bool] = True

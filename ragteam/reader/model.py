@@ -44,7 +44,11 @@ class SpanNet:
     """MiniLM and the two heads (a torch module pair; built lazily: torch is slow to import)."""
 
     def __init__(
-        self, threads: int | None = None, line_mark: str = "", device: str = "cpu"
+        self,
+        threads: int | None = None,
+        line_mark: str = "",
+        device: str = "cpu",
+        heading_view: str = "",
     ) -> None:
         import torch
 
@@ -57,6 +61,9 @@ class SpanNet:
         self.span = torch.nn.Linear(hidden, 2)
         self.extra = torch.nn.Linear(hidden, len(EXTRAS))
         self.line_mark = line_mark  # what a line break is read as ("": a space, as tokenized)
+        # "path": trained reading each passage after its heading path's line (weights declare
+        # it); "": the passage's text alone
+        self.heading_view = heading_view
         self.device = torch.device(device)  # where the weights and each batch live
         for module in self.modules():
             module.to(self.device)

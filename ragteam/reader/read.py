@@ -16,9 +16,11 @@ import numpy as np
 
 from ragteam.cross_encoder import Weights, read_weights
 from ragteam.errors import InputError
+from ragteam.reader.bounds import whole
 from ragteam.reader.confidence import Confidence
 from ragteam.reader.model import EXTRAS, MAX_SPAN, SpanNet, group_log_parts
 from ragteam.reader.spans import Reading, Span
+from ragteam.reader.view import Viewed
 from ragteam.text import sentence_around
 from ragteam.types import Passage
 
@@ -99,14 +101,16 @@ class Reader:
         return self.calibration.confidence(reading, span, order)
 
     def read(self, question: str, passages: list[Passage], top: int = 5) -> Reading:
-        """The `top` best spans over all `passages` (read together, one scale)."""
-        usable = [p for p in passages if p.text.strip()]
+        """The `top` best spans over all `passages` (read together, one scale), each passage
+        read with its heading path before its text (`Viewed`): a span may come from either."""
+        headings = bool(self.net.heading_view)
+        usable = [Viewed.of(p, question, headings) for p in passages if p.text.strip()]
         if not usable or not question.strip():
             return Reading((), 1.0)
         import torch
 
         with torch.inference_mode():
-            logits = _Logits.joined(self._logits(question, [p.text for p in usable]))
+            logits = _Logits.joined(self._logits(question, [v.text for v in usable]))
             z_start, z_end = group_log_parts(logits.start, logits.end, logits.extra)
             return _decode(usable, logits, float(z_start + z_end), top)
 
@@ -184,7 +188,7 @@ class _Logits:
         )
 
 
-def _decode(usable: list[Passage], logits: _Logits, log_z: float, top: int) -> Reading:
+def _decode(usable: list[Viewed], logits: _Logits, log_z: float, top: int) -> Reading:
     import math
 
     import torch
@@ -210,8 +214,9 @@ def _decode(usable: list[Passage], logits: _Logits, log_z: float, top: int) -> R
                 ):
                     continue
                 a, b = int(logits.offsets[w, i, 0]), int(logits.offsets[w, j, 1])
-                if b <= a:
+                if b <= a or a < usable[which].cut <= b:  # not across heading and text
                     continue
+                a, b = whole(text, a, b)
                 score = float(start[w, i] + end[w, j])
                 key = (which, a, b, "span")
                 if score > found.get(key, -math.inf):
@@ -226,10 +231,18 @@ def _decode(usable: list[Passage], logits: _Logits, log_z: float, top: int) -> R
     spans = tuple(
         _span(usable[p], a, b, kind, math.exp(s - log_z)) for (p, a, b, kind), s in ranked
     )
-    return Reading(spans, min(1.0, none))
+    unread = tuple((v.passage.id, v.unread) for v in usable if v.unread)
+    return Reading(spans, min(1.0, none), unread)
 
 
-def _span(passage: Passage, a: int, b: int, kind: str, score: float) -> Span:
+def _span(viewed: Viewed, a: int, b: int, kind: str, score: float) -> Span:
+    """A reading of `viewed` at [a, b) of its read text, in the passage's own offsets (or,
+    before `cut`, in its heading path's: a heading span)."""
+    cut, passage = viewed.cut, viewed.passage
+    if kind == "span" and b <= cut:
+        path = viewed.text[: cut - 1]
+        return Span(passage.id, a, b, path[a:b], path, 0, score, kind, heading=True)
+    a, b = max(0, a - cut) + viewed.lo, max(0, b - cut) + viewed.lo
     s_start, s_end = sentence_around(passage.text, a, b)
     text = passage.text[a:b] if kind == "span" else kind
     return Span(passage.id, a, b, text, passage.text[s_start:s_end], s_start, score, kind)
@@ -261,7 +274,7 @@ def load_net(path: Path, threads: int | None = None) -> tuple[SpanNet, dict[str,
     """The network with the weights file at `path`, its metadata and digest (no calibration:
     what `ragteam train reader` calibrates)."""
     tensors, meta = read_weights(path, WEIGHTS)
-    net = SpanNet(threads, meta.get("line_mark", ""))
+    net = SpanNet(threads, meta.get("line_mark", ""), heading_view=meta.get("heading_view", ""))
     try:
         net.load_changed(tensors)
     except ValueError as exc:

@@ -22,6 +22,9 @@ class Span:
     sentence_start: int
     score: float
     kind: str = "span"  # span | yes | no
+    # True: the words stand in the passage's heading path (a version, a chapter's title), read
+    # with its text; start and end are then offsets in that path, which is the sentence
+    heading: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "score": round(self.score, 4)}
@@ -34,6 +37,8 @@ class Reading:
 
     spans: tuple[Span, ...]
     no_answer: float
+    # (passage id, characters left unread) of each passage too long to read whole (view.py)
+    unread: tuple[tuple[str, int], ...] = ()
 
     @property
     def best(self) -> Span | None:
@@ -59,4 +64,10 @@ class Reading:
         return list(found.values())
 
     def to_dict(self) -> dict[str, Any]:
-        return {"spans": [s.to_dict() for s in self.spans], "no_answer": round(self.no_answer, 4)}
+        said: dict[str, Any] = {
+            "spans": [s.to_dict() for s in self.spans],
+            "no_answer": round(self.no_answer, 4),
+        }
+        if self.unread:
+            said["unread_characters"] = dict(self.unread)
+        return said

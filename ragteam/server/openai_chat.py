@@ -86,6 +86,9 @@ def answer_text(answer: Answer) -> str:
     """The answer with its inline `[n]` markers, what its grounding means in words (a chat
     interface shows no extension field), then the sources it cites."""
     grounded = answer.grounding()
+    if (closest := answer.closest()) is not None:  # not an answer: where to look
+        text = f'Closest passage found (not a sure answer): "{closest.sentence}" ({closest.locator})'
+        return _with_sources(text, answer)
     text = answer.marked_text()
     if answer.why:
         text += f"\n\nWhy: {answer.why}"
@@ -95,6 +98,10 @@ def answer_text(answer: Answer) -> str:
     if grounded.level != "supported":
         said = grounded.message if grounded.found_at else _WARNING.get(grounded.level)
         text += f"\n\n({said or grounded.message})"
+    return _with_sources(text, answer)
+
+
+def _with_sources(text: str, answer: Answer) -> str:
     if not answer.citations:
         return text
     sources = "\n".join(
@@ -132,6 +139,7 @@ def _extension(answer: Answer, reply: Reply) -> dict[str, Any]:
         "read": [c.__dict__ for c in answer.read],
         "support": answer.support.to_dict() if answer.support else None,
         "evidence": [e.to_dict() for e in answer.evidence],
+        "closest": closest.to_dict() if (closest := answer.closest()) else None,
         "why": answer.why,
         "strategy": answer.strategy,
         "grounding": answer.grounding().to_dict(),

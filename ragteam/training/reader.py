@@ -106,6 +106,8 @@ def save_weights(net: SpanNet, out: Path, metadata: dict[str, str]) -> None:
     }
     tmp = out.with_name(out.name + ".tmp")
     marks = {"line_mark": net.line_mark} if net.line_mark else {}
+    if net.heading_view:
+        marks["heading_view"] = net.heading_view
     save_file(tensors, str(tmp), metadata={"format": FORMAT, **marks, **metadata})
     os.replace(tmp, out)
 
@@ -119,6 +121,7 @@ def train_reader(
     start: Path | None = None,
     groups: Path | None = None,
     squad: tuple[Path, ...] = (),
+    tables: Path | None = None,
 ) -> dict[str, Any]:
     """Build the groups from the training folder `data` (and questions made from the real
     documents under `documents`), or read them from `groups` when an earlier run wrote them
@@ -126,7 +129,7 @@ def train_reader(
     from the bare encoder, resuming from `out`.ckpt; `squad` names SQuAD-format files to read
     too. Returns the run's record (also written to
     `out`.json)."""
-    built = reader_groups(data, settings, documents, groups, report, squad)
+    built = reader_groups(data, settings, documents, groups, report, squad, tables)
     report(f"{len(built.train)} training groups, {len(built.held)} held")
     state = train_groups(built.train, built.held, out, settings, report, start)
     from ragteam.training.reader_calibration import calibrate
@@ -164,6 +167,7 @@ def reader_groups(
     groups: Path | None,
     report: Callable[[str], None],
     squad: tuple[Path, ...] = (),
+    tables: Path | None = None,
 ) -> Built:
     """The groups: read from `groups` when it exists (made with these settings), else built
     (and written to `groups` when given)."""
@@ -180,6 +184,12 @@ def reader_groups(
     }
     if settings.wordings:  # named only when on, so that earlier runs' files still load
         made_with["wordings"] = True
+    if tables is not None:  # likewise
+        if not tables.is_dir():
+            raise InputError(f"{tables} is not a folder: name a WikiTableQuestions checkout")
+        made_with["tables"] = [tables.name, settings.table_questions]
+    if settings.headings:
+        made_with["headings"] = True
     if squad:  # likewise
         missing = [str(p) for p in squad if not p.is_file()]
         if missing:
@@ -202,6 +212,9 @@ def reader_groups(
         settings.doc_pdfs,
         settings.wordings,
         tuple(squad),
+        tables,
+        settings.table_questions,
+        settings.headings,
     )
     built = build(data, wanted, settings.held_share, settings.seed)
     if groups is not None:
@@ -278,7 +291,10 @@ def _trainable(settings: ReaderSettings, total: int) -> tuple[SpanNet, Any, Any]
     if settings.device.startswith("cuda") and not torch.cuda.is_available():
         raise InputError(f"--device {settings.device}: torch sees no CUDA device here")
     net = SpanNet(
-        settings.threads or None, LINE_MARK if settings.line_marks else "", settings.device
+        settings.threads or None,
+        LINE_MARK if settings.line_marks else "",
+        settings.device,
+        "path" if settings.headings else "",
     )
     net.train()
     for name, p in net.encoder.named_parameters():

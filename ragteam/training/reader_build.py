@@ -37,6 +37,9 @@ class Wanted:
     doc_pdfs: bool = False  # table questions also over a file's printed copy and its book
     wordings: bool = False  # table questions in varied wordings
     squad: tuple[Path, ...] = ()  # SQuAD-format reading comprehension files
+    tables: Path | None = None  # a WikiTableQuestions folder (training/reader_tables.py)
+    table_questions: int = 0
+    headings: bool = False  # paragraphs read with their title as a heading line
 
 
 def build(train_dir: Path, wanted: Wanted, held: float = 0.1, seed: int = 13) -> Built:
@@ -45,8 +48,8 @@ def build(train_dir: Path, wanted: Wanted, held: float = 0.1, seed: int = 13) ->
     order, so that a validation of the first few sees every source."""
     rng = random.Random(seed)
     groups: list[Group] = []
-    groups += hotpotqa(train_dir / "hotpotqa_train.jsonl", rng)
-    groups += musique(train_dir / "musique_train.jsonl", rng)
+    groups += hotpotqa(train_dir / "hotpotqa_train.jsonl", rng, wanted.headings)
+    groups += musique(train_dir / "musique_train.jsonl", rng, wanted.headings)
     if wanted.clozes:
         groups += clozes(train_dir / "train_corpus.jsonl", wanted.clozes, rng)
     if wanted.documents is not None:
@@ -60,6 +63,10 @@ def build(train_dir: Path, wanted: Wanted, held: float = 0.1, seed: int = 13) ->
         )
     for path in wanted.squad:  # last: the other sources' groups stay those made without it
         groups += squad(path, rng)
+    if wanted.tables is not None:  # after SQuAD, for the same reason
+        from ragteam.training.reader_tables import wtq
+
+        groups += wtq(wanted.tables, wanted.table_questions, rng)
     built = Built()
     for g in groups:
         root = g.qid.split("/")[0]

@@ -103,11 +103,19 @@ def _positive(qid, question, gold, others, answers, rng, source) -> Iterator[Gro
         )
 
 
-def hotpotqa(path: Path, rng: random.Random) -> Iterator[Group]:
+def _titled(title: str, text: str, headings: bool) -> str:
+    """A paragraph as the reader reads it: with its title on a first line when `headings`."""
+    return f"{title}\n{text}" if headings and title else text
+
+
+def hotpotqa(path: Path, rng: random.Random, headings: bool = False) -> Iterator[Group]:
     for line in path.open(encoding="utf-8"):
         row = json.loads(line)
         support = {title for title, _ in row["supporting_facts"]}
-        texts = {c["title"]: "".join(c["sentences"]).strip() for c in row["context"]}
+        texts = {
+            c["title"]: _titled(c["title"], "".join(c["sentences"]).strip(), headings)
+            for c in row["context"]
+        }
         gold = [t for title, t in texts.items() if title in support]
         others = [t for title, t in texts.items() if title not in support]
         yield from _positive(
@@ -115,11 +123,12 @@ def hotpotqa(path: Path, rng: random.Random) -> Iterator[Group]:
         )
 
 
-def musique(path: Path, rng: random.Random) -> Iterator[Group]:
+def musique(path: Path, rng: random.Random, headings: bool = False) -> Iterator[Group]:
     for line in path.open(encoding="utf-8"):
         row = json.loads(line)
-        gold = [c["text"] for c in row["context"] if c["is_supporting"]]
-        others = [c["text"] for c in row["context"] if not c["is_supporting"]]
+        texts = [(_titled(c["title"], c["text"], headings), c) for c in row["context"]]
+        gold = [t for t, c in texts if c["is_supporting"]]
+        others = [t for t, c in texts if not c["is_supporting"]]
         yield from _positive(
             row["id"], row["question"], gold, others, row["answers"], rng, "musique-train"
         )

@@ -51,6 +51,11 @@ class ReaderSettings:
     # each table question in one of several wordings (reader_documents.CELL_WORDINGS, ...)
     wordings: bool = flag(False, "ask each table question in one of several wordings")
     line_marks: bool = flag(True, "read line breaks as a mark (model.LINE_MARK), not spaces")
+    # WikiTableQuestions (--tables DIR): questions people wrote over tables, read as records
+    table_questions: int = flag(3000, "questions from --tables (one cell's answers)", min=0)
+    # each Wikipedia paragraph read with its title on a first line, as documents' passages are
+    # read with their heading path: the weights then say they read headings (`heading_view`)
+    headings: bool = flag(False, "read passages with their heading (title) line first")
     seed: int = flag(13)
     threads: int = flag(0, "torch threads (0: default)", min=0)
     minutes: float = flag(0.0, "stop after this many minutes, resumable (0: no limit)", min=0)

@@ -200,6 +200,14 @@ function evidenceLine(e) {
     el("span", { class: "muted" }, "(" + e.locator + ", reader " + Number(e.score).toFixed(2) + ")"));
 }
 
+// An answer the reader is not sure of: the sentence it stands in, with its place, in normal type.
+function closestLine(e) {
+  const line = evidenceLine(e);
+  line.firstChild.textContent = "closest passage found: “";
+  line.setAttribute("data-testid", "closest");
+  return line;
+}
+
 // chip labels: a passage's locator, numbered where several passages share one ("p. 65", "p. 65 (2)")
 function chipLabels(citations) {
   const seen = {};
@@ -227,9 +235,10 @@ function answerBox(result, index, feedbackId, facts, record) {
   if (g.failed_steps) notes.push(plural(g.failed_steps, "step") + " failed");
   const box = el("div", { class: "answer level-" + g.level, "data-testid": "answer", "data-grounding": g.level },
     el("div", { class: "grounding", "data-testid": "grounding" }, (GROUNDING_ICON[g.level] || "") + " " + g.message),
-    el("div", { class: "text" }, result.marked || result.answer || "(no answer)"),
+    result.closest ? closestLine(result.closest)
+      : el("div", { class: "text" }, result.marked || result.answer || "(no answer)"),
     result.why ? el("div", { class: "evidence", "data-testid": "why" }, "why: " + result.why) : null,
-    evidenceLine((result.evidence || [])[0]),
+    result.closest ? null : evidenceLine((result.evidence || [])[0]),
     cites.length ? el("div", { "data-testid": "citations" }, "cited: ", ...cites) : null,
     unbacked.length ? el("div", { class: "unbacked" }, "not backed by the passages read:", el("ul", {}, ...unbacked)) : null,
     unused.length ? el("div", { class: "meta", "data-testid": "read" }, "read, not cited: ", ...unused) : null,

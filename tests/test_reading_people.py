@@ -1,0 +1,168 @@
+"""What issue 66 asked of the reading: a table's rows read by their headers, spans of whole
+words and code tokens, yes/no questions told by their grammar, heading paths in view, and an
+unsure answer shown as the closest passage."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragteam.documents.tables import record, table_lines
+from ragteam.documents.text import heading_words, markdown_units
+from ragteam.reader.bounds import whole
+from ragteam.reader.polar import is_polar, polar_answer
+from ragteam.reader.spans import Reading, Span
+
+
+def _whole(text: str, part: str) -> str:
+    at = text.index(part)
+    a, b = whole(text, at, at + len(part))
+    return text[a:b]
+
+
+@pytest.mark.parametrize(
+    ("text", "part", "expected"),
+    [
+        ("the format %(asctime)s is used", "asctime", "%(asctime)s"),
+        ("set --max-line-length to 100", "max-line", "--max-line-length"),
+        ("build with -Wall.", "Wall", "-Wall"),
+        ("in the open interval (0:1).", "0:1", "(0:1)"),
+        ("see (section 7.6) there", "7.6", "7.6"),
+        ("Meaning: quiet mode", "aning", "Meaning"),
+        ("was called ‘default’.", "default", "‘default’"),
+        ("run git commit --amend now", "commit --amend", "commit --amend"),
+        ("said \"hello world\" twice", "hello", "hello"),
+    ],
+)
+def test_a_span_is_widened_to_whole_tokens_without_the_punctuation_around_them(
+    text, part, expected
+):
+    assert _whole(text, part) == expected
+
+
+def test_whole_never_narrows_and_leaves_bad_offsets_alone():
+    assert whole("a.b", 0, 3) == (0, 3)
+    assert whole("abc", 2, 1) == (2, 1)  # not a span: as given
+    assert whole("", 0, 0) == (0, 0)
+
+
+def test_a_markdown_table_reads_as_records_by_its_header():
+    _title, units = markdown_units(
+        "# Options\n\n| Option | Meaning | Default |\n|---|---|---|\n| -q | quiet mode | off |\n"
+        "| -v | | on |\n"
+    )
+    lines = units[0].text.split("\n")
+    assert lines == [
+        "Option | Meaning | Default",
+        "Option: -q | Meaning: quiet mode | Default: off",
+        "Option: -v | Default: on",
+    ]
+
+
+def test_records_of_awkward_tables():
+    assert record(["A", "B"], ["1", "2", "3"]) == "A: 1 | B: 2 | 3"  # more cells than header
+    assert record(["", "B"], ["x", "y"]) == "x | B: y"  # a cell under no name
+    assert record(["A|B"], ["c|d"]) == "A/B: c/d"  # a bar inside a cell is not a column
+    assert table_lines(None, [["a", "b"], ["", ""]]) == ["a | b"]  # no header: cells, no blanks
+    long = "H" * 2000
+    assert len(record([long], ["v"])) < 100  # a huge header cell is cut in each record
+    rows = [[str(n), f"v{n}"] for n in range(500)]
+    assert len(table_lines(["k", "v"], rows)) == 501
+
+
+def test_an_html_table_reads_as_records_by_its_header_row(tmp_path):
+    from ragteam.documents.web import whole_page
+
+    html = (
+        "<html><body><h1>Sizes</h1><table><tr><th>Name</th><th>Points</th></tr>"
+        "<tr><td>a4</td><td>595 x 842</td></tr><tr><td>a5</td><td>420 x 595</td></tr>"
+        "</table><table><tr><td>no</td><td>header</td></tr></table></body></html>"
+    )
+    _title, units = whole_page(html)
+    text = "\n".join(u.text for u in units)
+    assert "Name: a4 | Points: 595 x 842" in text
+    assert "no | header" in text
+
+
+def test_heading_marks_of_generators_are_not_words():
+    assert heading_words("Debug switches\uf0c1") == "Debug switches"
+    assert heading_words("Temporary files¶") == "Temporary files"
+
+
+@pytest.mark.parametrize(
+    ("question", "polar"),
+    [
+        ("Does booktabs work together with the colortbl package?", True),
+        ("When \\kWh is used on its own, does siunitx print it as kWh?", True),
+        ("By default, can I push to a checked-out branch?", True),
+        ("Is there an alias for \\metre, and what is it called?", False),
+        ("Is it red or blue?", False),
+        ("Which port does imap use?", False),
+        ("X, is a film directed by which director?", False),
+        ("42", False),
+        ("", False),
+    ],
+)
+def test_yes_no_questions_are_told_by_their_grammar(question, polar):
+    assert is_polar(question) is polar
+
+
+def _span(pid: str, kind: str, score: float) -> Span:
+    return Span(pid, 0, 3, kind if kind != "span" else "abc", "abc def", 0, score, kind)
+
+
+def test_a_yes_no_answer_is_the_outcome_over_the_best_span_s_passage():
+    reading = Reading(
+        (
+            _span("p1", "span", 0.5),
+            _span("p2", "yes", 0.3),  # stronger, but over another passage
+            _span("p1", "no", 0.1),
+            _span("p1", "yes", 0.05),
+        ),
+        0.1,
+    )
+    said = polar_answer(reading)
+    assert said is not None and said.kind == "no" and said.passage_id == "p1"
+    assert polar_answer(Reading((_span("p1", "span", 0.5),), 0.1)) is None
+
+
+def test_a_huge_passage_is_read_in_a_bounded_part_chosen_by_the_question():
+    from ragteam.reader.view import READ_CHARS, Viewed, region
+    from ragteam.types import Passage
+
+    filler = "lorem ipsum dolor sit amet " * 4000  # about 108,000 characters
+    text = filler + " The harbour master is Oda Rusk. " + filler
+    lo, hi = region(text, "Who is the harbour master?")
+    assert hi - lo <= READ_CHARS and "harbour master is Oda Rusk" in text[lo:hi]
+    blob = "A" * 2_000_000  # no whitespace at all
+    viewed = Viewed.of(Passage("p", "", blob), "what?", headings=False)
+    assert len(viewed.text) == READ_CHARS and viewed.unread == 2_000_000 - READ_CHARS
+
+
+def test_the_reader_reads_a_huge_passage_in_bounded_time_and_says_what_it_left(tmp_path):
+    import time
+
+    from ragteam.reader import load_reader
+    from ragteam.types import Passage
+
+    filler = "lorem ipsum dolor sit amet " * 8000
+    passage = Passage("big", "", filler + " The harbour master is Oda Rusk. " + filler)
+    started = time.perf_counter()
+    reading = load_reader().read("Who is the harbour master?", [passage], top=3)
+    assert time.perf_counter() - started < 20  # 216,000 characters whole took minutes
+    assert dict(reading.unread)["big"] > 200_000
+    assert reading.best is not None and "Oda Rusk" in passage.text[reading.best.start - 5 :]
+
+
+def test_text_without_whitespace_is_cut_within_the_token_budget():
+    """N-H1: a 2 MB base64 text was one 2,097,152-character passage."""
+    import base64
+
+    from ragteam.documents.base import Unit
+    from ragteam.documents.chunking import chunk
+
+    blob = base64.b64encode(bytes(range(256)) * 6000).decode()  # 2,048,000 characters
+    budget = 200
+    pieces = chunk([Unit("Intro words here.\n\n" + blob)], budget, len)  # one token a character
+    assert len(pieces) > 10_000 // budget
+    assert max(len(p.text) for p in pieces) <= budget
+    assert "".join(p.text for p in pieces[1:]) == blob  # nothing lost, in order
