@@ -30,7 +30,7 @@ def _whole(text: str, part: str) -> str:
         ("Meaning: quiet mode", "aning", "Meaning"),
         ("was called ‘default’.", "default", "‘default’"),
         ("run git commit --amend now", "commit --amend", "commit --amend"),
-        ("said \"hello world\" twice", "hello", "hello"),
+        ('said "hello world" twice', "hello", "hello"),
     ],
 )
 def test_a_span_is_widened_to_whole_tokens_without_the_punctuation_around_them(
@@ -166,3 +166,54 @@ def test_text_without_whitespace_is_cut_within_the_token_budget():
     assert len(pieces) > 10_000 // budget
     assert max(len(p.text) for p in pieces) <= budget
     assert "".join(p.text for p in pieces[1:]) == blob  # nothing lost, in order
+
+
+def test_a_follow_up_keeps_the_subject_of_a_question_that_holds_a_pronoun():
+    from ragteam.server.followup import standalone
+
+    first = "Which Pin-Priority value installs a package even if it is a downgrade?"
+    turns = [("user", first), ("assistant", "1001 [1]\n\nSources: [1] apt.pdf p. 3")]
+    question, follows = standalone("And what about -1?", turns, 2000)
+    assert follows == f"{first} 1001" and question.startswith("And what about -1? (following:")
+    # a chain of follow-ups keeps the first question's subject, with the latest answer
+    turns += [("user", "And what about -1?"), ("assistant", "never installed [2]")]
+    _question, follows = standalone("And 990?", turns, 2000)
+    assert follows == f"{first} never installed"
+    # a question that stands alone stays as it is
+    assert standalone("Who wrote the Hevik saga?", turns, 2000) == ("Who wrote the Hevik saga?", "")
+
+
+def test_office_tables_read_as_records_and_a_body_typed_in_a_slide_title_is_kept(tmp_path):
+    import docx
+    from pptx import Presentation
+    from pptx.util import Inches
+
+    from ragteam.documents.base import ConvertSettings
+    from ragteam.documents.office import DocxConverter, PptxConverter
+
+    document = docx.Document()
+    table = document.add_table(rows=3, cols=2, style="Table Grid")
+    for r, (a, b) in enumerate([("Key size", "Allowed"), ("1024", "no"), ("4096", "yes")]):
+        table.cell(r, 0).text, table.cell(r, 1).text = a, b
+    table.rows[0]._tr.get_or_add_trPr().append(
+        docx.oxml.parse_xml(
+            '<w:tblHeader xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"/>'
+        )
+    )
+    document.save(tmp_path / "keys.docx")
+    text = "\n".join(
+        u.text for u in DocxConverter().convert(tmp_path / "keys.docx", ConvertSettings()).units
+    )
+    assert "Key size: 4096 | Allowed: yes" in text
+
+    deck = Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[5])  # title only
+    slide.shapes.title.text = "Key sizes\nKeys must be greater than 2048 bits."
+    shape = slide.shapes.add_table(2, 2, Inches(1), Inches(2), Inches(4), Inches(1))
+    for r, (a, b) in enumerate([("Size", "Use"), ("4096", "signing")]):
+        shape.table.cell(r, 0).text, shape.table.cell(r, 1).text = a, b
+    deck.save(tmp_path / "keys.pptx")
+    (unit,) = PptxConverter().convert(tmp_path / "keys.pptx", ConvertSettings()).units
+    assert unit.section == ("Key sizes",)
+    assert "Keys must be greater than 2048 bits." in unit.text
+    assert "Size: 4096 | Use: signing" in unit.text

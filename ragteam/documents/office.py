@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ragteam.documents.base import ConversionFailed, Converted, ConvertSettings, Unit
+from ragteam.documents.tables import table_lines
 
 MAX_UNZIPPED = 512 * 1024 * 1024  # a .docx/.pptx that unpacks to more is refused (zip bomb)
 # One XML part (a document body, a slide) is parsed whole, at about 18 times its size (the
@@ -97,7 +98,7 @@ def _paragraph_breaks(paragraph: Any) -> int:
 
 class DocxConverter:
     name: ClassVar[str] = "docx"
-    version: ClassVar[str] = "1"
+    version: ClassVar[str] = "2"  # 2: tables as records by their header row
     suffixes: ClassVar[tuple[str, ...]] = (".docx",)
     max_mb: ClassVar[int] = 200  # larger files are skipped, never read
     isolated: ClassVar[bool] = True
@@ -129,7 +130,8 @@ class DocxConverter:
                 elif text:
                     pages.blocks.append(text)
             elif tag == "tbl":
-                pages.blocks.append(_table_rows(Table(element, document)))
+                table = Table(element, document)
+                pages.blocks.append(_table_rows(table, _docx_headed(table)))
         pages.flush()
         return Converted(title, pages.units)
 
@@ -146,7 +148,9 @@ def _style_names(document: Any) -> Any:
     return lambda style_id: names.get(style_id, fallback) if style_id else fallback
 
 
-def _table_rows(table: Any) -> str:
+def _table_rows(table: Any, headed: bool) -> str:
+    """A .docx or .pptx table's rows, a line each: records by the first row's names when
+    `headed` (documents.tables); merged cells (which repeat their text) once."""
     rows = []
     for row in table.rows:
         cells: list[str] = []
@@ -154,14 +158,36 @@ def _table_rows(table: Any) -> str:
             text = " ".join(cell.text.split())
             if not cells or cells[-1] != text:  # merged cells repeat their text
                 cells.append(text)
-        if any(cells):
-            rows.append(" | ".join(cells))
-    return "\n".join(rows)
+        rows.append(cells)
+    if headed and len(rows) > 1:
+        return "\n".join(table_lines(rows[0], rows[1:]))
+    return "\n".join(table_lines(None, rows))
+
+
+def _docx_headed(table: Any) -> bool:
+    """Whether a Word table's first row is its header: marked to repeat as a header row, or
+    styled as one by the table's look (Word's default for its table styles)."""
+    from docx.oxml.ns import qn
+
+    first = table._tbl.find(qn("w:tr"))
+    if first is not None and first.find(f"{qn('w:trPr')}/{qn('w:tblHeader')}") is not None:
+        return True
+    look = table._tbl.find(f"{qn('w:tblPr')}/{qn('w:tblLook')}")
+    if look is None:
+        return False
+    flag = look.get(qn("w:firstRow"))
+    if flag is not None:
+        return flag in ("1", "true", "on")
+    value = look.get(qn("w:val"))  # the older hexadecimal form: 0x0020 is the first row
+    return value is not None and bool(int(value, 16) & 0x20)
+
+
+MAX_TITLE = 120  # characters: a longer "title" is a slide's body typed in its title box
 
 
 class PptxConverter:
     name: ClassVar[str] = "pptx"
-    version: ClassVar[str] = "2"
+    version: ClassVar[str] = "3"  # 3: tables as records; a body typed in the title box kept
     suffixes: ClassVar[tuple[str, ...]] = (".pptx",)
     max_mb: ClassVar[int] = 200  # larger files are skipped, never read
     isolated: ClassVar[bool] = True
@@ -191,8 +217,16 @@ class PptxConverter:
 
 
 def _slide_text(slide: Any) -> tuple[str, list[str]]:
+    """The slide's heading and its blocks in reading order. A title placeholder holding more
+    than a title (several lines, or a paragraph: a slide whose author typed its body there)
+    gives its first line as the heading and the rest as the body's first block."""
     title_shape = slide.shapes.title
-    heading = " ".join(title_shape.text.split()) if title_shape is not None else ""
+    said = title_shape.text_frame.text if title_shape is not None else ""
+    lines = [" ".join(line.split()) for line in said.splitlines() if line.strip()]
+    heading = lines[0] if lines else ""
+    body = lines[1:]
+    if len(heading) > MAX_TITLE:
+        heading, body = "", lines
     pieces: list[tuple[int, int, int, list[str]]] = []  # top, left, height, paragraphs
     for shape in slide.shapes:
         if title_shape is not None and shape.shape_id == title_shape.shape_id:
@@ -204,10 +238,11 @@ def _slide_text(slide: Any) -> tuple[str, list[str]]:
                 if text:
                     paragraphs.append(text)
         elif getattr(shape, "has_table", False) and shape.has_table:
-            paragraphs.append(_table_rows(shape.table))
+            paragraphs.append(_table_rows(shape.table, bool(shape.table.first_row)))
         if paragraphs:
             pieces.append((shape.top or 0, shape.left or 0, shape.height or 0, paragraphs))
-    return heading, _reading_order(pieces)
+    blocks = _reading_order(pieces)
+    return heading, ["\n".join(body), *blocks] if body else blocks
 
 
 def _reading_order(pieces: list[tuple[int, int, int, list[str]]]) -> list[str]:

@@ -40,8 +40,10 @@ def whole(text: str, start: int, end: int) -> tuple[int, int]:
     while changed and b > end:
         changed = False
         last = text[b - 1]
-        if last in _TRAILING or (last in _CLOSING or last in _QUOTES) and not _balanced(
-            text[a:b], last
+        if (
+            last in _TRAILING
+            or (last in _CLOSING or last in _QUOTES)
+            and not _balanced(text[a:b], last)
         ):
             b, changed = b - 1, True
     changed = True

@@ -3,9 +3,10 @@
 A question is a yes/no question when one of its clauses opens with an auxiliary verb ("Does
 booktabs work with colortbl?", "When X is used alone, does it print Y?", "By default, can I
 push ...?"), it holds no question word ("..., and what is it called?", "X, is a Y of which
-kind?") and its polar clause offers no choice ("Is it A or B?"). Its answer is "yes" or "no": the reader's [CLS] outcome over the
-passage where it reads the question's best span (the place the question is about), with the
-sentence of that span as the evidence that decides it."""
+kind?") and its polar clause offers no choice ("Is it A or B?"). Its answer is "yes" or
+"no": the reader's [CLS] outcome over the passage where it reads the question's best span
+(the place the question is about), with the sentence of that span as the evidence that
+decides it."""
 
 from __future__ import annotations
 
@@ -13,11 +14,43 @@ import re
 
 from ragteam.reader.spans import Reading, Span
 
-_AUX = (
-    "is are was were am do does did can could will would should shall may might must has have "
-    "had isn't aren't wasn't weren't doesn't don't didn't can't cannot couldn't won't wouldn't "
-    "shouldn't hasn't haven't"
-).split()
+_AUX = [
+    "is",
+    "are",
+    "was",
+    "were",
+    "am",
+    "do",
+    "does",
+    "did",
+    "can",
+    "could",
+    "will",
+    "would",
+    "should",
+    "shall",
+    "may",
+    "might",
+    "must",
+    "has",
+    "have",
+    "had",
+    "isn't",
+    "aren't",
+    "wasn't",
+    "weren't",
+    "doesn't",
+    "don't",
+    "didn't",
+    "can't",
+    "cannot",
+    "couldn't",
+    "won't",
+    "wouldn't",
+    "shouldn't",
+    "hasn't",
+    "haven't",
+]
 _OPENS_POLAR = re.compile(r"^(?:" + "|".join(re.escape(a) for a in _AUX) + r")\b")
 _ASKS = re.compile(r"\b(?:what|which|who|whom|whose|why|how)\b")
 _CHOICE = re.compile(r"\bor\b")

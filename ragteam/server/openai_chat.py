@@ -87,7 +87,9 @@ def answer_text(answer: Answer) -> str:
     interface shows no extension field), then the sources it cites."""
     grounded = answer.grounding()
     if (closest := answer.closest()) is not None:  # not an answer: where to look
-        text = f'Closest passage found (not a sure answer): "{closest.sentence}" ({closest.locator})'
+        text = (
+            f'Closest passage found (not a sure answer): "{closest.sentence}" ({closest.locator})'
+        )
         return _with_sources(text, answer)
     text = answer.marked_text()
     if answer.why:

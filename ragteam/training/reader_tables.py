@@ -106,4 +106,6 @@ def wtq(folder: Path, count: int, rng: random.Random) -> Iterator[Group]:
         if made % 3 == 0 and len(elsewhere) >= 3:
             empty = [t for t in rng.sample(elsewhere, 3) if not cell_spans(t, answer)]
             if empty:
-                yield Group(question, tuple(empty), "none", answers=(answer,), source="wtq", qid=qid)
+                yield Group(
+                    question, tuple(empty), "none", answers=(answer,), source="wtq", qid=qid
+                )
