@@ -75,3 +75,19 @@ def test_a_page_needs_the_servers_key(tmp_path):
         assert client.get("/v1/indexes/docs/documents").status_code == 401
         key = {"Authorization": "Bearer secret"}
         assert client.get("/v1/page/docs.png", params=asked, headers=key).status_code == 200
+
+
+def test_a_huge_page_is_rendered_within_the_pixel_cap(tmp_path):
+    """N-H4: a 2 KB PDF with a 14,400-point page took the server past 6 GB."""
+    import pypdfium2 as pdfium
+    from PIL import Image
+
+    from ragteam.server.pages import MAX_PIXELS, render
+
+    pdf = pdfium.PdfDocument.new()
+    pdf.new_page(14_400, 14_400)
+    pdf.save(str(tmp_path / "poster.pdf"))
+    pdf.close()
+    png = render(str(tmp_path / "poster.pdf"), 0, 1, "", "")
+    width, height = Image.open(io.BytesIO(png)).size
+    assert width * height <= MAX_PIXELS and width > 1000

@@ -217,3 +217,38 @@ def test_office_tables_read_as_records_and_a_body_typed_in_a_slide_title_is_kept
     assert unit.section == ("Key sizes",)
     assert "Keys must be greater than 2048 bits." in unit.text
     assert "Size: 4096 | Use: signing" in unit.text
+
+
+def test_syncs_after_a_folder_cannot_be_listed_keep_a_consistent_state(tmp_path, monkeypatch):
+    """N-H5: the second sync that had to rewrite crashed (UNIQUE constraint failed)."""
+    import os
+
+    from ragteam.retrieval import load_index, sync_folder
+    from ragteam.retrieval.index import IndexSettings
+    from ragteam.retrieval.scan import os as scan_os
+
+    folder = tmp_path / "perm"
+    (folder / "open").mkdir(parents=True)
+    (folder / "secret").mkdir()
+    (folder / "open" / "a.txt").write_text("The lighthouse keeper is Ada.\n")
+    (folder / "secret" / "s.txt").write_text("The vault code is 4417.\n")
+    settings = IndexSettings(retriever="bm25")
+    sync_folder(folder, tmp_path / "ix", index=settings)
+    real_walk = os.walk
+
+    def walk_without_secret(top, **kwargs):  # noqa: ANN001, ANN202
+        onerror = kwargs.get("onerror")
+        for here, dirs, files in real_walk(top, **kwargs):
+            if here.endswith("secret"):
+                onerror(PermissionError(13, "Permission denied", here))
+                continue
+            yield here, dirs, files
+
+    monkeypatch.setattr(scan_os, "walk", walk_without_secret)
+    for n in range(3):  # each must rewrite: a new file every time
+        (folder / "open" / f"b{n}.txt").write_text(f"New note {n}.\n")
+        report = sync_folder(folder, tmp_path / "ix", index=settings)
+        paths = [s.path for s in report.files]
+        assert len(paths) == len(set(paths)) and "secret/" in paths
+    texts = " ".join(p.text for p in load_index(tmp_path / "ix").passages)
+    assert "4417" in texts and "New note 2." in texts  # kept as it was, and the new read

@@ -193,6 +193,10 @@ def _sync_locked(
             sync.file_memory_mb,
         )
         sources = walk.run(found, progress, unreadable(left))
+        # what the scan left out this time says why; a row of it kept from the last sync
+        # (an unlistable folder's own row) gives way, so no path is recorded twice
+        said = {x.path for x in left}
+        sources = [s for s in sources if s.path not in said]
         sources += [Source(x.path, 0, 0, status=x.status, reason=x.reason) for x in left]
         sources.sort(key=lambda s: s.path)
         report = SyncReport(sources, walk.changes, converted=walk.converted)

@@ -18,6 +18,9 @@ from ragteam.server.service import Service
 from ragteam.types import Passage
 
 SCALE = 1.6  # pixels per PDF point: a 595-point A4 page is 952 pixels wide
+# pixels of a rendered page at most (about 16 MB in RGBA): a larger page (a poster, or a
+# hostile 14,400-point one) is rendered at the scale that fits, never at its own size
+MAX_PIXELS = 4_000_000
 MAX_MARK = 400  # characters of `mark` searched for
 PASSAGE = (255, 229, 138, 110)  # the passage's lines (RGBA)
 WORDS = (255, 170, 0, 150)  # the words marked (the evidence sentence or span)
@@ -71,8 +74,9 @@ def render(path: str, _mtime_ns: int, page_number: int, text: str, mark: str) ->
         if not 1 <= page_number <= len(pdf):
             raise InputError(f"page {page_number} is not in the file ({len(pdf)} pages)")
         page = pdf[page_number - 1]
-        image = page.render(scale=SCALE).to_pil().convert("RGBA")
-        height = page.get_height()
+        width, height = page.get_width(), page.get_height()
+        scale = page_scale(width, height)
+        image = page.render(scale=scale).to_pil().convert("RGBA")
         textpage = page.get_textpage()
         lines = [line.strip() for line in text.splitlines() if len(line.strip()) >= 6]
         layer = Image.new("RGBA", image.size, (0, 0, 0, 0))
@@ -80,10 +84,10 @@ def render(path: str, _mtime_ns: int, page_number: int, text: str, mark: str) ->
         for needle, colour in [*((line, PASSAGE) for line in lines), (mark.strip(), WORDS)]:
             for left, bottom, right, top in _boxes(textpage, needle):
                 box = (
-                    left * SCALE,
-                    (height - top) * SCALE,
-                    right * SCALE,
-                    (height - bottom) * SCALE,
+                    left * scale,
+                    (height - top) * scale,
+                    right * scale,
+                    (height - bottom) * scale,
                 )
                 draw.rectangle(box, fill=colour)
         out = io.BytesIO()
@@ -91,6 +95,13 @@ def render(path: str, _mtime_ns: int, page_number: int, text: str, mark: str) ->
         return out.getvalue()
     finally:
         pdf.close()
+
+
+def page_scale(width: float, height: float) -> float:
+    """Pixels per point for a page of `width` x `height` points: SCALE, or less so that the
+    image holds at most MAX_PIXELS."""
+    area = max(1.0, width * SCALE) * max(1.0, height * SCALE)
+    return SCALE if area <= MAX_PIXELS else SCALE * (MAX_PIXELS / area) ** 0.5
 
 
 def _boxes(textpage: Any, needle: str) -> list[tuple[float, float, float, float]]:
