@@ -252,3 +252,15 @@ def test_syncs_after_a_folder_cannot_be_listed_keep_a_consistent_state(tmp_path,
         assert len(paths) == len(set(paths)) and "secret/" in paths
     texts = " ".join(p.text for p in load_index(tmp_path / "ix").passages)
     assert "4417" in texts and "New note 2." in texts  # kept as it was, and the new read
+
+
+@pytest.mark.parametrize("text", [":a" * 100_000, "`a <b" * 40_000, ":x:`a" * 40_000])
+def test_rst_inline_markup_is_read_in_linear_time(text):
+    """N-H3: 200 KB of `:a` took 58 s (a backtracking pattern), outside any time budget."""
+    import time
+
+    from ragteam.documents.text import rst_units
+
+    started = time.perf_counter()
+    rst_units(text)
+    assert time.perf_counter() - started < 2.0  # was a minute
