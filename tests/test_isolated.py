@@ -43,8 +43,11 @@ class Hungry:
 
 class Crashing:
     name, version, suffixes = "crashing", "1", (".crash",)
+    isolated = True
 
     def convert(self, path, settings):
+        with open(str(path) + ".tries", "a") as tries:  # beside it: how often it was read
+            tries.write("x")
         os._exit(7)  # a parser dying in C code takes its process with it
 
 
@@ -105,6 +108,29 @@ def test_a_sync_tries_a_file_that_ran_out_of_memory_again_only_with_more(tmp_pat
         assert {s.path: s.status for s in done.files}["big.hungry"] == "read"
     finally:
         CONVERTERS.unregister("hungry")
+
+
+def test_a_file_that_crashed_its_converter_is_read_again_only_under_larger_budgets(tmp_path):
+    """N-M1: a conversion that died at the memory limit was retried at full cost every sync."""
+    from ragteam.retrieval.sync import SyncSettings
+
+    CONVERTERS.register("crash", f"{__name__}:Crashing")
+    try:
+        docs = tmp_path / "docs"
+        docs.mkdir()
+        (docs / "notes.txt").write_text("The ferry leaves at nine.")
+        (docs / "x.crash").write_text("anything")
+        tries = tmp_path / "docs" / "x.crash.tries"
+        tight = SyncSettings(file_memory_mb=1024)
+        for _ in range(2):
+            first = sync_folder(docs, tmp_path / "ix", sync=tight, index=BM25)
+            failed = {s.path: s.reason for s in first.files if s.status == "failed"}
+            assert "crashed on it" in failed["x.crash"]
+        assert tries.read_text() == "x"  # read once, not again under the same budgets
+        sync_folder(docs, tmp_path / "ix", sync=SyncSettings(file_memory_mb=2048), index=BM25)
+        assert tries.read_text() == "xx"  # more memory: tried again
+    finally:
+        CONVERTERS.unregister("crash")
 
 
 def test_a_crashing_or_raising_converter_is_the_files_failure(tmp_path):

@@ -54,6 +54,12 @@ class OutOfMemory(OverBudget):
     """A file needed more memory than the child may have."""
 
 
+class Crashed(OverBudget):
+    """The child died reading a file (a native library aborting when an allocation past the
+    memory limit fails, or a damaged file): recorded with the budgets it ran under, so the
+    same bytes are not read again at full cost on every sync, only under larger budgets."""
+
+
 def spec_of(converter: Any) -> str:
     kind = type(converter)
     return f"{kind.__module__}:{kind.__qualname__}"
@@ -93,7 +99,7 @@ class Isolated:
             outcome, value = self._pipe.recv()
         except (EOFError, OSError):
             code = self._stop()
-            raise ConversionFailed(
+            raise Crashed(
                 f"the {converter.name} converter crashed on it (exit code {code}); "
                 f"the file may be damaged, or need more than the {self.memory_mb} MB of memory "
                 "allowed (--file-memory-mb)"
