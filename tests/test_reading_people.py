@@ -264,3 +264,15 @@ def test_rst_inline_markup_is_read_in_linear_time(text):
     started = time.perf_counter()
     rst_units(text)
     assert time.perf_counter() - started < 2.0  # was a minute
+
+
+def test_a_page_nested_thousands_of_levels_deep_is_read_whole(tmp_path):
+    """N-M3: 1,000 or more unclosed <div>s failed whole with a RecursionError."""
+    from ragteam.documents.base import ConvertSettings
+    from ragteam.documents.web import HtmlConverter
+
+    posts = "".join(f"<div class=post>Reply {n}: text" for n in range(2000))
+    (tmp_path / "deep.html").write_text(f"<html><body>{posts}</body></html>")
+    converted = HtmlConverter().convert(tmp_path / "deep.html", ConvertSettings())
+    text = " ".join(u.text for u in converted.units)
+    assert "Reply 0:" in text and "Reply 1999:" in text

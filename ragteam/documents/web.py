@@ -20,6 +20,7 @@ _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
 _HEADING_LINE = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ #\t]*$")
 HEADINGS_KEPT = 0.5  # share of the page's headings the main content must keep
 _LEVELS = ("h1", "h2", "h3", "h4", "h5", "h6")
+MAX_MAIN_DEPTH = 500  # deeper pages are read whole: main-content search drops their depths
 MAX_MAIN_BYTES = 8 * 1024 * 1024  # larger pages are read whole: main-content search is slow
 _SKIP = {"script", "style", "noscript", "template", "svg", "head"}
 _INLINE = {
@@ -96,39 +97,53 @@ def whole_page(html: str) -> tuple[str, list[Unit]]:
     return title or page_title, units
 
 
-def _walk(element: Any, lines: list[str]) -> None:
+def _walk(root: Any, lines: list[str]) -> None:
     """Headings as `#` lines, a table's rows as records, `<pre>` as fenced code, every other
-    element holding no block-level child as one paragraph; text between blocks is kept too."""
+    element holding no block-level child as one paragraph; text between blocks is kept too.
+    Iterative (a stack, not recursion): a page nested thousands of levels deep is read."""
+    stack: list[tuple[str, Any]] = [("node", root)]
+    while stack:
+        kind, item = stack.pop()
+        if kind == "text":
+            _add(lines, item)
+            continue
+        children = _element_lines(item, lines)
+        stack.extend(reversed(children))
+
+
+def _element_lines(element: Any, lines: list[str]) -> list[tuple[str, Any]]:
+    """Add what `element` says by itself to `lines`; what is left to walk of it, in order
+    (its text, its block children, their tails)."""
     tag = element.tag if isinstance(element.tag, str) else ""
     if tag in _SKIP or not tag:
-        return
+        return []
     if len(tag) == 2 and tag[0] == "h" and tag[1].isdigit():
         _add(lines, element.text_content(), "#" * int(tag[1]) + " ")
-        return
+        return []
     if tag == "pre":  # code keeps its lines (and a `#` comment line stays text)
         code = element.text_content().strip("\n")
         if code.strip():
             fence = "`" * max(3, 1 + max((len(r) for r in re.findall(r"`+", code)), default=0))
             lines.append(f"{fence}\n{code}\n{fence}")
-        return
+        return []
     if tag == "table":  # a row a line: a record by the header row's names (documents.tables)
         rows = [r for r in element.iter("tr") if next(r.iterancestors("table"), None) is element]
         cells = [[c.text_content() for c in r if c.tag in ("td", "th")] for r in rows]
         headed = bool(rows) and all(c.tag == "th" for c in rows[0] if isinstance(c.tag, str))
-        table = table_lines(cells[0], cells[1:]) if headed else table_lines(None, cells)
-        lines.extend(table)
-        return
+        lines.extend(table_lines(cells[0], cells[1:]) if headed else table_lines(None, cells))
+        return []
     blocks = [c for c in element if isinstance(c.tag, str) and c.tag not in _INLINE]
     if not blocks:
         _add(lines, element.text_content())
-        return
-    _add(lines, element.text or "")
+        return []
+    todo: list[tuple[str, Any]] = [("text", element.text or "")]
     for child in element:
         if isinstance(child.tag, str) and child.tag in _INLINE:
-            _add(lines, child.text_content())
+            todo.append(("text", child.text_content()))
         else:
-            _walk(child, lines)
-        _add(lines, child.tail or "")
+            todo.append(("node", child))
+        todo.append(("text", child.tail or ""))
+    return todo
 
 
 def _add(lines: list[str], text: str, prefix: str = "") -> None:
@@ -140,7 +155,7 @@ def _add(lines: list[str], text: str, prefix: str = "") -> None:
 class HtmlConverter:
     name: ClassVar[str] = "html"
     # 2: pages nested deeper than 255 levels read whole; 3: a page's own headings kept;
-    # 4: a table's rows as records by its header row
+    # 4: a table's rows as records by its header row, pages of any depth read
     version: ClassVar[str] = "4"
     suffixes: ClassVar[tuple[str, ...]] = (".html", ".htm", ".xhtml")
     max_mb: ClassVar[int] = 50  # larger files are skipped, never read
@@ -159,6 +174,10 @@ class HtmlConverter:
             )
             return Converted(title, units, notes)
         tree = _tree(html)
+        if (depth := _depth(tree)) > MAX_MAIN_DEPTH:  # main-content search cuts deep pages
+            title, units = whole_page(html)
+            note = f"nested {depth} levels deep: read whole, without main-content extraction"
+            return Converted(title, units, [note])
         own = page_headings(tree)  # read before trafilatura, which cleans the tree it is given
         extracted = main_content(tree)
         title, whole = whole_page(html)
@@ -175,6 +194,18 @@ class HtmlConverter:
             return Converted(title, whole, [note])
         main_title, units = markdown_units(extracted)
         return Converted(title or main_title, units)
+
+
+def _depth(tree: Any) -> int:
+    """How deep the parsed page's elements nest (0 for a page that did not parse)."""
+    if isinstance(tree, str):
+        return 0
+    deepest, stack = 0, [(tree, 1)]
+    while stack:
+        element, level = stack.pop()
+        deepest = max(deepest, level)
+        stack.extend((child, level + 1) for child in element)
+    return deepest
 
 
 def page_headings(tree: Any) -> set[str]:
