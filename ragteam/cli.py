@@ -22,6 +22,7 @@ from ragteam.commands.common import (
     live_answer,
     out,
     parse_options,
+    shown,
     user_tools,
 )
 from ragteam.commands.eval import eval_command, report_command
@@ -191,7 +192,6 @@ def search(
 ) -> None:
     """Retrieval alone: the best passages for a query, each with where it stands (file, page,
     section, slide), as the MCP `search` tool returns them."""
-    from rich.markup import escape
 
     from ragteam.types import hit_dict
 
@@ -205,11 +205,11 @@ def search(
         for n, hit in enumerate(hits, start=1):
             where = hit["locator"] or hit["title"]
             out.print(
-                f"[bold]{n}. {escape(where)}[/]  [dim]{escape(hit['id'])} "
+                f"[bold]{n}. {shown(where)}[/]  [dim]{shown(hit['id'])} "
                 f"score {hit['score']:.3f}[/]",
                 highlight=False,
             )
-            out.print("   " + escape(" ".join(hit["text"].split())[:300]), highlight=False)
+            out.print("   " + shown(" ".join(hit["text"].split())[:300]), highlight=False)
         if not hits:
             out.print("no passage matches")
 

@@ -11,6 +11,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from ragteam.text import visible
 from ragteam.trace import Step, Trace
 from ragteam.types import Answer, Evidence
 
@@ -42,12 +43,14 @@ def answer_view(answer: Answer) -> Group:
         cites.add_column("passage")
         cites.add_column("where")
         for n, c in enumerate(answer.citations, start=1):
-            cites.add_row(f"[{n}]", escape(c.passage_id), escape(c.locator or c.title))
+            cites.add_row(
+                f"[{n}]", escape(visible(c.passage_id)), escape(visible(c.locator or c.title))
+            )
         parts.append(Text("citations", style="bold"))
         parts.append(cites)
     cited = {c.passage_id for c in answer.citations}
     if unused := [c for c in answer.read if c.passage_id not in cited]:
-        shown = ", ".join(c.locator or c.title or c.passage_id for c in unused[:5])
+        shown = ", ".join(visible(c.locator or c.title or c.passage_id) for c in unused[:5])
         more = f" and {len(unused) - 5} more" if len(unused) > 5 else ""
         parts.append(Text(f"read, not cited: {shown}{more}", style="dim"))
     grounded = answer.grounding()
@@ -72,7 +75,7 @@ def evidence_line(evidence: Evidence) -> Text:
         line.append(evidence.sentence[at + len(evidence.text) :])
     else:  # a yes/no reading: the sentence it rests on
         line.append(evidence.sentence)
-    line.append(f"  ({evidence.locator}, reader {evidence.score:.2f})", style="dim")
+    line.append(f"  ({visible(evidence.locator)}, reader {evidence.score:.2f})", style="dim")
     return line
 
 

@@ -43,3 +43,12 @@ STOPWORDS = frozenset(_STOP.split())
 def words(text: str) -> list[str]:
     """The content words of `text`, normalised (SQuAD's normalisation), stopwords left out."""
     return [w for w in normalize_answer(text).split() if w not in STOPWORDS]
+
+
+def visible(text: str) -> str:
+    """`text` with its control characters (an escape sequence or a newline in a file name)
+    written as visible escapes (`\\x1b`, `\\n`): safe to print on a terminal."""
+    return "".join(
+        c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii")
+        for c in text
+    )

@@ -276,3 +276,24 @@ def test_a_page_nested_thousands_of_levels_deep_is_read_whole(tmp_path):
     converted = HtmlConverter().convert(tmp_path / "deep.html", ConvertSettings())
     text = " ".join(u.text for u in converted.units)
     assert "Reply 0:" in text and "Reply 1999:" in text
+
+
+def test_file_names_with_escape_sequences_are_shown_escaped_by_search_and_ask(tmp_path):
+    """N-L4: `search` and `ask` printed a name's escape sequences raw (red\\x1b[31mname.txt)."""
+    from typer.testing import CliRunner
+
+    from ragteam.cli import app
+    from ragteam.retrieval import sync_folder
+    from ragteam.retrieval.index import IndexSettings
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "red\x1b[31mname.txt").write_text("The lighthouse keeper is Ada Rusk.\n")
+    sync_folder(folder, tmp_path / "ix", index=IndexSettings(retriever="bm25"))
+    for args in (
+        ["search", "lighthouse keeper", "--index", str(tmp_path / "ix")],
+        ["ask", "Who is the lighthouse keeper?", "--index", str(tmp_path / "ix")],
+    ):
+        said = CliRunner().invoke(app, args)
+        assert said.exit_code == 0, said.output
+        assert "\x1b[31m" not in said.output and "\\x1b" in said.output

@@ -23,11 +23,9 @@ def shown(text: str) -> str:
     escape sequence or a newline in a file name) written as visible escapes (`\\x1b`, `\\n`)."""
     from rich.markup import escape
 
-    visible = "".join(
-        c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii")
-        for c in text
-    )
-    return escape(visible)
+    from ragteam.text import visible
+
+    return escape(visible(text))
 
 
 @contextlib.contextmanager
