@@ -297,3 +297,29 @@ def test_file_names_with_escape_sequences_are_shown_escaped_by_search_and_ask(tm
         said = CliRunner().invoke(app, args)
         assert said.exit_code == 0, said.output
         assert "\x1b[31m" not in said.output and "\\x1b" in said.output
+
+
+def test_healthz_names_no_file_without_the_key(tmp_path, monkeypatch):
+    """M11: an open /healthz said a failed sync's detail (`including secret.txt`)."""
+    from fastapi.testclient import TestClient
+
+    from ragteam.llm import FakeModel
+    from ragteam.retrieval import sync_folder
+    from ragteam.retrieval.index import IndexSettings
+    from ragteam.server import ServerConfig, create_app
+    from ragteam.server.service import Service
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.md").write_text("# A\n\nText.\n")
+    sync_folder(folder, tmp_path / "ix", index=IndexSettings(retriever="bm25"))
+    failed = {"at": "now", "ok": False, "detail": "STILL SERVES ... including secret.txt"}
+    monkeypatch.setattr(
+        Service, "generations", lambda self: {"docs": {"watch": {"last_sync": failed}}}
+    )
+    config = ServerConfig(indexes={"docs": tmp_path / "ix"}, api_key="k3y")
+    with TestClient(create_app(config, FakeModel(lambda m, p: "x"))) as client:
+        open_ = client.get("/healthz").json()["indexes"]["docs"]["watch"]["last_sync"]
+        keyed = client.get("/healthz", headers={"Authorization": "Bearer k3y"}).json()
+    assert "secret.txt" not in str(open_) and open_["ok"] is False
+    assert "secret.txt" in keyed["indexes"]["docs"]["watch"]["last_sync"]["detail"]

@@ -86,7 +86,13 @@ def create_app(config: ServerConfig, model: ChatModel | None = None) -> FastAPI:
     auth = [Depends(_authorize)]
 
     @app.get("/healthz")
-    def healthz() -> dict[str, Any]:
+    def healthz(request: Request) -> dict[str, Any]:
+        """Open to all; a failed sync's detail (which may name files) only with the key."""
+        indexes = service.generations()
+        if config.api_key and not hmac.compare_digest(
+            request.headers.get("authorization", "").encode(), f"Bearer {config.api_key}".encode()
+        ):
+            indexes = _without_details(indexes)
         return {
             "status": "ok",
             "version": __version__,
@@ -94,7 +100,7 @@ def create_app(config: ServerConfig, model: ChatModel | None = None) -> FastAPI:
             "concurrency": config.concurrency,  # the page runs this many columns together
             "max_question_chars": config.max_question_chars,
             "question_tokens": service.question_tokens(),
-            "indexes": service.generations(),  # loaded generations: a sync shows here
+            "indexes": indexes,  # loaded generations: a sync shows here
         }
 
     _add_answer_routes(app, service, auth)
@@ -106,6 +112,19 @@ def create_app(config: ServerConfig, model: ChatModel | None = None) -> FastAPI:
     _add_page_routes(app)
     app.router.on_shutdown.append(service.close)
     return app
+
+
+def _without_details(indexes: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The generations with each failed sync's detail withheld (it may name the folder's files)."""
+    shown: dict[str, dict[str, Any]] = {}
+    for name, state in indexes.items():
+        watch = state.get("watch")
+        last = (watch or {}).get("last_sync")
+        if isinstance(last, dict) and "detail" in last:
+            last = {**last, "detail": "withheld: ask /healthz with the server's key"}
+            state = {**state, "watch": {**watch, "last_sync": last}}
+        shown[name] = state
+    return shown
 
 
 def _add_answer_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
