@@ -202,3 +202,49 @@ def test_office_tables_read_as_records_and_a_body_typed_in_a_slide_title_is_kept
     assert unit.section == ("Key sizes",)
     assert "Keys must be greater than 2048 bits." in unit.text
     assert "Size: 4096 | Use: signing" in unit.text
+
+
+def test_a_passage_is_read_after_its_heading_path_and_a_span_there_says_so():
+    from ragteam.reader.read import _span
+    from ragteam.reader.view import Viewed
+    from ragteam.types import Locator, Passage
+
+    where = Locator("CHANGELOG.md", section=("Changelog", "0.25.1 (3rd November, 2023)¶", "Added"))
+    passage = Passage("CHANGELOG.md#4", "httpx", "Add support for Python 3.12.", locator=where)
+    viewed = Viewed.of(passage, "Which release first supported Python 3.12?")
+    assert viewed.text.startswith("Changelog > 0.25.1 (3rd November, 2023) > Added\n")
+    at = viewed.text.index("0.25.1")
+    heading = _span(viewed, at, at + 6, "span", 0.9)
+    assert heading.heading and heading.text == "0.25.1" and "Changelog >" in heading.sentence
+    body_at = viewed.text.index("Python 3.12")
+    body = _span(viewed, body_at, body_at + 11, "span", 0.5)
+    assert not body.heading and passage.text[body.start : body.end] == "Python 3.12"
+    plain = Viewed.of(passage, "", headings=False)  # weights that do not read headings
+    assert plain.text == passage.text and plain.cut == 0
+
+
+def test_an_unsure_answer_is_shown_as_the_closest_passage_not_as_an_answer(tmp_path):
+    from rich.console import Console
+
+    from ragteam import answer
+    from ragteam.render import answer_view
+    from ragteam.retrieval import sync_folder
+    from ragteam.retrieval.index import IndexSettings
+    from ragteam.server.openai_chat import answer_text
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "ferry.md").write_text(
+        "# Ferries\n\nThe ferry to Hevik leaves at nine from the north pier.\n\n"
+        "# Tides\n\nSpring tides reach four metres in March.\n"
+    )
+    sync_folder(folder, tmp_path / "ix", index=IndexSettings(retriever="bm25"))
+    result = answer("Which bird nests on the north pier at Hevik?", index=tmp_path / "ix")
+    closest = result.closest()
+    assert closest is not None and result.grounding().level != "supported"
+    console = Console(record=True, width=200)
+    console.print(answer_view(result))
+    shown = console.export_text()
+    assert "closest passage found" in shown and closest.sentence[:20] in shown
+    assert answer_text(result).startswith("Closest passage found (not a sure answer):")
+    assert result.to_dict()["closest"]["sentence"] == closest.sentence
