@@ -15,7 +15,6 @@ from ragteam.types import Answer, Citation, Evidence, Passage
 
 RELEVANT = 2  # passages judged relevant: the bridge and the answer of a two-hop question
 EVIDENCE_KEPT = 3  # readings kept as an answer's evidence (the best first)
-POLAR_TOP = 60  # readings of a yes/no question looked through for its yes/no outcomes
 
 
 def best_by_passage(reading: Reading) -> dict[str, tuple[float, str]]:
@@ -53,12 +52,11 @@ def answer_by_reading(
     readings as evidence; None when the reader finds no span at all."""
     reader = load_reader(weights)
     polar = is_polar(question)
-    top = POLAR_TOP if polar else EVIDENCE_KEPT * 4
-    reading = read_traced(reader, trace, question, passages, top=top)
+    reading = read_traced(reader, trace, question, passages, top=EVIDENCE_KEPT * 4)
     said = polar_answer(reading) if polar else None
     if said is not None:  # yes or no first, the spans read after it
         others = tuple(s for s in reading.spans if s is not said)
-        reading = Reading((said, *others), reading.no_answer, reading.unread)
+        reading = Reading((said, *others), reading.no_answer, reading.unread, reading.outcomes)
     evidence = evidence_of(reading, passages, reader)
     if not evidence:
         return None

@@ -5,14 +5,17 @@ seven), and a span it chooses may begin or end on any piece: the tail of a heade
 directive without its `%(`, a flag without its dashes. `whole` widens a span to the
 whitespace-separated tokens it touches, then gives back what only punctuation added: a
 sentence's full stop or comma after the last token, and a bracket or quote the span does not
-close (or open) itself."""
+close (or open) itself. A number hyphened to a word ("40-hexdigit") is a word by itself."""
 
 from __future__ import annotations
+
+import re
 
 _OPENING = {"(": ")", "[": "]", "{": "}", "<": ">", "‘": "’", "“": "”", "«": "»"}
 _CLOSING = {v: k for k, v in _OPENING.items()}
 _QUOTES = "\"`'"  # the same mark opens and closes
 _TRAILING = ".,;:!?"
+_NUMBER = re.compile(r"[-+−]?\d[\d.,]*")
 
 
 def _balanced(text: str, bracket: str) -> bool:
@@ -34,7 +37,10 @@ def whole(text: str, start: int, end: int) -> tuple[int, int]:
     a, b = start, end
     while a > 0 and not text[a - 1].isspace():
         a -= 1
-    while b < len(text) and not text[b].isspace():
+    # a number joined to a word by a hyphen is a compound ("40-hexdigit", "64-bit"): the
+    # number is a whole word of it
+    compound = _NUMBER.fullmatch(text[a:end]) and text[end : end + 1] == "-"
+    while not compound and b < len(text) and not text[b].isspace():
         b += 1
     changed = True
     while changed and b > end:

@@ -68,7 +68,7 @@ def polar_answer(reading: Reading) -> Span | None:
     """The reading's yes or no over the passage of its best span (the better of the two
     outcomes there), None when it read no yes/no outcome for that passage."""
     best = next((s for s in reading.spans if s.kind == "span"), None)
-    outcomes = [s for s in reading.spans if s.kind in ("yes", "no")]
+    outcomes = list(reading.outcomes) or [s for s in reading.spans if s.kind in ("yes", "no")]
     if best is not None:
         outcomes = [s for s in outcomes if s.passage_id == best.passage_id] or outcomes
     return max(outcomes, key=lambda s: s.score, default=None)

@@ -232,7 +232,11 @@ def _decode(usable: list[Viewed], logits: _Logits, log_z: float, top: int) -> Re
         _span(usable[p], a, b, kind, math.exp(s - log_z)) for (p, a, b, kind), s in ranked
     )
     unread = tuple((v.passage.id, v.unread) for v in usable if v.unread)
-    return Reading(spans, min(1.0, none), unread)
+    polar = sorted(((k, v) for k, v in found.items() if k[3] != "span"), key=lambda kv: -kv[1])
+    outcomes = tuple(
+        _span(usable[p], a, b, kind, math.exp(s - log_z)) for (p, a, b, kind), s in polar
+    )
+    return Reading(spans, min(1.0, none), unread, outcomes)
 
 
 def _span(viewed: Viewed, a: int, b: int, kind: str, score: float) -> Span:

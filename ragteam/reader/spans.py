@@ -39,6 +39,9 @@ class Reading:
     no_answer: float
     # (passage id, characters left unread) of each passage too long to read whole (view.py)
     unread: tuple[tuple[str, int], ...] = ()
+    # every passage's yes and no readings (at the place of its best span), best first, however
+    # far below the spans they rank: what a yes/no question is answered from
+    outcomes: tuple[Span, ...] = ()
 
     @property
     def best(self) -> Span | None:
