@@ -7,7 +7,9 @@ peak RSS is read from the kernel (`wait4`).
 Cases (sizes at --scale 1): a one-page PDF whose content stream inflates to 400 MiB (H1); a
 .docx whose body holds 10 MiB of short paragraphs (H2); a .pptx with one 200 MiB slide (H2); a
 40 MB log without blank lines (H3); an 8 GiB sparse file named .txt (H4); and, for scale, a
-20 MB text of ordinary paragraphs. The goal (issue 52): peak under 1.5 GB, and under 5x the
+20 MB text of ordinary paragraphs; and the 2026-11-28 re-probe's (issue 67): 40 MB of base64
+with no whitespace (N-H1), 200 KB of RST `:a` (N-H3), an HTML page 2,000 levels deep (N-M3).
+The goal (issue 52): peak under 1.5 GB, and under 5x the
 largest file's converted text, time linear in the text."""
 
 from __future__ import annotations
@@ -108,6 +110,24 @@ def prose(path: Path, mb: float) -> None:
     path.write_text(paragraph * int(mb * 1e6 // len(paragraph)), encoding="utf-8")
 
 
+def base64_text(path: Path, mb: float) -> None:
+    import base64
+
+    block = base64.b64encode(bytes(range(256)) * 3072).decode("ascii")  # 1 MB, one line
+    with path.open("w", encoding="ascii") as handle:
+        for _ in range(max(1, round(mb))):
+            handle.write(block)
+
+
+def rst_roles(path: Path, kb: float) -> None:
+    path.write_text("Title\n=====\n\n" + ":a" * int(kb * 512) + "\n", encoding="utf-8")
+
+
+def deep_html(path: Path, levels: float) -> None:
+    posts = "".join(f"<div class=post>Reply {n}: the ferry is late" for n in range(int(levels)))
+    path.write_text(f"<html><body>{posts}</body></html>", encoding="utf-8")
+
+
 CASES = {
     "H1 pdf stream 400 MiB": ("bomb.pdf", pdf_bomb, 400),
     "H2 docx body 10 MiB": ("big.docx", big_docx, 10),
@@ -115,6 +135,10 @@ CASES = {
     "H3 log 40 MB, no blank line": ("app.log.txt", log_file, 40),
     "H4 sparse 8 GiB .txt": ("disk-image.txt", sparse, 8),
     "prose 20 MB": ("ledger.txt", prose, 20),
+    # the 2026-11-28 re-probe (issue 67)
+    "N-H1 base64 40 MB, no whitespace": ("blob.txt", base64_text, 40),
+    "N-H3 rst 200 KB of :a": ("roles.rst", rst_roles, 200),
+    "N-M3 html 2,000 levels deep": ("thread.html", deep_html, 2000),
 }
 
 

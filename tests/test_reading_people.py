@@ -248,3 +248,12 @@ def test_an_unsure_answer_is_shown_as_the_closest_passage_not_as_an_answer(tmp_p
     assert "closest passage found" in shown and closest.sentence[:20] in shown
     assert answer_text(result).startswith("Closest passage found (not a sure answer):")
     assert result.to_dict()["closest"]["sentence"] == closest.sentence
+
+
+def test_no_span_runs_across_a_paragraph_or_a_table_row():
+    from ragteam.reader.bounds import crosses
+
+    assert crosses("-dPDFDEBUG | PDF Interpreter\n\n-dPDFWRDEBUG | PDF Writer", 0, 40)
+    rows = "Name: a3 | Points: 842 x 1191\nName: a4 | Points: 595 x 842"
+    assert crosses(rows, rows.index("842 x 1191"), rows.index("a4") + 2)
+    assert not crosses("a sentence that a PDF\nwrapped over two lines", 2, 30)

@@ -59,3 +59,10 @@ def whole(text: str, start: int, end: int) -> tuple[int, int]:
         if (first in _OPENING or first in _QUOTES) and not _balanced(text[a:b], first):
             a, changed = a + 1, True
     return a, b
+
+
+def crosses(text: str, start: int, end: int) -> bool:
+    """Whether [start, end) runs across a paragraph break or from one table row (a line with
+    ` | ` between its cells) into the next: no answer does."""
+    span = text[start:end]
+    return "\n\n" in span or ("\n" in span and " | " in text[max(0, start - 200) : end + 200])

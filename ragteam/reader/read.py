@@ -16,7 +16,7 @@ import numpy as np
 
 from ragteam.cross_encoder import Weights, read_weights
 from ragteam.errors import InputError
-from ragteam.reader.bounds import whole
+from ragteam.reader.bounds import crosses, whole
 from ragteam.reader.confidence import Confidence
 from ragteam.reader.model import EXTRAS, MAX_SPAN, SpanNet, group_log_parts
 from ragteam.reader.spans import Reading, Span
@@ -214,8 +214,8 @@ def _decode(usable: list[Viewed], logits: _Logits, log_z: float, top: int) -> Re
                 ):
                     continue
                 a, b = int(logits.offsets[w, i, 0]), int(logits.offsets[w, j, 1])
-                if b <= a or a < usable[which].cut <= b:  # not across heading and text
-                    continue
+                if b <= a or a < usable[which].cut <= b or crosses(text, a, b):
+                    continue  # not across heading and text, paragraphs or table rows
                 a, b = whole(text, a, b)
                 score = float(start[w, i] + end[w, j])
                 key = (which, a, b, "span")
