@@ -45,11 +45,14 @@ def test_whole_never_narrows_and_leaves_bad_offsets_alone():
     assert whole("", 0, 0) == (0, 0)
 
 
-def test_a_markdown_table_reads_as_records_by_its_header():
-    _title, units = markdown_units(
+def test_a_markdown_table_reads_as_records_by_its_header_when_asked():
+    table = (
         "# Options\n\n| Option | Meaning | Default |\n|---|---|---|\n| -q | quiet mode | off |\n"
         "| -v | | on |\n"
     )
+    _title, cells = markdown_units(table)  # the default: what the shipped reader was trained on
+    assert cells[0].text.split("\n")[1] == "-q | quiet mode | off"
+    _title, units = markdown_units(table, records=True)
     lines = units[0].text.split("\n")
     assert lines == [
         "Option | Meaning | Default",
@@ -77,9 +80,10 @@ def test_an_html_table_reads_as_records_by_its_header_row(tmp_path):
         "<tr><td>a4</td><td>595 x 842</td></tr><tr><td>a5</td><td>420 x 595</td></tr>"
         "</table><table><tr><td>no</td><td>header</td></tr></table></body></html>"
     )
-    _title, units = whole_page(html)
+    _title, units = whole_page(html, records=True)
     text = "\n".join(u.text for u in units)
     assert "Name: a4 | Points: 595 x 842" in text
+    assert "a4 | 595 x 842" in "\n".join(u.text for u in whole_page(html)[1])
     assert "no | header" in text
 
 
@@ -168,7 +172,7 @@ def test_a_follow_up_keeps_the_subject_of_a_question_that_holds_a_pronoun():
     assert standalone("Who wrote the Hevik saga?", turns, 2000) == ("Who wrote the Hevik saga?", "")
 
 
-def test_office_tables_read_as_records_and_a_body_typed_in_a_slide_title_is_kept(tmp_path):
+def test_office_tables_read_as_records_when_asked_and_a_slide_title_s_body_is_kept(tmp_path):
     import docx
     from pptx import Presentation
     from pptx.util import Inches
@@ -186,10 +190,11 @@ def test_office_tables_read_as_records_and_a_body_typed_in_a_slide_title_is_kept
         )
     )
     document.save(tmp_path / "keys.docx")
-    text = "\n".join(
-        u.text for u in DocxConverter().convert(tmp_path / "keys.docx", ConvertSettings()).units
-    )
-    assert "Key size: 4096 | Allowed: yes" in text
+    records = ConvertSettings(tables="records")
+    converted = DocxConverter().convert(tmp_path / "keys.docx", records)
+    assert "Key size: 4096 | Allowed: yes" in "\n".join(u.text for u in converted.units)
+    plain = DocxConverter().convert(tmp_path / "keys.docx", ConvertSettings())
+    assert "4096 | yes" in "\n".join(u.text for u in plain.units)
 
     deck = Presentation()
     slide = deck.slides.add_slide(deck.slide_layouts[5])  # title only
@@ -198,7 +203,7 @@ def test_office_tables_read_as_records_and_a_body_typed_in_a_slide_title_is_kept
     for r, (a, b) in enumerate([("Size", "Use"), ("4096", "signing")]):
         shape.table.cell(r, 0).text, shape.table.cell(r, 1).text = a, b
     deck.save(tmp_path / "keys.pptx")
-    (unit,) = PptxConverter().convert(tmp_path / "keys.pptx", ConvertSettings()).units
+    (unit,) = PptxConverter().convert(tmp_path / "keys.pptx", records).units
     assert unit.section == ("Key sizes",)
     assert "Keys must be greater than 2048 bits." in unit.text
     assert "Size: 4096 | Use: signing" in unit.text
@@ -257,3 +262,26 @@ def test_no_span_runs_across_a_paragraph_or_a_table_row():
     rows = "Name: a3 | Points: 842 x 1191\nName: a4 | Points: 595 x 842"
     assert crosses(rows, rows.index("842 x 1191"), rows.index("a4") + 2)
     assert not crosses("a sentence that a PDF\nwrapped over two lines", 2, 30)
+
+
+def test_a_heading_of_2000_characters_is_read_in_part():
+    from ragteam.reader.view import MAX_HEADING, Viewed, heading_path
+    from ragteam.types import Locator, Passage
+
+    long = "Chapter " + "x" * 2000
+    passage = Passage("p", "", "Body text.", locator=Locator("a.md", section=(long, "Inner")))
+    path = heading_path(passage)
+    assert len(path) <= MAX_HEADING and path.endswith("> Inner")
+    assert Viewed.of(passage, "42").text.endswith("\nBody text.")
+
+
+def test_the_tables_setting_is_recorded_and_read_back():
+    from ragteam.documents.base import ConvertSettings
+
+    assert ConvertSettings().key() == "html=main"  # what indexes recorded before it existed
+    records = ConvertSettings("whole", "records")
+    assert ConvertSettings.from_key(records.key()) == records
+    assert ConvertSettings.from_key("html=main") == ConvertSettings()
+    for bad in ("html=main;tables=rows", "tables=records", "html=main;x=1"):
+        with pytest.raises(ValueError):
+            ConvertSettings.from_key(bad)

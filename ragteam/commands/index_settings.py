@@ -78,6 +78,9 @@ class FolderFlags:
         max=100_000,
     )
     html: str = flag("main", "main (a page's main content) | whole (every text)")
+    tables: str = flag(
+        "cells", "cells (a row as `cell | cell`) | records (`Header: cell | ...` by its header)"
+    )
     file_seconds: float = flag(
         DEFAULT_SECONDS,
         "the most seconds one PDF, Office or HTML file may take to read (past it the file "
@@ -93,14 +96,14 @@ class FolderFlags:
 
     def __post_init__(self) -> None:
         try:
-            ConvertSettings(self.html)  # the converters' own check
+            ConvertSettings(self.html, self.tables)  # the converters' own check
         except ValueError as exc:
-            raise ValueError(f"--html: {exc}") from exc
+            raise ValueError(f"--html/--tables: {exc}") from exc
 
     def sync(self) -> SyncSettings:
         return SyncSettings(
             self.passage_tokens,
-            convert=ConvertSettings(self.html),
+            convert=ConvertSettings(self.html, self.tables),
             file_seconds=self.file_seconds,
             file_memory_mb=self.file_memory_mb,
         )
@@ -116,6 +119,7 @@ _SETTING_FLAGS = (
     *(f.name for f in dataclasses.fields(IndexFlags)),
     "passage_tokens",
     "html",
+    "tables",
 )
 
 
@@ -137,7 +141,10 @@ def kept_or_changed(
         passage_tokens=sync.passage_tokens
         if "passage_tokens" in given
         else old_sync.passage_tokens,
-        convert=sync.convert if "html" in given else old_sync.convert,
+        convert=ConvertSettings(
+            sync.convert.html if "html" in given else old_sync.convert.html,
+            sync.convert.tables if "tables" in given else old_sync.convert.tables,
+        ),
     )
     settings = replace(
         settings,

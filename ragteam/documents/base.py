@@ -41,30 +41,43 @@ class Converted:
 
 
 HTML_MODES = ("main", "whole")
+TABLE_MODES = ("cells", "records")
 
 
 @dataclass(frozen=True)
 class ConvertSettings:
     """Choices that change what a converter reads. `html`: `main` keeps a web page's main
     content (boilerplate such as menus dropped), `whole` keeps every text of the page (for
-    documentation sites, where boilerplate removal may drop content)."""
+    documentation sites, where boilerplate removal may drop content). `tables`: `cells` writes
+    a table's row as `cell | cell` (what the shipped reader was trained on), `records` as
+    `Header: cell | Header: cell` by the table's header row (`documents.tables`; measured in
+    docs/benchmarks.md §47: better only for a reader trained on records)."""
 
     html: str = "main"
+    tables: str = "cells"
 
     def __post_init__(self) -> None:
         if self.html not in HTML_MODES:
             raise ValueError(f"unknown html mode '{self.html}'; known: {', '.join(HTML_MODES)}")
+        if self.tables not in TABLE_MODES:
+            known = ", ".join(TABLE_MODES)
+            raise ValueError(f"unknown tables mode '{self.tables}'; known: {known}")
 
-    def key(self) -> str:
-        return f"html={self.html}"
+    @property
+    def records(self) -> bool:
+        return self.tables == "records"
+
+    def key(self) -> str:  # the default's key is the one written before `tables` existed
+        return f"html={self.html}" + (f";tables={self.tables}" if self.records else "")
 
     @classmethod
     def from_key(cls, key: str) -> ConvertSettings:
         """The settings `key()` wrote (ValueError for any other text)."""
-        name, sep, html = key.partition("=")
-        if name != "html" or not sep or html not in HTML_MODES:
+        fields = dict(part.partition("=")[::2] for part in key.split(";"))
+        html, tables = fields.pop("html", None), fields.pop("tables", "cells")
+        if fields or html not in HTML_MODES or tables not in TABLE_MODES:
             raise ValueError(f"not a converter settings key: {key!r}")
-        return cls(html)
+        return cls(html, tables)
 
 
 class Converter(Protocol):

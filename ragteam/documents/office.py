@@ -98,7 +98,7 @@ def _paragraph_breaks(paragraph: Any) -> int:
 
 class DocxConverter:
     name: ClassVar[str] = "docx"
-    version: ClassVar[str] = "2"  # 2: tables as records by their header row
+    version: ClassVar[str] = "3"  # 2-3: tables as records by their header row, when asked
     suffixes: ClassVar[tuple[str, ...]] = (".docx",)
     max_mb: ClassVar[int] = 200  # larger files are skipped, never read
     isolated: ClassVar[bool] = True
@@ -131,7 +131,7 @@ class DocxConverter:
                     pages.blocks.append(text)
             elif tag == "tbl":
                 table = Table(element, document)
-                pages.blocks.append(_table_rows(table, _docx_headed(table)))
+                pages.blocks.append(_table_rows(table, settings.records and _docx_headed(table)))
         pages.flush()
         return Converted(title, pages.units)
 
@@ -149,8 +149,9 @@ def _style_names(document: Any) -> Any:
 
 
 def _table_rows(table: Any, headed: bool) -> str:
-    """A .docx or .pptx table's rows, a line each: records by the first row's names when
-    `headed` (documents.tables); merged cells (which repeat their text) once."""
+    """A .docx or .pptx table's rows, a line each (`cell | cell`): records by the first row's
+    names when `headed` (`--tables records` and a header row); merged cells (which repeat
+    their text) once."""
     rows = []
     for row in table.rows:
         cells: list[str] = []
@@ -161,7 +162,7 @@ def _table_rows(table: Any, headed: bool) -> str:
         rows.append(cells)
     if headed and len(rows) > 1:
         return "\n".join(table_lines(rows[0], rows[1:]))
-    return "\n".join(table_lines(None, rows))
+    return "\n".join(" | ".join(cells) for cells in rows if any(cells))
 
 
 def _docx_headed(table: Any) -> bool:
@@ -187,7 +188,9 @@ MAX_TITLE = 120  # characters: a longer "title" is a slide's body typed in its t
 
 class PptxConverter:
     name: ClassVar[str] = "pptx"
-    version: ClassVar[str] = "3"  # 3: tables as records; a body typed in the title box kept
+    version: ClassVar[str] = (
+        "4"  # 3-4: tables as records when asked; a body typed in the title box kept
+    )
     suffixes: ClassVar[tuple[str, ...]] = (".pptx",)
     max_mb: ClassVar[int] = 200  # larger files are skipped, never read
     isolated: ClassVar[bool] = True
@@ -202,7 +205,7 @@ class PptxConverter:
             raise ConversionFailed(f"not a readable .pptx ({exc})") from exc
         units = []
         for number, slide in enumerate(deck.slides, start=1):
-            heading, blocks = _slide_text(slide)
+            heading, blocks = _slide_text(slide, settings.records)
             if slide.has_notes_slide:
                 notes = " ".join(slide.notes_slide.notes_text_frame.text.split())
                 if notes:
@@ -216,7 +219,7 @@ class PptxConverter:
         return Converted(title, units)
 
 
-def _slide_text(slide: Any) -> tuple[str, list[str]]:
+def _slide_text(slide: Any, records: bool = False) -> tuple[str, list[str]]:
     """The slide's heading and its blocks in reading order. A title placeholder holding more
     than a title (several lines, or a paragraph: a slide whose author typed its body there)
     gives its first line as the heading and the rest as the body's first block."""
@@ -238,7 +241,7 @@ def _slide_text(slide: Any) -> tuple[str, list[str]]:
                 if text:
                     paragraphs.append(text)
         elif getattr(shape, "has_table", False) and shape.has_table:
-            paragraphs.append(_table_rows(shape.table, bool(shape.table.first_row)))
+            paragraphs.append(_table_rows(shape.table, records and bool(shape.table.first_row)))
         if paragraphs:
             pieces.append((shape.top or 0, shape.left or 0, shape.height or 0, paragraphs))
     blocks = _reading_order(pieces)

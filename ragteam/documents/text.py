@@ -1,6 +1,7 @@
 """Markdown, reStructuredText and plain text: split on headings with the heading path kept,
 Markdown syntax stripped (markdown-it-py, which rich already brings), a front-matter title
-read, a table's rows as `Header: cell | ...` records (`documents.tables`)."""
+read, a table's rows as `cell | cell` or, with `--tables records`, as `Header: cell | ...`
+records (`documents.tables`)."""
 
 from __future__ import annotations
 
@@ -119,8 +120,9 @@ def _inline_text(token: Any) -> str:
     return re.sub(r"[ \t]+", " ", "".join(parts)).strip()
 
 
-def markdown_units(text: str) -> tuple[str, list[Unit]]:
-    """The title (front matter `title:` or the first level-1 heading) and the units."""
+def markdown_units(text: str, records: bool = False) -> tuple[str, list[Unit]]:
+    """The title (front matter `title:` or the first level-1 heading) and the units; a
+    table's rows as `cell | cell`, or with `records` as records by its header row."""
     from markdown_it import MarkdownIt
 
     title = ""
@@ -153,28 +155,29 @@ def markdown_units(text: str) -> tuple[str, list[Unit]]:
         elif token.type == "inline" and tokens[i - 1].type in ("th_open", "td_open"):
             row.append(_inline_text(token))
         elif token.type == "tr_close":
-            if tokens[i + 1].type == "thead_close":
+            if records and tokens[i + 1].type == "thead_close":
                 header = row
             else:
                 table.append(row)
             row = []
-        elif token.type == "table_close":  # a table is one block, a row a line (a record)
-            sections.block("\n".join(table_lines(header, table)))
+        elif token.type == "table_close":  # a table is one block, a row a line
+            lines = table_lines(header, table) if records else [" | ".join(r) for r in table]
+            sections.block("\n".join(lines))
             table, header = [], None
     return title, sections.done()
 
 
 class MarkdownConverter:
     name: ClassVar[str] = "markdown"
-    # 2: encodings detected (with a note), UTF-16 read; 3: table rows as records by header
-    version: ClassVar[str] = "3"
+    # 2: encodings detected (with a note), UTF-16 read; 3-4: tables as records when asked
+    version: ClassVar[str] = "4"
     suffixes: ClassVar[tuple[str, ...]] = (".md", ".markdown", ".mdown", ".mkd")
     max_mb: ClassVar[int] = 100  # larger files are skipped, never read
     isolated: ClassVar[bool] = False
 
     def convert(self, path: Path, settings: ConvertSettings) -> Converted:
         text, notes = read_text(path)
-        title, units = markdown_units(text)
+        title, units = markdown_units(text, settings.records)
         return Converted(title, units, notes)
 
 

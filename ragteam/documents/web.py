@@ -79,7 +79,7 @@ def _tree(html: str) -> Any:
         return html
 
 
-def whole_page(html: str) -> tuple[str, list[Unit]]:
+def whole_page(html: str, records: bool = False) -> tuple[str, list[Unit]]:
     """Every visible text of the page, headings kept as Markdown headings, then read by the
     Markdown reader (so sections and stripping are one code path)."""
     import lxml.html
@@ -92,13 +92,14 @@ def whole_page(html: str) -> tuple[str, list[Unit]]:
         raise ConversionFailed(f"not readable HTML ({exc})") from exc
     title = " ".join((root.findtext(".//title") or "").split())
     lines: list[str] = []
-    _walk(root.find("body") if root.find("body") is not None else root, lines)
-    page_title, units = markdown_units("\n\n".join(lines))
+    _walk(root.find("body") if root.find("body") is not None else root, lines, records)
+    page_title, units = markdown_units("\n\n".join(lines), records)
     return title or page_title, units
 
 
-def _walk(root: Any, lines: list[str]) -> None:
-    """Headings as `#` lines, a table's rows as records, `<pre>` as fenced code, every other
+def _walk(root: Any, lines: list[str], records: bool = False) -> None:
+    """Headings as `#` lines, a table's rows as lines (`cell | cell`, or records), `<pre>` as
+    fenced code, every other
     element holding no block-level child as one paragraph; text between blocks is kept too.
     Iterative (a stack, not recursion): a page nested thousands of levels deep is read."""
     stack: list[tuple[str, Any]] = [("node", root)]
@@ -107,11 +108,11 @@ def _walk(root: Any, lines: list[str]) -> None:
         if kind == "text":
             _add(lines, item)
             continue
-        children = _element_lines(item, lines)
+        children = _element_lines(item, lines, records)
         stack.extend(reversed(children))
 
 
-def _element_lines(element: Any, lines: list[str]) -> list[tuple[str, Any]]:
+def _element_lines(element: Any, lines: list[str], records: bool) -> list[tuple[str, Any]]:
     """Add what `element` says by itself to `lines`; what is left to walk of it, in order
     (its text, its block children, their tails)."""
     tag = element.tag if isinstance(element.tag, str) else ""
@@ -126,7 +127,12 @@ def _element_lines(element: Any, lines: list[str]) -> list[tuple[str, Any]]:
             fence = "`" * max(3, 1 + max((len(r) for r in re.findall(r"`+", code)), default=0))
             lines.append(f"{fence}\n{code}\n{fence}")
         return []
-    if tag == "table":  # a row a line: a record by the header row's names (documents.tables)
+    if tag == "tr":  # a row a line, `cell | cell`
+        cells = [" ".join(c.text_content().split()) for c in element if c.tag in ("td", "th")]
+        if any(cells):
+            lines.append(" | ".join(c.replace("|", "/") for c in cells))
+        return []
+    if tag == "table" and records:  # a row a line: a record by its header row's names
         rows = [r for r in element.iter("tr") if next(r.iterancestors("table"), None) is element]
         cells = [[c.text_content() for c in r if c.tag in ("td", "th")] for r in rows]
         headed = bool(rows) and all(c.tag == "th" for c in rows[0] if isinstance(c.tag, str))
@@ -155,16 +161,17 @@ def _add(lines: list[str], text: str, prefix: str = "") -> None:
 class HtmlConverter:
     name: ClassVar[str] = "html"
     # 2: pages nested deeper than 255 levels read whole; 3: a page's own headings kept;
-    # 4: a table's rows as records by its header row, pages of any depth read
-    version: ClassVar[str] = "4"
+    # 4-5: a table's rows as records by its header row when asked, pages of any depth read
+    version: ClassVar[str] = "5"
     suffixes: ClassVar[tuple[str, ...]] = (".html", ".htm", ".xhtml")
     max_mb: ClassVar[int] = 50  # larger files are skipped, never read
     isolated: ClassVar[bool] = True
 
     def convert(self, path: Path, settings: ConvertSettings) -> Converted:
         html = _decode(path)
+        records = settings.records
         if settings.html == "whole" or len(html) > MAX_MAIN_BYTES:
-            title, units = whole_page(html)
+            title, units = whole_page(html, records)
             notes = (
                 []
                 if settings.html == "whole"
@@ -175,12 +182,12 @@ class HtmlConverter:
             return Converted(title, units, notes)
         tree = _tree(html)
         if (depth := _depth(tree)) > MAX_MAIN_DEPTH:  # main-content search cuts deep pages
-            title, units = whole_page(html)
+            title, units = whole_page(html, records)
             note = f"nested {depth} levels deep: read whole, without main-content extraction"
             return Converted(title, units, [note])
         own = page_headings(tree)  # read before trafilatura, which cleans the tree it is given
         extracted = main_content(tree)
-        title, whole = whole_page(html)
+        title, whole = whole_page(html, records)
         whole_chars = sum(len(u.text) for u in whole)
         if not extracted or len(extracted) < 0.1 * whole_chars:
             note = "main content not found: the whole page was read (`--html whole` says so)"
@@ -192,7 +199,7 @@ class HtmlConverter:
                 "the whole page was read, so that citations name their sections"
             )
             return Converted(title, whole, [note])
-        main_title, units = markdown_units(extracted)
+        main_title, units = markdown_units(extracted, records)
         return Converted(title or main_title, units)
 
 
