@@ -31,6 +31,12 @@ def _whole(text: str, part: str) -> str:
         ("was called ‘default’.", "default", "‘default’"),
         ("run git commit --amend now", "commit --amend", "commit --amend"),
         ('said "hello world" twice', "hello", "hello"),
+        ("a 40-hexdigit id", "40", "40"),
+        ("returns -1 if x < 0", "1", "-1"),
+        ("in 1951-1952 it", "1952", "1952"),
+        ('the "Cough/Cool" single', "Cool", "Cool"),
+        ("files go to /tmp here", "tmp", "/tmp"),
+        ("epoch (1-Jan-2000) it", "2000", "(1-Jan-2000)"),
     ],
 )
 def test_a_span_is_widened_to_whole_tokens_without_the_punctuation_around_them(

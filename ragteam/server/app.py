@@ -39,7 +39,13 @@ from ragteam.server.pages import add_page_routes
 from ragteam.server.redact import redact_paths
 from ragteam.server.service import Cancelled, Service
 from ragteam.server.streaming import admitted_events, answer_watched
-from ragteam.server.uploads import NameTaken, TooLarge, add_document_routes, is_upload
+from ragteam.server.uploads import (
+    NameTaken,
+    TooLarge,
+    add_document_routes,
+    clean_served,
+    is_upload,
+)
 from ragteam.server.views import add_read_routes
 from ragteam.strategies import DEFAULT_STRATEGY
 from ragteam.types import DEFAULT_SUPPORT_LAYER
@@ -77,6 +83,7 @@ class FeedbackRequest(BaseModel):
 def create_app(config: ServerConfig, model: ChatModel | None = None) -> FastAPI:
     """The app; `model` replaces the configured one (tests pass a scripted model)."""
     service = Service(config, model)
+    clean_served(service)  # what uploads cut by a kill left behind
     app = FastAPI(title="ragteam", version=__version__, docs_url=None, redoc_url=None)
     app.state.service = service
     if config.cors_origins:

@@ -3,7 +3,6 @@ worker threads. Answers run in worker threads; the event loop only waits."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import threading
@@ -87,21 +86,10 @@ class Service:
         self.pool = ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="answer")
         self.closing = threading.Event()  # set at shutdown: running answers stop at their next step
         self.watching: dict[str, dict[str, Any]] = {}
-        self._clean_uploads()
         if config.watch:
             from ragteam.server.watching import start_watching
 
             self.watching = start_watching(self)
-
-    def _clean_uploads(self) -> None:
-        """Remove what uploads cut by a kill left in the served folders."""
-        from ragteam.server.uploads import clean_leftovers
-
-        for name in self.config.indexes:
-            with contextlib.suppress(RagteamError, OSError):
-                removed = clean_leftovers(self.folder(name))
-                if removed:
-                    log.info("removed %d cut uploads from index %s's folder", len(removed), name)
 
     def model(self) -> ChatModel:
         with self._lock:  # loaded once, on first use, for every request

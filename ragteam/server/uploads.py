@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from fastapi import FastAPI, Query, Request
 
 from ragteam.documents import supported_suffixes
-from ragteam.errors import IndexBusy, InputError, UnknownName
+from ragteam.errors import IndexBusy, InputError, RagteamError, UnknownName
 from ragteam.server.redact import redact_all
 
 if TYPE_CHECKING:
@@ -142,6 +142,13 @@ def clean_leftovers(folder: Path) -> list[str]:
                 leftover.unlink()
                 removed.append(leftover.name)
     return removed
+
+
+def clean_served(service: Service) -> None:
+    """Remove what uploads cut by a kill left in each served folder (when the server starts)."""
+    for name in service.config.indexes:
+        with contextlib.suppress(RagteamError, OSError):
+            clean_leftovers(service.folder(name))
 
 
 def remove(folder: Path, name: str) -> None:
