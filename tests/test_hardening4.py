@@ -125,3 +125,53 @@ def test_healthz_names_no_file_without_the_key(tmp_path, monkeypatch):
         keyed = client.get("/healthz", headers={"Authorization": "Bearer k3y"}).json()
     assert "secret.txt" not in str(open_) and open_["ok"] is False
     assert "secret.txt" in keyed["indexes"]["docs"]["watch"]["last_sync"]["detail"]
+
+
+def _served(tmp_path, files):  # noqa: ANN001, ANN202
+    from fastapi.testclient import TestClient
+
+    from ragteam.llm import FakeModel
+    from ragteam.retrieval import sync_folder
+    from ragteam.retrieval.index import IndexSettings
+    from ragteam.server import ServerConfig, create_app
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    sync_folder(folder, tmp_path / "ix", index=IndexSettings(retriever="bm25"))
+    config = ServerConfig(indexes={"docs": tmp_path / "ix"})
+    return folder, TestClient(create_app(config, FakeModel(lambda m, p: "x")))
+
+
+def test_removing_the_only_document_is_refused_before_the_disk_is_touched(tmp_path):
+    """N-M2: the file was deleted, then 400, and its text still served."""
+    folder, client = _served(tmp_path, {"secret.txt": "The vault code is 4711.\n"})
+    with client:
+        refused = client.delete("/v1/indexes/docs/documents/secret.txt")
+        assert refused.status_code == 409 and "only file" in refused.json()["detail"]
+        assert (folder / "secret.txt").exists()
+        added = client.put("/v1/indexes/docs/documents/other.txt", content=b"A ferry.\n")
+        assert added.status_code == 200
+        assert client.delete("/v1/indexes/docs/documents/secret.txt").status_code == 200
+        assert not (folder / "secret.txt").exists()
+
+
+def test_an_upload_whose_sync_fails_says_it_was_written_and_why_it_is_not_served(
+    tmp_path, monkeypatch
+):
+    """N-M2: a PUT answered 400 though it had written the file (its sync failed after)."""
+    from ragteam.errors import InputError
+    from ragteam.server.service import Service
+
+    folder, client = _served(tmp_path, {"aldra.txt": "Aldra keeps the ledger.\n"})
+
+    def failing(self, name):  # noqa: ANN001, ANN202 - a sync refused after the write
+        raise InputError("passage id aldra.txt#0 stands in two files: rename one")
+
+    monkeypatch.setattr(Service, "sync", failing)
+    with client:
+        said = client.put("/v1/indexes/docs/documents/later.txt", content=b"Later text.\n")
+    body = said.json()
+    assert said.status_code == 200 and body["synced"] is False
+    assert "two files" in body["sync_failed"] and (folder / "later.txt").exists()

@@ -40,6 +40,7 @@ from ragteam.server.redact import redact_paths
 from ragteam.server.service import Cancelled, Service
 from ragteam.server.streaming import admitted_events, answer_watched
 from ragteam.server.uploads import (
+    LastDocument,
     NameTaken,
     TooLarge,
     add_document_routes,
@@ -228,6 +229,7 @@ _STATUS: list[tuple[type[BaseException], int, str]] = [
     (IndexBusy, 409, "index busy"),
     (TooLarge, 413, "body too large"),
     (NameTaken, 409, "file exists"),
+    (LastDocument, 409, "last document"),
     (InputError, 400, "bad request"),
     (IndexUnusable, 409, "index unusable"),
     (RouterStateError, 409, "router unavailable"),

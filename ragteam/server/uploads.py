@@ -48,6 +48,10 @@ class TooLarge(InputError):
         )
 
 
+class LastDocument(InputError):
+    """Removing the only file an index reads: refused before the disk is touched."""
+
+
 class NameTaken(InputError):
     """A file of the upload's name is in the folder and the upload does not replace it."""
 
@@ -191,18 +195,31 @@ def add_document_routes(app: FastAPI, service: Service, auth: list[Any]) -> None
 
     @app.delete("/v1/indexes/{name}/documents/{filename}", dependencies=auth)
     async def remove_document(name: str, filename: str) -> dict[str, Any]:
-        """Remove the file FILENAME from the indexed folder, then sync the index."""
-        remove(service.folder(name), filename)
+        """Remove the file FILENAME from the indexed folder, then sync the index. The last
+        file the index reads is refused before it is touched (a sync would then keep
+        serving its text)."""
+        folder = service.folder(name)
+        read = [d["path"] for d in service.documents(name)["documents"] if d["status"] == "read"]
+        if read == [filename]:
+            raise LastDocument(
+                f"{filename} is the only file index {name} reads: removing it would leave the "
+                "index serving its text. Add another file first, or remove the index itself"
+            )
+        remove(folder, filename)
         return redact_all(await _synced(service, name, filename, 0), service.config)
 
 
 async def _synced(service: Service, name: str, filename: str, size: int) -> dict[str, Any]:
     """Sync the index; the file's state after it (None once removed), and the sync's counts."""
+    failed = ""
     try:
         report: dict[str, Any] | None = await asyncio.to_thread(service.sync, name)
     except IndexBusy:  # a sync (the watcher's, another client's) is running: it or the next
         report = None  # one reads the folder as it now is
+    except RagteamError as exc:  # the disk has changed already: say so, and why not synced
+        report, failed = None, str(exc)
     listed = service.documents(name)
     state = next((d for d in listed["documents"] if d["path"] == filename), None)
     synced = report is not None
-    return {"name": filename, "bytes": size, "file": state, "synced": synced, "sync": report}
+    done = {"name": filename, "bytes": size, "file": state, "synced": synced, "sync": report}
+    return {**done, "sync_failed": failed} if failed else done
