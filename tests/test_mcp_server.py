@@ -50,6 +50,9 @@ def test_tools_search_passage_and_ask_over_http(http_url):
     progress = []
 
     async def work(session):
+        from ragteam import __version__
+
+        assert session.server_info.name == "ragteam" and session.server_info.version == __version__
         tools = sorted(t.name for t in (await session.list_tools()).tools)
         found = _payload(
             await session.call_tool("search", {"query": "Wrenhold Lighthouse", "k": 3})

@@ -15,6 +15,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import ValidationError
 
+from ragteam._version import __version__
 from ragteam.errors import RagteamError
 from ragteam.server.limits import Busy
 from ragteam.server.redact import redact_paths
@@ -60,6 +61,7 @@ def build_mcp(service: Service) -> MCPServer:
     names = ", ".join(service.config.indexes) or "none"
     server = _PlainErrors(
         "ragteam",
+        version=__version__,
         instructions=(
             "Answer knowledge-intensive questions with teams of LLM agents over the served "
             f"indexes ({names}). `ask` runs a strategy (oner, ircot, smart, marag, smurfs, ...) "
