@@ -77,7 +77,7 @@ def checked(
     if settings.abstain and _unfounded(found.cited, result):
         if result.trace is not None:
             result.trace.note("support", f"withheld unsupported answer: {text}", event="abstained")
-        text = f"{ABSTAIN} Searched: {_searched(ctx.retrieved.queries, len(found.read))}"
+        text = f"{ABSTAIN} Searched: {_searched(ctx.retrieved.queries, len(passages))}"
         found = replace(found, withheld=True)
     return replace(
         result,
@@ -112,8 +112,12 @@ def read_passages(result: Answer, ctx: Context) -> list[Passage]:
 
 
 def _searched(queries: list[str], read: int) -> str:
-    shown = "; ".join(f'"{q}"' for q in queries)
-    return f"{shown} ({read} passages read, none supports an answer)."
+    """What was searched, for a person: the first search (the question as asked), and how many
+    more the team made (a strategy's own queries, such as the question with a span read, are
+    its workings, not words to show), and the passages read."""
+    shown = f'"{queries[0]}"' if queries else "nothing"
+    more = f" and {len(queries) - 1} more searches" if len(queries) > 1 else ""
+    return f"{shown}{more} ({read} passages read, none supports an answer)."
 
 
 def _by_text(said: str, choices: dict[str, str]) -> bool:

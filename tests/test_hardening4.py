@@ -175,3 +175,15 @@ def test_an_upload_whose_sync_fails_says_it_was_written_and_why_it_is_not_served
     body = said.json()
     assert said.status_code == 200 and body["synced"] is False
     assert "two files" in body["sync_failed"] and (folder / "later.txt").exists()
+
+
+def test_the_abstain_message_shows_the_question_searched_not_the_team_s_own_queries():
+    """Issue 69: "... ext4 filesystem? 31 4.2" (read's second search) was shown to the asker."""
+    from ragteam.answering import _searched
+
+    said = _searched(["Which file system?", "Which file system? 31 4.2"], 15)
+    assert (
+        said
+        == '"Which file system?" and 1 more searches (15 passages read, none supports an answer).'
+    )
+    assert "31 4.2" not in said

@@ -155,6 +155,8 @@ def test_an_invented_answer_is_not_supported_and_can_be_withheld(bm25_index_dir)
     )
     assert withheld.text.startswith("I could not find this in your documents.")
     assert QUESTION in withheld.text  # what was searched
+    read = len(withheld.support.read)
+    assert f"({read} passages read" in withheld.text  # the count the label says
     said = withheld.grounding()  # the withheld guess is not shown as the answer's sentence
     assert said.unsupported == [] and said.message.startswith("withheld: none of the 5")
     assert withheld.support.withheld and not result.support.withheld
