@@ -187,3 +187,24 @@ def test_the_abstain_message_shows_the_question_searched_not_the_team_s_own_quer
         == '"Which file system?" and 1 more searches (15 passages read, none supports an answer).'
     )
     assert "31 4.2" not in said
+
+
+def test_a_jsonl_without_line_ends_is_refused_without_reading_it_whole(tmp_path):
+    """N-H6: `truncate -s 4000M big.jsonl` in a folder was read as one line, killed at 6 GB."""
+    import resource
+
+    from ragteam.errors import InputError
+    from ragteam.jsonl import MAX_LINE_BYTES, read_objects
+
+    sparse = tmp_path / "big.jsonl"
+    with sparse.open("wb") as handle:
+        handle.truncate(4000 * 2**20)  # 4 GB of NUL, no line end, no disk used
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(InputError, match="line over|NUL"):
+        list(read_objects(sparse))
+    grown_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert grown_kb * 1024 < 4 * MAX_LINE_BYTES
+    long_row = tmp_path / "long.jsonl"
+    long_row.write_bytes(b'{"text": "' + b"a" * (MAX_LINE_BYTES + 10) + b'"}\n')
+    with pytest.raises(InputError, match="line over"):
+        list(read_objects(long_row))
