@@ -80,9 +80,15 @@ def _stop(proc: subprocess.Popen) -> None:
 
 def _wait_for_head(ray, address: str, proc: subprocess.Popen, timeout: float = 120) -> None:  # noqa: ANN001
     deadline = time.time() + timeout
+    host, port = address.rsplit(":", 1)
     while time.time() < deadline:
         if proc.poll() is not None:
             raise InputError(f"`ray start --head` exited with {proc.returncode}")
+        try:  # ray.init blocks past any deadline when nothing listens: knock first
+            socket.create_connection((host, int(port)), timeout=1).close()
+        except OSError:
+            time.sleep(1)
+            continue
         try:
             ray.init(address=address, logging_level="ERROR", log_to_driver=False)
         except (ConnectionError, RuntimeError):
