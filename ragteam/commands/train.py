@@ -233,6 +233,16 @@ def support_command(
     )
 
 
+TablesOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--tables",
+        help="a WikiTableQuestions folder (data/training.tsv, csv/, page/): questions people "
+        "wrote over tables, read as ragteam reads tables (--table-questions of them)",
+    ),
+]
+
+
 @train_app.command("reader")
 @with_settings("settings", ReaderSettings())
 def reader_command(
@@ -268,14 +278,7 @@ def reader_command(
             "repeat for more",
         ),
     ] = None,
-    tables: Annotated[
-        Path | None,
-        typer.Option(
-            "--tables",
-            help="a WikiTableQuestions folder (data/training.tsv, csv/, page/): questions "
-            "people wrote over tables, read as ragteam reads tables (--table-questions of them)",
-        ),
-    ] = None,
+    tables: TablesOpt = None,
 ) -> None:
     """Train the span reader (MiniLM with start/end and no-answer/yes/no heads, shared
     normalisation over a question's passages) on HotpotQA and MuSiQue train and cloze questions

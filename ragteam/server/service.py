@@ -4,7 +4,6 @@ worker threads. Answers run in worker threads; the event loop only waits."""
 from __future__ import annotations
 
 import json
-import logging
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -27,8 +26,6 @@ from ragteam.strategies.base import QUESTION_SHARE
 from ragteam.support.stage import support_settings
 from ragteam.trace import Step
 from ragteam.types import DEFAULT_SUPPORT_LAYER, Answer
-
-log = logging.getLogger(__name__)
 
 
 def _manifest_stamp(directory: Path) -> tuple[int, int] | None:

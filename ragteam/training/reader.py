@@ -173,28 +173,7 @@ def reader_groups(
     (and written to `groups` when given)."""
     from ragteam.training.reader_build import Wanted, build, load_groups, save_groups
 
-    made_with = {
-        "clozes": settings.clozes,
-        "documents": None if documents is None else documents.name,
-        "doc_tables": settings.doc_tables,
-        "doc_clozes": settings.doc_clozes,
-        "doc_pdfs": settings.doc_pdfs,
-        "held_share": settings.held_share,
-        "seed": settings.seed,
-    }
-    if settings.wordings:  # named only when on, so that earlier runs' files still load
-        made_with["wordings"] = True
-    if tables is not None:  # likewise
-        if not tables.is_dir():
-            raise InputError(f"{tables} is not a folder: name a WikiTableQuestions checkout")
-        made_with["tables"] = [tables.name, settings.table_questions]
-    if settings.headings:
-        made_with["headings"] = True
-    if squad:  # likewise
-        missing = [str(p) for p in squad if not p.is_file()]
-        if missing:
-            raise InputError(f"no such SQuAD-format file: {', '.join(missing)}")
-        made_with["squad"] = [_digest(p) for p in squad]
+    made_with = _made_with(settings, documents, squad, tables)
     if groups is not None and groups.is_file():
         report(f"reading the groups from {groups}")
         return load_groups(groups, made_with)
@@ -221,6 +200,36 @@ def reader_groups(
         save_groups(built, groups, made_with)
         report(f"wrote the groups to {groups}")
     return built
+
+
+def _made_with(
+    settings: ReaderSettings, documents: Path | None, squad: tuple[Path, ...], tables: Path | None
+) -> dict[str, Any]:
+    """What a groups file says it was built with (a source is named only when it is used, so
+    that earlier runs' files still load); an InputError for a named source that is missing."""
+    made_with = {
+        "clozes": settings.clozes,
+        "documents": None if documents is None else documents.name,
+        "doc_tables": settings.doc_tables,
+        "doc_clozes": settings.doc_clozes,
+        "doc_pdfs": settings.doc_pdfs,
+        "held_share": settings.held_share,
+        "seed": settings.seed,
+    }
+    if settings.wordings:  # named only when on, so that earlier runs' files still load
+        made_with["wordings"] = True
+    if tables is not None:  # likewise
+        if not tables.is_dir():
+            raise InputError(f"{tables} is not a folder: name a WikiTableQuestions checkout")
+        made_with["tables"] = [tables.name, settings.table_questions]
+    if settings.headings:
+        made_with["headings"] = True
+    if squad:  # likewise
+        missing = [str(p) for p in squad if not p.is_file()]
+        if missing:
+            raise InputError(f"no such SQuAD-format file: {', '.join(missing)}")
+        made_with["squad"] = [_digest(p) for p in squad]
+    return made_with
 
 
 def _digest(path: Path) -> str:
