@@ -893,3 +893,34 @@ def test_a_cited_passage_opens_with_its_evidence_marked_among_its_neighbours(
         assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390
         page.screenshot(path=str(shots / "evidence-in-context-390.png"))
     assert errors == []
+
+
+def test_an_unsure_read_answer_shows_the_closest_passage_not_a_big_answer(browser, tmp_path, shots):
+    """Issue 66: a span the reader is not sure of (label not supported) is shown as the
+    closest passage found, with its place, at desktop and phone widths."""
+    from ragteam.retrieval import sync_folder
+    from ragteam.retrieval.index import IndexSettings
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "ferry.md").write_text(
+        "# Ferries\n\nThe ferry to Hevik leaves at nine from the north pier.\n\n"
+        "# Tides\n\nSpring tides reach four metres in March.\n"
+    )
+    sync_folder(folder, tmp_path / "ix", index=IndexSettings(retriever="bm25"))
+    config = ServerConfig(indexes={"docs": tmp_path / "ix"})
+    errors: list[str] = []
+    with Serving(create_app(config, FakeModel(_slow_reply))) as url:
+        page = _page(browser, errors)
+        page.goto(url + "/")
+        _ask(page, "Which bird nests on the north pier at Hevik?", "read")
+        box = page.locator(".column[data-strategy=read] [data-testid=answer]")
+        box.wait_for(timeout=60_000)
+        assert box.get_attribute("data-grounding") != "supported"
+        closest = box.locator("[data-testid=closest]")
+        assert closest.inner_text().startswith("closest passage found:")
+        assert "ferry.md" in closest.inner_text() and box.locator(".text").count() == 0
+        page.screenshot(path=str(shots / "closest-passage.png"))
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.screenshot(path=str(shots / "closest-passage-390.png"), full_page=True)
+    assert not errors
