@@ -48,7 +48,7 @@ def run_posed(
     if claim:
         if check_mode(verdicts) == "own" or getattr(strategy, "decides_verdicts", False):
             return result
-        return fitted_claim(result, question, read_passages(result, ctx))
+        return fitted_claim(result, question, read_passages(result, ctx), ctx.readers.answer())
     return checked(result, ctx, support or SupportSettings(), choices)
 
 
@@ -69,7 +69,14 @@ def checked(
     said = (choices or {}).get(result.text, result.text)
     judge = judge_with(ctx, result.question) if settings.layer == "llm" else None
     found = check_support(
-        result.question, said, passages, settings, result.trace, judge, tuple(result.evidence)
+        result.question,
+        said,
+        passages,
+        settings,
+        result.trace,
+        judge,
+        tuple(result.evidence),
+        ctx.readers,
     )
     given = {c.passage_id: c for c in result.citations}
     by_id = {p.id: p for p in passages}

@@ -173,3 +173,52 @@ def test_read_with_two_hops_searches_again_with_the_spans_it_read(tmp_path):
         assert len(ids[hops]) == len(set(ids[hops])) <= 2 * hops  # at most k new per round
     assert ids[1][0] == "f1" and "f2" not in ids[1]  # it shares no word with the question
     assert ids[2][:2] == ids[1] and "f2" in ids[2], ids
+
+
+def test_read_with_other_weights_is_labelled_on_their_own_calibration(tmp_path):
+    """The reader is part of the answer's context: `read --opt weights=X` with the reader
+    support layer judges X's span on X's calibration (it was judged on the shipped one's)."""
+    from ragteam import answer
+    from ragteam.retrieval import build_index
+    from ragteam.types import SupportSettings
+
+    corpus = tmp_path / "c.jsonl"
+    rows = [{"id": i, "title": t, "text": x} for i, t, x in TWO_HOP]
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    build_index(corpus, tmp_path / "ix", retriever="bm25")
+    labelled = {}
+    for name, span in (("lenient", 1e-6), ("strict", 1 - 1e-6)):
+        (tmp_path / name).mkdir()
+        target = _copy(tmp_path / name)
+        path = calibration_path(target)
+        data = json.loads(path.read_text())
+        path.write_text(json.dumps({**data, "span": span}))
+        result = answer(
+            "Who directed Zorvath?",
+            index=tmp_path / "ix",
+            strategy="read",
+            options={"weights": str(target), "hops": 1},
+            support=SupportSettings("reader"),
+        )
+        assert result.evidence and result.support is not None
+        labelled[name] = [c.passage_id for c in result.citations]
+        reads = [s for s in result.trace.steps if s.kind == "read"]
+        assert reads and all(s.meta["reader"] == result.support.extra["reader"] for s in reads)
+    assert labelled == {"lenient": [result.evidence[0].passage_id], "strict": []}
+
+
+def test_an_answer_s_readers_load_each_weights_once_and_keep_outputs_to_the_answer(tmp_path):
+    from ragteam.reader.answer import Readers
+
+    target = _copy(tmp_path)
+    one, other = Readers(), Readers()
+    assert not one.used
+    first = one.get(target)
+    assert one.get(str(target)) is first and one.answer() is first and one.used
+    assert one.get() is not first  # the shipped weights: another reader of the same answer
+    assert one.answer() is first  # the first asked for reads the answer
+    again = other.get(target)
+    assert again is not first and again.net is first.net  # the network loaded once
+    passages = [Passage("a", "", "The ferry to Hevik leaves from pier two every morning.")]
+    first.read("Where does the ferry leave from?", passages)
+    assert first._kept and not again._kept  # noqa: SLF001 - no answer's leak

@@ -5,10 +5,8 @@ the generator writes from facts found anywhere in the block, not from passage [1
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from ragteam.agents.smart_format import Judgement
-from ragteam.reader import Reader, Reading, Span, load_reader, read_traced
+from ragteam.reader import Reader, Reading, Span, read_traced
 from ragteam.reader.polar import is_polar, polar_answer
 from ragteam.trace import Trace
 from ragteam.types import Answer, Citation, Evidence, Passage
@@ -46,11 +44,10 @@ def locate(
 
 
 def answer_by_reading(
-    question: str, passages: list[Passage], trace: Trace, strategy: str, weights: Path | None
+    question: str, passages: list[Passage], trace: Trace, strategy: str, reader: Reader
 ) -> Answer | None:
-    """The reader's best span over `passages` as the answer, cited at its passage, with its
+    """`reader`'s best span over `passages` as the answer, cited at its passage, with its
     readings as evidence; None when the reader finds no span at all."""
-    reader = load_reader(weights)
     polar = is_polar(question)
     reading = read_traced(reader, trace, question, passages, top=EVIDENCE_KEPT * 4)
     said = polar_answer(reading) if polar else None

@@ -253,8 +253,10 @@ def _span(viewed: Viewed, a: int, b: int, kind: str, score: float) -> Span:
 
 
 def load_reader(path: Path | None = None, threads: int | None = None) -> Reader:
-    """The reader with the weights at `path` (default: shipped), loaded once per process (the
-    file's mtime and size are part of the key: a changed file is loaded again)."""
+    """A reader with the weights at `path` (default: shipped). The network is loaded once per
+    process (the file's mtime and size are part of the key: a changed file is loaded again);
+    each reader returned keeps its own network outputs, so one answer's readings never leak
+    into another's (an answer's readers: `ragteam.reader.answer.Readers`)."""
     path = (path or default_weights()).expanduser()
     if not path.is_file():
         raise InputError(
@@ -262,13 +264,15 @@ def load_reader(path: Path | None = None, threads: int | None = None) -> Reader:
             f"with `{RETRAIN} --out {path}`"
         )
     stat = path.stat()
-    return _loaded(path.resolve(), (stat.st_mtime_ns, stat.st_size), threads)
+    return Reader(*_loaded(path.resolve(), (stat.st_mtime_ns, stat.st_size), threads))
 
 
 @functools.lru_cache(maxsize=2)
-def _loaded(path: Path, _stamp: tuple[int, int], threads: int | None) -> Reader:
+def _loaded(
+    path: Path, _stamp: tuple[int, int], threads: int | None
+) -> tuple[SpanNet, dict[str, str], str, Calibration]:
     net, meta, digest = load_net(path, threads)
-    return Reader(net, meta, digest, Calibration.read(calibration_path(path)))
+    return net, meta, digest, Calibration.read(calibration_path(path))
 
 
 WEIGHTS = Weights("span reader", RETRAIN, FORMAT)

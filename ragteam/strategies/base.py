@@ -10,6 +10,7 @@ from ragteam.agents.role import INSTRUCTION_TOKENS
 from ragteam.errors import InputError
 from ragteam.llm.base import ChatModel
 from ragteam.llm.fit import fit_text
+from ragteam.reader.answer import Readers
 from ragteam.retrieval.index import Index
 from ragteam.tools.base import Tool
 from ragteam.trace import Trace
@@ -27,7 +28,8 @@ def bounded(default: int, low: int, high: int) -> int:
 @dataclass
 class Context:
     """The resources of one answer: the model, the index (None for no retrieval), the trace,
-    and the passages its retrievals handed the team (`retrieved`, what support checks)."""
+    the passages its retrievals handed the team (`retrieved`, what support checks) and its
+    span readers (`readers`)."""
 
     model: ChatModel
     index: Index | None
@@ -41,6 +43,8 @@ class Context:
     # the asker's sampling temperature for those roles (0: the same answer every time, and
     # served from the cache)
     temperature: float = 0.0
+    # the span readers of this answer: every stage that reads takes its reader here
+    readers: Readers = field(default_factory=Readers)
 
     def model_for(self, role: str) -> ChatModel:
         """The model that plays `role` (a per-role override, else the default model)."""

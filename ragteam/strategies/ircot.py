@@ -78,7 +78,7 @@ class IRCoT:
             seen |= {p.id for p in found}
         everything = [p for group in rounds for p in group]
         if self.reader and (
-            read := answer_by_reading(question, everything, ctx.trace, self.name, None)
+            read := answer_by_reading(question, everything, ctx.trace, self.name, ctx.readers.get())
         ):
             return read
         if not answer:

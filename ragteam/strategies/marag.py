@@ -21,7 +21,6 @@ from ragteam.agents.reader_role import locate
 from ragteam.agents.role import role_names
 from ragteam.errors import ParseError
 from ragteam.llm.fit import fit_text
-from ragteam.reader import load_reader
 from ragteam.retrieval import retrieve_traced
 from ragteam.strategies.base import Context, bounded, fit_question
 from ragteam.types import Answer, Citation, Passage
@@ -147,7 +146,7 @@ class MARAG:
             return [self._note(ctx, task, p) for p in docs]
         if not docs:
             return []
-        ordered, judgements, _ = locate(load_reader(), ctx.trace, task, docs)
+        ordered, judgements, _ = locate(ctx.readers.get(), ctx.trace, task, docs)
         found = {p.id: j.fact for p, j in zip(ordered, judgements, strict=True) if j.relevant}
         return [found.get(p.id, "") for p in docs]
 

@@ -16,7 +16,7 @@ from typing import ClassVar
 
 from ragteam.agents.reader_role import answer_by_reading
 from ragteam.formats import posed_parts, search_text
-from ragteam.reader import BRIDGE_SPANS, load_reader, read_traced
+from ragteam.reader import BRIDGE_SPANS, read_traced
 from ragteam.retrieval import retrieve_traced
 from ragteam.strategies.base import Context, bounded
 from ragteam.types import Answer, Passage
@@ -50,18 +50,17 @@ class Read:
             )
             return self._verdict(question, stem, choices, found, ctx)
         found = retrieve_traced(index, ctx.trace, ctx.retrieved, "retriever", question, self.k)
-        weights = Path(self.weights) if self.weights else None
+        reader = ctx.readers.get(self.weights)
         for _ in range(self.hops - 1):
-            found += self._follow(question, found, ctx, weights)
-        read = answer_by_reading(question, found, ctx.trace, self.name, weights)
+            found += self._follow(question, found, ctx)
+        read = answer_by_reading(question, found, ctx.trace, self.name, reader)
         return read or Answer(question, "", self.name, [], ctx.trace)
 
-    def _follow(
-        self, question: str, found: list[Passage], ctx: Context, weights: Path | None
-    ) -> list[Passage]:
+    def _follow(self, question: str, found: list[Passage], ctx: Context) -> list[Passage]:
         """Passages not in `found` that a search for the question with each of the best
         different spans read in `found` brings (at most k, in the order found)."""
-        reading = read_traced(load_reader(weights), ctx.trace, question, found, top=BRIDGE_SPANS)
+        reader = ctx.readers.get(self.weights)
+        reading = read_traced(reader, ctx.trace, question, found, top=BRIDGE_SPANS)
         seen, more = {p.id for p in found}, []
         index = ctx.require_index(self.name)
         for bridge in reading.bridges(self.bridges):
@@ -82,7 +81,7 @@ class Read:
             choices,
             found,
             ctx.trace,
-            Path(self.weights) if self.weights else None,
+            ctx.readers.get(self.weights),
             Path(self.verdicts) if self.verdicts else None,
         )
         return verdict_answer(posed, self.name, verdict, found, ctx.trace, choices)

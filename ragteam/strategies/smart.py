@@ -23,7 +23,7 @@ from ragteam.agents.smart_labels import LabelCalibration, load_calibration
 from ragteam.errors import InputError, ParseError
 from ragteam.llm.base import ChatModel
 from ragteam.llm.fit import fit_text
-from ragteam.reader import Reader, Reading, load_reader
+from ragteam.reader import Reader, Reading
 from ragteam.retrieval.rerank import Reranker, load_reranker
 from ragteam.strategies.base import Context, bounded, fit_passages, fit_question
 from ragteam.strategies.smart_agent import ADAPTER_NAME, adapter_of, choose, shipped_adapter
@@ -106,7 +106,7 @@ class Smart:
         trajectory = Trajectory()
         passages: list[Passage] = []
         facts: list[tuple[int, str, str]] = []
-        reader, reading = load_reader() if self.fact_reader else None, None
+        reader, reading = ctx.readers.get() if self.fact_reader else None, None
         if self.retrieve:
             trajectory.intents = self._intents(ctx, asked)
             passages = self._passages(ctx, trajectory.intents)
@@ -197,7 +197,7 @@ class Smart:
             locator_grammar=self.locator_grammar,
             calibration=self._calibration(ctx, model),
             reranker=self._reranker(ctx),
-            reader=load_reader() if self.fact_reader else None,
+            reader=ctx.readers.get() if self.fact_reader else None,
         )
         ran = run_trajectory(asked, ctx, settings, model)
         trajectory, passages = ran.trajectory, ran.passages

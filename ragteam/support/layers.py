@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ragteam.errors import ParseError, RagteamError
 from ragteam.plugins import Registry
 from ragteam.support.lexical import LEXICAL_THRESHOLD
 from ragteam.types import Evidence, Passage, SupportSettings
+
+if TYPE_CHECKING:
+    from ragteam.reader.answer import Readers
 
 # (sentence, passage text) -> whether the passage states the sentence; raises RagteamError
 Judge = Callable[[str, str], bool]
@@ -35,6 +38,7 @@ class Pairs:
     settings: SupportSettings
     evidence: tuple[Evidence, ...] = ()
     judge: Judge | None = None
+    readers: Readers | None = None  # the answer's span readers (`reader` layer)
 
 
 @dataclass(frozen=True)

@@ -33,10 +33,10 @@ TOP_SPANS = 8  # readings of a passage weighed by their probability
 
 
 def reader(pairs: Pairs) -> Scored:
-    from ragteam.reader import load_reader
+    from ragteam.reader.answer import Readers
 
-    try:
-        model = load_reader()
+    try:  # the reader that read the answer, on its own calibration
+        model = (pairs.readers or Readers()).answer()
     except (RagteamError, ImportError, OSError) as exc:
         return lexical(pairs, f"the span reader is unavailable ({exc}): the lexical layer alone")
     scores = [[0.0] * len(pairs.passages) for _ in pairs.sentences]

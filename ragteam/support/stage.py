@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from ragteam.errors import InputError
 from ragteam.support.layers import (
@@ -33,6 +34,9 @@ from ragteam.types import (
     Support,
     SupportSettings,
 )
+
+if TYPE_CHECKING:
+    from ragteam.reader.answer import Readers
 
 __all__ = ["Judge", "check_support", "support_settings"]
 
@@ -59,10 +63,12 @@ def check_support(
     trace: Trace | None = None,
     judge: Judge | None = None,
     evidence: tuple[Evidence, ...] = (),
+    readers: Readers | None = None,
 ) -> Support:
     """Which of `passages` support each sentence of `answer` (to `question`), scored by the
     layer `settings.layer` names; `judge` plays the `llm` layer, `evidence` is what the reader
-    found for the answer (a `read` answer's span is checked by the reader's confidence)."""
+    found for the answer (a `read` answer's span is checked by the reader's confidence), `readers`
+    the answer's span readers (the `reader` layer judges with the one that read the answer)."""
     started = time.perf_counter()
     note = ""
     spans = sentences(answer)
@@ -76,7 +82,7 @@ def check_support(
         result = Support(OFF, 1.0, read=tuple(p.id for p in usable), note="not checked")
     else:
         layer = SUPPORT_LAYERS.load(settings.layer)
-        pairs = Pairs(question, texts, usable, lexical, settings, tuple(evidence), judge)
+        pairs = Pairs(question, texts, usable, lexical, settings, tuple(evidence), judge, readers)
         scored: Scored = layer(pairs)
         both = "; ".join(n for n in (note, scored.note) if n)
         result = _decide(scored.layer, scored.threshold, spans, texts, usable, scored.scores, both)

@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ragteam.errors import InputError
 from ragteam.trace import Step, Trace
 from ragteam.types import Answer, Citation, Passage, SentenceSupport, Support
 from ragteam.verdict import GROUNDED, Verdict, choice_verdict, claim_verdict, load_verdicts
+
+if TYPE_CHECKING:
+    from ragteam.reader import Reader
 
 VERDICT_K = 5  # passages a verdict reads: as many as the shipped verdicts were fitted with
 MODES = ("fitted", "own")  # who decides a claim: the fitted verdicts, or the strategy itself
@@ -33,17 +37,15 @@ def decide(
     choices: dict[str, str],
     passages: list[Passage],
     trace: Trace | None,
-    weights: Path | None = None,
+    reader: Reader,
     verdicts: Path | None = None,
 ) -> Verdict:
     """The fitted verdict on `statement` (a claim, or with `choices` a question) over
-    `passages`, recorded in `trace` as the `verdict` role's reading."""
-    from ragteam.reader import load_reader
+    `passages` as `reader` reads them, recorded in `trace` as the `verdict` role's reading."""
     from ragteam.retrieval.encoder_registry import make_encoder
     from ragteam.retrieval.encoders import EncoderSpec
 
     started = time.perf_counter()
-    reader = load_reader(weights)
     fitted = load_verdicts(reader.identity, verdicts)
     encoder = make_encoder(EncoderSpec())
     if choices:
@@ -91,9 +93,9 @@ def verdict_answer(
     )
 
 
-def fitted_claim(result: Answer, claim: str, passages: list[Passage]) -> Answer:
+def fitted_claim(result: Answer, claim: str, passages: list[Passage], reader: Reader) -> Answer:
     """A strategy's reply to `claim` replaced by the fitted verdict over the first VERDICT_K of
-    the passages it read; what the strategy said stays in the trace."""
+    the passages it read, as `reader` reads them; what the strategy said stays in the trace."""
     if result.trace is not None:
         result.trace.note(
             "verdict",
@@ -102,7 +104,7 @@ def fitted_claim(result: Answer, claim: str, passages: list[Passage]) -> Answer:
             said=result.text.strip()[:80],
         )
     read = passages[:VERDICT_K]
-    verdict = decide(claim, {}, read, result.trace)
+    verdict = decide(claim, {}, read, result.trace, reader)
     return verdict_answer(result.question, result.strategy, verdict, read, result.trace)
 
 
