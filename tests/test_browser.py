@@ -897,7 +897,8 @@ def test_a_cited_passage_opens_with_its_evidence_marked_among_its_neighbours(
 
 def test_an_unsure_read_answer_shows_the_closest_passage_not_a_big_answer(browser, tmp_path, shots):
     """Issue 66: a span the reader is not sure of (label not supported) is shown as the
-    closest passage found, with its place, at desktop and phone widths."""
+    closest passage found, with its place, at desktop and phone widths; the place opens the
+    passage (issue 69), and a table passage opens a row a line."""
     from ragteam.retrieval import sync_folder
     from ragteam.retrieval.index import IndexSettings
 
@@ -906,6 +907,10 @@ def test_an_unsure_read_answer_shows_the_closest_passage_not_a_big_answer(browse
     (folder / "ferry.md").write_text(
         "# Ferries\n\nThe ferry to Hevik leaves at nine from the north pier.\n\n"
         "# Tides\n\nSpring tides reach four metres in March.\n"
+    )
+    (folder / "timetable.md").write_text(
+        "# Boat times\n\n| Day | Leaves | Pier |\n|---|---|---|\n| Monday | 09:00 | north |\n"
+        "| Saturday | 10:15 | south |\n| Sunday | 11:30 | north |\n"
     )
     sync_folder(folder, tmp_path / "ix", index=IndexSettings(retriever="bm25"))
     config = ServerConfig(indexes={"docs": tmp_path / "ix"})
@@ -923,4 +928,20 @@ def test_an_unsure_read_answer_shows_the_closest_passage_not_a_big_answer(browse
         page.screenshot(path=str(shots / "closest-passage.png"))
         page.set_viewport_size({"width": 390, "height": 844})
         page.screenshot(path=str(shots / "closest-passage-390.png"), full_page=True)
+        closest.locator("[data-testid=evidence-open]").click()  # its place opens the passage
+        dialog = page.locator("#passage-dialog")
+        dialog.wait_for(state="visible")
+        assert "The ferry to Hevik leaves at nine" in dialog.locator("#passage-text").inner_text()
+        page.click("#passage-close")
+        page.set_viewport_size({"width": 1280, "height": 800})
+        page.goto(url + "/")
+        _ask(page, "At what time does the Hevik boat leave on Sundays?", "read")
+        box = page.locator(".column[data-strategy=read] [data-testid=answer]")
+        box.wait_for(timeout=60_000)
+        box.locator("[data-testid=evidence-open]").click()
+        dialog.wait_for(state="visible")
+        rows = dialog.locator("#passage-text").inner_text().splitlines()
+        sunday = [r for r in rows if "Sunday" in r]  # a table row a line, as the passage holds it
+        assert len(sunday) == 1 and "11:30" in sunday[0] and "Monday" not in sunday[0], rows
+        page.screenshot(path=str(shots / "table-passage.png"))
     assert not errors

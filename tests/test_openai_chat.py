@@ -204,7 +204,8 @@ def test_usual_chat_client_settings_are_accepted_and_said(client, told, temperat
         model="oner", messages=system, temperature=0.7, max_tokens=2
     )
     assert done.choices[0].finish_reason == "length"
-    assert done.choices[0].message.content == "Hevik"  # 2 tokens: one word
+    said, _, sources = done.choices[0].message.content.partition("\n\nSources:\n")
+    assert said == "Hevik" and sources.startswith("[1] ")  # 2 tokens: one word, then its sources
     notes = [
         s["output"] for s in done.model_extra["ragteam"]["trace"]["steps"] if s["kind"] == "note"
     ]
@@ -225,7 +226,9 @@ def test_usual_chat_client_settings_are_accepted_and_said(client, told, temperat
     )
     parts = list(streamed)
     text = "".join(p.choices[0].delta.content or "" for p in parts if p.choices)
-    assert text == "Hevik" and parts[-1].choices[0].finish_reason == "length"
+    assert (
+        text == done.choices[0].message.content and parts[-1].choices[0].finish_reason == "length"
+    )
     client.chat.completions.create(model="oner", messages=asked, max_tokens=4096)
     assert "pirate" not in told[-1]  # not kept for the next conversation
     assert temperatures[-1] == 0.0  # nor the temperature
@@ -363,3 +366,17 @@ def test_a_huge_system_message_is_cut_and_the_prompt_still_fits_the_window(bm25_
     assert prompts and max(prompts) + 48 <= window  # 48: the answerer's reply budget
     notes = [s["output"] for s in done.model_extra["ragteam"]["trace"]["steps"]]
     assert any(f"cut to {INSTRUCTION_TOKENS} tokens" in str(n) for n in notes)
+
+
+def test_a_length_limit_cuts_the_answer_never_its_sources():
+    from ragteam.server.openai_chat import SOURCES, cut_reply
+
+    body = "Hevik [1] is the port of Orlen [2]."
+    sources = "[1] ferries.pdf, p. 3 > Harbours (c1)\n[2] towns.md > Quillan > Orlen (c7)"
+    text = body + SOURCES + sources
+    for words in range(1, len(body.split()) + 1):
+        cut, was_cut = cut_reply(text, -(-words * 4 // 3))  # the tokens that allow `words`
+        said, _, listed = cut.partition(SOURCES)
+        assert said == " ".join(body.split()[:words]) and listed == sources
+        assert was_cut == (words < len(body.split()))
+    assert cut_reply("Hevik is the port.", 2) == ("Hevik", True)  # no sources: words only

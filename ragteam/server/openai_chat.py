@@ -110,9 +110,10 @@ def _with_sources(text: str, answer: Answer) -> str:
         f"[{n}] {c.locator or c.title} ({c.passage_id})"
         for n, c in enumerate(answer.citations, start=1)
     )
-    return f"{text}\n\nSources:\n{sources}"
+    return f"{text}{SOURCES}{sources}"
 
 
+SOURCES = "\n\nSources:\n"  # the block of cited places after the answer
 _WARNING = {
     "partly_supported": "Partly supported: the sentences without a [n] are not backed by your "
     "documents.",
@@ -348,14 +349,17 @@ class Written:
 
 def cut_reply(text: str, limit: int | None) -> tuple[str, bool]:
     """`text` cut to about `limit` tokens, and whether it was cut. A word counts 4/3 tokens
-    (the served model's tokenizer is not known here), so the cut falls between words."""
+    (the served model's tokenizer is not known here), so the cut falls between words. The
+    limit is the answer's: its sources block still follows whole (a place is never cut, and an
+    answer cut short still says where it came from)."""
     if limit is None:
         return text, False
+    body, block, sources = text.partition(SOURCES)
     words = max(1, limit * 3 // 4)
-    ends = [m.end() for m in re.finditer(r"\S+", text)]
+    ends = [m.end() for m in re.finditer(r"\S+", body)]
     if len(ends) <= words:
         return text, False
-    return text[: ends[words - 1]], True
+    return body[: ends[words - 1]] + block + sources, True
 
 
 @dataclass(frozen=True)

@@ -190,19 +190,22 @@ async function sendFeedback(id, correct, box) {
   }
 }
 
-// The sentence the reader found the answer in, the span marked, and where it stands.
-function evidenceLine(e) {
+// The sentence the reader found the answer in, the span marked, and where it stands: the place
+// opens the passage (an answer not cited, amber or unsure, still has its source a click away).
+function evidenceLine(e, open) {
   if (!e) return null;
   const at = e.start - e.sentence_start;
   const holds = at >= 0 && e.sentence.slice(at, at + e.text.length) === e.text;
   const words = holds ? [e.sentence.slice(0, at), el("mark", {}, e.text), e.sentence.slice(at + e.text.length)] : [e.sentence];
+  const place = el("button", { type: "button", class: "link", "data-testid": "evidence-open",
+    title: "open " + e.passage_id, onclick: () => open(e) }, e.locator || e.passage_id);
   return el("div", { class: "evidence", "data-testid": "evidence" }, "found in: “", ...words, "” ",
-    el("span", { class: "muted" }, "(" + e.locator + ", reader " + Number(e.score).toFixed(2) + ")"));
+    el("span", { class: "muted" }, "(", place, ", reader " + Number(e.score).toFixed(2) + ")"));
 }
 
 // An answer the reader is not sure of: the sentence it stands in, with its place, in normal type.
-function closestLine(e) {
-  const line = evidenceLine(e);
+function closestLine(e, open) {
+  const line = evidenceLine(e, open);
   line.firstChild.textContent = "closest passage found: “";
   line.setAttribute("data-testid", "closest");
   return line;
@@ -229,16 +232,17 @@ function answerBox(result, index, feedbackId, facts, record) {
     type: "button", class: "cite read", title: c.title + " · " + c.passage_id, onclick: () => openPassage(index, c, result.answer, facts, result.evidence) },
     labels[result.citations.length + n]));
   const unbacked = (g.unsupported || []).map((s) => el("li", {}, s));
+  const open = (e) => openPassage(index, { passage_id: e.passage_id }, result.answer, facts, result.evidence);
   // model time, not the column's wall time (which also counts waiting, loading and checking)
   const notes = [plural(result.cost.llm_calls || 0, "model call") + " · " + Number(result.cost.seconds || 0).toFixed(1) + " s of model and search time"];
   if (g.parse_failures) notes.push(plural(g.parse_failures, "reply") + " did not parse");
   if (g.failed_steps) notes.push(plural(g.failed_steps, "step") + " failed");
   const box = el("div", { class: "answer level-" + g.level, "data-testid": "answer", "data-grounding": g.level },
     el("div", { class: "grounding", "data-testid": "grounding" }, (GROUNDING_ICON[g.level] || "") + " " + g.message),
-    result.closest ? closestLine(result.closest)
+    result.closest ? closestLine(result.closest, open)
       : el("div", { class: "text" }, result.marked || result.answer || "(no answer)"),
     result.why ? el("div", { class: "evidence", "data-testid": "why" }, "why: " + result.why) : null,
-    result.closest ? null : evidenceLine((result.evidence || [])[0]),
+    result.closest ? null : evidenceLine((result.evidence || [])[0], open),
     cites.length ? el("div", { "data-testid": "citations" }, "cited: ", ...cites) : null,
     unbacked.length ? el("div", { class: "unbacked" }, "not backed by the passages read:", el("ul", {}, ...unbacked)) : null,
     unused.length ? el("div", { class: "meta", "data-testid": "read" }, "read, not cited: ", ...unused) : null,
