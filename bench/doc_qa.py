@@ -4,6 +4,7 @@ bench/doc_qa_build.py made, reported per format, with paired CIs against a basel
     python bench/doc_qa_build.py --work /tmp/docqa
     python bench/doc_qa.py run --work /tmp/docqa --strategies read,oner,smart
     python bench/doc_qa.py report --work /tmp/docqa --paired-with oner
+    python bench/doc_qa.py run --work /tmp/docqa --strategies read --opt key_lines=true --tag keys
 
 `run` appends one line per question to WORK/answers_STRATEGY.jsonl as it goes, in a seeded
 order (a stopped run has answered a sample of every format, and resumes where it stopped).
@@ -53,7 +54,7 @@ def at_gold(locator, gold: list[dict]) -> bool:  # noqa: ANN001
     return False
 
 
-def one(index, q: dict, strategy: str) -> dict:  # noqa: ANN001
+def one(index, q: dict, strategy: str, options: dict[str, str] | None = None) -> dict:  # noqa: ANN001
     hits = index.retrieve(q["question"], k=5)
     row = {
         "id": q["id"],
@@ -61,7 +62,7 @@ def one(index, q: dict, strategy: str) -> dict:  # noqa: ANN001
         "r5": any(at_gold(h.locator, q["gold"]) for h in hits),
     }
     started = time.perf_counter()
-    result = answer(q["question"], index=index, strategy=strategy)
+    result = answer(q["question"], index=index, strategy=strategy, options=options)
     cited = [index.passage(c.passage_id) for c in result.citations]
     return row | {
         "answer": result.text,
@@ -81,11 +82,15 @@ def one(index, q: dict, strategy: str) -> dict:  # noqa: ANN001
     }
 
 
-def run(work: Path, strategies: list[str], limit: int) -> None:
+def run(
+    work: Path, strategies: list[str], limit: int, options: dict[str, str], tag: str = ""
+) -> None:
+    """Each strategy (with `options`, the strategy's own) over the questions, into
+    WORK/answers_STRATEGY.jsonl, or answers_STRATEGY-TAG.jsonl with `tag`."""
     index = load_index(work / "ix")
     qs = [json.loads(x) for x in (work / "questions.jsonl").read_text().splitlines() if x]
     for strategy in strategies:
-        out = work / f"answers_{strategy}.jsonl"
+        out = work / f"answers_{strategy}{'-' + tag if tag else ''}.jsonl"
         done = (
             {json.loads(x)["id"] for x in out.read_text().splitlines()} if out.exists() else set()
         )
@@ -95,7 +100,7 @@ def run(work: Path, strategies: list[str], limit: int) -> None:
         todo = todo[: limit or None]
         with out.open("a", encoding="utf-8") as handle:
             for n, q in enumerate(todo, 1):
-                handle.write(json.dumps(one(index, q, strategy)) + "\n")
+                handle.write(json.dumps(one(index, q, strategy, options)) + "\n")
                 handle.flush()
                 if n % 10 == 0:
                     print(f"{strategy}: {len(done) + n}/{len(qs)}", flush=True)
@@ -192,12 +197,15 @@ def main() -> None:
     a.add_argument("--work", type=Path, default=Path("/tmp/docqa"))
     a.add_argument("--strategies", default="read,oner,smart")
     a.add_argument("--limit", type=int, default=0, help="questions per strategy this run (0: all)")
+    a.add_argument("--opt", action="append", default=[], help="KEY=VALUE, the strategies' option")
+    a.add_argument("--tag", default="", help="a name for the run, after the strategy's")
     b = sub.add_parser("report")
     b.add_argument("--work", type=Path, default=Path("/tmp/docqa"))
     b.add_argument("--paired-with", default="oner")
     args = parser.parse_args()
     if args.command == "run":
-        run(args.work, args.strategies.split(","), args.limit)
+        options = dict(o.split("=", 1) for o in args.opt)
+        run(args.work, args.strategies.split(","), args.limit, options, args.tag)
     else:
         report(args.work, args.paired_with)
 

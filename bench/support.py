@@ -65,17 +65,18 @@ def run_answers(args: argparse.Namespace) -> None:
             for n, row in enumerate(rows, start=1):
                 if (strategy, row["id"]) in done:
                     continue
-                handle.write(json.dumps(one(index, strategy, row, args.checker)) + "\n")
+                options = dict(o.split("=", 1) for o in args.opt)
+                found = one(index, strategy, row, args.checker, options)
+                handle.write(json.dumps(found) + "\n")
                 handle.flush()
                 os.fsync(handle.fileno())
                 print(f"{strategy} {n}/{len(rows)}", file=sys.stderr, flush=True)
 
 
-def one(index, strategy: str, row: dict, checker: str) -> dict:
+def one(index, strategy: str, row: dict, checker: str, options: dict | None = None) -> dict:  # noqa: ANN001
     started = time.perf_counter()
-    result = answer(
-        row["question"], index=index, strategy=strategy, support=SupportSettings(layer="off")
-    )
+    off = SupportSettings(layer="off")
+    result = answer(row["question"], index=index, strategy=strategy, support=off, options=options)
     seconds = time.perf_counter() - started
     passages = searched(result, index)
     out = {
@@ -344,6 +345,7 @@ def main() -> None:
     a.add_argument("--strategies", default="oner,smart")
     a.add_argument("--n", type=int, default=100)
     a.add_argument("--out", required=True)
+    a.add_argument("--opt", action="append", default=[], help="KEY=VALUE, the strategies' option")
     a.add_argument(
         "--checker", default="", help="from `ragteam train support` (none: lexical decides)"
     )

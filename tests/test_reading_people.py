@@ -291,3 +291,84 @@ def test_the_tables_setting_is_recorded_and_read_back():
     for bad in ("html=main;tables=rows", "tables=records", "html=main;x=1"):
         with pytest.raises(ValueError):
             ConvertSettings.from_key(bad)
+
+
+KEYED = (
+    "Day | Leaves | Pier\nMonday | 09:00 | north\nSaturday | 10:15 | south\nSunday | 11:30 | north"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "question", "expected"),
+    [  # a row by its key cell, after its table's header row
+        (KEYED, "When does the boat leave on Sunday?", ("Day | Leaves | Pier", "Sunday | 11:30")),
+        # the header row's words name a column, not a row
+        (KEYED, "Which pier does the Saturday boat use?", ("Day | Leaves | Pier", "Saturday")),
+        # a word on two rows weighs less than a word on one
+        (KEYED, "Does it leave from north on Monday?", ("Day | Leaves | Pier", "Monday | 09:00")),
+        # a definition list: a short term brings its definition
+        (
+            "core.editor\nThe editor used for messages.\ncore.bigFileThreshold\n"
+            "Files larger than this are not diffed. The default is 512 MiB.\n"
+            "core.pager\nThe pager.",
+            "What is the default core.bigFileThreshold?",
+            ("", "core.bigFileThreshold\nFiles larger"),
+        ),
+        # a PDF's two-column list: the line the question names, no header row
+        (
+            "rand(x) int random in (0:1) real(x) any real part\n"
+            "sgn(x) any 1 if x > 0, -1 if x < 0\nsqrt(x) any square root of x",
+            "what does sgn(x) return when x is negative?",
+            ("", "sgn(x) any 1 if x > 0"),
+        ),
+    ],
+)
+def test_the_key_line_is_the_one_the_question_s_rarest_words_name(text, question, expected):
+    from ragteam.reader.view import key_line
+
+    found = key_line(text, question)
+    assert found is not None
+    header, lo, hi = found
+    assert header == expected[0] and text[lo:hi].startswith(expected[1])
+    assert "\n" not in text[lo:hi] or not header  # a row alone; a term with its definition
+
+
+@pytest.mark.parametrize(
+    ("text", "question"),
+    [
+        (KEYED, "When does the boat leave?"),  # no row named: every row ties
+        ("Monday | 09:00\nSunday | 11:30", "When on Sunday?"),  # two lines: no key line
+        (KEYED, "1998"),  # a question that is only a number none of the rows holds
+        (KEYED, ""),
+        ("x" * 100_000, "When on Sunday?"),  # one line without whitespace
+        ("", "When?"),
+    ],
+)
+def test_no_key_line_when_no_line_stands_out(text, question):
+    from ragteam.reader.view import key_line
+
+    assert key_line(text, question) is None
+
+
+def test_a_key_line_read_beside_its_passage_is_one_answer_and_bounded():
+    """The key line's reading adds to its passage's: the same words once, in the passage's
+    own offsets; a 500-row table with a row of more cells than its header, and a key row of
+    50,000 characters, read in bounded parts."""
+    from ragteam.reader import load_reader
+    from ragteam.reader.view import READ_CHARS, Viewed
+    from ragteam.types import Passage
+
+    rows = [f"Row{n} | {n * 7} | pier {n % 3} | extra | cells" for n in range(500)]
+    table = Passage("t", "Times", "Name | Minutes | Pier\n" + "\n".join(rows))
+    view = Viewed.key_line(table, "How many minutes is Row321?")
+    assert view is not None and view.key and view.unread == 0
+    assert view.text == "Name | Minutes | Pier\nRow321 | 2247 | pier 0 | extra | cells"
+    reader = load_reader()
+    found = reader.read("How many minutes is Row321?", [table], top=10, key_lines=True)
+    places = [(s.passage_id, s.start, s.end, s.kind) for s in found.spans]
+    assert len(places) == len(set(places))  # the two readings of one place are one span
+    assert all(table.text[s.start : s.end] == s.text for s in found.spans if s.kind == "span")
+    long = Passage("l", "", "Key | Value\nalpha | 1\nbeta | " + "word " * 10_000 + "\ngamma | 3")
+    view = Viewed.key_line(long, "What is the value of beta?")
+    assert view is not None and len(view.text) <= READ_CHARS + len("Key | Value\n")
+    assert reader.read("What is the value of beta?", [long], key_lines=True).best is not None

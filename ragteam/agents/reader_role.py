@@ -44,12 +44,17 @@ def locate(
 
 
 def answer_by_reading(
-    question: str, passages: list[Passage], trace: Trace, strategy: str, reader: Reader
+    question: str,
+    passages: list[Passage],
+    trace: Trace,
+    strategy: str,
+    reader: Reader,
+    key_lines: bool = False,
 ) -> Answer | None:
     """`reader`'s best span over `passages` as the answer, cited at its passage, with its
     readings as evidence; None when the reader finds no span at all."""
     polar = is_polar(question)
-    reading = read_traced(reader, trace, question, passages, top=EVIDENCE_KEPT * 4)
+    reading = read_traced(reader, trace, question, passages, EVIDENCE_KEPT * 4, key_lines)
     said = polar_answer(reading) if polar else None
     if said is not None:  # yes or no first, the spans read after it
         others = tuple(s for s in reading.spans if s is not said)

@@ -23,11 +23,16 @@ __all__ = [
 
 
 def read_traced(
-    reader: Reader, trace: Trace, question: str, passages: list[Passage], top: int = 5
+    reader: Reader,
+    trace: Trace,
+    question: str,
+    passages: list[Passage],
+    top: int = 5,
+    key_lines: bool = False,
 ) -> Reading:
     """Read and record the step (question, passage ids, the spans found, seconds)."""
     started = time.perf_counter()
-    reading = reader.read(question, passages, top=top)
+    reading = reader.read(question, passages, top=top, key_lines=key_lines)
     trace.add(
         Step(
             kind="read",

@@ -100,11 +100,18 @@ class Reader:
         order = {p.id: n for n, p in enumerate(passages)}
         return self.calibration.confidence(reading, span, order)
 
-    def read(self, question: str, passages: list[Passage], top: int = 5) -> Reading:
+    def read(
+        self, question: str, passages: list[Passage], top: int = 5, key_lines: bool = False
+    ) -> Reading:
         """The `top` best spans over all `passages` (read together, one scale), each passage
-        read with its heading path before its text (`Viewed`): a span may come from either."""
+        read with its heading path before its text (`Viewed`): a span may come from either.
+        With `key_lines`, a passage of lines is read a second time as its key line alone
+        (`Viewed.key_line`), the same words in both readings one answer."""
         headings = bool(self.net.heading_view)
         usable = [Viewed.of(p, question, headings) for p in passages if p.text.strip()]
+        if key_lines:
+            keys = (Viewed.key_line(v.passage, question) for v in list(usable))
+            usable += [k for k in keys if k is not None]
         if not usable or not question.strip():
             return Reading((), 1.0)
         import torch
@@ -214,7 +221,8 @@ def _decode(usable: list[Viewed], logits: _Logits, log_z: float, top: int) -> Re
                 ):
                     continue
                 a, b = int(logits.offsets[w, i, 0]), int(logits.offsets[w, j, 1])
-                if b <= a or a < usable[which].cut <= b or crosses(text, a, b):
+                cut = usable[which].cut
+                if b <= a or a < cut <= b or crosses(text, a, b) or (usable[which].key and a < cut):
                     continue  # not across heading and text, paragraphs or table rows
                 a, b = whole(text, a, b)
                 score = float(start[w, i] + end[w, j])
@@ -224,19 +232,37 @@ def _decode(usable: list[Viewed], logits: _Logits, log_z: float, top: int) -> Re
                 if best_span is None or score > found[(which, *best_span, "span")]:
                     best_span = (a, b)
         for kind, logit in zip(EXTRAS[1:], doubled[1:], strict=True):
+            if usable[which].key:
+                break  # yes and no are read over the whole passage
             a, b = best_span or (0, len(text))
             key = (which, a, b, kind)
             found[key] = max(found.get(key, -math.inf), logit)
-    ranked = sorted(found.items(), key=lambda item: -item[1])[:top]
-    spans = tuple(
-        _span(usable[p], a, b, kind, math.exp(s - log_z)) for (p, a, b, kind), s in ranked
-    )
+    ranked = sorted(found.items(), key=lambda item: -item[1])[: top * 2]
+    spans = _merged(
+        [_span(usable[p], a, b, kind, math.exp(s - log_z)) for (p, a, b, kind), s in ranked]
+    )[:top]
     unread = tuple((v.passage.id, v.unread) for v in usable if v.unread)
-    polar = sorted(((k, v) for k, v in found.items() if k[3] != "span"), key=lambda kv: -kv[1])
+    polar = sorted(
+        ((k, v) for k, v in found.items() if k[3] != "span" and not usable[k[0]].key),
+        key=lambda kv: -kv[1],
+    )
     outcomes = tuple(
         _span(usable[p], a, b, kind, math.exp(s - log_z)) for (p, a, b, kind), s in polar
     )
     return Reading(spans, min(1.0, none), unread, outcomes)
+
+
+def _merged(spans: list[Span]) -> tuple[Span, ...]:
+    """`spans` with the same place of the same passage (read in two views: the passage and its
+    key line) made one, their probabilities summed, best first."""
+    import dataclasses
+
+    kept: dict[tuple[str, int, int, str, bool], Span] = {}
+    for s in spans:
+        key = (s.passage_id, s.start, s.end, s.kind, s.heading)
+        had = kept.get(key)
+        kept[key] = s if had is None else dataclasses.replace(had, score=had.score + s.score)
+    return tuple(sorted(kept.values(), key=lambda s: -s.score))
 
 
 def _span(viewed: Viewed, a: int, b: int, kind: str, score: float) -> Span:

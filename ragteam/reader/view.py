@@ -5,10 +5,17 @@ A passage's text is bounded by its index's token budget, but a corpus row kept w
 (`--passage-words 0`) or a text without whitespace can be megabytes, and the reader's cost grows
 with its windows. At most READ_CHARS characters of a passage are read (about 9 windows): the
 run of BLOCK-sized blocks that holds most of the question's words, the rest left unread and
-said so (`Viewed.unread`)."""
+said so (`Viewed.unread`).
+
+A passage of lines (a table's rows, a PDF's two-column list, a definition list) may also be read
+a second time as its key line alone (`Viewed.key`): the line that holds the question's words
+found on the fewest of its lines (the row a question names by its key cell), after its table's
+header row when it has one. The same words read in both views are one answer, their
+probabilities summed: the row the question names weighs more than its neighbours."""
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -30,6 +37,7 @@ class Viewed:
     text: str
     cut: int
     lo: int = 0
+    key: bool = False  # the key line's view: what stands before `cut` is context, not a heading
 
     @classmethod
     def of(cls, passage: Passage, question: str = "", headings: bool = True) -> Viewed:
@@ -38,10 +46,22 @@ class Viewed:
         lo, hi = region(passage.text, question)
         return cls(passage, head + passage.text[lo:hi], len(head), lo)
 
+    @classmethod
+    def key_line(cls, passage: Passage, question: str) -> Viewed | None:
+        """The passage's key line read alone (after its table's header row), or None when no
+        line stands out (`key_line`)."""
+        found = key_line(passage.text, question)
+        if found is None:
+            return None
+        header, lo, hi = found
+        head = f"{header}\n" if header else ""
+        return cls(passage, head + passage.text[lo:hi], len(head), lo, key=True)
+
     @property
     def unread(self) -> int:
-        """Characters of the passage's text left unread."""
-        return len(self.passage.text) - (len(self.text) - self.cut)
+        """Characters of the passage's text left unread (none for a key line's view: the
+        passage is read whole beside it)."""
+        return 0 if self.key else len(self.passage.text) - (len(self.text) - self.cut)
 
 
 def heading_path(passage: Passage) -> str:
@@ -70,3 +90,42 @@ def region(text: str, question: str) -> tuple[int, int]:
     best = max(range(max(1, len(hits) - span + 1)), key=lambda n: sum(hits[n : n + span]))
     lo = best * BLOCK
     return lo, min(len(text), lo + READ_CHARS)
+
+
+MIN_LINES = 3  # a passage of fewer lines has no key line
+SHORT_LINE = 60  # a key line this short is a term: its definition, the next line, goes with it
+
+
+def key_line(text: str, question: str) -> tuple[str, int, int] | None:
+    """(table header row or "", lo, hi) of `text`'s line that the question's words single out:
+    each content word the line shares with the question weighs log(1 + lines / lines holding
+    it), a word on every line nothing; None when the best line does not beat every other, or
+    the text has fewer than MIN_LINES lines. A first line of cells is a header row, never the
+    key line. A table row (` | `) comes after its header row (the
+    text's first line, when it is a row too); a short line that is not a row brings the next
+    line (a definition list's term and its definition). At most READ_CHARS of it are read."""
+    lines, at = [], 0
+    for line in text.split("\n"):
+        if line.strip():
+            lines.append((at, at + len(line)))
+        at += len(line) + 1
+    if len(lines) < MIN_LINES:
+        return None
+    asked = {w for w in re.findall(r"\w+", question.lower()) if w not in STOPWORDS}
+    held = [asked & set(re.findall(r"\w+", text[a:b].lower())) for a, b in lines]
+    on = {w: sum(w in h for h in held) for w in asked}
+    weight = {w: math.log(1 + len(lines) / n) for w, n in on.items() if 0 < n < len(lines)}
+    scores = [sum(weight.get(w, 0.0) for w in h) for h in held]
+    first = text[lines[0][0] : lines[0][1]][:MAX_HEADING]
+    if " | " in first:
+        scores[0] = 0.0  # a table's header row names columns, not a row
+    order = sorted(range(len(lines)), key=lambda n: -scores[n])
+    best = order[0]
+    if scores[best] <= 0 or scores[best] == scores[order[1]]:
+        return None
+    lo, hi = lines[best]
+    if best > 0 and " | " in first and " | " in text[lo:hi]:
+        return first, lo, min(hi, lo + READ_CHARS)
+    if hi - lo < SHORT_LINE and best + 1 < len(lines):
+        hi = lines[best + 1][1]
+    return "", lo, min(hi, lo + READ_CHARS)

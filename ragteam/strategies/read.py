@@ -40,6 +40,10 @@ class Read:
     bridges: int = bounded(2, 1, 5)
     weights: str = ""  # a reader weights file other than the shipped one
     verdicts: str = ""  # a verdict file (`ragteam train verdict`) other than the shipped one
+    # read a passage of lines a second time as the line the question's words single out (a
+    # table row named by its key cell, a definition list's term): `ragteam.reader.view`;
+    # measured in docs/benchmarks.md section 49
+    key_lines: bool = True
 
     def run(self, question: str, ctx: Context) -> Answer:
         index = ctx.require_index(self.name)
@@ -53,7 +57,7 @@ class Read:
         reader = ctx.readers.get(self.weights)
         for _ in range(self.hops - 1):
             found += self._follow(question, found, ctx)
-        read = answer_by_reading(question, found, ctx.trace, self.name, reader)
+        read = answer_by_reading(question, found, ctx.trace, self.name, reader, self.key_lines)
         return read or Answer(question, "", self.name, [], ctx.trace)
 
     def _follow(self, question: str, found: list[Passage], ctx: Context) -> list[Passage]:

@@ -23,7 +23,7 @@ ROWS_A_PASSAGE = 8  # rows of a table in one passage (about 150-250 tokens with 
 MAX_CHARS = 1200  # a passage of rows ends before this many characters
 DISTRACTORS = 2  # other passages of the same table read beside the gold one
 # answers that are counts or sums of the table are rarely one cell: such questions are left out
-_COMPUTED = re.compile(r"^(how many|what is the (total|difference|average|sum))\b", re.I)
+COMPUTED = re.compile(r"^(how many|what is the (total|difference|average|sum))\b", re.I)
 
 
 def _table(path: Path) -> tuple[list[str], list[list[str]]] | None:
@@ -85,7 +85,7 @@ def wtq(folder: Path, count: int, rng: random.Random) -> Iterator[Group]:
     made = 0
     for row in rows:
         answer, question = row["targetValue"].strip(), row["utterance"].strip()
-        if made >= count or "|" in answer or not answer or _COMPUTED.match(question):
+        if made >= count or "|" in answer or not answer or COMPUTED.match(question):
             continue
         if row["context"] not in tables:
             table = _table(folder / row["context"])
