@@ -20,10 +20,12 @@ def make_pdf(
     *,
     header: bool = True,
     blank: int = 0,
+    scanned: int = 0,
     password: str = "",
 ) -> Path:
     """A text PDF: a running header and a page-number footer on every page, roman page labels
-    on the first two pages, then arabic from 1, and an outline entry per page."""
+    on the first two pages, then arabic from 1, and an outline entry per page; then `blank`
+    pages with nothing on them and `scanned` pages holding only an image."""
     from pypdf import PdfReader, PdfWriter
     from reportlab.lib.pagesizes import A4
     from reportlab.pdfgen import canvas
@@ -39,11 +41,17 @@ def make_pdf(
         pdf.showPage()
     for _ in range(blank):
         pdf.showPage()
+    for _ in range(scanned):
+        from PIL import Image
+        from reportlab.lib.utils import ImageReader
+
+        pdf.drawImage(ImageReader(Image.new("L", (60, 80), 200)), 72, 400, 300, 400)
+        pdf.showPage()
     pdf.save()
     writer = PdfWriter()
     writer.append(PdfReader(str(raw)))
     raw.unlink()
-    total = len(pages) + blank
+    total = len(pages) + blank + scanned
     if total >= 2:
         writer.set_page_label(0, 1, "/r")
     if total > 2:

@@ -33,11 +33,14 @@ def test_pdf_pages_labels_outline_and_no_running_furniture(tmp_path):
     assert "ACME Harbour Authority" not in text and "Page 2 of 4" not in text
 
 
-def test_pdf_scanned_pages_are_counted_and_an_all_scanned_pdf_fails(tmp_path):
-    doc = convert(make_pdf(tmp_path / "mixed.pdf", blank=2))
-    assert len(doc.units) == 4 and "2 of 6 pages have no text" in doc.notes[0]
+def test_pdf_scanned_pages_are_counted_blank_ones_are_not_and_a_textless_pdf_fails(tmp_path):
+    doc = convert(make_pdf(tmp_path / "mixed.pdf", blank=1, scanned=2))
+    assert len(doc.units) == 4 and "2 of 7 pages have no text" in doc.notes[0]
+    assert not any("no text" in n for n in convert(make_pdf(tmp_path / "b.pdf", blank=2)).notes)
     with pytest.raises(ConversionFailed, match="OCR"):
-        convert(make_pdf(tmp_path / "scan.pdf", pages=[], blank=3))
+        convert(make_pdf(tmp_path / "scan.pdf", pages=[], blank=1, scanned=2))
+    with pytest.raises(ConversionFailed, match="all of its 3 pages are blank"):
+        convert(make_pdf(tmp_path / "empty.pdf", pages=[], blank=3))
 
 
 def test_pdf_encrypted_corrupt_and_truncated(tmp_path):
@@ -366,3 +369,70 @@ def test_running_headers_with_roman_labels_and_a_printed_page_count_are_removed(
     texts = [u.text for u in convert(path).units]
     assert len(texts) == 8 and not any("Debian Reference" in t for t in texts)
     assert "80317" in texts[3] and "costs 12" in texts[3]
+
+
+def _manual(path):
+    """A manual as LaTeX prints one: a contents page with dotted leaders, three chapters of
+    three pages whose running header names the chapter and the page ("Chapter 2. Tides 5"),
+    and a table of prefixes whose rows end in numbers that fall (not a contents page)."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    pdf = canvas.Canvas(str(path), pagesize=A4)
+    entries = [("Ferries", 2), ("Tides", 5), ("Prefixes", 8)]
+    pdf.drawString(72, 780, "Contents")
+    for n, (title, page) in enumerate(entries):
+        for k in range(2):
+            line = f"{n + 1}.{k + 1} {title} part . . . . {page}"
+            pdf.drawString(72, 750 - 40 * n - 20 * k, line)
+    pdf.showPage()
+    for chapter, (title, first) in enumerate(entries, start=1):
+        for page in range(first, first + 3):
+            pdf.drawString(72, 800, f"Chapter {chapter}. {title} {page}")
+            if title == "Prefixes" and page == first:
+                for row, (name, power) in enumerate(
+                    [
+                        ("yotta", 24),
+                        ("zetta", 21),
+                        ("exa", 18),
+                        ("peta", 15),
+                        ("tera", 12),
+                        ("giga", 9),
+                    ]
+                ):
+                    pdf.drawString(72, 740 - 20 * row, f"{name} {name[0].upper()} {power}")
+            else:
+                pdf.drawString(72, 740, f"The {title.lower()} of page {page} run on schedule.")
+                pdf.drawString(72, 720, f"Notes on the {title.lower()} are kept at the pier.")
+                pdf.drawString(72, 700, "Ask the harbour office for older timetables.")
+            pdf.showPage()
+    pdf.save()
+    return path
+
+
+def test_pdf_chapter_headers_and_contents_pages_are_left_out_of_the_text(tmp_path):
+    doc = convert(_manual(tmp_path / "manual.pdf"))
+    text = "\n".join(u.text for u in doc.units)
+    assert "Chapter" not in text  # each chapter's running header, on its three pages
+    assert ". . ." not in text and "Ferries part" not in text  # the contents entries
+    assert "The tides of page 6 run on schedule." in text
+    assert "yotta Y 24" in text and "giga G 9" in text  # a table that ends in numbers stays
+    assert any("1 pages of contents" in n for n in doc.notes)
+    assert [u.page for u in doc.units] == list(range(2, 11))  # the contents page left no unit
+
+
+def test_contents_entries_are_told_from_tables_of_values():
+    from ragteam.documents.furniture import contents_page, without_contents
+
+    toc = [f"{n}.1 Section {n} . . . . . . {n * 3}" for n in range(1, 9)]
+    assert contents_page(toc, 40) and without_contents(toc, 40) == []
+    plain = [f"Section {n} {n * 4}" for n in range(1, 9)]  # no leaders: in order counts
+    assert contents_page(plain, 40)
+    falling = [f"power {p}" for p in (24, 21, 18, 15, 12, 9, 6, 3)]
+    assert not contents_page(falling, 40)
+    beyond = [f"Year {1990 + n}" for n in range(8)]  # numbers past the document's pages
+    assert not contents_page(beyond, 40)
+    prose = ["The harbour opened in the spring and ferries ran daily to the islands. " * 3]
+    index = [f"term{n} . . . . {n}" for n in range(1, 9)]
+    assert without_contents(prose + index, 40) == prose  # the prose sharing the page stays
+    assert not contents_page(["a 1", "b 2"], 40) and not contents_page([], 40)

@@ -1,29 +1,26 @@
 """PDF: PDFium (pypdfium2) reads each page's text; pypdf reads the printed page labels ("xii",
 "A-3") and the outline. A bookmark gives its section from where it points: a page is one unit,
 or, where a bookmark points below its top, one unit above the heading (the section before, which
-the page continues) and one from the heading on. Lines that repeat at the top or bottom of most
-pages (running headers, footers, page numbers) are removed; pages with no text layer are counted
-and reported."""
+the page continues) and one from the heading on. Running headers, footers and page numbers, and
+the entries of contents and index pages, are left out (`ragteam.documents.furniture`); pages
+with no text layer are counted and reported (a page with nothing on it as blank, one with
+images and no text as scanned)."""
 
 from __future__ import annotations
 
 import contextlib
 import logging
 import re
-from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
 from ragteam.documents.base import ConversionFailed, Converted, ConvertSettings, Unit
+from ragteam.documents.furniture import strip_furniture, without_contents
 
 # a line with room for the next word within this share of the page's full width was broken on
 # purpose (proportional fonts make a full line's count of characters vary)
 FULL_LINE = 0.9
-EDGE_LINES = 2  # lines at the top and at the bottom of a page that may be running furniture
-_DIGITS = re.compile(r"\d+")
-FRONT_MATTER = 60  # pages before a document's printed page 1, at most
-_ROMAN = re.compile(r"^[ivxlcdm]+$", re.IGNORECASE)
 
 
 # A page's content stream of a real document inflates to kilobytes; PDFium holds about 14 times
@@ -90,7 +87,8 @@ Start = tuple[
 def page_texts(path: Path, cuts: dict[int, list[float]] | None = None) -> list[list[str]]:
     """Each page's text as PDFium extracts it, in parts: one, or, for a page with `cuts`
     (heights from the page's bottom, highest first), the text above the first cut, then from
-    each cut to the next. Encrypted files open if no password is needed."""
+    each cut to the next; no parts for a blank page (no text, no image). Encrypted files
+    open if no password is needed."""
     import pypdfium2 as pdfium
 
     try:
@@ -110,11 +108,34 @@ def page_texts(path: Path, cuts: dict[int, list[float]] | None = None) -> list[l
             textpage = page.get_textpage()
             wanted = (cuts or {}).get(number)
             texts.append(_cut(textpage, wanted) if wanted else [textpage.get_text_bounded()])
+            if not "".join(texts[-1]).strip() and not _inked(page):
+                texts[-1] = []  # blank: no text and no image, not a scan
             textpage.close()
             page.close()
         return texts
     finally:
         pdf.close()
+
+
+def _nothing_read(pages: int, scanned: int, contents: int) -> str:
+    """Why no text came of a PDF's `pages`: `scanned` of them have ink but no text layer,
+    `contents` are contents or index pages, the rest blank."""
+    if scanned:
+        return (
+            f"{scanned} of its {pages} pages have no text layer (scanned?) and no other page "
+            "has text: OCR it first, e.g. `ocrmypdf in.pdf out.pdf`, and index the result"
+        )
+    if contents:
+        return f"its pages are blank or a table of contents ({contents}): no text to index"
+    return f"all of its {pages} pages are blank"
+
+
+def _inked(page: Any) -> bool:
+    """Whether the page holds an image (what a scan is; lines and shapes alone are not)."""
+    import pypdfium2.raw as pdfium_c
+
+    found = page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,), max_depth=2)
+    return next(iter(found), None) is not None
 
 
 def _cut(textpage: Any, cuts: list[float]) -> list[str]:
@@ -216,68 +237,6 @@ def _top(item: Any) -> float | None:
         return None
 
 
-def strip_furniture(pages: list[list[str]]) -> list[list[str]]:
-    """Remove running headers and footers: a line at a page's top or bottom that stands there
-    on most pages word for word, or whose only difference is the page's number ("Page 3",
-    "3 / 12", "xii"; a number the same on most pages, such as the printed page count, counts as
-    one). A line whose numbers are something else (an invoice number, a date, a year in a
-    sentence) is body text, and a page never loses all its lines. Needs 3 pages."""
-    texted = [lines for lines in pages if lines]
-    if len(texted) < 3:
-        return pages
-    exact: Counter[str] = Counter()
-    shapes: Counter[str] = Counter()
-    numbers: Counter[int] = Counter()
-    for lines in texted:
-        edges = set(lines[:EDGE_LINES] + lines[-EDGE_LINES:])
-        exact.update(edges)
-        shapes.update({_shape(line) for line in edges})
-        numbers.update({int(n) for line in edges for n in _DIGITS.findall(line)})
-    most = len(texted) / 2
-    fixed = {n for n, seen in numbers.items() if seen > most} | {len(pages)}
-    out = []
-    for number, lines in enumerate(pages, start=1):
-        edge = set(range(min(EDGE_LINES, len(lines)))) | set(
-            range(max(0, len(lines) - EDGE_LINES), len(lines))
-        )
-        drop = {
-            i
-            for i in edge
-            if exact[lines[i]] > most
-            or (shapes[_shape(lines[i])] > most and _numbers_page(lines[i], number, fixed))
-        }
-        kept = [line for i, line in enumerate(lines) if i not in drop]
-        out.append(kept if kept or not lines else lines)
-    return out
-
-
-def _numbers_page(line: str, number: int, fixed: set[int]) -> bool:
-    """Whether every number in `line` can be a page counter: the count after "N /" or "N of"
-    when it is one of the `fixed` numbers (the page count, printed or not), or a number at
-    most FRONT_MATTER below the page's place in the file (printed labels start after the front
-    matter). An invoice number, a date or a year in a sentence is not."""
-    found = [int(n) for n in _DIGITS.findall(line)]
-    if not found:
-        return _only_roman(line)
-    totals = {int(m.group(1)) for m in _OUT_OF.finditer(line)} & fixed  # "2 / 233": the 233
-    return all(n in totals or number - FRONT_MATTER <= n <= number for n in found)
-
-
-def _only_roman(line: str) -> bool:
-    words = line.split()
-    return bool(words) and all(_ROMAN.match(w) and len(w) <= 6 for w in words[-1:])
-
-
-_COUNTER = re.compile(r"#\s*(?:/|of)\s*#")  # "3 / 12", "Page 3 of 12": one counter
-_OUT_OF = re.compile(r"\d\s*(?:/|of)\s*(\d+)")  # the count in "3 / 12", "3 of 12"
-
-
-def _shape(line: str) -> str:
-    words = _DIGITS.sub("#", " ".join(line.split())).split()
-    shaped = " ".join("#" if _ROMAN.match(w) and len(w) <= 6 else w for w in words)
-    return _COUNTER.sub("#", shaped)
-
-
 def paragraphs(lines: list[str], page: list[str] | None = None) -> str:
     """A page's lines joined into blocks. A line broken because the next word did not fit is
     wrapped prose, joined to the next (a word hyphenated at a line end rejoined); a line
@@ -319,8 +278,9 @@ def _joined(lines: list[str]) -> str:
 
 class PdfConverter:
     name: ClassVar[str] = "pdf"
-    # 3: short lines (headings, list items, table rows) kept apart; 4: sections by position
-    version: ClassVar[str] = "4"
+    # 3: short lines (headings, list items, table rows) kept apart; 4: sections by position;
+    # 5: chapters' running headers and contents and index entries left out, blank pages told
+    version: ClassVar[str] = "5"
     suffixes: ClassVar[tuple[str, ...]] = (".pdf",)
     max_mb: ClassVar[int] = 500  # larger files are skipped, never read
     isolated: ClassVar[bool] = True
@@ -338,10 +298,12 @@ class PdfConverter:
         if len(labels) != len(parts):
             labels = [""] * len(parts)
         pages = strip_furniture([_lines("\n".join(p)) for p in parts])
-        units, empty = [], 0
+        units, empty, contents = [], 0, 0
         for number, lines in enumerate(pages):
-            if not lines:
-                empty += 1
+            if (left := without_contents(lines, len(pages))) is not None:
+                contents, lines = contents + 1, left
+            elif not lines:
+                empty += bool(parts[number])  # a blank page is not a scan
                 continue
             kept = set(lines)  # furniture is judged on whole pages, then dropped from parts
             sections = [at_top[number], *(m[2] for m in inside.get(number, []))]
@@ -357,15 +319,14 @@ class PdfConverter:
                         )
                     )
         if not units:
-            raise ConversionFailed(
-                f"none of its {len(pages)} pages has a text layer (scanned?): OCR it first, "
-                "e.g. `ocrmypdf in.pdf out.pdf`, and index the result"
-            )
+            raise ConversionFailed(_nothing_read(len(pages), empty, contents))
         notes = (
             [f"{empty} of {len(pages)} pages have no text (scanned?): OCR them first"]
             if empty
             else []
         )
+        if contents:
+            notes.append(f"{contents} pages of contents or index entries left out of the text")
         notes += [f"pypdf: {line}" for line in dict.fromkeys(said)][:5]
         return Converted(title, units, notes)
 
