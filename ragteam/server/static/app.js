@@ -74,6 +74,7 @@ function plainLabel(step) {
   if (step.kind === "retrieve") return "searched the documents";
   if (step.kind === "rerank") return "put the passages in order";
   if (step.kind === "support") return "checked each sentence against the passages read";
+  if (step.kind === "read") return role === "verdict" ? "weighed the claim against the passages" : "read the passages for the answer's words";
   if (step.kind === "tool") return "used the tool " + role;
   if (step.kind === "llm") return ROLE_WORDS[role] || role + " wrote";
   return NOTE_WORDS[(step.meta || {}).event] || "note";
@@ -317,9 +318,19 @@ function showWriting(column, data) {
   working.textContent = data.role + " is writing · " + plural(data.tokens, "token");
 }
 
-// what the team is doing now, in one plain line above the answer
+// what the team is doing now, in one plain line above the answer: what it last did, and for how
+// long it has been at what comes next (a model's first call, which also reads its weights from
+// disk, can take seconds after a search that took milliseconds)
 function progress(column, text) {
-  column.querySelector(".progress").textContent = text;
+  const line = column.querySelector(".progress");
+  clearInterval(line.ticking);
+  line.textContent = text;
+  if (!text) return;
+  const since = performance.now();
+  line.ticking = setInterval(() => {
+    const waited = (performance.now() - since) / 1000;
+    if (waited >= 2) line.textContent = text + " then working on the next step (" + waited.toFixed(0) + " s)";
+  }, 1000);
 }
 
 function countSteps(column) {
@@ -364,7 +375,7 @@ async function runColumn(strategy, question, index, column, signal, record, earl
           if (data.meta && data.meta.event === "facts") Object.assign(facts, data.meta.facts);
           steps.append(stepCard(data, index));
           countSteps(column);
-          progress(column, plainLabel(data) + "…");
+          progress(column, plainLabel(data) + ";");
           record.steps.push(data);
         } else if (event === "answer") {
           const live = column.querySelector(".answer.live");
@@ -548,11 +559,19 @@ function countQuestion() {
   $("question").setAttribute("aria-invalid", String(over));
 }
 
-function summary(outcomes) {
+// the last line of a run: what each team did, e.g. "read answered from 5 passages of 2 files in 0.4 s"
+function summary(outcomes, records, chosen, seconds) {
   const failed = outcomes.filter((o) => o === "failed").length;
-  if (outcomes.includes("stopped")) return "stopped";
+  if (outcomes.includes("stopped")) return "stopped after " + seconds.toFixed(1) + " s";
   if (failed === outcomes.length) return "every strategy failed";
-  return failed ? "done · " + failed + " of " + outcomes.length + " failed" : "done";
+  const said = records.map((r, i) => {
+    if (!r.answer) return chosen[i] + " failed";
+    const read = r.answer.read || [];
+    if (!read.length) return chosen[i] + " answered without reading any passage";
+    const files = new Set(read.map((c) => (c.locator || c.title || c.passage_id).split(/[,§]/)[0].trim()));
+    return chosen[i] + " answered from " + plural(read.length, "passage") + " of " + plural(files.size, "document");
+  });
+  return said.join("; ") + " in " + seconds.toFixed(1) + " s";
 }
 
 // a column: the work in one line, the answer first, then how it was found (collapsed)
@@ -613,9 +632,10 @@ async function ask(event) {
       $("answers-nav").querySelector('[data-strategy="' + chosen[i] + '"]').textContent = chosen[i] + ": " + (answered || "no answer");
     }
   };
+  const started = performance.now();
   await Promise.all(Array.from({ length: Math.max(1, Math.min(CONCURRENCY, chosen.length)) }, lane));
   setRunning(null);
-  $("ask-status").textContent = summary(outcomes);
+  $("ask-status").textContent = summary(outcomes, records, chosen, (performance.now() - started) / 1000);
   // a question stopped before any team finished is not kept as if it had been answered
   if (outcomes.some((o) => o !== "stopped")) {
     remember({ id: Date.now().toString(36), question, index, when: new Date().toISOString(), columns: records });
