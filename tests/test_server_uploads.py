@@ -222,3 +222,35 @@ def test_upload_leftovers_of_a_kill_are_removed_when_the_server_starts(tmp_path)
     with TestClient(create_app(config, FakeModel(lambda m, p: "x"))):
         assert not leftovers(folder)
     assert (folder / "base.md").exists()
+
+
+@pytest.mark.parametrize(
+    ("fail", "error", "status", "said"),
+    [  # N-L1: a full disk was a 500 with a traceback, a read-only folder a 401
+        ("os.fsync", OSError(28, "No space left on device"), 507, "disk is full"),
+        ("open", PermissionError(13, "Permission denied"), 403, "may not write there"),
+    ],
+)
+def test_a_full_disk_or_a_folder_the_server_may_not_write_is_said_and_loses_nothing(
+    tmp_path, monkeypatch, fail, error, status, said
+):
+    import ragteam.server.uploads as uploads
+
+    folder, client = served(tmp_path, api_key="k3y")
+
+    def failing(*args, **kwargs):
+        raise error
+
+    with client:
+        if fail == "open":
+            monkeypatch.setattr(uploads, "open", failing, raising=False)
+        else:
+            monkeypatch.setattr(uploads.os, "fsync", failing)
+        put = client.put("/v1/indexes/docs/documents/ferry.md", content=b"# Ferry\n", headers=KEY)
+        assert put.status_code == status, put.text
+        assert said in put.json()["detail"] and str(tmp_path) not in put.text
+        assert not (folder / "ferry.md").exists() and not leftovers(folder)
+        monkeypatch.undo()
+        assert client.put("/v1/indexes/docs/documents/x.md", content=b"# X\n").status_code == 401
+        ok = client.put("/v1/indexes/docs/documents/ferry.md", content=b"# F\n", headers=KEY)
+        assert ok.status_code == 200, ok.text  # the next try, with room, works

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hmac
 import json
 import logging
@@ -208,7 +209,11 @@ async def _authorize(request: Request) -> None:
         return
     given = request.headers.get("authorization", "")
     if not hmac.compare_digest(given.encode(), f"Bearer {key}".encode()):
-        raise PermissionError("a valid API key is required: Authorization: Bearer KEY")
+        raise Unauthorized("a valid API key is required: Authorization: Bearer KEY")
+
+
+class Unauthorized(RagteamError):
+    """A request without the server's API key."""
 
 
 def _add_limits(app: FastAPI, config: ServerConfig) -> None:
@@ -222,7 +227,7 @@ def _add_limits(app: FastAPI, config: ServerConfig) -> None:
 
 
 _STATUS: list[tuple[type[BaseException], int, str]] = [
-    (PermissionError, 401, "unauthorized"),
+    (Unauthorized, 401, "unauthorized"),
     (Closing, 503, "shutting down"),
     (Busy, 429, "busy"),
     (UnknownName, 404, "not found"),
@@ -249,8 +254,40 @@ def _error_body(
         if isinstance(exc, kind):
             detail = redact_paths(str(exc), config)
             return status, {"error": title, "code": title.replace(" ", "_"), "detail": detail}
+    if isinstance(exc, OSError) and (said := _os_error(exc)) is not None:
+        status, title, detail = said
+        log.warning("%s: %s", title, exc)
+        return status, {"error": title, "code": title.replace(" ", "_"), "detail": detail}
     log.exception("unexpected error", exc_info=exc)
     return 500, {"error": "internal error", "code": "internal_error", "detail": type(exc).__name__}
+
+
+_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+_DENIED = {errno.EACCES, errno.EPERM, errno.EROFS}
+
+
+def _os_error(exc: OSError) -> tuple[int, str, str] | None:
+    """A file system's refusal as what the client can do about it (no server path in it)."""
+    reason = exc.strerror or type(exc).__name__
+    if exc.errno in _FULL:
+        return (
+            507,
+            "insufficient storage",
+            (
+                f"the server's disk is full ({reason}): the file was not saved; free space on the "
+                "server and send it again"
+            ),
+        )
+    if exc.errno in _DENIED:
+        return (
+            403,
+            "forbidden",
+            (
+                f"the server may not write there ({reason}): nothing was changed; the server's "
+                "documents folder must be writable by the user that runs it"
+            ),
+        )
+    return None
 
 
 def _add_errors(app: FastAPI) -> None:
@@ -271,5 +308,5 @@ def _add_errors(app: FastAPI) -> None:
 
     app.add_exception_handler(RequestValidationError, invalid)  # type: ignore[arg-type]
     app.add_exception_handler(StarletteHTTPException, http_error)  # type: ignore[arg-type]
-    for kind in (PermissionError, Busy, RagteamError, Exception):
+    for kind in (Busy, RagteamError, OSError, Exception):
         app.add_exception_handler(kind, handle)
