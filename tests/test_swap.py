@@ -115,3 +115,23 @@ def test_a_swap_killed_at_any_rename_or_unlink_leaves_a_loadable_index(tmp_path,
         assert load_index(ix).manifest.passage_count == 2, calls
         assert (ix / "notes.txt").read_text() == "mine", calls
         assert not list(tmp_path.glob(".ix.old-*")), calls
+
+
+def test_index_info_puts_back_an_index_a_kill_left_beside_its_name(tmp_path):
+    """N-L3: a sync killed between its two renames leaves the old index as `.ix.old-PID` and no
+    `ix`; `index info` said "no index" until a load put it back. It puts it back itself."""
+    import subprocess
+
+    from typer.testing import CliRunner
+
+    from ragteam.cli import app
+
+    ix = tmp_path / "ix"
+    build_index(_jsonl(tmp_path / "c.jsonl"), ix, retriever="bm25")
+    writer = subprocess.Popen(["true"])  # a process that has ended: the killed writer
+    writer.wait()
+    ix.rename(tmp_path / f".ix.old-{writer.pid}")
+    shown = CliRunner().invoke(app, ["index", "info", str(ix)])
+    assert shown.exit_code == 0, shown.output
+    assert "index loads" in shown.output and '"passage_count": 2' in shown.output
+    assert ix.is_dir() and not list(tmp_path.glob(".ix.old-*"))

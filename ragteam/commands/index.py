@@ -189,9 +189,11 @@ def print_report(report: SyncReport, out_dir: Path) -> None:
 @index_app.command("info")
 def index_info(directory: Annotated[Path, typer.Argument(help="index directory")]) -> None:
     """Show an index's manifest, its files' status, and whether it loads."""
+    from ragteam.retrieval.index import recover_swap
     from ragteam.retrieval.sources import read_sources, source_dict
 
     with friendly_errors():
+        recover_swap(directory)  # a sync killed mid-swap left the index beside its name
         manifest = read_manifest(directory)
         out.print_json(json.dumps(manifest.raw))
         sources, _settings = read_sources(directory)

@@ -253,13 +253,19 @@ def _write_index(
     }
 
 
+def recover_swap(directory: str | Path) -> None:
+    """Put back the index a sync killed in the middle of its swap left beside `directory`
+    (what every load does first; `index info` too)."""
+    swap.recover(Path(directory).expanduser().resolve(), _alive)
+
+
 def load_index(
     directory: str | Path, *, check_source: bool = True, mmap: bool | None = None
 ) -> Index:
     """Load and verify an index; every problem is an `IndexUnusable` saying how to rebuild.
     `mmap` maps the BM25 and FAISS files instead of reading them (default: as built)."""
     directory = Path(directory).expanduser().resolve()
-    swap.recover(directory, _alive)
+    recover_swap(directory)
     manifest = read_manifest(directory)
     if mmap is not None:
         manifest = manifest.with_mmap(mmap)
