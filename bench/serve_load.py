@@ -1,0 +1,145 @@
+"""Many people at once: `ragteam serve` answering `read` questions from 1, 8 and 32 clients that
+each ask in a loop (issue 70). Starts the server on 127.0.0.1 in its own process, waits for
+/healthz, then for each client count runs SECONDS of load and reports the answers per second,
+latency percentiles of the answered, and every other outcome by its HTTP status (429 with
+Retry-After when the queue is full, which each client then waits out as a polite client does;
+never a hang: each request has a client timeout).
+
+    python bench/serve_load.py --index DIR --questions Q.jsonl --clients 1,8,32 --seconds 60
+
+--index: an index directory (`ragteam index build` or `sync`); --questions: JSONL rows with a
+"question" (default: the demo questions shipped in the package); --concurrency and --queue
+are the server's own options. The results go to --out as JSON too."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import httpx
+
+TIMEOUT = 300.0  # seconds a client waits for one answer before counting it as timed out
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_server(index: Path, port: int, concurrency: int, queue: int) -> subprocess.Popen:
+    command = [
+        sys.executable, "-m", "ragteam", "serve", "--index", f"bench={index}",
+        "--port", str(port), "--concurrency", str(concurrency), "--queue", str(queue),
+        "--no-watch",
+    ]  # fmt: skip
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise SystemExit(f"the server stopped: {server.stderr.read().decode()[-2000:]}")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
+                return server
+        except httpx.HTTPError:
+            time.sleep(0.5)
+    server.kill()
+    raise SystemExit("the server did not answer /healthz within 180 s")
+
+
+def load(port: int, questions: list[str], clients: int, seconds: float) -> dict:
+    """`clients` threads asking in a loop for `seconds`; each answer's latency and status."""
+    done: list[tuple[int, float]] = []
+    lock = threading.Lock()
+    stop = time.monotonic() + seconds
+
+    def client(n: int) -> None:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=TIMEOUT) as http:
+            k = n
+            while time.monotonic() < stop:
+                body = {"question": questions[k % len(questions)], "index": "bench"}
+                started = time.perf_counter()
+                wait = 0.0
+                try:
+                    reply = http.post("/v1/answer", json=body)
+                    status = reply.status_code
+                    if status in (429, 503):  # a polite client waits as it is told
+                        wait = float(reply.headers.get("retry-after", 1))
+                except httpx.TimeoutException:
+                    status = 0  # no answer within TIMEOUT
+                with lock:
+                    done.append((status, time.perf_counter() - started))
+                k += clients
+                time.sleep(max(0.0, min(wait, stop - time.monotonic())))
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(clients)]
+    started = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.monotonic() - started
+    ok = sorted(s for status, s in done if status == 200)
+
+    def pct(p: float) -> float | None:
+        return round(ok[min(len(ok) - 1, int(p * len(ok)))], 3) if ok else None
+
+    return {
+        "clients": clients,
+        "seconds": round(wall, 1),
+        "answered": len(ok),
+        "per_second": round(len(ok) / wall, 2),
+        "p50": pct(0.50),
+        "p95": pct(0.95),
+        "p99": pct(0.99),
+        "mean": round(statistics.fmean(ok), 3) if ok else None,
+        "other": dict(Counter(str(status) for status, _ in done if status != 200)),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--index", type=Path, required=True)
+    parser.add_argument("--questions", type=Path)
+    parser.add_argument("--clients", default="1,8,32")
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--concurrency", type=int, default=1)
+    parser.add_argument("--queue", type=int, default=8)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    if args.questions is None:
+        from importlib.resources import files
+
+        args.questions = Path(str(files("ragteam.data").joinpath("demo_questions.jsonl")))
+    rows = [json.loads(line) for line in args.questions.read_text().splitlines() if line.strip()]
+    questions = [r["question"] for r in rows]
+    port = free_port()
+    server = start_server(args.index, port, args.concurrency, args.queue)
+    results = []
+    try:
+        httpx.post(  # the first answer loads the reader: not part of any level
+            f"http://127.0.0.1:{port}/v1/answer",
+            json={"question": questions[0], "index": "bench"},
+            timeout=TIMEOUT,
+        )
+        for clients in (int(c) for c in args.clients.split(",")):
+            results.append(load(port, questions, clients, args.seconds))
+            print(json.dumps(results[-1]), flush=True)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    if args.out:
+        args.out.write_text(json.dumps({"cpus": os.cpu_count(), "levels": results}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
