@@ -182,3 +182,29 @@ def test_the_documents_route_lists_every_file_and_flags_one_that_gave_almost_not
     assert "OCR" in by_path["thin.pdf"]["warning"]
     assert listed["counts"]["skipped"] == 1 and listed["counts"]["failed"] == 1
     assert str(tmp_path) not in str(listed)  # no server path
+
+
+def test_healthz_lists_every_served_index_from_the_start_with_its_last_sync(tmp_path):
+    """Issue 69: /healthz listed no index until the first question, and no sync outcome
+    without --watch; a failed sync's detail stays with the key."""
+    from fastapi.testclient import TestClient
+
+    from ragteam.llm import FakeModel
+    from ragteam.server import ServerConfig, create_app
+
+    folder = make_folder(tmp_path / "docs")
+    sync_folder(folder, tmp_path / "ix", index=BM25)
+    config = ServerConfig(indexes={"docs": tmp_path / "ix", "gone": tmp_path / "nothing"})
+    with TestClient(create_app(config, FakeModel(lambda m, p: "x"))) as client:
+        start = client.get("/healthz").json()["indexes"]
+        assert start["docs"]["loaded_at"] is None and start["docs"]["passages"] > 0
+        assert start["gone"]["usable"] is False and "no index" in start["gone"]["detail"]
+        added = client.put("/v1/indexes/docs/documents/late.md", content=b"# Late\n\nA ferry.\n")
+        assert added.status_code == 200, added.text
+        now = client.get("/healthz").json()["indexes"]["docs"]
+        assert now["last_sync"]["ok"] is True and now["last_sync"]["changes"]["new"] == 1
+        assert now["loaded_at"] is not None and now["passages"] == start["docs"]["passages"] + 1
+    keyed = ServerConfig(indexes={"gone": tmp_path / "nothing"}, api_key="k3y")
+    with TestClient(create_app(keyed, FakeModel(lambda m, p: "x"))) as client:
+        shown = client.get("/healthz").json()["indexes"]["gone"]
+        assert "withheld" in shown["detail"] and str(tmp_path) not in str(shown)

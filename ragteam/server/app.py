@@ -126,11 +126,18 @@ def create_app(config: ServerConfig, model: ChatModel | None = None) -> FastAPI:
 def _without_details(indexes: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """The generations with each failed sync's detail withheld (it may name the folder's files)."""
     shown: dict[str, dict[str, Any]] = {}
+    withheld = "withheld: ask /healthz with the server's key"
     for name, state in indexes.items():
+        for key in ("detail", "last_sync"):
+            found = state.get(key)
+            if key == "detail" and found:
+                state = {**state, "detail": withheld}
+            elif isinstance(found, dict) and "detail" in found:
+                state = {**state, key: {**found, "detail": withheld}}
         watch = state.get("watch")
         last = (watch or {}).get("last_sync")
         if isinstance(last, dict) and "detail" in last:
-            last = {**last, "detail": "withheld: ask /healthz with the server's key"}
+            last = {**last, "detail": withheld}
             state = {**state, "watch": {**watch, "last_sync": last}}
         shown[name] = state
     return shown

@@ -76,6 +76,7 @@ class Service:
         self._model = model
         # name -> (its manifest's identity when loaded, the index, when it was loaded)
         self._indexes: dict[str, tuple[tuple[int, int] | None, Index, float]] = {}
+        self._synced: dict[str, dict[str, Any]] = {}  # each index's last sync through the server
         # run name -> (results.jsonl's size and mtime, its table): read again only when it changed
         self._tables: dict[str, tuple[tuple[int, int], Table]] = {}
         self._lock = threading.Lock()
@@ -129,7 +130,9 @@ class Service:
             return loaded
 
     def generations(self) -> dict[str, dict[str, Any]]:
-        """Each loaded index's generation: when it was built and loaded, its passages."""
+        """Every served index from the start: when its generation was built and loaded (None:
+        not yet asked of) and its passages, read from its manifest until it is loaded; the
+        last sync the server ran (`last_sync`) and its folder watch."""
         with self._lock:
             found: dict[str, dict[str, Any]] = {
                 name: {
@@ -139,6 +142,12 @@ class Service:
                 }
                 for name, (_stamp, index, loaded) in self._indexes.items()
             }
+            synced = {name: dict(outcome) for name, outcome in self._synced.items()}
+        for name, directory in self.config.indexes.items():
+            if name not in found:
+                found[name] = _on_disk(directory)
+            if name in synced:
+                found[name]["last_sync"] = synced[name]
         for name, watched in self.watching.items():
             found.setdefault(name, {})["watch"] = dict(watched)
         return found
@@ -147,7 +156,16 @@ class Service:
         """Sync a served folder index from its folder (one sync at a time per index)."""
         from ragteam.retrieval.sync import report_dict, resync
 
-        report = resync(self._index_dir(name))
+        at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        try:
+            report = resync(self._index_dir(name))
+        except Exception as exc:
+            with self._lock:
+                self._synced[name] = {"at": at, "ok": False, "detail": str(exc)}
+            raise
+        with self._lock:
+            changes = {kind: len(paths) for kind, paths in report.changes.items()}
+            self._synced[name] = {"at": at, "ok": True, "changes": changes}
         self.index(name)  # the next request answers from the new generation
         return report_dict(report)
 
@@ -331,3 +349,12 @@ def step_event(number: int, step: Step) -> dict[str, Any]:
 
 def _is_run(path: Path) -> bool:
     return (path / "results.jsonl").is_file() and (path / "config.json").is_file()
+
+
+def _on_disk(directory: Path) -> dict[str, Any]:
+    """What an index not yet loaded is, from its manifest alone (no passages read)."""
+    try:
+        manifest = read_manifest(directory)
+    except RagteamError as exc:
+        return {"loaded_at": None, "usable": False, "detail": str(exc)}
+    return {"built_at": manifest.built_at, "passages": manifest.passage_count, "loaded_at": None}
