@@ -372,3 +372,59 @@ def test_a_key_line_read_beside_its_passage_is_one_answer_and_bounded():
     view = Viewed.key_line(long, "What is the value of beta?")
     assert view is not None and len(view.text) <= READ_CHARS + len("Key | Value\n")
     assert reader.read("What is the value of beta?", [long], key_lines=True).best is not None
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("Which gnuplot version introduced spider plots?", "version"),
+        ("Since which python-pptx version can I embed an Excel file?", "version"),
+        ("Which httpx release first supported Python 3.12?", "version"),
+        ("When was zstd content decoding added?", "version"),
+        ("Which chapter of the nano manual lists the toggles?", "chapter"),
+        ("In which section of the manual is hypcap explained?", "section"),
+        ("What epoch did gnuplot versions before 5 use?", None),  # asks for an epoch
+        ("What is one difference in the mini version of baccarat?", None),
+        ("In what year did the film release that introduced the Predators?", None),
+        ("When was the scientist who introduced Rule 30 born?", None),
+        ("Which part of Ireland is Munster in?", None),
+    ],
+)
+def test_questions_that_ask_for_a_heading_are_told_by_their_grammar(question, kind):
+    from ragteam.reader.headings import asks_heading
+
+    assert asks_heading(question) == kind
+
+
+def test_a_heading_question_is_answered_by_the_heading_its_passage_stands_under(tmp_path):
+    """A changelog's versions stand only in its headings: the reader finds the entry, the
+    answer is the version it stands under, marked as a heading span of that passage."""
+    from ragteam import answer
+    from ragteam.retrieval import sync_folder
+    from ragteam.retrieval.index import IndexSettings
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "CHANGELOG.md").write_text(
+        "# Changelog\n\n## 2.4.1 (3rd May, 2024)\n\n### Added\n\n"
+        "- Support for reading tide tables from CSV files.\n\n"
+        "## 2.3.0 (1st March, 2024)\n\n### Fixed\n\n"
+        "- The ferry timetable no longer skips Sundays.\n"
+    )
+    (docs / "guide.md").write_text(
+        "# Harbour guide\n\n## 3 Moorings\n\nVisitors moor at the north pier for two nights.\n"
+    )
+    sync_folder(docs, tmp_path / "ix", index=IndexSettings(retriever="bm25"))
+    asked = answer("Which release added reading tide tables from CSV?", index=tmp_path / "ix")
+    assert asked.text == "2.4.1" and asked.evidence[0].heading
+    assert asked.evidence[0].sentence.startswith("Changelog > 2.4.1 (3rd May, 2024)")
+    chapter = answer("Which chapter of the guide says where visitors moor?", index=tmp_path / "ix")
+    assert chapter.text == "3 Moorings" and chapter.evidence[0].heading
+    plain = answer("Where do visitors moor?", index=tmp_path / "ix")
+    assert not plain.evidence[0].heading  # not a heading question: the reader's own words
+    off = answer(
+        "Which release added reading tide tables from CSV?",
+        index=tmp_path / "ix",
+        options={"heading_answers": False},
+    )
+    assert off.text != "2.4.1"

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from ragteam.agents.smart_format import Judgement
 from ragteam.reader import Reader, Reading, Span, read_traced
+from ragteam.reader.headings import asks_heading, heading_span
 from ragteam.reader.polar import is_polar, polar_answer
 from ragteam.trace import Trace
 from ragteam.types import Answer, Citation, Evidence, Passage
 
+HEADED = 3  # best spans whose passages' headings a heading question is answered from
 RELEVANT = 2  # passages judged relevant: the bridge and the answer of a two-hop question
 EVIDENCE_KEPT = 3  # readings kept as an answer's evidence (the best first)
 
@@ -50,13 +52,18 @@ def answer_by_reading(
     strategy: str,
     reader: Reader,
     key_lines: bool = False,
+    headings: bool = False,
 ) -> Answer | None:
     """`reader`'s best span over `passages` as the answer, cited at its passage, with its
-    readings as evidence; None when the reader finds no span at all."""
+    readings as evidence; None when the reader finds no span at all. A yes/no question is
+    answered yes or no; with `headings`, a question that asks which version, chapter or
+    section by the heading its best passage stands under (`ragteam.reader.headings`)."""
     polar = is_polar(question)
     reading = read_traced(reader, trace, question, passages, EVIDENCE_KEPT * 4, key_lines)
     said = polar_answer(reading) if polar else None
-    if said is not None:  # yes or no first, the spans read after it
+    if said is None and headings and (kind := asks_heading(question)) is not None:
+        said = _under_heading(kind, reading, passages)
+    if said is not None:  # yes, no or the heading first, the spans read after it
         others = tuple(s for s in reading.spans if s is not said)
         reading = Reading((said, *others), reading.no_answer, reading.unread, reading.outcomes)
     evidence = evidence_of(reading, passages, reader)
@@ -65,6 +72,16 @@ def answer_by_reading(
     best = {p.id: p for p in passages}[evidence[0].passage_id]
     cited = [Citation.of(best)]
     return Answer(question, evidence[0].text, strategy, cited, trace, evidence=evidence)
+
+
+def _under_heading(kind: str, reading: Reading, passages: list[Passage]) -> Span | None:
+    """The heading that answers a `kind` question, of the passage of the best span that
+    stands under one (of the HEADED best spans)."""
+    by_id = {p.id: p for p in passages}
+    for span in [s for s in reading.spans if s.kind == "span" and not s.heading][:HEADED]:
+        if (found := heading_span(kind, by_id[span.passage_id], span)) is not None:
+            return found
+    return None
 
 
 def evidence_of(reading: Reading, passages: list[Passage], reader: Reader) -> list[Evidence]:
@@ -77,7 +94,10 @@ def evidence_of(reading: Reading, passages: list[Passage], reader: Reader) -> li
     for span in reading.spans:
         if len(kept) == EVIDENCE_KEPT:
             break
-        if any(e.passage_id == span.passage_id and e.start == span.start for e in kept):
+        if any(
+            (e.passage_id, e.start, e.heading) == (span.passage_id, span.start, span.heading)
+            for e in kept
+        ):
             continue
         score = reader.confidence(reading, span, passages) if answerable else 0.0
         kept.append(_evidence(span, by_id[span.passage_id], score, answerable))

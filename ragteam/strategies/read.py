@@ -44,6 +44,9 @@ class Read:
     # table row named by its key cell, a definition list's term): `ragteam.reader.view`;
     # measured in docs/benchmarks.md section 49
     key_lines: bool = True
+    # answer "which version / chapter / section" with the heading the best passage stands
+    # under (`ragteam.reader.headings`)
+    heading_answers: bool = True
 
     def run(self, question: str, ctx: Context) -> Answer:
         index = ctx.require_index(self.name)
@@ -57,7 +60,9 @@ class Read:
         reader = ctx.readers.get(self.weights)
         for _ in range(self.hops - 1):
             found += self._follow(question, found, ctx)
-        read = answer_by_reading(question, found, ctx.trace, self.name, reader, self.key_lines)
+        read = answer_by_reading(
+            question, found, ctx.trace, self.name, reader, self.key_lines, self.heading_answers
+        )
         return read or Answer(question, "", self.name, [], ctx.trace)
 
     def _follow(self, question: str, found: list[Passage], ctx: Context) -> list[Passage]:
