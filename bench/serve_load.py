@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -26,14 +25,9 @@ from collections import Counter
 from pathlib import Path
 
 import httpx
+from server_load import free_port, healthy  # the other load bench's server start
 
 TIMEOUT = 300.0  # seconds a client waits for one answer before counting it as timed out
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def start_server(index: Path, port: int, concurrency: int, queue: int) -> subprocess.Popen:
@@ -42,18 +36,7 @@ def start_server(index: Path, port: int, concurrency: int, queue: int) -> subpro
         "--port", str(port), "--concurrency", str(concurrency), "--queue", str(queue),
         "--no-watch",
     ]  # fmt: skip
-    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise SystemExit(f"the server stopped: {server.stderr.read().decode()[-2000:]}")
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
-                return server
-        except httpx.HTTPError:
-            time.sleep(0.5)
-    server.kill()
-    raise SystemExit("the server did not answer /healthz within 180 s")
+    return healthy(command, port)
 
 
 def load(port: int, questions: list[str], clients: int, seconds: float) -> dict:

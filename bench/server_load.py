@@ -83,9 +83,15 @@ def start(args: argparse.Namespace, port: int) -> subprocess.Popen:
             "--model",
             args.model,
         ]
+    return healthy(command, port)
+
+
+def healthy(command: list[str], port: int, seconds: float = 180.0) -> subprocess.Popen:
+    """The server `command` starts, once its /healthz on `port` answers 200; SystemExit with
+    the end of its stderr when it stops or does not answer within `seconds`."""
     server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.time() + 120
-    while time.time() < deadline:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and server.poll() is None:
         try:
             if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
                 return server
