@@ -251,3 +251,30 @@ def test_the_index_settings_are_recorded_once_in_the_manifest(tmp_path):
     assert (manifest["retriever"], manifest["params"]["mmap"]) == ("bm25", True)
     assert "1 unchanged" in _sync(docs, "--out", ix)
     assert recorded_settings(ix)[1] == IndexSettings(retriever="bm25", mmap=True)
+
+
+def test_pipes_sockets_and_link_loops_are_named_for_what_they_are(tmp_path):
+    """A FIFO was "the file is empty" (and reading one would wait for a writer for ever); a
+    socket the same; a loop of links a "dangling link"."""
+    import os
+    import socket
+
+    from ragteam.retrieval.scan import scan
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\nThe ferry leaves at nine.\n")
+    os.mkfifo(docs / "pipe.txt")
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(docs / "sock.txt"))
+        (docs / "one.txt").symlink_to(docs / "two.txt")
+        (docs / "two.txt").symlink_to(docs / "one.txt")
+        (docs / "gone.txt").symlink_to(docs / "nowhere.txt")
+        found, left = scan(docs)
+        said = {x.path: x.reason for x in left}
+        report = sync_folder(docs, tmp_path / "ix", index=IndexSettings(retriever="bm25"))
+    assert [f.path for f in found] == ["a.md"]
+    assert "a named pipe (FIFO)" in said["pipe.txt"] and "a socket" in said["sock.txt"]
+    assert "a loop of links" in said["one.txt"] and "a loop of links" in said["two.txt"]
+    assert "a dangling link" in said["gone.txt"]
+    assert [f.path for f in report.files if f.status == "read"] == ["a.md"]

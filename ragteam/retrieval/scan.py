@@ -5,9 +5,11 @@ reported rather than crashing the walk."""
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISBLK, S_ISCHR, S_ISFIFO, S_ISREG, S_ISSOCK
 
 
 @dataclass(frozen=True)
@@ -105,9 +107,8 @@ def _one(full: Path, rel: str, name: str, found: list[Found], left: list[LeftOut
         )
         return
     if full.is_symlink():
-        target = os.path.realpath(full)
-        where = "a dangling link" if not os.path.exists(target) else "a link"
-        left.append(LeftOut(rel, "skipped", f"{where}: links are not followed (copy the file in)"))
+        why = f"{_link(full)}: links are not followed (copy the file in)"
+        left.append(LeftOut(rel, "skipped", why))
         return
     if name.startswith("."):
         left.append(LeftOut(rel, "skipped", "a hidden file"))
@@ -117,4 +118,26 @@ def _one(full: Path, rel: str, name: str, found: list[Found], left: list[LeftOut
     except OSError as exc:
         left.append(LeftOut(rel, "failed", f"cannot be read ({exc.strerror})"))
         return
+    if not S_ISREG(stat.st_mode):  # never opened: a pipe would wait for a writer for ever
+        left.append(LeftOut(rel, "skipped", f"{_kind(stat.st_mode)}, not a regular file"))
+        return
     found.append(Found(rel, full, stat.st_size, stat.st_mtime_ns))
+
+
+def _link(full: Path) -> str:
+    """What a link is: "a link", "a dangling link" (its target is missing) or "a loop of links"."""
+    try:
+        full.resolve(strict=True)
+    except RuntimeError:
+        return "a loop of links"
+    except OSError as exc:
+        return "a loop of links" if exc.errno == errno.ELOOP else "a dangling link"
+    return "a link"
+
+
+def _kind(mode: int) -> str:
+    if S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if S_ISSOCK(mode):
+        return "a socket"
+    return "a device" if S_ISCHR(mode) or S_ISBLK(mode) else "a special file"
