@@ -858,6 +858,8 @@ def test_a_follow_up_on_the_page_is_asked_with_the_question_before_it(
         assert QUESTION in earlier and "Hevik" in earlier
         assert f"And when was it built? (following: {QUESTION}" in asked[-1]
         assert "Sources" not in asked[-1]
+        shown = page.locator(".column[data-strategy=oner] [data-testid=answered-as]").inner_text()
+        assert shown.startswith("answered as: And when was it built? (following: ")
         steps = page.locator(".column[data-strategy=oner] .steps").text_content()
         assert "leans on the question before it" in steps
         page.screenshot(path=str(shots / "follow-up.png"), full_page=True)
@@ -871,6 +873,7 @@ def test_a_follow_up_on_the_page_is_asked_with_the_question_before_it(
         page.keyboard.press("Enter")
         page.wait_for_selector(".column[data-strategy=oner] [data-testid=answer]")
         assert "following" not in asked[-1]
+        assert page.locator("[data-testid=answered-as]").count() == 0  # asked as it stands
         assert page.locator("[data-testid=earlier]").count() == 0
     assert errors == []
 

@@ -381,6 +381,9 @@ async function runColumn(strategy, question, index, column, signal, record, earl
           const live = column.querySelector(".answer.live");
           if (live) live.remove();
           slot.replaceChildren(answerBox(data, index, feedbackId, facts, record));
+          if (data.question && data.question !== question) {  // a follow-up made to stand alone
+            slot.prepend(el("div", { class: "meta", "data-testid": "answered-as" }, "answered as: " + data.question));
+          }
           progress(column, "");
           record.answer = data;
           outcome = data.grounding && data.grounding.level === "failed" ? "failed" : "answered";
