@@ -79,6 +79,9 @@ def test_tools_search_passage_and_ask_over_http(http_url):
     assert answered["answer"] == "Hevik" and answered["citations"]
     assert [s["kind"] for s in answered["steps"]] == ["retrieve", "llm", "support"]
     assert len(progress) >= 2  # one notification per agent step
+    said = [message for _done, message in progress]  # in words, not "retrieve retriever"
+    assert said[:2] == ["searched the documents", "wrote the answer"]
+    assert said[2].startswith("checked each sentence")
     assert resources == ["index://demo"]
     assert json.loads(manifest.contents[0].text)["name"] == "demo"
 

@@ -21,6 +21,7 @@ from ragteam.server.limits import Busy
 from ragteam.server.redact import redact_paths
 from ragteam.server.service import Asked, Service
 from ragteam.server.streaming import answer_events
+from ragteam.server.words import step_words
 from ragteam.strategies import DEFAULT_STRATEGY, available, strategy_class
 from ragteam.support.layers import layer_names
 from ragteam.types import DEFAULT_SUPPORT_LAYER, hit_dict
@@ -126,8 +127,7 @@ def _add_ask(server: MCPServer, service: Service) -> None:
         async with contextlib.aclosing(answer_events(service, asked)) as events:
             async for event, data in events:
                 if event == "step":
-                    message = f"{data['kind']} {data['role']}".strip()
-                    await ctx.report_progress(data["number"], None, message)
+                    await ctx.report_progress(data["number"], None, step_words(data))
                 elif event == "error":
                     raise ToolError(_said(data, service)) from data
                 elif event == "answer":

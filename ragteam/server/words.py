@@ -1,0 +1,44 @@
+"""A trace step said in words a person reads ("searched the documents", "wrote the answer"),
+for clients that show progress as text (MCP); the page says the same in `static/app.js`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+ROLE_WORDS = {
+    "reconstructor": "worked out what to look up",
+    "locator": "picked the sentences that matter",
+    "generator": "wrote the answer",
+    "answerer": "wrote the answer",
+    "reasoner": "took one reasoning step",
+    "planner": "planned the steps",
+    "step_definer": "defined the next step",
+    "extractor": "took notes from a passage",
+    "qa": "answered the step",
+    "summary": "wrote the answer from the steps",
+    "executor": "chose a tool",
+    "answer_agent": "read the tool's result",
+    "verifier": "checked the step",
+    "final": "wrote the answer",
+}
+KIND_WORDS = {
+    "retrieve": "searched the documents",
+    "rerank": "put the passages in order",
+    "support": "checked each sentence against the passages read",
+}
+
+
+def step_words(step: dict[str, Any]) -> str:
+    """What a step (as the answer stream sends it) did, in words."""
+    kind, role = step.get("kind", ""), str(step.get("role", "")).split("/")[-1]
+    if kind in KIND_WORDS:
+        return KIND_WORDS[kind]
+    if kind == "read":
+        if role == "verdict":
+            return "weighed the claim against the passages"
+        return "read the passages for the answer's words"
+    if kind == "tool":
+        return f"used the tool {role}"
+    if kind == "llm":
+        return ROLE_WORDS.get(role, f"{role} wrote")
+    return "noted: " + str(step.get("output", ""))[:120] if kind == "note" else kind
