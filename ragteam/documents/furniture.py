@@ -29,9 +29,9 @@ def strip_furniture(pages: list[list[str]]) -> list[list[str]]:
     "3 / 12", "xii"; a number the same on most pages, such as the printed page count, counts as
     one), or a chapter's running header: a page's first or last line, of one shape on at least
     FEW pages' edges, that starts or ends with its page's printed number (the file's page less
-    the offset most pages' first and last lines show). A line
-    whose numbers are something else (an invoice number, a date, a year in a sentence) is body
-    text, and a page never loses all its lines. Needs 3 pages."""
+    the offset most pages' first and last lines show). A line whose numbers are something else
+    (an invoice number, a date, a year in a sentence) is body text, and a page never loses all
+    its lines. Needs 3 pages."""
     texted = [lines for lines in pages if lines]
     if len(texted) < 3:
         return pages

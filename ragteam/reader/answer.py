@@ -36,8 +36,3 @@ class Readers:
     def answer(self) -> Reader:
         """The reader that read this answer (the shipped one when none has yet)."""
         return self.get(self._first)
-
-    @property
-    def used(self) -> bool:
-        """Whether any stage of this answer has read with a span reader."""
-        return self._first is not None

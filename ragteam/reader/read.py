@@ -8,7 +8,7 @@ import functools
 import hashlib
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -255,13 +255,11 @@ def _decode(usable: list[Viewed], logits: _Logits, log_z: float, top: int) -> Re
 def _merged(spans: list[Span]) -> tuple[Span, ...]:
     """`spans` with the same place of the same passage (read in two views: the passage and its
     key line) made one, their probabilities summed, best first."""
-    import dataclasses
-
     kept: dict[tuple[str, int, int, str, bool], Span] = {}
     for s in spans:
         key = (s.passage_id, s.start, s.end, s.kind, s.heading)
         had = kept.get(key)
-        kept[key] = s if had is None else dataclasses.replace(had, score=had.score + s.score)
+        kept[key] = s if had is None else replace(had, score=had.score + s.score)
     return tuple(sorted(kept.values(), key=lambda s: -s.score))
 
 

@@ -101,9 +101,8 @@ def key_line(text: str, question: str) -> tuple[str, int, int] | None:
     each content word the line shares with the question weighs log(1 + lines / lines holding
     it), a word on every line nothing; None when the best line does not beat every other, or
     the text has fewer than MIN_LINES lines. A first line of cells is a header row, never the
-    key line. A table row (` | `) comes after its header row (the
-    text's first line, when it is a row too); a short line that is not a row brings the next
-    line (a definition list's term and its definition). At most READ_CHARS of it are read."""
+    key line; a table row (` | `) comes after it. A short line that is not a row brings the
+    next line (a definition list's term and its definition). At most READ_CHARS are read."""
     lines, at = [], 0
     for line in text.split("\n"):
         if line.strip():

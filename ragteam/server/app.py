@@ -124,23 +124,21 @@ def create_app(config: ServerConfig, model: ChatModel | None = None) -> FastAPI:
 
 
 def _without_details(indexes: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """The generations with each failed sync's detail withheld (it may name the folder's files)."""
-    shown: dict[str, dict[str, Any]] = {}
-    withheld = "withheld: ask /healthz with the server's key"
-    for name, state in indexes.items():
-        for key in ("detail", "last_sync"):
-            found = state.get(key)
-            if key == "detail" and found:
-                state = {**state, "detail": withheld}
-            elif isinstance(found, dict) and "detail" in found:
-                state = {**state, key: {**found, "detail": withheld}}
-        watch = state.get("watch")
-        last = (watch or {}).get("last_sync")
-        if isinstance(last, dict) and "detail" in last:
-            last = {**last, "detail": withheld}
-            state = {**state, "watch": {**watch, "last_sync": last}}
-        shown[name] = state
-    return shown
+    """The indexes' states with every failure's detail withheld (it may name the folder's
+    files): an index that cannot be used, its last sync, its watch's last sync."""
+    return {name: _withheld(state) for name, state in indexes.items()}
+
+
+def _withheld(state: dict[str, Any]) -> dict[str, Any]:
+    """`state` with each `detail` in it, at any depth, withheld."""
+    return {
+        key: "withheld: ask /healthz with the server's key"
+        if key == "detail" and value
+        else _withheld(value)
+        if isinstance(value, dict)
+        else value
+        for key, value in state.items()
+    }
 
 
 def _add_answer_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
@@ -210,6 +208,10 @@ async def _stream(service: Service, body: AnswerRequest, held: bool) -> AsyncIte
         yield _sse(event, data)
 
 
+class Unauthorized(RagteamError):
+    """A request without the server's API key."""
+
+
 async def _authorize(request: Request) -> None:
     key = request.app.state.service.config.api_key
     if not key:
@@ -217,10 +219,6 @@ async def _authorize(request: Request) -> None:
     given = request.headers.get("authorization", "")
     if not hmac.compare_digest(given.encode(), f"Bearer {key}".encode()):
         raise Unauthorized("a valid API key is required: Authorization: Bearer KEY")
-
-
-class Unauthorized(RagteamError):
-    """A request without the server's API key."""
 
 
 def _add_limits(app: FastAPI, config: ServerConfig) -> None:
@@ -281,8 +279,8 @@ def _os_error(exc: OSError) -> tuple[int, str, str] | None:
             507,
             "insufficient storage",
             (
-                f"the server's disk is full ({reason}): the file was not saved; free space on the "
-                "server and send it again"
+                f"the server's disk is full ({reason}): nothing was saved; free space on the "
+                "server and try again"
             ),
         )
     if exc.errno in _DENIED:
@@ -290,8 +288,8 @@ def _os_error(exc: OSError) -> tuple[int, str, str] | None:
             403,
             "forbidden",
             (
-                f"the server may not write there ({reason}): nothing was changed; the server's "
-                "documents folder must be writable by the user that runs it"
+                f"the server may not write there ({reason}): nothing was changed; its folders "
+                "must be writable by the user that runs it"
             ),
         )
     return None
