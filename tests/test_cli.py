@@ -87,3 +87,25 @@ def test_demo_builds_its_index_and_answers():
     assert again.exit_code == 0 and "building the demo index" not in again.output
     calls, cached = re.search(r"\b(\d+) model calls? \((\d+) cached\)", again.output).groups()
     assert calls == cached != "0"
+
+
+def test_progress_off_a_terminal_is_lines_only_each_naming_its_step(tmp_path):
+    """Off a terminal (nohup, CI) a sync printed its plain progress lines and then rich's last
+    frame of every bar too; the lines did not say which step they counted."""
+    import subprocess
+    import sys
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i in range(3):
+        (docs / f"n{i}.txt").write_text(f"Note {i}: the ferry leaves at {i + 1} o'clock.")
+    done = subprocess.run(
+        [sys.executable, "-m", "ragteam", "index", "sync", str(docs), "--out", str(tmp_path / "ix")]
+        + ["--retriever", "bm25"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "━" not in done.stderr
+    assert "index sync: read 3/3 (100%)" in done.stderr

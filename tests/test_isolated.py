@@ -217,3 +217,23 @@ class Printing:
     def convert(self, path, settings):
         print("a stray line on stdout")
         return Converted("", [Unit("fine")])
+
+
+def test_markdown_rst_and_text_are_read_under_the_file_budgets(tmp_path):
+    """N-H3's rest: text formats ran in the server's process, outside --file-seconds: markdown-it
+    takes about 6 s over 512 KB of '['. Now a slow one fails at its budget like a PDF, and the
+    small files beside it still read."""
+    from ragteam.retrieval.sync import SyncSettings
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "brackets.md").write_text("[" * 1_000_000)
+    (docs / "notes.md").write_text("# Notes\n\nThe lighthouse keeper is Ada Brenn.")
+    (docs / "plain.rst").write_text("Title\n=====\n\nThe ferry leaves at noon.")
+    (docs / "plain.txt").write_text("The bell rings twice.")
+    began = time.monotonic()
+    report = sync_folder(docs, tmp_path / "ix", sync=SyncSettings(file_seconds=1), index=BM25)
+    status = {s.path: (s.status, s.reason) for s in report.files}
+    assert status["brackets.md"][0] == "failed" and "more than 1 s" in status["brackets.md"][1]
+    assert {status[name][0] for name in ("notes.md", "plain.rst", "plain.txt")} == {"read"}
+    assert time.monotonic() - began < 8  # stopped at its second, not read for ten

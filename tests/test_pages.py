@@ -88,6 +88,25 @@ def test_a_huge_page_is_rendered_within_the_pixel_cap(tmp_path):
     pdf.new_page(14_400, 14_400)
     pdf.save(str(tmp_path / "poster.pdf"))
     pdf.close()
-    png = render(str(tmp_path / "poster.pdf"), 0, 1, "", "")
+    png = render(str(tmp_path / "poster.pdf"), 1, "", "")
     width, height = Image.open(io.BytesIO(png)).size
     assert width * height <= MAX_PIXELS and width > 1000
+
+
+def test_a_page_renders_within_a_memory_budget_or_is_refused_with_413(tmp_path):
+    """N-H4, the rest: rendering runs in a child with a memory limit, so a page that needs more
+    fails alone with a clear 413 and the server goes on (it rendered in the server before)."""
+    folder = make_folder(tmp_path / "docs")
+    sync_folder(folder, tmp_path / "ix", index=IndexSettings(retriever="bm25"))
+    config = ServerConfig(indexes={"docs": tmp_path / "ix"})
+    with TestClient(create_app(config, FakeModel(lambda m, p: "x"))) as client:
+        asked = {"passage": "report.pdf#2"}
+        assert client.get("/v1/page/docs.png", params=asked).status_code == 200
+    from ragteam.server import pages
+
+    images = pages.PageImages(memory_mb=200)  # too little for PDFium to render a page
+    try:
+        with pytest.raises(pages.PageNotRendered, match="200 MB"):
+            images.png(folder / "report.pdf", 2, "", "")
+    finally:
+        images.close()

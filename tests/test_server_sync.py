@@ -156,10 +156,21 @@ def test_sync_reasons_and_unusable_indexes_show_no_server_path(tmp_path):
         assert done.status_code == 200, done.text
         assert any(r["path"] == "broken.docx" for r in done.json()["not_read"])
         assert str(tmp_path) not in done.text
-    config = ServerConfig(indexes={"gone": tmp_path / "nowhere"})
+    config = ServerConfig(indexes={"gone": tmp_path / "nowhere"}, api_key="k3y")
+    key = {"Authorization": "Bearer k3y"}
     with TestClient(create_app(config, FakeModel(lambda m, p: "x"))) as client:
-        listed = client.get("/v1/indexes")
+        listed = client.get("/v1/indexes", headers=key)
         assert listed.json()[0]["ok"] is False and str(tmp_path) not in listed.text
+        # L5's rest: it read "no index at index 'gone'; build one with ... --out index 'gone'",
+        # and its sync "was not synced from a folder"; now one sentence by its name, everywhere
+        said = "index 'gone' is not built yet: the server's operator must build it"
+        assert said in listed.json()[0]["detail"]
+        asked = client.post("/v1/answer", json={"question": "Who?", "index": "gone"}, headers=key)
+        assert asked.status_code == 409 and said in asked.json()["detail"]
+        synced = client.post("/v1/indexes/gone/sync", headers=key)
+        assert synced.status_code == 409 and said in synced.json()["detail"]
+        health = client.get("/healthz", headers=key).json()["indexes"]["gone"]
+        assert said in health["detail"] and str(tmp_path) not in str(health)
 
 
 def test_the_documents_route_lists_every_file_and_flags_one_that_gave_almost_nothing(tmp_path):
@@ -198,7 +209,8 @@ def test_healthz_lists_every_served_index_from_the_start_with_its_last_sync(tmp_
     with TestClient(create_app(config, FakeModel(lambda m, p: "x"))) as client:
         start = client.get("/healthz").json()["indexes"]
         assert start["docs"]["loaded_at"] is None and start["docs"]["passages"] > 0
-        assert start["gone"]["usable"] is False and "no index" in start["gone"]["detail"]
+        assert start["gone"]["usable"] is False and "not built yet" in start["gone"]["detail"]
+        assert str(tmp_path) not in str(start)  # no server path, even on a server with no key
         added = client.put("/v1/indexes/docs/documents/late.md", content=b"# Late\n\nA ferry.\n")
         assert added.status_code == 200, added.text
         now = client.get("/healthz").json()["indexes"]["docs"]

@@ -88,10 +88,11 @@ def user_tools(specs: list[str], servers: list[str], timeout: float = 30.0) -> I
 class LoggedProgress(Progress):
     """A rich progress bar that, when stderr is not a terminal (nohup, CI, a job scheduler),
     prints a plain line every `interval` seconds instead: done/total, the task's fields,
-    elapsed time and an estimate of what is left."""
+    elapsed time and an estimate of what is left (and no bar: rich would print its last frame
+    at the end)."""
 
     def __init__(self, *columns: Any, label: str, interval: float = 30.0) -> None:
-        super().__init__(*columns, console=err)
+        super().__init__(*columns, console=err, disable=not err.is_terminal)
         self.label = label
         self.interval = interval
         self._logged = 0.0
@@ -119,8 +120,9 @@ class LoggedProgress(Progress):
         line = progress_line(
             task.completed, task.total, task.elapsed, task.time_remaining, task.fields
         )
+        said = f"{self.label}: {task.description} " if task.description else f"{self.label}: "
         self.console.print(
-            f"{self.label}: {line}",
+            said + line,
             highlight=False,
             markup=False,
             soft_wrap=True,

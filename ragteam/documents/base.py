@@ -90,9 +90,10 @@ class Converter(Protocol):
     # files larger than this are skipped with the reason, before they are hashed or read
     # (a converter that does not say gets DEFAULT_MAX_MB)
     max_mb: ClassVar[int]
-    # whether a file is read in a child process with a time budget (documents/isolated.py):
-    # parsers of packed formats may run long or crash on a small hostile file (a converter
-    # that does not say is isolated)
+    # whether a file is read in a child process with a time and memory budget
+    # (documents/isolated.py): a parser may run long or crash on a small hostile file (a
+    # converter that does not say is isolated; only a streaming reader of bounded lines, as
+    # JSONL's, may say no)
     isolated: ClassVar[bool]
 
     def convert(self, path: Path, settings: ConvertSettings) -> Converted: ...

@@ -36,9 +36,8 @@ DEFAULT_MEMORY_MB = 4096
 
 @dataclass(frozen=True)
 class _Job:
-    converter: str  # "module:Class", loaded in the child
-    path: str
-    settings: ConvertSettings
+    function: str  # "module:name", looked up in the child
+    args: tuple[Any, ...]
 
 
 class OverBudget(ConversionFailed):
@@ -81,11 +80,17 @@ class Isolated:
     def convert(self, converter: Any, path: Path, settings: ConvertSettings) -> Converted:
         """`converter.convert(path, settings)`, run in the child; a `ConversionFailed` when the
         file takes longer than the budget, the child dies, or the converter raises."""
-        job = _Job(spec_of(converter), str(path), settings)
+        args = (spec_of(converter), str(path), settings)
+        return self.call(f"{__name__}:convert_file", args, f"the {converter.name} converter")
+
+    def call(self, function: str, args: tuple[Any, ...], what: str) -> Any:
+        """`function(*args)` ("module:name") run in the child within the budgets; `what` names
+        the work in the messages of its failures (`ConversionFailed` and its kinds)."""
+        job = _Job(function, args)
         self._start()
         try:
             self._pipe.send(job)
-        except OSError:  # the child died since the last file: a new one
+        except OSError:  # the child died since the last job: a new one
             self._stop()
             self._start()
             self._pipe.send(job)
@@ -100,12 +105,11 @@ class Isolated:
         except (EOFError, OSError):
             code = self._stop()
             raise Crashed(
-                f"the {converter.name} converter crashed on it (exit code {code}); "
-                f"the file may be damaged, or need more than the {self.memory_mb} MB of memory "
-                "allowed (--file-memory-mb)"
+                f"{what} crashed on it (exit code {code}); the file may be damaged, or need "
+                f"more than the {self.memory_mb} MB of memory allowed (--file-memory-mb)"
             ) from None
         if outcome == "memory":
-            self._stop()  # a fresh child for the next file: this one's heap may be spent
+            self._stop()  # a fresh child for the next job: this one's heap may be spent
             raise OutOfMemory(
                 f"needed more than {self.memory_mb} MB of memory to read, so it was stopped "
                 "(split the file, or allow more with --file-memory-mb)"
@@ -113,7 +117,7 @@ class Isolated:
         if outcome == "failed":
             raise ConversionFailed(value)
         if outcome == "error":
-            raise ConversionFailed(f"the {converter.name} converter failed: {value}")
+            raise ConversionFailed(f"{what} failed: {value}")
         return value
 
     def _start(self) -> None:
@@ -215,14 +219,22 @@ def _limit_memory(memory_mb: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (wanted, hard))
 
 
+def convert_file(converter: str, path: str, settings: ConvertSettings) -> Converted:
+    """In the child: the converter named "module:Class" reads the file."""
+    return _named(converter)().convert(Path(path), settings)  # type: ignore[no-any-return]
+
+
+def _named(spec: str) -> Any:
+    module, _, name = spec.partition(":")
+    found: Any = importlib.import_module(module)
+    for part in name.split("."):
+        found = getattr(found, part)
+    return found
+
+
 def _run(job: _Job) -> tuple[str, Any]:
     try:
-        module, _, name = job.converter.partition(":")
-        found: Any = importlib.import_module(module)
-        for part in name.split("."):
-            found = getattr(found, part)
-        converter = found()
-        return "ok", converter.convert(Path(job.path), job.settings)
+        return "ok", _named(job.function)(*job.args)
     except ConversionFailed as exc:
         return "failed", str(exc)
     except MemoryError:

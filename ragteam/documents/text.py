@@ -1,7 +1,11 @@
 """Markdown, reStructuredText and plain text: split on headings with the heading path kept,
 Markdown syntax stripped (markdown-it-py, which rich already brings), a front-matter title
 read, a table's rows as `cell | cell` or, with `--tables records`, as `Header: cell | ...`
-records (`documents.tables`)."""
+records (`documents.tables`).
+
+Each is read in the conversion child under the file's time and memory budgets, as the packed
+formats are: markdown-it reads hostile Markdown in linear time but slowly (512 KB of `[` takes
+6 s), and a text file holds up to `max_mb` of it."""
 
 from __future__ import annotations
 
@@ -173,7 +177,7 @@ class MarkdownConverter:
     version: ClassVar[str] = "4"
     suffixes: ClassVar[tuple[str, ...]] = (".md", ".markdown", ".mdown", ".mkd")
     max_mb: ClassVar[int] = 100  # larger files are skipped, never read
-    isolated: ClassVar[bool] = False
+    isolated: ClassVar[bool] = True  # under the file budgets (the module's doc)
 
     def convert(self, path: Path, settings: ConvertSettings) -> Converted:
         text, notes = read_text(path)
@@ -249,7 +253,7 @@ class RstConverter:
     version: ClassVar[str] = "2"  # 2: encodings detected (with a note), UTF-16 read
     suffixes: ClassVar[tuple[str, ...]] = (".rst", ".rest")
     max_mb: ClassVar[int] = 100  # larger files are skipped, never read
-    isolated: ClassVar[bool] = False
+    isolated: ClassVar[bool] = True  # under the file budgets (the module's doc)
 
     def convert(self, path: Path, settings: ConvertSettings) -> Converted:
         text, notes = read_text(path)
@@ -264,7 +268,7 @@ class TextConverter:
     version: ClassVar[str] = "2"  # 2: encodings detected (with a note), UTF-16 read
     suffixes: ClassVar[tuple[str, ...]] = (".txt", ".text")
     max_mb: ClassVar[int] = 100  # larger files are skipped, never read
-    isolated: ClassVar[bool] = False
+    isolated: ClassVar[bool] = True  # under the file budgets (the module's doc)
 
     def convert(self, path: Path, settings: ConvertSettings) -> Converted:
         text, notes = read_text(path)

@@ -36,8 +36,8 @@ from ragteam.server.docs import add_docs_routes
 from ragteam.server.guard import BodyGuard
 from ragteam.server.limits import Busy, Closing
 from ragteam.server.openai_chat import add_chat_routes
-from ragteam.server.pages import add_page_routes
-from ragteam.server.redact import redact_paths
+from ragteam.server.pages import PageNotRendered, add_page_routes
+from ragteam.server.redact import redact_all, redact_paths
 from ragteam.server.service import Cancelled, Service
 from ragteam.server.streaming import admitted_events, answer_watched
 from ragteam.server.uploads import (
@@ -96,8 +96,9 @@ def create_app(config: ServerConfig, model: ChatModel | None = None) -> FastAPI:
 
     @app.get("/healthz")
     def healthz(request: Request) -> dict[str, Any]:
-        """Open to all; a failed sync's detail (which may name files) only with the key."""
-        indexes = service.generations()
+        """Open to all; a failed sync's detail (which may name files) only with the key, and
+        never a server path."""
+        indexes = redact_all(service.generations(), config)
         if config.api_key and not hmac.compare_digest(
             request.headers.get("authorization", "").encode(), f"Bearer {config.api_key}".encode()
         ):
@@ -238,6 +239,7 @@ _STATUS: list[tuple[type[BaseException], int, str]] = [
     (UnknownName, 404, "not found"),
     (IndexBusy, 409, "index busy"),
     (TooLarge, 413, "body too large"),
+    (PageNotRendered, 413, "page not rendered"),
     (NameTaken, 409, "file exists"),
     (LastDocument, 409, "last document"),
     (InputError, 400, "bad request"),

@@ -1,18 +1,23 @@
 """The source as it looks: a cited passage's PDF page rendered by PDFium, the passage's lines
 highlighted from PDFium's character boxes (and the words that back the answer marked more
 strongly). Only pages of files inside a served folder index are rendered; a file changed since
-the sync is refused (its page may no longer hold the passage)."""
+the sync is refused (its page may no longer hold the passage). PDFium renders in a child process
+(documents/isolated.py) within RENDER_SECONDS and RENDER_MB: a hostile page fails alone, with a
+413, and the server's memory is never its to take."""
 
 from __future__ import annotations
 
-import functools
 import io
+import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI
 from fastapi.responses import Response
 
+from ragteam.documents.base import ConversionFailed
+from ragteam.documents.isolated import Isolated
 from ragteam.errors import InputError, UnknownName
 from ragteam.server.service import Service
 from ragteam.types import Passage
@@ -21,12 +26,53 @@ SCALE = 1.6  # pixels per PDF point: a 595-point A4 page is 952 pixels wide
 # pixels of a rendered page at most (about 16 MB in RGBA): a larger page (a poster, or a
 # hostile 14,400-point one) is rendered at the scale that fits, never at its own size
 MAX_PIXELS = 4_000_000
+RENDER_SECONDS = 30.0  # a page's render at most (a real manual's page takes about 0.1 s)
+RENDER_MB = 1024  # the render child's address space (a page at the pixel cap needs ~200 MB)
 MAX_MARK = 400  # characters of `mark` searched for
 PASSAGE = (255, 229, 138, 110)  # the passage's lines (RGBA)
 WORDS = (255, 170, 0, 150)  # the words marked (the evidence sentence or span)
 
 
+class PageNotRendered(InputError):
+    """A page that could not be rendered within the render budgets (413)."""
+
+
+class PageImages:
+    """Rendered pages, made in a child process within the budgets, the last 32 kept."""
+
+    def __init__(self, seconds: float = RENDER_SECONDS, memory_mb: int = RENDER_MB) -> None:
+        self.child = Isolated(seconds, memory_mb)
+        self.lock = threading.Lock()  # one child, one render at a time
+        self.kept: OrderedDict[tuple[Any, ...], bytes] = OrderedDict()
+
+    def png(self, path: Path, page_number: int, text: str, mark: str) -> bytes:
+        key = (str(path), path.stat().st_mtime_ns, page_number, text, mark)
+        with self.lock:
+            if key in self.kept:
+                self.kept.move_to_end(key)
+                return self.kept[key]
+            try:
+                png = self.child.call(
+                    f"{__name__}:render", (str(path), page_number, text, mark), "rendering"
+                )
+            except ConversionFailed as exc:
+                raise PageNotRendered(
+                    f"page {page_number} could not be rendered within {self.child.seconds:g} s "
+                    f"and {self.child.memory_mb} MB ({exc}): open the passage's text instead"
+                ) from None
+            self.kept[key] = png
+            if len(self.kept) > 32:
+                self.kept.popitem(last=False)
+            return png  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        self.child.close()
+
+
 def add_page_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
+    images = PageImages()
+    app.router.on_shutdown.append(images.close)
+
     @app.get("/v1/page/{index}.png", dependencies=auth)
     def page_png(index: str, passage: str, mark: str = "") -> Response:
         """The PDF page a passage stands on, as PNG, its lines highlighted (`mark`: words to
@@ -36,8 +82,7 @@ def add_page_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
         if found is None:
             raise UnknownName("passage", passage, [])
         path = source_file(service, index, found)
-        stat = path.stat()
-        png = render(str(path), stat.st_mtime_ns, found.locator.page, found.text, mark[:MAX_MARK])
+        png = images.png(path, found.locator.page, found.text, mark[:MAX_MARK])
         return Response(png, media_type="image/png", headers={"Cache-Control": "no-store"})
 
 
@@ -63,9 +108,9 @@ def source_file(service: Service, index: str, passage: Passage) -> Path:
     return path
 
 
-@functools.lru_cache(maxsize=32)
-def render(path: str, _mtime_ns: int, page_number: int, text: str, mark: str) -> bytes:
-    """The page as PNG with the passage's lines and `mark` highlighted (cached per file version)."""
+def render(path: str, page_number: int, text: str, mark: str) -> bytes:
+    """The page as PNG with the passage's lines and `mark` highlighted (run in the render
+    child: `PageImages`)."""
     import pypdfium2 as pdfium
     from PIL import Image, ImageDraw
 

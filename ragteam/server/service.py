@@ -124,6 +124,7 @@ class Service:
                 loaded = load_index(directory)
             except IndexUnusable:
                 if known is None:
+                    _raise_if_unbuilt(name, directory)
                     raise
                 return known[1]
             self._indexes[name] = (stamp, loaded, time.time())
@@ -145,7 +146,7 @@ class Service:
             synced = {name: dict(outcome) for name, outcome in self._synced.items()}
         for name, directory in self.config.indexes.items():
             if name not in found:
-                found[name] = _on_disk(directory)
+                found[name] = _on_disk(name, directory)
             if name in synced:
                 found[name]["last_sync"] = synced[name]
         for name, watched in self.watching.items():
@@ -158,6 +159,7 @@ class Service:
 
         at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         try:
+            _raise_if_unbuilt(name, self._index_dir(name))
             report = resync(self._index_dir(name))
         except Exception as exc:
             with self._lock:
@@ -189,7 +191,9 @@ class Service:
         return name
 
     def manifest(self, name: str) -> Manifest:
-        return read_manifest(self._index_dir(name))
+        directory = self._index_dir(name)
+        _raise_if_unbuilt(name, directory)
+        return read_manifest(directory)
 
     def public_manifest(self, name: str) -> dict[str, Any]:
         """The manifest as clients see it: named, without the server's own paths."""
@@ -351,9 +355,21 @@ def _is_run(path: Path) -> bool:
     return (path / "results.jsonl").is_file() and (path / "config.json").is_file()
 
 
-def _on_disk(directory: Path) -> dict[str, Any]:
+def _raise_if_unbuilt(name: str, directory: Path) -> None:
+    """A served index whose directory is not there (and no swap has it aside): said by its
+    name, with what its operator does, not as a path the client cannot use."""
+    aside = any(directory.parent.glob(f".{directory.name}.old-*"))  # a swap under way
+    if not directory.exists() and not aside:
+        raise IndexUnusable(
+            f"index '{name}' is not built yet: the server's operator must build it from its "
+            "folder (`ragteam index sync FOLDER --out DIR`, DIR as the server names it)"
+        )
+
+
+def _on_disk(name: str, directory: Path) -> dict[str, Any]:
     """What an index not yet loaded is, from its manifest alone (no passages read)."""
     try:
+        _raise_if_unbuilt(name, directory)
         manifest = read_manifest(directory)
     except RagteamError as exc:
         return {"loaded_at": None, "usable": False, "detail": str(exc)}
