@@ -123,6 +123,10 @@ def rst_roles(path: Path, kb: float) -> None:
     path.write_text("Title\n=====\n\n" + ":a" * int(kb * 512) + "\n", encoding="utf-8")
 
 
+def md_brackets(path: Path, mb: float) -> None:
+    path.write_text("# Brackets\n\n" + "[" * int(mb * 1e6) + "\n", encoding="utf-8")
+
+
 def deep_html(path: Path, levels: float) -> None:
     posts = "".join(f"<div class=post>Reply {n}: the ferry is late" for n in range(int(levels)))
     path.write_text(f"<html><body>{posts}</body></html>", encoding="utf-8")
@@ -139,7 +143,9 @@ CASES = {
     "N-H1 base64 40 MB, no whitespace": ("blob.txt", base64_text, 40),
     "N-H3 rst 200 KB of :a": ("roles.rst", rst_roles, 200),
     "N-M3 html 2,000 levels deep": ("thread.html", deep_html, 2000),
+    "N-H3 markdown 8 MB of [, --file-seconds 20": ("brackets.md", md_brackets, 8),
 }
+FLAGS = {"N-H3 markdown 8 MB of [, --file-seconds 20": ["--file-seconds", "20"]}
 
 
 def run_case(work: Path, name: str, scale: float) -> str:
@@ -153,7 +159,7 @@ def run_case(work: Path, name: str, scale: float) -> str:
     subprocess.run(maker, check=True)
     on_disk = (folder / file_name).stat().st_blocks * 512 / 1e6
     command = [sys.executable, "-m", "ragteam.cli", "index", "sync", str(folder)]
-    command += ["--out", str(folder.parent / "ix"), "--retriever", "bm25"]
+    command += ["--out", str(folder.parent / "ix"), "--retriever", "bm25", *FLAGS.get(name, [])]
     started = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     output = process.stdout.read().decode("utf-8", "replace") if process.stdout else ""

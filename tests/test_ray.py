@@ -74,3 +74,26 @@ def test_index_build_on_ray_matches_a_local_build(cluster, tmp_path):
     scores_a = [p.score for p in a.retrieve("river", 5)]
     scores_b = [p.score for p in b.retrieve("river", 5)]
     assert np.allclose(scores_a, scores_b, atol=1e-4)
+
+
+def test_index_sync_on_ray_embeds_a_folder_as_a_local_sync_does(cluster, tmp_path):
+    """Issue 70: `index sync --ray` (it was `build` only; and a sync's cache handed the cluster
+    256 texts a call, a new connection and new actors each time)."""
+    from docfiles import make_folder
+    from typer.testing import CliRunner
+
+    from ragteam.cli import app
+    from ragteam.retrieval import sync_folder
+    from ragteam.retrieval.index import IndexSettings
+
+    folder = make_folder(tmp_path / "docs")
+    local = sync_folder(folder, tmp_path / "local", index=IndexSettings(retriever="dense"))
+    args = ["index", "sync", str(folder), "--out", str(tmp_path / "ray"), "--retriever", "dense"]
+    done = CliRunner().invoke(app, [*args, "--ray", cluster])
+    assert done.exit_code == 0, done.output
+    a, b = load_index(tmp_path / "local"), load_index(tmp_path / "ray")
+    assert [p.id for p in a.passages] == [p.id for p in b.passages] and local.embedded > 0
+    for query in ["lighthouse repair", "installer", "ferry timetable"]:
+        hits_a, hits_b = a.retrieve(query, 5), b.retrieve(query, 5)
+        assert [p.id for p in hits_a] == [p.id for p in hits_b]
+        assert np.allclose([p.score for p in hits_a], [p.score for p in hits_b], atol=1e-4)

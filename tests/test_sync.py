@@ -110,6 +110,52 @@ def test_an_edited_page_re_embeds_only_its_passages(tmp_path):
     assert "six million" in hit.text and hit.locator.page == 2
 
 
+class LostMidway:
+    """A `BatchedEncode` (the shape of `ragteam.scale.ray_index.RayEncode`) whose cluster is
+    lost after `keep` batches of 2: it encodes locally, as an actor would, until then."""
+
+    def __init__(self, keep: int) -> None:
+        self.keep, self.asked = keep, []
+
+    def __call__(self, texts, spec, progress):
+        raise AssertionError("a sync must take a batched encode's vectors batch by batch")
+
+    def batches(self, texts, spec):
+        from ragteam.retrieval.encoder_registry import make_encoder
+        from ragteam.scale.cluster import ClusterLost
+
+        self.asked.append(len(texts))
+        encoder = make_encoder(spec)
+        for n, start in enumerate(range(0, len(texts), 2)):
+            if n == self.keep:
+                raise ClusterLost("the Ray cluster at 127.0.0.1:6379 failed while embedding")
+            rows = list(range(start, min(start + 2, len(texts))))
+            yield rows, encoder.encode([texts[r] for r in rows])
+
+
+def test_a_cluster_lost_midway_keeps_the_index_and_what_came_back(tmp_path):
+    """Issue 70: the sync hands a cluster every text at once (its actors share them) and
+    stores each batch as it comes back; when the cluster dies the sync fails, the index is
+    as it was, and the next sync embeds only what never came back."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.md").write_text("# A\n\nThe lighthouse keeper is Ada Brenn.")
+    out = tmp_path / "ix"
+    sync_folder(folder, out)
+    before = (out / "manifest.json").read_bytes()
+    for i in range(4):
+        (folder / f"n{i}.md").write_text(f"# N{i}\n\nThe ferry number {i} sails at {i + 6}.")
+    from ragteam.scale.cluster import ClusterLost
+
+    lost = LostMidway(keep=1)
+    with pytest.raises(ClusterLost):
+        sync_folder(folder, out, encode=lost)
+    assert lost.asked == [4] and (out / "manifest.json").read_bytes() == before
+    again = sync_folder(folder, out)
+    assert again.embedded == 2  # the first batch of 2 was kept
+    assert len(load_index(out).passages) == 5
+
+
 def test_a_failing_file_is_reported_and_retried(folder, tmp_path):
     (folder / "broken.pdf").write_bytes(b"%PDF-1.4 truncated")
     (folder / "empty.md").write_bytes(b"")

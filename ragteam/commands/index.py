@@ -43,6 +43,21 @@ SrcArg = Annotated[
     ),
 ]
 OutOpt = Annotated[Path, typer.Option("--out", help="index directory to write")]
+RayOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="a Ray cluster's address (or auto: the one this machine belongs to): the passages "
+        "are embedded there, one encoder per CPU; the index is written here"
+    ),
+]
+
+
+def _ray_encode(address: str | None) -> Any:
+    if not address:
+        return None
+    from ragteam.scale.ray_index import ray_encoder
+
+    return ray_encoder(address)
 
 
 @index_app.command("build")
@@ -64,17 +79,11 @@ def index_build(
             "0 keeps every document (a JSONL row, a page, a slide, a section) whole",
         ),
     ] = None,
-    ray: Annotated[
-        str | None, typer.Option(help="Ray cluster address (or auto): encode passages there")
-    ] = None,
+    ray: RayOpt = None,
 ) -> None:
     """Build an index from scratch (aside, then swapped in: never left half-written)."""
     with friendly_errors():
-        encode = None
-        if ray:
-            from ragteam.scale.ray_index import ray_encoder
-
-            encode = ray_encoder(ray)
+        encode = _ray_encode(ray)
         sync = folder.sync()
         if passage_words is not None:
             sync = replace(sync, passage_tokens=words_as_tokens(passage_words))
@@ -93,25 +102,29 @@ def index_sync(
     watch: Annotated[bool, typer.Option(help="keep syncing as files change (Ctrl-C stops)")] = (
         False
     ),
+    ray: RayOpt = None,
 ) -> None:
     """Bring an index in step with its folder: only new, changed, renamed and deleted files
     cost anything; unchanged text is never converted or embedded again. An existing index
     keeps the settings it was synced with unless a flag changes one (said before syncing)."""
     with friendly_errors():
         sync, settings = kept_or_changed(ctx, out_dir, folder.sync(), index_settings(flags))
-        _sync(src, out_dir, sync, settings)
+        encode = _ray_encode(ray)
+        _sync(src, out_dir, sync, settings, encode=encode)
         if watch:
-            _watch(src, out_dir, sync, settings)
+            _watch(src, out_dir, sync, settings, encode)
 
 
-def _watch(src: Path, out_dir: Path, sync: SyncSettings, settings: IndexSettings) -> None:
+def _watch(
+    src: Path, out_dir: Path, sync: SyncSettings, settings: IndexSettings, encode: Any
+) -> None:
     from watchfiles import watch
 
     err.print(f"watching {src} (Ctrl-C stops)")
     try:
         for _changes in watch(src, debounce=1000, step=200, recursive=True):
             try:
-                _sync(src, out_dir, sync, settings)
+                _sync(src, out_dir, sync, settings, encode=encode)
             except Exception as exc:  # one failed sync does not stop the watch  # noqa: BLE001
                 err.print(f"[red]sync failed:[/] {escape(str(exc))}")
     except KeyboardInterrupt:

@@ -5,6 +5,7 @@ stored as they finish, so a killed sync keeps what it had embedded)."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -12,7 +13,7 @@ import numpy as np
 from ragteam.documents.chunking import TokenCount
 from ragteam.retrieval.encoder_registry import make_encoder
 from ragteam.retrieval.encoders import EncoderSpec, embedding_model_dir, max_seq_length
-from ragteam.retrieval.index import RemoteEncode
+from ragteam.retrieval.kinds import BatchedEncode, RemoteEncode
 from ragteam.retrieval.sources import SyncCache, text_key
 
 BATCH = 256
@@ -43,7 +44,9 @@ def token_counter(spec: EncoderSpec) -> tuple[TokenCount, int, str]:
 
 
 def cached_encode(cache: SyncCache, inner: RemoteEncode | None, stats: dict[str, int]):
-    """A `RemoteEncode` that asks the cache first; `stats['embedded']` counts new texts."""
+    """A `RemoteEncode` that asks the cache first; `stats['embedded']` counts new texts.
+    Every batch is stored as it finishes: here, or on a cluster (`BatchedEncode`, given all
+    the missing texts at once so that its actors share them)."""
 
     def encode(texts: list[str], spec: EncoderSpec, report: Any) -> np.ndarray:
         encoder = make_encoder(spec)
@@ -54,16 +57,29 @@ def cached_encode(cache: SyncCache, inner: RemoteEncode | None, stats: dict[str,
             if key not in known:
                 missing.setdefault(key, text)
         todo = list(missing.items())
-        for start in range(0, len(todo), BATCH):
-            batch = todo[start : start + BATCH]
-            batch_texts = [t for _, t in batch]
-            vectors = inner(batch_texts, spec, None) if inner else encoder.encode(batch_texts)
+        done = 0
+        for batch, vectors in _batches(todo, spec, inner, encoder):
             vectors = np.asarray(vectors, dtype=np.float32)
             cache.put_vectors(encoder.identity, [k for k, _ in batch], vectors)
             known.update((k, v) for (k, _), v in zip(batch, vectors, strict=True))
+            done += len(batch)
             if report:
-                report(min(start + BATCH, len(todo)), len(todo))
+                report(done, len(todo))
         stats["embedded"] = stats.get("embedded", 0) + len(todo)
         return np.stack([known[k] for k in keys]).astype(np.float32)
 
     return encode
+
+
+def _batches(
+    todo: list[tuple[str, str]], spec: EncoderSpec, inner: RemoteEncode | None, encoder: Any
+) -> Iterator[tuple[list[tuple[str, str]], Any]]:
+    """(key, text) batches of `todo` with their vectors, as each finishes."""
+    if isinstance(inner, BatchedEncode):
+        for rows, vectors in inner.batches([t for _, t in todo], spec):
+            yield [todo[int(r)] for r in rows], vectors
+        return
+    for start in range(0, len(todo), BATCH):
+        batch = todo[start : start + BATCH]
+        texts = [t for _, t in batch]
+        yield batch, (inner(texts, spec, None) if inner else encoder.encode(texts))

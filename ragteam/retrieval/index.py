@@ -190,6 +190,8 @@ def write_aside(
         manifest = seal(manifest)
         atomic.write_json(staging / "manifest.json", manifest)
         swap.swap_in(staging, out)
+    except ConnectionError:  # a network's failure (an encoder elsewhere), not the disk's
+        raise
     except OSError as exc:  # a full disk: the index at `out`, if any, is untouched
         raise StorageError.writing(f"the index at {out}", exc) from exc
     finally:

@@ -8,7 +8,7 @@ into a `Searcher`. `hybrid` is not a kind: it fuses the searchers of an index th
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -23,6 +23,19 @@ from ragteam.types import Passage
 
 # passage texts, the encoder to use, progress -> their vectors (computed elsewhere, e.g. Ray)
 RemoteEncode = Callable[[list[str], EncoderSpec, Any], Any]
+
+
+@runtime_checkable
+class BatchedEncode(Protocol):
+    """A `RemoteEncode` that can also hand its vectors back batch by batch as they finish
+    (rows of `texts`, their vectors), so a sync stores each batch before the next: a cluster
+    lost midway costs only the batches not yet back."""
+
+    def __call__(self, texts: list[str], spec: EncoderSpec, progress: Any) -> Any: ...
+
+    def batches(self, texts: list[str], spec: EncoderSpec) -> Iterator[tuple[Any, Any]]: ...
+
+
 BuildProgress = Callable[[str, int, int], None]  # (phase, done, total)
 FUSED = ("bm25", "dense")  # what `hybrid` builds and fuses
 

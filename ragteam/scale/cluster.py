@@ -7,7 +7,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ragteam.errors import InputError
+from ragteam.errors import InputError, RagteamError
+
+
+class ClusterLost(RagteamError):
+    """The Ray cluster failed while it worked (a node or the head gone, an actor dead)."""
 
 
 def need_ray() -> Any:
