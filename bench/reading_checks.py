@@ -3,6 +3,7 @@
     python bench/reading_checks.py bounds --groups G.jsonl.gz [--weights W]
     python bench/reading_checks.py polar --data ../shared/data/train [--weights W]
     python bench/reading_checks.py key-lines --groups G.jsonl.gz --tables WTQ_DIR [--weights W]
+    python bench/reading_checks.py echoes --groups G.jsonl.gz --tables WTQ_DIR [--weights W]
 
 `bounds`: EM/F1 of the reader's best span on the held span groups of a groups file
 (`ragteam train reader --groups G`), with whole-token bounds and without, per source.
@@ -17,7 +18,8 @@ row a line, `cell | cell`; the gold rows' passage beside two others of the table
 the best span, and the label as `read` decides it (the confidence at or above the calibrated
 span threshold, the no-answer probability below the abstention threshold): how many span
 groups are labelled and how often those are right (F1 >= 0.5), and how many groups with no
-answer are."""
+answer are. `echoes`: the same, key lines on, without and with `skip_echoes` (no span of the
+question's own words alone: `ragteam.reader.bounds.echoes`)."""
 
 from __future__ import annotations
 
@@ -153,17 +155,23 @@ def _shown(table: list[list[str]], said: str, rng: random.Random) -> list[str]:
     return shown
 
 
-def _read_label(reader, question: str, texts: list[str], key: bool) -> tuple[str, bool]:  # noqa: ANN001
-    """The best span's words, and whether `read` would label it supported."""
+def _read_label(reader, question: str, texts: list[str], ways: dict) -> tuple[str, bool]:  # noqa: ANN001
+    """The best span's words, and whether `read` would label it supported (`ways`: the
+    reader's options, e.g. key_lines)."""
     passages = [Passage(f"p{i}", "", t) for i, t in enumerate(texts)]
-    found = reader.read(question, passages, top=20, key_lines=key)
+    found = reader.read(question, passages, top=20, **ways)
     if found.best is None:
         return "", False
     sure = reader.confidence(found, found.best, passages) >= reader.calibration.span
     return found.best.text, sure and found.no_answer < reader.calibration.abstain
 
 
-def key_lines(groups: Path | None, tables: Path | None, n: int, weights: Path | None) -> None:
+def key_lines(
+    groups: Path | None, tables: Path | None, n: int, weights: Path | None, way: str
+) -> None:
+    """The reader with its option `way` off and on (`key_lines`; or `skip_echoes`, then with
+    key lines on in both)."""
+    base = {} if way == "key_lines" else {"key_lines": True}
     sets: dict[str, list[tuple[str, list[str], list[str]]]] = {}
     if groups is not None:
         for g in load_groups(groups, groups_made_with(groups)).held:
@@ -173,13 +181,14 @@ def key_lines(groups: Path | None, tables: Path | None, n: int, weights: Path | 
                 )
     if tables is not None:
         sets["wtq-cells/span"] = [(q, [a], ps) for q, a, ps in wtq_cells(tables, n)]
-    print("| groups | n | key lines | EM | F1 | labelled | labelled right |")
+    print(f"| groups | n | {way} | EM | F1 | labelled | labelled right |")
     print("|---|---|---|---|---|---|---|")
     for name, rows in sets.items():
         for key in (False, True):
             em = f1 = labelled = right = 0.0
+            ways = {**base, way: key}
             for question, answers, texts in rows:
-                said, sure = _read_label(reading.load_reader(weights), question, texts, key)
+                said, sure = _read_label(reading.load_reader(weights), question, texts, ways)
                 e, f = exact_match(said, answers), f1_score(said, answers)
                 em, f1 = em + e, f1 + f
                 labelled, right = labelled + sure, right + (sure and f >= 0.5)
@@ -200,16 +209,18 @@ def main() -> None:
     p = sub.add_parser("polar")
     p.add_argument("--data", type=Path, required=True, help="the training folder")
     p.add_argument("--weights", type=Path)
-    k = sub.add_parser("key-lines")
-    k.add_argument("--groups", type=Path, help="a groups file: its held groups")
-    k.add_argument("--tables", type=Path, help="a WikiTableQuestions folder")
-    k.add_argument("--n", type=int, default=300, help="WikiTableQuestions questions")
-    k.add_argument("--weights", type=Path)
+    for command in ("key-lines", "echoes"):
+        k = sub.add_parser(command)
+        k.add_argument("--groups", type=Path, help="a groups file: its held groups")
+        k.add_argument("--tables", type=Path, help="a WikiTableQuestions folder")
+        k.add_argument("--n", type=int, default=300, help="WikiTableQuestions questions")
+        k.add_argument("--weights", type=Path)
     args = parser.parse_args()
     if args.command == "bounds":
         bounds(args.groups, args.weights)
-    elif args.command == "key-lines":
-        key_lines(args.groups, args.tables, args.n, args.weights)
+    elif args.command in ("key-lines", "echoes"):
+        way = "key_lines" if args.command == "key-lines" else "skip_echoes"
+        key_lines(args.groups, args.tables, args.n, args.weights, way)
     else:
         polar(args.data, args.weights)
 

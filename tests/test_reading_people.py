@@ -28,7 +28,9 @@ def _whole(text: str, part: str) -> str:
         ("in the open interval (0:1).", "0:1", "(0:1)"),
         ("see (section 7.6) there", "7.6", "7.6"),
         ("Meaning: quiet mode", "aning", "Meaning"),
-        ("was called ‘default’.", "default", "‘default’"),
+        ("was called ‘default’.", "default", "default"),  # a quoted name, as the name
+        ("uses “default_rgb.icc” when", "“default_rgb.icc”", "default_rgb.icc"),
+        ("set 'a' or 'b' here", "'a' or 'b'", "'a' or 'b'"),  # quotes inside: kept
         ("run git commit --amend now", "commit --amend", "commit --amend"),
         ('said "hello world" twice', "hello", "hello"),
         ("a 40-hexdigit id", "40", "40"),
@@ -36,6 +38,8 @@ def _whole(text: str, part: str) -> str:
         ("in 1951-1952 it", "1952", "1952"),
         ('the "Cough/Cool" single', "Cool", "Cool"),
         ("files go to /tmp here", "tmp", "/tmp"),
+        ("sets \\heavyrulewidth=.08em by default", ".08", ".08em"),  # a setting's value
+        ("pass --jobs=4 to it", "jobs", "--jobs"),
         ("epoch (1-Jan-2000) it", "2000", "(1-Jan-2000)"),
     ],
 )
@@ -43,6 +47,46 @@ def test_a_span_is_widened_to_whole_tokens_without_the_punctuation_around_them(
     text, part, expected
 ):
     assert _whole(text, part) == expected
+
+
+@pytest.mark.parametrize(
+    ("question", "span", "echo"),
+    [
+        ("What is the default core.bigFileThreshold?", "core.bigFileThreshold", True),
+        ("What is the default core.bigFileThreshold?", "512 MiB", False),
+        ("Where does Ghostscript put its temporary files on Unix?", "Where", True),
+        ("Where does Ghostscript put its temporary files on Unix?", "/tmp", False),
+        ("Which came first, Pizza Hut or Little Caesars?", "Pizza Hut", False),  # a choice
+        ("Between Iain Banks and Irwin Shaw, who wrote more?", "Irwin Shaw", False),
+        ("What is the default?", "", False),
+    ],
+)
+def test_a_span_of_the_question_s_own_words_is_an_echo_unless_it_offers_a_choice(
+    question, span, echo
+):
+    from ragteam.reader.bounds import asked_words, echoes
+
+    assert echoes(asked_words(question), span) is echo
+
+
+def test_the_reader_skips_echoes_when_asked():
+    """Read over a definition list's item, the shipped reader answers "What is the default
+    core.bigFileThreshold?" with the option's name; `skip_echoes` takes the next best span."""
+    from ragteam.reader import load_reader
+    from ragteam.reader.bounds import asked_words, echoes
+    from ragteam.types import Passage
+
+    question = "What is the default core.bigFileThreshold?"
+    text = (
+        "core.bigFileThreshold\nFiles larger than this size are stored deflated, without "
+        "attempting delta compression. Default is 512 MiB on all platforms."
+    )
+    reader, passage = load_reader(), [Passage("g", "git-config", text)]
+    plain = reader.read(question, passage, top=10)
+    skipping = reader.read(question, passage, top=10, skip_echoes=True)
+    assert any(echoes(asked_words(question), s.text) for s in plain.spans if s.kind == "span")
+    assert not any(echoes(asked_words(question), s.text) for s in skipping.spans)
+    assert skipping.best is not None and skipping.best.text != plain.best.text
 
 
 def test_whole_never_narrows_and_leaves_bad_offsets_alone():

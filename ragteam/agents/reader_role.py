@@ -53,13 +53,16 @@ def answer_by_reading(
     reader: Reader,
     key_lines: bool = False,
     headings: bool = False,
+    skip_echoes: bool = False,
 ) -> Answer | None:
     """`reader`'s best span over `passages` as the answer, cited at its passage, with its
     readings as evidence; None when the reader finds no span at all. A yes/no question is
     answered yes or no; with `headings`, a question that asks which version, chapter or
-    section by the heading its best passage stands under (`ragteam.reader.headings`)."""
+    section by the heading its best passage stands under (`ragteam.reader.headings`); with
+    `skip_echoes`, no span of the question's own words alone (`ragteam.reader.bounds`)."""
     polar = is_polar(question)
-    reading = read_traced(reader, trace, question, passages, EVIDENCE_KEPT * 4, key_lines)
+    top = EVIDENCE_KEPT * 4
+    reading = read_traced(reader, trace, question, passages, top, key_lines, skip_echoes)
     said = polar_answer(reading) if polar else None
     if said is None and headings and (kind := asks_heading(question)) is not None:
         said = _under_heading(kind, reading, passages)

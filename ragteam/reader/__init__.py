@@ -29,10 +29,11 @@ def read_traced(
     passages: list[Passage],
     top: int = 5,
     key_lines: bool = False,
+    skip_echoes: bool = False,
 ) -> Reading:
     """Read and record the step (question, passage ids, the spans found, seconds)."""
     started = time.perf_counter()
-    reading = reader.read(question, passages, top=top, key_lines=key_lines)
+    reading = reader.read(question, passages, top, key_lines, skip_echoes)
     trace.add(
         Step(
             kind="read",

@@ -33,7 +33,8 @@ def _balanced(text: str, bracket: str) -> bool:
 def whole(text: str, start: int, end: int) -> tuple[int, int]:
     """[start, end) of `text` widened to whole whitespace-separated tokens, with an unmatched
     bracket or quote and a trailing full stop, comma, colon or semicolon that the widening
-    brought trimmed again (never narrower than the span given)."""
+    brought trimmed again (never narrower than the span given, but for one pair of quotes
+    around all of it)."""
     if not 0 <= start < end <= len(text):
         return start, end
     a, b = start, end
@@ -60,18 +61,33 @@ def whole(text: str, start: int, end: int) -> tuple[int, int]:
         first = text[a]
         if (first in _OPENING or first in _QUOTES) and not _balanced(text[a:b], first):
             a, changed = a + 1, True
+    return _unquoted(text, a, b)
+
+
+_QUOTE_PAIRS = {"“": "”", "‘": "’", "«": "»", '"': '"', "'": "'", "`": "`"}
+
+
+def _unquoted(text: str, a: int, b: int) -> tuple[int, int]:
+    """[a, b) without one pair of quotes that encloses all of it: a name quoted in the text
+    ("“default_rgb.icc”") is answered as the name (brackets stay: "(0:1)" is what it says)."""
+    if b - a > 2 and _QUOTE_PAIRS.get(text[a]) == text[b - 1]:
+        inner = text[a + 1 : b - 1]
+        if text[a] not in inner and text[b - 1] not in inner:
+            return a + 1, b - 1
     return a, b
 
 
 def _joint(text: str, at: int) -> bool:
     """Whether text[at] joins two words that each stand alone: a slash between two words
     ("Cough/Cool", not the "/" of "/tmp"), a hyphen or dash between two numbers (a range,
-    "1951-1952", "61–21")."""
+    "1951-1952", "61–21"), an equals sign between a setting and its value."""
     if at <= 0 or at + 1 >= len(text):
         return False
     before, mark, after = text[at - 1], text[at], text[at + 1]
     if mark == "/":
         return before.isalnum() and after.isalnum()
+    if mark == "=":  # a setting and its value ("\\heavyrulewidth=.08em", "--jobs=4")
+        return not before.isspace() and not after.isspace()
     return mark in "-–" and before.isdigit() and after.isdigit()
 
 
@@ -80,3 +96,29 @@ def crosses(text: str, start: int, end: int) -> bool:
     ` | ` between its cells) into the next: no answer does."""
     span = text[start:end]
     return "\n\n" in span or ("\n" in span and " | " in text[max(0, start - 200) : end + 200])
+
+
+# a question that offers its answer among its own words: "A or B", "between A and B", "A and
+# B ... which", two sentences (a statement, then which of its things)
+_CHOICE = re.compile(r"\b(?:or|between|either|whether)\b|,\s*which\b|[.;]\s+\w", re.IGNORECASE)
+
+
+def asked_words(question: str) -> frozenset[str] | None:
+    """The question's own words, against which a span that only repeats them is no answer
+    (`echoes`); None for a question that offers its answer among them (a choice)."""
+    from ragteam.metrics import normalize_answer
+
+    if _CHOICE.search(question.strip().rstrip("?.!")):
+        return None
+    return frozenset(normalize_answer(question).split())
+
+
+def echoes(asked: frozenset[str] | None, span: str) -> bool:
+    """Whether every word of `span` is a word of the question (`asked_words`): "What is the
+    default core.bigFileThreshold?" is not answered "core.bigFileThreshold"."""
+    from ragteam.metrics import normalize_answer
+
+    if asked is None:
+        return False
+    said = normalize_answer(span).split()
+    return bool(said) and all(w in asked for w in said)

@@ -16,7 +16,7 @@ import numpy as np
 
 from ragteam.cross_encoder import Weights, read_weights
 from ragteam.errors import InputError
-from ragteam.reader.bounds import crosses, whole
+from ragteam.reader.bounds import asked_words, crosses, echoes, whole
 from ragteam.reader.confidence import Confidence
 from ragteam.reader.model import EXTRAS, MAX_SPAN, SpanNet, group_log_parts
 from ragteam.reader.spans import Reading, Span
@@ -101,12 +101,18 @@ class Reader:
         return self.calibration.confidence(reading, span, order)
 
     def read(
-        self, question: str, passages: list[Passage], top: int = 5, key_lines: bool = False
+        self,
+        question: str,
+        passages: list[Passage],
+        top: int = 5,
+        key_lines: bool = False,
+        skip_echoes: bool = False,
     ) -> Reading:
         """The `top` best spans over all `passages` (read together, one scale), each passage
         read with its heading path before its text (`Viewed`): a span may come from either.
         With `key_lines`, a passage of lines is read a second time as its key line alone
-        (`Viewed.key_line`), the same words in both readings one answer."""
+        (`Viewed.key_line`), the same words in both readings one answer. With `skip_echoes`,
+        a span made only of the question's own words is no answer (`bounds.echoes`)."""
         headings = bool(self.net.heading_view)
         usable = [Viewed.of(p, question, headings) for p in passages if p.text.strip()]
         if key_lines:
@@ -119,7 +125,8 @@ class Reader:
         with torch.inference_mode():
             logits = _Logits.joined(self._logits(question, [v.text for v in usable]))
             z_start, z_end = group_log_parts(logits.start, logits.end, logits.extra)
-            return _decode(usable, logits, float(z_start + z_end), top)
+            asked = asked_words(question) if skip_echoes else None
+            return _decode(usable, logits, float(z_start + z_end), top, asked)
 
     def _logits(self, question: str, texts: list[str]) -> list[_Logits]:
         """Each text's network output read with `question`: kept ones as kept, the others
@@ -195,7 +202,9 @@ class _Logits:
         )
 
 
-def _decode(usable: list[Viewed], logits: _Logits, log_z: float, top: int) -> Reading:
+def _decode(
+    usable: list[Viewed], logits: _Logits, log_z: float, top: int, asked: frozenset[str] | None
+) -> Reading:
     import math
 
     import torch
@@ -225,6 +234,8 @@ def _decode(usable: list[Viewed], logits: _Logits, log_z: float, top: int) -> Re
                 if b <= a or a < cut <= b or crosses(text, a, b) or (usable[which].key and a < cut):
                     continue  # not across heading and text, paragraphs or table rows
                 a, b = whole(text, a, b)
+                if echoes(asked, text[a:b]):
+                    continue  # the question's own words, not its answer
                 score = float(start[w, i] + end[w, j])
                 key = (which, a, b, "span")
                 if score > found.get(key, -math.inf):

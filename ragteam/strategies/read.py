@@ -47,6 +47,9 @@ class Read:
     # answer "which version / chapter / section" with the heading the best passage stands
     # under (`ragteam.reader.headings`)
     heading_answers: bool = True
+    # no span made only of the question's own words ("the default X?" is not "X"), except
+    # where the question offers a choice (`ragteam.reader.bounds.echoes`)
+    skip_echoes: bool = False
 
     def run(self, question: str, ctx: Context) -> Answer:
         index = ctx.require_index(self.name)
@@ -61,7 +64,14 @@ class Read:
         for _ in range(self.hops - 1):
             found += self._follow(question, found, ctx)
         read = answer_by_reading(
-            question, found, ctx.trace, self.name, reader, self.key_lines, self.heading_answers
+            question,
+            found,
+            ctx.trace,
+            self.name,
+            reader,
+            self.key_lines,
+            self.heading_answers,
+            self.skip_echoes,
         )
         return read or Answer(question, "", self.name, [], ctx.trace)
 
