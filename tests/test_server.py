@@ -33,7 +33,9 @@ def one_run_folder(tmp_path, name):
         "cost": {"llm_calls": 1, "prompt_tokens": 5, "completion_tokens": 1, "parse_failures": 0},
         "wall_seconds": 0.5,
         "error": None,
-        "trace": {"steps": []},
+        "trace": {
+            "steps": [{"kind": "retrieve", "role": "retriever", "input": "q1", "output": []}]
+        },
     }
     (runs / name / "results.jsonl").write_text(json.dumps(row) + "\n")
     (runs / name / "config.json").write_text("{}")
@@ -96,6 +98,11 @@ def test_the_stream_sends_each_step_then_the_answer(bm25_index_dir):
     assert [e for e, _ in steps] == ["step", "step", "step", "answer"]
     assert [d["number"] for _, d in steps[:2]] == [1, 2]
     assert steps[0][1]["kind"] == "retrieve" and steps[1][1]["role"] == "answerer"
+    # each step said in words, made once on the server (the page and MCP show them)
+    assert [steps[0][1]["words"], steps[1][1]["words"]] == [
+        "searched the documents",
+        "wrote the answer",
+    ]
     assert steps[3][1]["answer"] == "Hevik" and "trace" not in steps[3][1]
 
 
@@ -514,7 +521,9 @@ def test_run_question_routes_refuse_unknown_names(bm25_index_dir, tmp_path):
     """The per-question routes reach runs, labels and rows by name only."""
     with client(bm25_index_dir, runs_dir=one_run_folder(tmp_path, "r1")) as c:
         assert c.get("/v1/runs/r1/questions").json()["questions"][0]["id"] == "q1"
-        assert c.get("/v1/runs/r1/trace", params={"label": "oner", "id": "q1"}).status_code == 200
+        trace = c.get("/v1/runs/r1/trace", params={"label": "oner", "id": "q1"})
+        assert trace.status_code == 200
+        assert [step["words"] for step in trace.json()["steps"]] == ["searched the documents"]
         for params in ({"label": "nope", "id": "q1"}, {"label": "oner", "id": "../x"}):
             reply = c.get("/v1/runs/r1/trace", params=params)
             assert reply.status_code == 404 and reply.json()["detail"].startswith("unknown")
@@ -541,3 +550,58 @@ def test_a_run_is_read_once_and_again_when_it_grows(bm25_index_dir, tmp_path, mo
             f.write(json.dumps({**row, "id": "q2"}) + "\n")
         assert len(c.get("/v1/runs/r1/questions").json()["questions"]) == 2
         assert len(reads) == 2
+
+
+def test_a_read_answer_never_loads_the_model_and_oner_loads_it_once(bm25_index_dir, monkeypatch):
+    """The server handed every answer its model, loaded: the first `read` question paid for
+    loading the LLM (seconds, and its memory) that `read` never asks anything."""
+    import ragteam.server.service as service_module
+
+    loads = []
+
+    def load(name, options):  # noqa: ANN001
+        loads.append(name)
+        return FakeModel(lambda m, p: "Hevik")
+
+    monkeypatch.setattr(service_module, "load_model", load)
+    config = ServerConfig(indexes={"demo": bm25_index_dir})
+    with TestClient(create_app(config)) as api:
+        asked = {"question": QUESTION, "index": "demo", "strategy": "read"}
+        assert api.post("/v1/answer", json=asked).status_code == 200
+        assert loads == []
+        for _ in range(2):
+            reply = api.post("/v1/answer", json={**asked, "strategy": "oner"})
+            assert reply.status_code == 200 and reply.json()["answer"] == "Hevik"
+        assert len(loads) == 1
+
+
+def test_answers_run_at_once_while_a_one_at_a_time_model_takes_its_calls_in_turn(
+    bm25_index_dir,
+):
+    """`serve --concurrency 2` was refused for the embedded model even for `read`, which asks
+    it nothing; now answers run at once and the model's calls never overlap."""
+    import threading
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    inside, overlaps = [0], []
+    guard = threading.Lock()
+
+    def reply(messages, params):  # noqa: ANN001
+        with guard:
+            inside[0] += 1
+            overlaps.append(inside[0] > 1)
+        time.sleep(0.05)
+        with guard:
+            inside[0] -= 1
+        return "Hevik"
+
+    model = FakeModel(reply)
+    model.parallel = False
+    config = ServerConfig(indexes={"demo": bm25_index_dir}, concurrency=2)
+    with TestClient(create_app(config, model)) as api:
+        asked = {"question": QUESTION, "index": "demo", "strategy": "oner"}
+        with ThreadPoolExecutor(4) as pool:
+            replies = list(pool.map(lambda _: api.post("/v1/answer", json=asked), range(6)))
+    assert [r.status_code for r in replies] == [200] * 6
+    assert len(overlaps) >= 6 and not any(overlaps)

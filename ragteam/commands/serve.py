@@ -27,7 +27,13 @@ def serve_command(
     port: Annotated[int, typer.Option(min=1, max=65535)] = 8000,
     model: ModelOpt = "embedded",
     concurrency: Annotated[
-        int, typer.Option(min=1, max=256, help="answers at once (served backends)")
+        int,
+        typer.Option(
+            min=1,
+            max=256,
+            help="answers at once; a model that serves one call at a time (the embedded one) "
+            "takes its calls in turn, while searching and reading run at once",
+        ),
     ] = 1,
     queue: Annotated[int, typer.Option(min=0, max=10_000, help="answers that may wait")] = 8,
     client_key_env: Annotated[
@@ -56,13 +62,6 @@ def serve_command(
             raise InputError(
                 "serving needs the server extra: pip install 'ragteam[server]'"
             ) from exc
-        from ragteam.llm import backend_of
-
-        if concurrency > 1 and not backend_of(model)[0].parallel:
-            raise InputError(
-                f"the model {model} answers one request at a time (its backend says so): "
-                "--concurrency 1"
-            )
         config = _config(
             index,
             client_key_env,

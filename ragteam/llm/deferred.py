@@ -37,3 +37,26 @@ class Deferred:
         if name.startswith("_"):
             raise AttributeError(name)
         return getattr(self.model(), name)
+
+
+class TakingTurns:
+    """A model that serves one call at a time (`parallel` False), shared by answers that run
+    at once: its calls take turns, while the rest of each answer (search, the span reader)
+    goes on beside them. A server with `--concurrency` above 1 hands every answer this."""
+
+    def __init__(self, model: ChatModel) -> None:
+        self._model = model
+        self._lock = threading.Lock()
+
+    def complete(self, request: Request, on_text: TextSink | None = None) -> Completion:
+        with self._lock:
+            return self._model.complete(request, on_text)
+
+    def count_tokens(self, text: str) -> int:
+        with self._lock:
+            return self._model.count_tokens(text)
+
+    def __getattr__(self, name: str) -> Any:  # identity, parallel, context_length, streams...
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._model, name)

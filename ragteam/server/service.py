@@ -16,11 +16,13 @@ from ragteam.documents import supported_suffixes
 from ragteam.errors import IndexUnusable, InputError, RagteamError, UnknownName, refuse_unknown
 from ragteam.llm import load_model
 from ragteam.llm.base import ChatModel
+from ragteam.llm.deferred import Deferred, TakingTurns
 from ragteam.retrieval.index import Index, load_index, read_manifest
 from ragteam.retrieval.manifest import Manifest
 from ragteam.server.config import ServerConfig
 from ragteam.server.followup import standalone
 from ragteam.server.limits import Closing, Gate
+from ragteam.server.words import with_words
 from ragteam.strategies import client_options
 from ragteam.strategies.base import QUESTION_SHARE
 from ragteam.support.stage import support_settings
@@ -73,7 +75,7 @@ class Service:
     def __init__(self, config: ServerConfig, model: ChatModel | None = None) -> None:
         config.check()
         self.config = config
-        self._model = model
+        self._model = self._shared(model) if model is not None else None
         # name -> (its manifest's identity when loaded, the index, when it was loaded)
         self._indexes: dict[str, tuple[tuple[int, int] | None, Index, float]] = {}
         self._synced: dict[str, dict[str, Any]] = {}  # each index's last sync through the server
@@ -92,8 +94,15 @@ class Service:
     def model(self) -> ChatModel:
         with self._lock:  # loaded once, on first use, for every request
             if self._model is None:
-                self._model = load_model(self.config.model, self.config.model_options)
+                self._model = self._shared(load_model(self.config.model, self.config.model_options))
             return self._model
+
+    def _shared(self, model: ChatModel) -> ChatModel:
+        """`model` as answers running at once share it: its calls in turn unless it serves
+        them concurrently."""
+        if self.config.concurrency > 1 and not getattr(model, "parallel", False):
+            return TakingTurns(model)  # type: ignore[return-value]
+        return model
 
     def question_tokens(self) -> int:
         """How many tokens of a question the model reads (`fit_question`), known without
@@ -254,7 +263,7 @@ class Service:
             question,
             index=self.index(request.index),
             strategy=request.strategy,
-            model=self.model(),
+            model=Deferred(self.model),  # loaded only if the strategy asks it anything
             options=options,
             choices=request.choices,
             claim=request.claim,
@@ -347,8 +356,8 @@ class Service:
 
 
 def step_event(number: int, step: Step) -> dict[str, Any]:
-    """A trace step as the stream sends it."""
-    return {"number": number, **asdict(step)}
+    """A trace step as the stream sends it, said in words too (`server.words`)."""
+    return with_words({"number": number, **asdict(step)})
 
 
 def _is_run(path: Path) -> bool:

@@ -15,6 +15,7 @@ from ragteam.errors import UnknownName
 from ragteam.eval.report import Table
 from ragteam.server.redact import redact_all, redact_paths
 from ragteam.server.service import Service
+from ragteam.server.words import with_words
 
 MAX_AROUND = 3  # passages before and after a cited one that a client may ask for
 
@@ -141,7 +142,8 @@ def add_run_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
             raise UnknownName("strategy in this run", label, list(table))
         if id not in table[label]:
             raise UnknownName("question in this run", id, list(table[label])[:20])
-        return table[label][id].trace or {"steps": []}
+        trace = table[label][id].trace or {"steps": []}
+        return {**trace, "steps": [with_words(s) for s in trace.get("steps", [])]}
 
     @app.get("/v1/runs/{name}/plot.png", dependencies=auth)
     def run_plot(name: str) -> Response:

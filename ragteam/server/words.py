@@ -1,5 +1,6 @@
-"""A trace step said in words a person reads ("searched the documents", "wrote the answer"),
-for clients that show progress as text (MCP); the page says the same in `static/app.js`."""
+"""A trace step said in words a person reads ("searched the documents", "wrote the answer"):
+the one place they are made. Every step the server sends carries them as `words` (the answer
+stream's step events, a run's trace), and the page and MCP's progress show those."""
 
 from __future__ import annotations
 
@@ -21,6 +22,12 @@ ROLE_WORDS = {
     "verifier": "checked the step",
     "final": "wrote the answer",
 }
+NOTE_WORDS = {
+    "mode": "chose how to answer",
+    "label_calibration": "loaded the agent's answer-label weights",
+    "facts": "kept the facts found",
+    "abstained": "withheld an answer nothing supports",
+}
 KIND_WORDS = {
     "retrieve": "searched the documents",
     "rerank": "put the passages in order",
@@ -41,4 +48,12 @@ def step_words(step: dict[str, Any]) -> str:
         return f"used the tool {role}"
     if kind == "llm":
         return ROLE_WORDS.get(role, f"{role} wrote")
-    return "noted: " + str(step.get("output", ""))[:120] if kind == "note" else kind
+    if kind == "note":
+        event = (step.get("meta") or {}).get("event", "")
+        return NOTE_WORDS.get(event) or "noted: " + str(step.get("output", ""))[:120]
+    return kind
+
+
+def with_words(step: dict[str, Any]) -> dict[str, Any]:
+    """`step` with its `words` added."""
+    return {**step, "words": step_words(step)}

@@ -60,24 +60,10 @@ function searchHits(step, index) {
     " " + (h.title || "") + " · " + Number(h.score || 0).toFixed(3))));
 }
 
-// what a step did, in words; the technical names stay beside it in small print
-const ROLE_WORDS = { reconstructor: "worked out what to look up", locator: "picked the sentences that matter",
-  generator: "wrote the answer", answerer: "wrote the answer", reasoner: "took one reasoning step",
-  planner: "planned the steps", step_definer: "defined the next step", extractor: "took notes from a passage",
-  qa: "answered the step", summary: "wrote the answer from the steps", executor: "chose a tool",
-  answer_agent: "read the tool's result", verifier: "checked the step", final: "wrote the answer" };
-const NOTE_WORDS = { mode: "chose how to answer", label_calibration: "loaded the agent's answer-label weights",
-  facts: "kept the facts found", abstained: "withheld an answer nothing supports" };
-
+// what a step did, in words (the server says them: ragteam/server/words.py); the technical
+// names stay beside it in small print
 function plainLabel(step) {
-  const role = String(step.role || "").split("/").pop();
-  if (step.kind === "retrieve") return "searched the documents";
-  if (step.kind === "rerank") return "put the passages in order";
-  if (step.kind === "support") return "checked each sentence against the passages read";
-  if (step.kind === "read") return role === "verdict" ? "weighed the claim against the passages" : "read the passages for the answer's words";
-  if (step.kind === "tool") return "used the tool " + role;
-  if (step.kind === "llm") return ROLE_WORDS[role] || role + " wrote";
-  return NOTE_WORDS[(step.meta || {}).event] || "note";
+  return step.words || step.kind;
 }
 
 function stepCard(step, index) {
