@@ -10,8 +10,8 @@ fact kept it); the answer only in another shown passage; the answer in no shown 
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -45,7 +45,9 @@ def bucket(row: dict) -> str | None:
 
 
 def main() -> None:
-    for run in map(Path, sys.argv[1:]):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("runs", type=Path, nargs="+", help="eval run folders")
+    for run in parser.parse_args().runs:
         rows = [json.loads(line) for line in (run / "results.jsonl").open(encoding="utf-8")]
         count: Counter[str] = Counter()
         f1: Counter[str] = Counter()

@@ -5,8 +5,8 @@ whether a table row's cells stay on one line."""
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -32,7 +32,12 @@ def llamaindex(path: Path) -> list[str]:
 
 
 def main() -> None:
-    folder, pdf, html = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("folder", type=Path, help="the office documents' folder")
+    parser.add_argument("pdf", type=Path)
+    parser.add_argument("html", type=Path)
+    args = parser.parse_args()
+    folder, pdf, html = args.folder, args.pdf, args.html
     files = [pdf, html, folder / "docx" / "ch02.en.docx", folder / "pptx" / "excerpt.pptx"]
     for path in files:
         for name, tool in (("haystack", haystack), ("llamaindex", llamaindex)):

@@ -28,7 +28,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--backends", default=",".join(LOCAL_BACKENDS))
     args = parser.parse_args()
-    passages = load_passages(args.data / "corpus.jsonl", 0)
+    passages = load_passages(args.data / "corpus.jsonl")
     texts = [passage_text(p) for p in passages]
     questions = [json.loads(line) for line in (args.data / "dev300.jsonl").open()]
     results, tops = {}, {}

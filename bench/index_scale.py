@@ -53,7 +53,7 @@ def hotpot_vectors() -> tuple[np.ndarray, np.ndarray]:
     from ragteam.retrieval.dense import encode, passage_text
 
     data = Path("bench/data/hotpotqa")
-    passages = load_passages(data / "corpus.jsonl", 0)
+    passages = load_passages(data / "corpus.jsonl")
     questions = [json.loads(line)["question"] for line in (data / "dev300.jsonl").open()]
     return encode([passage_text(p) for p in passages]), encode(questions)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from array import array
 from pathlib import Path
 
 import numpy as np
@@ -43,13 +44,17 @@ class BM25Retriever:
     @classmethod
     def build(cls, passages: list[Passage], stemmer: str = STEMMER) -> BM25Retriever:
         import bm25s
+        from bm25s.tokenization import Tokenized
 
         tokenizer = _tokenizer(stemmer)
-        tokens = tokenizer.tokenize(
-            [_text(p) for p in passages], return_as="tuple", show_progress=False
+        # one text at a time, each document's token ids kept as 4-byte integers (a list of
+        # Python ints takes twice that, and the texts are not held a second time)
+        stream = tokenizer.tokenize(
+            (_text(p) for p in passages), return_as="stream", show_progress=False
         )
+        ids = [array("i", doc) for doc in stream]
         model = bm25s.BM25(k1=PARAMS["k1"], b=PARAMS["b"], method=PARAMS["method"])
-        model.index(tokens, show_progress=False)
+        model.index(Tokenized(ids=ids, vocab=tokenizer.get_vocab_dict()), show_progress=False)
         return cls(passages, model, tokenizer)
 
     def save(self, directory: Path) -> None:

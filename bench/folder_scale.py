@@ -1,0 +1,118 @@
+"""A user's folder at size, end to end (issue 70): sync time and peak RSS, a no-change re-sync,
+one changed file, and search latency, for folders of N text files made from a corpus's
+paragraphs.
+
+    python bench/folder_scale.py --corpus ../shared/data/train/train_corpus.jsonl \\
+        --files 10000,30000 --retriever bm25 --work /tmp/fscale
+
+Each file is `# TITLE` and two paragraphs of the corpus (file i: paragraphs i and 7i+3 modulo
+the corpus, so texts differ across the folder), in folders of 1,000 files. Every sync runs as
+its own process (`python -m ragteam.cli index sync`), its peak RSS read by `wait4` (it and its
+conversion child), with a fresh cache folder per size (XDG_CACHE_HOME), so the first sync
+converts everything. Search: 200 queries (8 words of a random file) on the loaded index, one
+at a time."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def make_folder(corpus: Path, folder: Path, files: int) -> None:
+    rows = [json.loads(line) for line in corpus.open(encoding="utf-8")]
+    shutil.rmtree(folder, ignore_errors=True)
+    for i in range(files):
+        first, second = rows[i % len(rows)], rows[(7 * i + 3) % len(rows)]
+        sub = folder / f"part{i // 1000:03d}"
+        if i % 1000 == 0:
+            sub.mkdir(parents=True)
+        text = f"# {first['title']} ({i})\n\n{first['text']}\n\n{second['text']}\n"
+        (sub / f"{first['title'][:40].replace('/', '-')}-{i}.txt").write_text(text, "utf-8")
+
+
+def timed_sync(folder: Path, out: Path, retriever: str, env: dict[str, str]) -> list[float]:
+    """[seconds, peak RSS in MB] of one `index sync` process (and its reaped children)."""
+    command = [sys.executable, "-m", "ragteam.cli", "index", "sync", str(folder), "--out", str(out)]
+    command += ["--retriever", retriever]
+    started = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    said = process.stderr.read() if process.stderr else b""
+    _, status, usage = os.wait4(process.pid, 0)
+    seconds = time.perf_counter() - started
+    if os.waitstatus_to_exitcode(status):
+        raise SystemExit(f"sync failed: {said.decode()[-2000:]}")
+    return [round(seconds, 1), round(usage.ru_maxrss / 1024)]
+
+
+SEARCH = """
+import json, random, statistics, sys, time
+from ragteam.retrieval import load_index
+index = load_index(sys.argv[1])
+rng = random.Random(7)
+texts = [p.text.split() for p in rng.sample(index.passages, 200)]
+times = []
+for words in texts:
+    start = rng.randrange(max(1, len(words) - 8))
+    query = " ".join(words[start:start + 8])
+    began = time.perf_counter()
+    index.retrieve(query, 10)
+    times.append((time.perf_counter() - began) * 1000)
+times.sort()
+print(json.dumps({"passages": len(index.passages), "p50": times[100], "p95": times[190]}))
+"""
+
+
+def one_size(args: argparse.Namespace, files: int) -> dict[str, object]:
+    work = args.work / f"{files}"
+    folder, out, cache = work / "docs", work / "ix", work / "cache"
+    make_folder(args.corpus, folder, files)
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.rmtree(cache, ignore_errors=True)
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    first = timed_sync(folder, out, args.retriever, env)
+    again = timed_sync(folder, out, args.retriever, env)
+    changed = next(folder.glob("part000/*.txt"))
+    changed.write_text(changed.read_text("utf-8") + "\nOne more line.\n", "utf-8")
+    one = timed_sync(folder, out, args.retriever, env)
+    found = subprocess.run(
+        [sys.executable, "-c", SEARCH, str(out)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    )
+    search = json.loads(found.stdout.strip().splitlines()[-1])
+    row = {"files": files, "retriever": args.retriever, "sync": first, "no_change": again}
+    return {**row, "one_changed": one, **search}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--corpus", type=Path, required=True, help="a JSONL of {title, text}")
+    parser.add_argument("--files", default="10000", help="folder sizes, comma-separated")
+    parser.add_argument("--retriever", default="bm25")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/fscale"))
+    args = parser.parse_args()
+    print(
+        "| files | passages | sync s / peak MB | no-change re-sync s / MB | one changed s / MB | "
+        "search p50 / p95 ms |"
+    )
+    print("|---|---|---|---|---|---|")
+    for files in (int(n) for n in args.files.split(",")):
+        r = one_size(args, files)
+        print(
+            f"| {r['files']:,} | {r['passages']:,} | {r['sync'][0]} / {r['sync'][1]} | "
+            f"{r['no_change'][0]} / {r['no_change'][1]} | {r['one_changed'][0]} / "
+            f"{r['one_changed'][1]} | {r['p50']:.1f} / {r['p95']:.1f} |",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
