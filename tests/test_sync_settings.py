@@ -148,35 +148,46 @@ def test_control_characters_in_file_names_reach_the_terminal_escaped(tmp_path):
     assert any(line.startswith("new") and "two\\nlines.txt" in line for line in said.splitlines())
 
 
+class Racing:
+    """Text read in this process (`isolated` False), after another program saved the file
+    mid-conversion while `racing` is set."""
+
+    name, version, suffixes, isolated = "racing", "1", (".race",), False
+    racing = True
+
+    def convert(self, path, settings):
+        import os
+
+        from ragteam.documents.text import TextConverter
+
+        if self.racing:
+            path.write_text("The toll is 9 crowns now, raised in May.")
+            os.utime(path, ns=(1, 1))
+        return TextConverter().convert(path, settings)
+
+
 def test_a_file_changed_while_it_is_read_poisons_no_cache(tmp_path, monkeypatch):
     """M4: a file rewritten between its hash and its conversion stored the new text under the
     old bytes' key in the shared cache; another index of the old bytes then served it."""
-    import os
+    import pytest
 
-    from ragteam.documents.text import TextConverter
+    from ragteam.documents import CONVERTERS
+    from ragteam.errors import InputError
 
     docs = tmp_path / "docs"
     docs.mkdir()
-    page = docs / "a.txt"
+    page = docs / "a.race"
     page.write_text("The toll is 3 crowns.")
-    real = TextConverter.convert
-
-    def racing(self, path, settings):  # another program saves the file mid-conversion
-        path.write_text("The toll is 9 crowns now, raised in May.")
-        os.utime(path, ns=(1, 1))
-        return real(self, path, settings)
-
-    monkeypatch.setattr(TextConverter, "convert", racing)
     bm25 = IndexSettings(retriever="bm25")
-    import pytest
-
-    from ragteam.errors import InputError
-
-    with pytest.raises(InputError, match="changed while it was read"):
-        sync_folder(docs, tmp_path / "ix", index=bm25)
-    monkeypatch.setattr(TextConverter, "convert", real)
-    page.write_text("The toll is 3 crowns.")  # the old bytes again: not served from a bad cache
-    sync_folder(docs, tmp_path / "other", index=bm25)
+    CONVERTERS.register("racing", f"{__name__}:Racing")
+    try:
+        with pytest.raises(InputError, match="changed while it was read"):
+            sync_folder(docs, tmp_path / "ix", index=bm25)
+        monkeypatch.setattr(Racing, "racing", False)
+        page.write_text("The toll is 3 crowns.")  # the old bytes again: not served from a bad cache
+        sync_folder(docs, tmp_path / "other", index=bm25)
+    finally:
+        CONVERTERS.unregister("racing")
     assert [p.text for p in load_index(tmp_path / "other").passages] == ["The toll is 3 crowns."]
 
 

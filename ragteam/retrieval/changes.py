@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragteam.documents import ConversionFailed, ConvertSettings, converter_for
+from ragteam.documents import ConversionFailed, ConvertSettings, converters_by_suffix
 from ragteam.documents.base import is_isolated, size_cap_mb
 from ragteam.documents.chunking import Piece, TokenCount, chunk
 from ragteam.documents.isolated import DEFAULT_MEMORY_MB, DEFAULT_SECONDS, Isolated, OverBudget
@@ -40,6 +40,7 @@ class Walk:
         self.changes: dict[str, list[str]] = {kind: [] for kind in kinds}
         self.converted = 0
         self._all_previous = previous
+        self._by_suffix = converters_by_suffix()  # once a sync, not once a file
 
     def run(
         self, found: list[Found], progress: BuildProgress | None, unseen: tuple[str, ...] = ()
@@ -79,7 +80,7 @@ class Walk:
 
     def _one(self, file: Found) -> Source:
         prev = self.previous.get(file.path)
-        converter = converter_for(file.file)
+        converter = self._by_suffix.get(file.file.suffix.lower())
         if (
             prev
             and prev.status == "read"

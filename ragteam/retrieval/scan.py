@@ -9,7 +9,7 @@ import errno
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from stat import S_ISBLK, S_ISCHR, S_ISFIFO, S_ISREG, S_ISSOCK
+from stat import S_ISBLK, S_ISCHR, S_ISFIFO, S_ISLNK, S_ISREG, S_ISSOCK
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,11 @@ def _unstatable(full: Path) -> str | None:
 
 
 def _one(full: Path, rel: str, name: str, found: list[Found], left: list[LeftOut]) -> None:
-    if (why := _unstatable(full)) is not None:
+    """One file, looked at once (`lstat`: not a link, it is the file's own stat)."""
+    try:
+        stat = os.lstat(full)
+    except OSError as exc:  # a path over the system's limit, or gone meanwhile
+        why = f"cannot be read ({exc.strerror}); the rest of the folder is read"
         left.append(LeftOut(rel, "failed", why))
         return
     if not _name_ok(name):
@@ -106,17 +110,12 @@ def _one(full: Path, rel: str, name: str, found: list[Found], left: list[LeftOut
             )
         )
         return
-    if full.is_symlink():
+    if S_ISLNK(stat.st_mode):
         why = f"{_link(full)}: links are not followed (copy the file in)"
         left.append(LeftOut(rel, "skipped", why))
         return
     if name.startswith("."):
         left.append(LeftOut(rel, "skipped", "a hidden file"))
-        return
-    try:
-        stat = full.stat()
-    except OSError as exc:
-        left.append(LeftOut(rel, "failed", f"cannot be read ({exc.strerror})"))
         return
     if not S_ISREG(stat.st_mode):  # never opened: a pipe would wait for a writer for ever
         left.append(LeftOut(rel, "skipped", f"{_kind(stat.st_mode)}, not a regular file"))

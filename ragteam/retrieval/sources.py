@@ -39,6 +39,15 @@ class Source:
     notes: list[str] = field(default_factory=list)
     title: str = ""
     pieces: list[dict[str, Any]] = field(default_factory=list)
+    # the pieces as stored, not yet decoded (`read_sources`): a sync that rewrites nothing, or
+    # writes an unchanged file's row again, never decodes them
+    stored: str | None = field(default=None, repr=False, compare=False)
+
+    def piece_list(self) -> list[dict[str, Any]]:
+        """The passages' pieces, decoded from the stored text on first use."""
+        if self.stored is not None:
+            self.pieces, self.stored = json.loads(self.stored), None
+        return self.pieces
 
     def row(self) -> tuple[Any, ...]:
         return (
@@ -51,7 +60,7 @@ class Source:
             self.reason,
             json.dumps(self.notes, ensure_ascii=False),
             self.title,
-            json.dumps(self.pieces, ensure_ascii=False),
+            self.stored if self.stored is not None else json.dumps(self.pieces, ensure_ascii=False),
         )
 
 
@@ -83,12 +92,14 @@ def read_sources(directory: Path) -> tuple[dict[str, Source], dict[str, Any]]:
     finally:
         db.close()
     sources = {
-        r[0]: Source(
-            r[0], r[1], r[2], r[3], r[4], r[5], r[6], json.loads(r[7]), r[8], json.loads(r[9])
-        )
+        r[0]: Source(r[0], r[1], r[2], r[3], r[4], r[5], r[6], _notes(r[7]), r[8], [], stored=r[9])
         for r in rows
     }
     return sources, json.loads(meta.get("settings", "{}"))
+
+
+def _notes(stored: str) -> list[str]:
+    return [] if stored == "[]" else list(json.loads(stored))
 
 
 def write_sources(path: Path, sources: Iterable[Source], settings: dict[str, Any]) -> None:
@@ -176,8 +187,9 @@ def source_dict(source: Source) -> dict[str, Any]:
     """A source as `index info` and the API show it (no passage texts): its state, passages,
     pages or slides, characters read, and a `warning` when a file counted as read gave almost
     nothing (its pages hold little text: scanned pages, or text the converter cannot reach)."""
+    pieces = source.piece_list()
     data = asdict(source)
-    pieces = data.pop("pieces")
+    del data["pieces"], data["stored"]
     pages = {p["page"] for p in pieces if p.get("page") is not None}
     slides = {p["slide"] for p in pieces if p.get("slide") is not None}
     chars = sum(p["end"] - p["start"] for p in pieces)

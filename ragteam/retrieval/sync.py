@@ -292,10 +292,11 @@ def passages_of(source: Source) -> list[Passage]:
     """A read source's passages, each with its locator. A document's passages are named
     `DOC#N` (`DOC` alone when it is one passage); the document is the file (`DOC` its path)
     or, in a collection such as a JSONL corpus, a row (`DOC` its id, titled by its title)."""
-    docs = [piece.get("record") or source.path for piece in source.pieces]
+    pieces = source.piece_list()
+    docs = [piece.get("record") or source.path for piece in pieces]
     parts, seen = Counter(docs), Counter[str]()
     passages = []
-    for doc, piece in zip(docs, source.pieces, strict=True):
+    for doc, piece in zip(docs, pieces, strict=True):
         locator = _locator(source.path, piece)
         passages.append(
             Passage(
