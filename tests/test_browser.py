@@ -438,7 +438,9 @@ def test_columns_run_together_when_the_server_answers_several_at_once(browser, b
     for slots, together in ((2, True), (1, False)):
         config = ServerConfig(indexes={"demo": bm25_index_dir}, concurrency=slots)
         errors: list[str] = []
-        with Serving(create_app(config, FakeModel(_very_slow_reply))) as url:
+        model = FakeModel(_very_slow_reply)
+        model.parallel = slots > 1  # a served model (an in-process one takes turns)
+        with Serving(create_app(config, model)) as url:
             page = _page(browser, errors)
             page.goto(url + "/")
             _ask(page, QUESTION, "oner", "nor")
