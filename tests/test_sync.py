@@ -90,7 +90,8 @@ def test_sync_changes_exactly_what_changed(folder, tmp_path):
 
 
 @pytest.mark.integration
-def test_an_edited_page_re_embeds_only_its_passages(tmp_path):
+def test_an_edited_page_re_embeds_only_its_passages(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # counts from a cold cache
     folder = tmp_path / "docs"
     folder.mkdir()
     make_pdf(folder / "report.pdf")
@@ -133,10 +134,11 @@ class LostMidway:
             yield rows, encoder.encode([texts[r] for r in rows])
 
 
-def test_a_cluster_lost_midway_keeps_the_index_and_what_came_back(tmp_path):
+def test_a_cluster_lost_midway_keeps_the_index_and_what_came_back(tmp_path, monkeypatch):
     """Issue 70: the sync hands a cluster every text at once (its actors share them) and
     stores each batch as it comes back; when the cluster dies the sync fails, the index is
     as it was, and the next sync embeds only what never came back."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # counts from a cold cache
     folder = tmp_path / "docs"
     folder.mkdir()
     (folder / "a.md").write_text("# A\n\nThe lighthouse keeper is Ada Brenn.")
