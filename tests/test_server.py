@@ -554,7 +554,8 @@ def test_a_run_is_read_once_and_again_when_it_grows(bm25_index_dir, tmp_path, mo
 
 def test_a_read_answer_never_loads_the_model_and_oner_loads_it_once(bm25_index_dir, monkeypatch):
     """The server handed every answer its model, loaded: the first `read` question paid for
-    loading the LLM (seconds, and its memory) that `read` never asks anything."""
+    loading the LLM (seconds, and its memory) that `read` never asks anything. The first
+    `oner` loads it, and its status says so (it said "searched the documents" meanwhile)."""
     import ragteam.server.service as service_module
 
     loads = []
@@ -569,9 +570,17 @@ def test_a_read_answer_never_loads_the_model_and_oner_loads_it_once(bm25_index_d
         asked = {"question": QUESTION, "index": "demo", "strategy": "read"}
         assert api.post("/v1/answer", json=asked).status_code == 200
         assert loads == []
-        for _ in range(2):
-            reply = api.post("/v1/answer", json={**asked, "strategy": "oner"})
-            assert reply.status_code == 200 and reply.json()["answer"] == "Hevik"
+        with api.stream("POST", "/v1/answer/stream", json={**asked, "strategy": "oner"}) as r:
+            found = events(r.read().decode())
+        # the first use says it loads the model before it does, and how long it took
+        said = [d["words"] for e, d in found if e == "step"]
+        assert said[:3] == [
+            "loading the model (its first use here)",
+            "loaded the model",
+            "searched the documents",
+        ]
+        reply = api.post("/v1/answer", json={**asked, "strategy": "oner"})
+        assert reply.status_code == 200 and reply.json()["answer"] == "Hevik"
         assert len(loads) == 1
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -22,21 +23,13 @@ from ragteam.retrieval.manifest import Manifest
 from ragteam.server.config import ServerConfig
 from ragteam.server.followup import standalone
 from ragteam.server.limits import Closing, Gate
+from ragteam.server.on_disk import manifest_stamp, on_disk, raise_if_unbuilt
 from ragteam.server.words import with_words
 from ragteam.strategies import client_options
 from ragteam.strategies.base import QUESTION_SHARE
 from ragteam.support.stage import support_settings
 from ragteam.trace import Step
 from ragteam.types import DEFAULT_SUPPORT_LAYER, Answer
-
-
-def _manifest_stamp(directory: Path) -> tuple[int, int] | None:
-    try:
-        stat = (directory / "manifest.json").stat()
-    except OSError:
-        return None
-    return (stat.st_ino, stat.st_mtime_ns)
-
 
 if TYPE_CHECKING:
     from ragteam.eval.report import Table
@@ -124,7 +117,7 @@ class Service:
         if name is None:
             return None
         directory = self._index_dir(name)
-        stamp = _manifest_stamp(directory)
+        stamp = manifest_stamp(directory)
         with self._lock:
             known = self._indexes.get(name)
             if known is not None and (stamp is None or stamp == known[0]):
@@ -133,7 +126,7 @@ class Service:
                 loaded = load_index(directory)
             except IndexUnusable:
                 if known is None:
-                    _raise_if_unbuilt(name, directory)
+                    raise_if_unbuilt(name, directory)
                     raise
                 return known[1]
             self._indexes[name] = (stamp, loaded, time.time())
@@ -155,7 +148,7 @@ class Service:
             synced = {name: dict(outcome) for name, outcome in self._synced.items()}
         for name, directory in self.config.indexes.items():
             if name not in found:
-                found[name] = _on_disk(name, directory)
+                found[name] = on_disk(name, directory)
             if name in synced:
                 found[name]["last_sync"] = synced[name]
         for name, watched in self.watching.items():
@@ -168,7 +161,7 @@ class Service:
 
         at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         try:
-            _raise_if_unbuilt(name, self._index_dir(name))
+            raise_if_unbuilt(name, self._index_dir(name))
             report = resync(self._index_dir(name))
         except Exception as exc:
             with self._lock:
@@ -201,7 +194,7 @@ class Service:
 
     def manifest(self, name: str) -> Manifest:
         directory = self._index_dir(name)
-        _raise_if_unbuilt(name, directory)
+        raise_if_unbuilt(name, directory)
         return read_manifest(directory)
 
     def public_manifest(self, name: str) -> dict[str, Any]:
@@ -259,6 +252,7 @@ class Service:
             if on_step is not None:
                 on_step(step)
 
+        loading = self._load_said(request.strategy, stepped)
         result = answer(
             question,
             index=self.index(request.index),
@@ -273,6 +267,8 @@ class Service:
             instructions=getattr(request, "instructions", ""),
             temperature=float(getattr(request, "temperature", 0.0) or 0.0),
         )
+        if loading and result.trace is not None:  # they happened first
+            result.trace.steps[:0] = loading
         if follows and result.trace is not None:
             result.trace.note(
                 "follow-up",
@@ -281,6 +277,28 @@ class Service:
                 event="follow_up",
             )
         return result
+
+    def _load_said(self, strategy: str, stepped: Callable[[Step], None]) -> list[Step]:
+        """For a strategy that asks the model (`needs_model`, True unless it says), the model
+        loaded before it starts, when this is its first use, said as it begins and when done
+        (a first load takes seconds: a status line must not say "searched" meanwhile)."""
+        from ragteam.strategies import strategy_class
+
+        with self._lock:
+            loaded = self._model is not None
+        if loaded or not getattr(strategy_class(strategy), "needs_model", True):
+            return []
+        name = self.config.model
+        began = Step("note", "server", None, f"loading the model {name}: its first use here")
+        began.meta["event"] = "model_loading"
+        stepped(began)
+        started = time.perf_counter()
+        self.model()
+        seconds = time.perf_counter() - started
+        done = Step("note", "server", None, f"loaded the model {name} in {seconds:.1f} s")
+        done.seconds, done.meta["event"] = seconds, "model_loaded"
+        stepped(done)
+        return [began, done]
 
     def _options(self, strategy: str, given: dict[str, Any]) -> dict[str, Any]:
         """The request's options, allow-listed: a client never names a server file (the
@@ -362,24 +380,3 @@ def step_event(number: int, step: Step) -> dict[str, Any]:
 
 def _is_run(path: Path) -> bool:
     return (path / "results.jsonl").is_file() and (path / "config.json").is_file()
-
-
-def _raise_if_unbuilt(name: str, directory: Path) -> None:
-    """A served index whose directory is not there (and no swap has it aside): said by its
-    name, with what its operator does, not as a path the client cannot use."""
-    aside = any(directory.parent.glob(f".{directory.name}.old-*"))  # a swap under way
-    if not directory.exists() and not aside:
-        raise IndexUnusable(
-            f"index '{name}' is not built yet: the server's operator must build it from its "
-            "folder (`ragteam index sync FOLDER --out DIR`, DIR as the server names it)"
-        )
-
-
-def _on_disk(name: str, directory: Path) -> dict[str, Any]:
-    """What an index not yet loaded is, from its manifest alone (no passages read)."""
-    try:
-        _raise_if_unbuilt(name, directory)
-        manifest = read_manifest(directory)
-    except RagteamError as exc:
-        return {"loaded_at": None, "usable": False, "detail": str(exc)}
-    return {"built_at": manifest.built_at, "passages": manifest.passage_count, "loaded_at": None}

@@ -27,6 +27,8 @@ NOTE_WORDS = {
     "label_calibration": "loaded the agent's answer-label weights",
     "facts": "kept the facts found",
     "abstained": "withheld an answer nothing supports",
+    "model_loading": "loading the model (its first use here)",
+    "model_loaded": "loaded the model",
 }
 KIND_WORDS = {
     "retrieve": "searched the documents",
