@@ -95,6 +95,8 @@ class Trace:
             "tool_calls": sum(1 for s in self.steps if s.kind == "tool"),
             "prompt_tokens": sum(s.prompt_tokens for s in llm),
             "completion_tokens": sum(s.completion_tokens for s in llm),
+            # tokens the span reader read (the `read` steps): no model call, but model work
+            "read_tokens": sum(s.prompt_tokens for s in self.steps if s.kind == "read"),
             "seconds": round(sum(s.seconds for s in self.steps), 4),
             "llm_seconds": round(sum(s.seconds for s in llm), 4),
             "cache_hits": sum(1 for s in llm if s.cached),

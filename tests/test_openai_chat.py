@@ -44,6 +44,17 @@ def client(bm25_index_dir, seen, told, temperatures):
         yield openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="secret", max_retries=0)
 
 
+def test_a_read_answer_counts_what_the_reader_read_in_usage(client):
+    """Issue 69: `usage` was always 0 for `read` (no model call): it counts the tokens the
+    span reader read, which grow with the passages read."""
+    done = client.chat.completions.create(
+        model="read@demo", messages=[{"role": "user", "content": QUESTION}]
+    )
+    assert done.choices[0].message.content.strip()
+    assert done.usage.prompt_tokens > 100 and done.usage.completion_tokens == 0
+    assert done.usage.total_tokens == done.usage.prompt_tokens
+
+
 def test_models_list_one_per_strategy_and_index(client):
     ids = [m.id for m in client.models.list()]
     assert "oner@demo" in ids and "smart@demo" in ids and "oner" in ids
@@ -369,7 +380,7 @@ def test_a_huge_system_message_is_cut_and_the_prompt_still_fits_the_window(bm25_
 
 
 def test_a_length_limit_cuts_the_answer_never_its_sources():
-    from ragteam.server.openai_chat import SOURCES, cut_reply
+    from ragteam.server.chat_reply import SOURCES, cut_reply
 
     body = "Hevik [1] is the port of Orlen [2]."
     sources = "[1] ferries.pdf, p. 3 > Harbours (c1)\n[2] towns.md > Quillan > Orlen (c7)"

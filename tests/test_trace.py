@@ -34,13 +34,15 @@ def test_totals_and_json_round_trip():
         )
     )
     trace.note("budget", "question cut")
+    trace.add(Step("read", "reader", {"question": "q"}, {"spans": []}, prompt_tokens=300))
     totals = trace.totals()
     assert totals == {
         "llm_calls": 2,
         "retrieval_calls": 1,
         "tool_calls": 0,
-        "prompt_tokens": 15,
+        "prompt_tokens": 15,  # the models' prompts only: the reader's tokens stand apart
         "completion_tokens": 3,
+        "read_tokens": 300,
         "seconds": 1.5,
         "llm_seconds": 1.0,
         "cache_hits": 1,
@@ -49,7 +51,7 @@ def test_totals_and_json_round_trip():
     }
     data = json.loads(trace.to_json())
     again = Trace.from_dict(data)
-    assert [s.role for s in again.steps] == ["retriever", "answerer", "planner", "budget"]
+    assert [s.role for s in again.steps] == ["retriever", "answerer", "planner", "budget", "reader"]
     assert again.totals() == totals
 
 

@@ -5,6 +5,8 @@ the generator writes from facts found anywhere in the block, not from passage [1
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ragteam.agents.smart_format import Judgement
 from ragteam.reader import Reader, Reading, Span, read_traced
 from ragteam.reader.headings import asks_heading, heading_span
@@ -68,7 +70,7 @@ def answer_by_reading(
         said = _under_heading(kind, reading, passages)
     if said is not None:  # yes, no or the heading first, the spans read after it
         others = tuple(s for s in reading.spans if s is not said)
-        reading = Reading((said, *others), reading.no_answer, reading.unread, reading.outcomes)
+        reading = replace(reading, spans=(said, *others))
     evidence = evidence_of(reading, passages, reader)
     if not evidence:
         return None

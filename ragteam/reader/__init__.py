@@ -40,6 +40,7 @@ def read_traced(
             role="reader",
             input={"question": question, "passages": [p.id for p in passages]},
             output=reading.to_dict(),
+            prompt_tokens=reading.tokens,
             seconds=time.perf_counter() - started,
             meta={"reader": reader.identity},
         )

@@ -143,6 +143,7 @@ class Reader:
             start, end, extra = (t.float().cpu() for t in self.net.logits(windows))
             offsets = np.asarray(windows.offsets, dtype=np.int32).reshape(*start.shape, 2)
             context = np.asarray(windows.context, dtype=bool).reshape(start.shape)
+            read = windows.inputs["attention_mask"].sum(-1).cpu().numpy()  # tokens a window
             with self._lock:
                 for n, text in enumerate(missing):
                     rows = [w for w, which in enumerate(windows.passage) if which == n]
@@ -153,6 +154,7 @@ class Reader:
                         start[rows],
                         end[rows],
                         extra[rows],
+                        int(read[rows].sum()),
                     )
                     # another thread may have kept the same pair meanwhile: count it once
                     replaced = self._kept.pop((question, text), None)
@@ -177,6 +179,7 @@ class _Logits:
     start: Any
     end: Any
     extra: Any
+    tokens: int  # what the network read: question and passage tokens of every window
 
     @staticmethod
     def joined(parts: list[_Logits]) -> _Logits:
@@ -199,6 +202,7 @@ class _Logits:
             torch.cat([pad(p.start) for p in parts]),
             torch.cat([pad(p.end) for p in parts]),
             torch.cat([p.extra for p in parts]),
+            sum(p.tokens for p in parts),
         )
 
 
@@ -260,7 +264,7 @@ def _decode(
     outcomes = tuple(
         _span(usable[p], a, b, kind, math.exp(s - log_z)) for (p, a, b, kind), s in polar
     )
-    return Reading(spans, min(1.0, none), unread, outcomes)
+    return Reading(spans, min(1.0, none), unread, outcomes, logits.tokens)
 
 
 def _merged(spans: list[Span]) -> tuple[Span, ...]:

@@ -42,6 +42,7 @@ class Reading:
     # every passage's yes and no readings (at the place of its best span), best first, however
     # far below the spans they rank: what a yes/no question is answered from
     outcomes: tuple[Span, ...] = ()
+    tokens: int = 0  # the tokens the reader's network read (its usage, as a model's)
 
     @property
     def best(self) -> Span | None:

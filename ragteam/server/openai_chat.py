@@ -12,11 +12,9 @@ OpenAI's shape `{"error": {"message", "type", "param", "code"}}`.
 from __future__ import annotations
 
 import json
-import re
 import time
 import uuid
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -25,10 +23,10 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import ValidationError
 
 from ragteam.errors import IndexBusy, IndexUnusable, InputError, RagteamError, UnknownName
+from ragteam.server.chat_reply import SOURCES, Reply, Written, cut_reply
 from ragteam.server.chat_request import (
     ChatError,
     ChatRequest,
-    Conversation,
     check_request,
     conversation_of,
     reply_limit,
@@ -113,7 +111,6 @@ def _with_sources(text: str, answer: Answer) -> str:
     return f"{text}{SOURCES}{sources}"
 
 
-SOURCES = "\n\nSources:\n"  # the block of cited places after the answer
 _WARNING = {
     "partly_supported": "Partly supported: the sentences without a [n] are not backed by your "
     "documents.",
@@ -128,7 +125,9 @@ _WARNING = {
 
 def _usage(answer: Answer) -> dict[str, int]:
     totals = answer.trace.totals() if answer.trace else {}
-    prompt, completion = totals.get("prompt_tokens", 0), totals.get("completion_tokens", 0)
+    # what was read counts: the models' prompts and the span reader's windows
+    prompt = totals.get("prompt_tokens", 0) + totals.get("read_tokens", 0)
+    completion = totals.get("completion_tokens", 0)
     return {
         "prompt_tokens": prompt,
         "completion_tokens": completion,
@@ -310,97 +309,3 @@ async def _chunks(
             payload = {"message": str(error), "type": error.kind, "code": error.code}
             yield f"data: {json.dumps({'error': payload})}\n\n".encode()
     yield b"data: [DONE]\n\n"
-
-
-REVISED = "\n\nRevised answer: "
-
-
-class Written:
-    """What of the answer a chat client has been sent. A chat client only appends, so text is
-    sent while each new version of the answer extends what was sent; when a later call writes
-    another answer (a retry), nothing more is sent until the end, which then gives the checked
-    answer in full after `REVISED`. `hold`: send nothing before the answer is checked (a client
-    that asked to withhold unsupported answers must never see one)."""
-
-    def __init__(self, hold: bool = False, limit: int | None = None) -> None:
-        self.sent, self.stuck, self.limit, self.cut = "", hold, limit, False
-
-    def add(self, answer: str | None) -> str:
-        """The new text to send for the answer so far (None: a call that is not the answer)."""
-        if answer is None or self.stuck:
-            return ""
-        answer = cut_reply(answer, self.limit)[0]
-        if answer == self.sent:
-            return ""
-        if not answer.startswith(self.sent):
-            self.stuck = True
-            return ""
-        delta, self.sent = answer[len(self.sent) :], answer
-        return delta
-
-    def finish(self, final: str) -> str:
-        """The rest of the reply, once the answer is checked and formatted (`final`), cut to
-        the client's limit (`cut` says so)."""
-        final, self.cut = cut_reply(final, self.limit)
-        if final.startswith(self.sent):
-            return final[len(self.sent) :]
-        return f"{REVISED}{final}"
-
-
-def cut_reply(text: str, limit: int | None) -> tuple[str, bool]:
-    """`text` cut to about `limit` tokens, and whether it was cut. A word counts 4/3 tokens
-    (the served model's tokenizer is not known here), so the cut falls between words. The
-    limit is the answer's: its sources block still follows whole (a place is never cut, and an
-    answer cut short still says where it came from)."""
-    if limit is None:
-        return text, False
-    body, block, sources = text.partition(SOURCES)
-    words = max(1, limit * 3 // 4)
-    ends = [m.end() for m in re.finditer(r"\S+", body)]
-    if len(ends) <= words:
-        return text, False
-    return body[: ends[words - 1]] + block + sources, True
-
-
-@dataclass(frozen=True)
-class Reply:
-    """How the client asked the reply to be written, and what the trace says was done."""
-
-    talk: Conversation
-    limit: int | None = None
-    temperature: float | None = None
-
-    def note(self, answer: Answer) -> None:
-        """Say in the answer's trace how the conversation and the writing settings were used."""
-        if answer.trace is None:
-            return
-        answer.trace.on_step = None  # the work is over: nothing streams these notes
-        if self.talk.follows:
-            answer.trace.note(
-                "chat",
-                f'a follow-up: "{self.talk.asked}" was searched for with the earlier question '
-                f'"{self.talk.follows}" (earlier replies are not searched)',
-            )
-        if self.talk.instructions and not any(
-            s.meta.get("event") == "instructions" for s in answer.trace.steps
-        ):
-            answer.trace.note(
-                "chat",
-                f'system message received ("{self.talk.instructions[:200]}"): not applied; '
-                f"no role of `{answer.strategy}` that took part writes its answer from "
-                "instructions (`read` answers with a passage's words; the trained SMART agent "
-                "writes in the form it was trained on)",
-            )
-        if self.temperature not in (None, 0, 0.0) and not any(
-            s.meta.get("event") == "temperature" for s in answer.trace.steps
-        ):
-            answer.trace.note(
-                "chat",
-                f"temperature {self.temperature} asked: not used; no role of "
-                f"`{answer.strategy}` that took part samples its answer (`read` answers with a "
-                "passage's words; the trained SMART agent decodes greedily)",
-            )
-
-    def note_cut(self, answer: Answer) -> None:
-        if answer.trace is not None:
-            answer.trace.note("chat", f"reply cut to about {self.limit} tokens, as asked")
