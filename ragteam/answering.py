@@ -35,21 +35,25 @@ def run_posed(
     text = reply.text
     if choices:
         text = choice_label(reply.text, choices)
-        if text != reply.text.strip() and reply.trace is not None and _by_text(reply.text, choices):
-            reply.trace.note(
-                "format",
-                f"answered with an option's text; mapped to its label {text}",
-                event="label_from_text",
-            )
+        if text != reply.text.strip() and _by_text(reply.text, choices):
+            ctx.applied.add("label_from_text")
+            if reply.trace is not None:
+                reply.trace.note(
+                    "format",
+                    f"answered with an option's text; mapped to its label {text}",
+                    event="label_from_text",
+                )
     elif claim:
         text = truth_label(reply.text)
     # a new Answer: the strategy's own is left as it returned it
     result = replace(reply, question=question, text=text)
-    if claim:
-        if check_mode(verdicts) == "own" or getattr(strategy, "decides_verdicts", False):
-            return result
-        return fitted_claim(result, question, read_passages(result, ctx), ctx.readers.answer())
-    return checked(result, ctx, support or SupportSettings(), choices)
+    if claim and (check_mode(verdicts) == "own" or getattr(strategy, "decides_verdicts", False)):
+        final = result
+    elif claim:
+        final = fitted_claim(result, question, read_passages(result, ctx), ctx.readers.answer())
+    else:
+        final = checked(result, ctx, support or SupportSettings(), choices)
+    return replace(final, applied=frozenset(ctx.applied))
 
 
 def checked(

@@ -100,10 +100,7 @@ def score(example: Example, answer: Answer) -> dict[str, float]:
             answer.text, example.label, example.choices
         )
     if example.choices:  # how often the model named an option by its text, not its label
-        steps = answer.trace.steps if answer.trace else []
-        scores["label_from_text"] = float(
-            any(s.meta.get("event") == "label_from_text" for s in steps)
-        )
+        scores["label_from_text"] = float("label_from_text" in answer.applied)
     if example.supporting_ids:
         seen = seen_doc_ids(answer.trace)
         any_of = example.evidence == "any"

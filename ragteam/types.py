@@ -255,6 +255,10 @@ class Answer:
     support: Support | None = None  # which passages support which sentence (None: unchecked)
     evidence: list[Evidence] = field(default_factory=list)  # the reader's spans, best first
     why: str = ""  # a verdict's reason in a sentence (true/false, multiple choice)
+    # what was done with the asker's settings, as it happened: "instructions" (added to a
+    # role that writes the answer), "temperature" (a role sampled at it), "label_from_text"
+    # (an option named by its text, mapped to its label); read here, not from the trace
+    applied: frozenset[str] = frozenset()
 
     def grounding(self) -> Grounding:
         """How well this answer is grounded: supported, partly supported, not supported by the
@@ -317,6 +321,7 @@ class Answer:
             "evidence": [e.to_dict() for e in self.evidence],
             "closest": closest.to_dict() if (closest := self.closest()) else None,
             "why": self.why,
+            "applied": sorted(self.applied),
             "cost": self.trace.totals() if self.trace else {},
             "grounding": self.grounding().to_dict(),
             "trace": self.trace.to_dict() if self.trace else None,

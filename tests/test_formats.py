@@ -66,7 +66,7 @@ def test_an_answer_given_as_option_text_is_mapped_and_counted(bm25_index_dir):
         model=FakeModel(lambda m, p: "Hevik"),
         choices=choices,
     )
-    assert result.text == "B"
+    assert result.text == "B" and result.applied == {"label_from_text"}  # said on the answer
     assert any(s.meta.get("event") == "label_from_text" for s in result.trace.steps)
     labelled = answer(
         "Where was Emrik Tollan born?",
@@ -74,5 +74,5 @@ def test_an_answer_given_as_option_text_is_mapped_and_counted(bm25_index_dir):
         model=FakeModel(lambda m, p: "B"),
         choices=choices,
     )
-    assert labelled.text == "B"
+    assert labelled.text == "B" and labelled.applied == frozenset()
     assert not any(s.meta.get("event") == "label_from_text" for s in labelled.trace.steps)

@@ -12,7 +12,7 @@ A variant of a role (another prompt or schema, the same name and model) is
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ragteam.errors import RagteamError
@@ -35,6 +35,9 @@ class Context(Protocol):
     @property
     def temperature(self) -> float: ...  # the asker's, for the roles that write the answer
 
+    @property
+    def applied(self) -> set[str]: ...  # what was done with those two ("instructions", ...)
+
     def model_for(self, role: str) -> ChatModel: ...
 
 
@@ -49,6 +52,7 @@ class Solo:
     trace: Trace
     instructions: str = ""
     temperature: float = 0.0
+    applied: set[str] = field(default_factory=set)
 
     def model_for(self, role: str) -> ChatModel:
         return self.model
@@ -104,6 +108,7 @@ class Role:
             + f': "{extra[:200]}"',
             event="instructions",
         )
+        ctx.applied.add("instructions")
         told = f"The person asking also says how to answer: {extra}"
         if messages and messages[0]["role"] == "system":
             first = messages[0]["content"].rstrip()
@@ -174,6 +179,7 @@ class Role:
                 "not served from the cache)",
                 event="temperature",
             )
+            ctx.applied.add("temperature")
         return asked
 
     def prompt_tokens(self, model: ChatModel, **fields: str) -> int:

@@ -83,9 +83,7 @@ class Reply:
                 f'a follow-up: "{self.talk.asked}" was searched for with the earlier question '
                 f'"{self.talk.follows}" (earlier replies are not searched)',
             )
-        if self.talk.instructions and not any(
-            s.meta.get("event") == "instructions" for s in answer.trace.steps
-        ):
+        if self.talk.instructions and "instructions" not in answer.applied:
             answer.trace.note(
                 "chat",
                 f'system message received ("{self.talk.instructions[:200]}"): not applied; '
@@ -93,9 +91,7 @@ class Reply:
                 "instructions (`read` answers with a passage's words; the trained SMART agent "
                 "writes in the form it was trained on)",
             )
-        if self.temperature not in (None, 0, 0.0) and not any(
-            s.meta.get("event") == "temperature" for s in answer.trace.steps
-        ):
+        if self.temperature not in (None, 0, 0.0) and "temperature" not in answer.applied:
             answer.trace.note(
                 "chat",
                 f"temperature {self.temperature} asked: not used; no role of "

@@ -12,6 +12,7 @@ OpenAI's shape `{"error": {"message", "type", "param", "code"}}`.
 from __future__ import annotations
 
 import json
+import logging
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -36,6 +37,8 @@ from ragteam.server.redact import redact_paths
 from ragteam.server.service import Asked, Cancelled, Service
 from ragteam.server.streaming import admitted_events, answer_watched
 from ragteam.types import Answer
+
+log = logging.getLogger("ragteam.server")
 
 
 def model_ids(service: Service) -> list[str]:
@@ -175,6 +178,7 @@ def _as_chat_error(exc: Exception, service: Service | None = None) -> ChatError:
             error = ChatError(status, redact_paths(str(exc), config), type_, code)
             error.retry_after = exc.retry_after if isinstance(exc, Busy) else None
             return error
+    log.error("unexpected error in a chat completion", exc_info=exc)  # the operator's to see
     return ChatError(500, f"internal error ({type(exc).__name__})", "api_error", "internal")
 
 

@@ -45,6 +45,8 @@ class Context:
     temperature: float = 0.0
     # the span readers of this answer: every stage that reads takes its reader here
     readers: Readers = field(default_factory=Readers)
+    # what the stages did with the asker's settings (`Answer.applied`), added as they do it
+    applied: set[str] = field(default_factory=set)
 
     def model_for(self, role: str) -> ChatModel:
         """The model that plays `role` (a per-role override, else the default model)."""

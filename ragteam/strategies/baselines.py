@@ -59,7 +59,8 @@ class OneR:
         found = retrieve_traced(index, ctx.trace, ctx.retrieved, "retriever", asked, self.k)
         budget = answerer.context_length - self.max_answer_tokens - _fixed_cost(answerer, asked)
         shown = fit_passages(ctx, found, budget, model=answerer)
-        played = Solo(answerer, ctx.trace, ctx.instructions, ctx.temperature)  # looked up once
+        # the answerer looked up once; what it does with the asker's settings is the answer's
+        played = Solo(answerer, ctx.trace, ctx.instructions, ctx.temperature, ctx.applied)
         bias = label_bias(answerer, question) if self.label_biases else {}
         if bias:
             ctx.trace.note(
