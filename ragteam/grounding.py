@@ -26,7 +26,7 @@ class Grounding:
     level: Level
     message: str
     citations: int
-    passages_read: int  # passages the retrieval steps returned
+    passages_read: int  # different passages the retrieval steps returned, or were checked
     empty_searches: int
     parse_failures: int
     failed_steps: int
@@ -48,13 +48,15 @@ def grounding(
     other way round; `Answer.grounding()` is the usual entry). `found`: the span reader's
     evidence for the answer's words, when it found them (`Answer.found_by_reader`)."""
     searches = [s for s in steps if s.kind == "retrieve"]
-    hits = [_count(s.output) for s in searches]
+    hits = [_hits(s.output) for s in searches]
+    # each passage once, however many searches brought it (a label said 15 over 7 chips)
+    read = {str(h.get("id")) for found in hits for h in found if isinstance(h, dict)}
     calls = [s for s in steps if s.kind in ("llm", "tool", "retrieve", "rerank", "read")]
     failed = sum(1 for s in calls if s.error)
     facts: dict[str, Any] = {
         "citations": citations,
-        "passages_read": sum(hits),
-        "empty_searches": sum(1 for n in hits if n == 0),
+        "passages_read": len(read),
+        "empty_searches": sum(1 for found in hits if not found),
         "parse_failures": sum(s.parse_failures for s in steps),
         "failed_steps": failed,
         "steps": len(calls),
@@ -68,7 +70,7 @@ def grounding(
                 s.text for s in support.sentences if not s.supported and not support.withheld
             ],
         }
-        facts["passages_read"] = max(facts["passages_read"], len(support.read))
+        facts["passages_read"] = len(read | set(support.read))
     level, message = _judge(text, facts, support)
     unsure = level == "not_supported" and found is not None and not support.withheld
     if unsure:
@@ -116,11 +118,11 @@ def _s(n: int) -> str:
     return "" if n == 1 else "s"
 
 
-def _count(output: Any) -> int:
-    """Passages a retrieval step returned (its output is a list of hits, or a mapping of
+def _hits(output: Any) -> list[Any]:
+    """The hits a retrieval step returned (its output is a list of hits, or a mapping of
     query -> hits for batched searches)."""
     if isinstance(output, list):
-        return len(output)
+        return output
     if isinstance(output, dict):
-        return sum(len(v) for v in output.values() if isinstance(v, list))
-    return 0
+        return [h for v in output.values() if isinstance(v, list) for h in v]
+    return []

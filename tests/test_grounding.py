@@ -90,3 +90,12 @@ def test_grounding_travels_with_the_answer_and_markers_follow_their_sentences():
     assert data["grounding"]["level"] == "supported" and data["marked"] == answer.marked_text()
     assert [c["passage_id"] for c in data["read"]] == ["p1", "p2", "p3"]
     assert Answer("q", "text", "nor").grounding().level == "no_evidence"
+
+
+def test_a_passage_two_searches_brought_is_read_once():
+    """The label said "15 passages read" over 7 chips: it summed each search's hits, so a
+    passage that three hops found counted three times."""
+    g = _answer("Hevik", 3, _search(3), _search(3), _search(3), _llm()).grounding()
+    assert g.passages_read == 3 and "read 3 passages" in g.message
+    checked = _answer("Hevik", 1, _search(2), _search(2), _llm(), support=_support(True))
+    assert checked.grounding().passages_read == 3  # the two found, and the third checked
