@@ -47,7 +47,7 @@ def run_posed(
         text = truth_label(reply.text)
     # a new Answer: the strategy's own is left as it returned it
     result = replace(reply, question=question, text=text)
-    if claim and (check_mode(verdicts) == "own" or getattr(strategy, "decides_verdicts", False)):
+    if claim and (check_mode(verdicts) == "own" or strategy.decides_verdicts):
         final = result
     elif claim:
         final = fitted_claim(result, question, read_passages(result, ctx), ctx.readers.answer())

@@ -82,7 +82,7 @@ def answer(
         require_index(strategy, loaded)  # before any model is loaded
     if model is not None and not isinstance(model, str):
         chat = model
-    elif getattr(runner, "needs_model", True):
+    elif runner.needs_model:
         chat = load_model(model, model_options)
     else:  # a strategy that answers without generation: the model only if a layer asks
         chat = Deferred(lambda: load_model(model, model_options))

@@ -31,6 +31,8 @@ class Shout:
     name: ClassVar[str] = "shout"
     roles: ClassVar[tuple[str, ...]] = ("shouter",)
     needs_index: ClassVar[bool] = False
+    needs_model: ClassVar[bool] = True
+    decides_verdicts: ClassVar[bool] = False
     times: int = 1
 
     def run(self, question, ctx):
@@ -128,3 +130,26 @@ def test_a_backend_declares_what_it_can_do():
     finally:
         MODELS.unregister("fast")
         MODELS.unregister("bare")
+
+
+def test_a_strategy_that_does_not_declare_its_facts_is_refused_by_name():
+    """`needs_model` and `decides_verdicts` were read with getattr and a default: a strategy
+    now declares them (as it declares needs_index), or loading it says what to add."""
+    from ragteam.errors import RagteamError
+    from ragteam.strategies.registry import STRATEGIES, strategy_class
+
+    class Vague:
+        name: ClassVar[str] = "vague"
+        needs_index: ClassVar[bool] = False
+        roles: ClassVar[tuple[str, ...]] = ()
+
+        def run(self, question, ctx):
+            return Answer(question, "?", self.name, [], ctx.trace)
+
+    STRATEGIES.register("vague", Vague)
+    try:
+        with pytest.raises(RagteamError, match="does not declare needs_model, decides_verdicts"):
+            strategy_class("vague")
+    finally:
+        STRATEGIES.unregister("vague")
+    assert strategy_class("read").needs_model is False and strategy_class("oner").needs_model

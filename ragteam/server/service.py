@@ -286,7 +286,7 @@ class Service:
 
         with self._lock:
             loaded = self._model is not None
-        if loaded or not getattr(strategy_class(strategy), "needs_model", True):
+        if loaded or not strategy_class(strategy).needs_model:
             return []
         name = self.config.model
         began = Step("note", "server", None, f"loading the model {name}: its first use here")

@@ -206,7 +206,7 @@ def strategy_info(service: Service, name: str) -> dict[str, Any]:
         "description": " ".join(doc.split()),
         "detail": describe() if callable(describe) else "",
         "default": name == DEFAULT_STRATEGY,
-        "needs_index": bool(getattr(kind, "needs_index", False)),
+        "needs_index": kind.needs_index,
         "unavailable": unavailable(service.options_for(name)) if callable(unavailable) else "",
     }
 

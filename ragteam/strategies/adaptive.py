@@ -32,6 +32,8 @@ class Adaptive:
     calls_strategies: ClassVar[bool] = True  # its roles are those of the strategies it calls
     roles: ClassVar[tuple[str, ...]] = ()  # the roles of the strategies it routes to
     needs_index: ClassVar[bool] = True
+    needs_model: ClassVar[bool] = True
+    decides_verdicts: ClassVar[bool] = False
     state: str = ""
     explore: bool = True
 

@@ -64,8 +64,15 @@ def require_index(strategy: str, index: Index | None) -> Index:
 
 
 class Strategy(Protocol):
+    """What a strategy declares of itself (checked when it is loaded: `registry.declared`),
+    and its one method."""
+
     name: ClassVar[str]
     needs_index: ClassVar[bool]
+    # whether it asks a chat model; False (`read`): the model is loaded only if a layer asks
+    needs_model: ClassVar[bool]
+    # whether its true/false verdicts are its own (else the fitted verdicts decide a claim)
+    decides_verdicts: ClassVar[bool]
     roles: ClassVar[tuple[str, ...]]  # agent roles whose model `--role-model ROLE=...` can set
 
     def run(self, question: str, ctx: Context) -> Answer: ...

@@ -31,6 +31,8 @@ class NoR:
     name: ClassVar[str] = "nor"
     roles: ClassVar[tuple[str, ...]] = role_names(ANSWERER_DIRECT)
     needs_index: ClassVar[bool] = False
+    needs_model: ClassVar[bool] = True
+    decides_verdicts: ClassVar[bool] = False
     max_answer_tokens: int = bounded(48, 1, 2_048)
 
     def run(self, question: str, ctx: Context) -> Answer:
@@ -46,6 +48,8 @@ class OneR:
     name: ClassVar[str] = "oner"
     roles: ClassVar[tuple[str, ...]] = role_names(ANSWERER)
     needs_index: ClassVar[bool] = True
+    needs_model: ClassVar[bool] = True
+    decides_verdicts: ClassVar[bool] = False
     k: int = bounded(5, 1, 100)
     max_answer_tokens: int = bounded(48, 1, 2_048)
     # a labelled question's fitted label biases (agents/answer_labels), when the model is the

@@ -40,6 +40,8 @@ class IRCoT:
     name: ClassVar[str] = "ircot"
     roles: ClassVar[tuple[str, ...]] = role_names(REASONER, ANSWERER)
     needs_index: ClassVar[bool] = True
+    needs_model: ClassVar[bool] = True
+    decides_verdicts: ClassVar[bool] = False
     k: int = bounded(3, 1, 100)
     max_steps: int = bounded(5, 1, 20)
     max_sentence_tokens: int = 48

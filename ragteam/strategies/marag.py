@@ -38,6 +38,8 @@ class MARAG:
     name: ClassVar[str] = "marag"
     roles: ClassVar[tuple[str, ...]] = role_names(*roles.ROLES)
     needs_index: ClassVar[bool] = True
+    needs_model: ClassVar[bool] = True
+    decides_verdicts: ClassVar[bool] = False
     k: int = bounded(5, 1, 100)
     max_steps: int = bounded(4, 1, 20)
     max_calls: int = bounded(40, 1, 500)

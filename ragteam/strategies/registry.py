@@ -9,7 +9,7 @@ import dataclasses
 from typing import Any
 
 from ragteam.agents.judge import ROLE_NAMES as SUPPORT_ROLES
-from ragteam.errors import InputError, refuse_unknown
+from ragteam.errors import InputError, RagteamError, refuse_unknown
 from ragteam.plugins import Registry
 from ragteam.strategies.base import OPTION_BOUNDS, Strategy
 
@@ -37,8 +37,20 @@ STRATEGIES = Registry(
 )
 
 
+DECLARED = ("name", "needs_index", "needs_model", "decides_verdicts", "roles", "run")
+
+
 def strategy_class(name: str) -> type:
-    return STRATEGIES.load(name)
+    """The strategy registered as `name`, once it is seen to declare what `Strategy` asks."""
+    cls: type = STRATEGIES.load(name)
+    missing = [fact for fact in DECLARED if not hasattr(cls, fact)]
+    if missing:
+        raise RagteamError(
+            f"strategy '{name}' ({cls.__module__}.{cls.__qualname__}) does not declare "
+            f"{', '.join(missing)}: add them as class attributes (see ragteam.strategies.base."
+            "Strategy)"
+        )
+    return cls
 
 
 def available() -> list[str]:
@@ -120,7 +132,7 @@ def strategy_roles(name: str) -> tuple[str, ...]:
             for r in strategy_roles(other)
         }
         return tuple(sorted(found))
-    return tuple(getattr(cls, "roles", ()))
+    return tuple(cls.roles)
 
 
 def check_roles(names: list[str], roles: list[str]) -> None:

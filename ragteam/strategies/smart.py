@@ -47,6 +47,8 @@ class Smart:
     # the modular roles, and the one model that plays the whole trajectory (mode=trajectory)
     roles: ClassVar[tuple[str, ...]] = (*role_names(*roles.ROLES), ROLE_MODEL)
     needs_index: ClassVar[bool] = True
+    needs_model: ClassVar[bool] = True
+    decides_verdicts: ClassVar[bool] = False
     client_text_options: ClassVar[tuple[str, ...]] = ("mode",)
     k: int = bounded(3, 1, 100)
     max_intents: int = bounded(3, 1, 10)

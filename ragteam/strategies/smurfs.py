@@ -38,6 +38,8 @@ class Smurfs:
     name: ClassVar[str] = "smurfs"
     roles: ClassVar[tuple[str, ...]] = role_names(*roles.ROLES)
     needs_index: ClassVar[bool] = False  # search/lookup join the tools when an index is given
+    needs_model: ClassVar[bool] = True
+    decides_verdicts: ClassVar[bool] = False
     k: int = bounded(3, 1, 100)
     max_subtasks: int = bounded(3, 1, 10)
     max_steps: int = bounded(3, 1, 20)
