@@ -32,17 +32,22 @@ from ragteam.server.followup import standalone
 ASKED = re.compile(r"What is the (.+?) of (.+)\?$")
 
 
-def pairs(questions: list[dict]) -> list[tuple[dict, dict, str]]:
-    """(earlier question, later question, the later one's column) for every ordered pair of
-    answerable questions about the same key."""
+def _by_key(questions: list[dict]) -> list[list[tuple[dict, str]]]:
+    """The answerable questions asked of each key, each with the column it asks for."""
     by_key: dict[str, list[tuple[dict, str]]] = {}
     for q in questions:
         found = ASKED.match(q["question"])
         if found and q["format"] != "none":
             by_key.setdefault(found.group(2), []).append((q, found.group(1)))
+    return list(by_key.values())
+
+
+def pairs(questions: list[dict]) -> list[tuple[dict, dict, str]]:
+    """(earlier question, later question, the later one's column) for every ordered pair of
+    answerable questions about the same key."""
     return [
         (first, second, column)
-        for asked in by_key.values()
+        for asked in _by_key(questions)
         for (first, _), (second, column) in permutations(asked, 2)
     ]
 
@@ -50,14 +55,9 @@ def pairs(questions: list[dict]) -> list[tuple[dict, dict, str]]:
 def chains(questions: list[dict]) -> list[tuple[dict, dict, dict, str, str]]:
     """(first, second, third question, the second's and the third's column) for every ordered
     triple of answerable questions about the same key."""
-    by_key: dict[str, list[tuple[dict, str]]] = {}
-    for q in questions:
-        found = ASKED.match(q["question"])
-        if found and q["format"] != "none":
-            by_key.setdefault(found.group(2), []).append((q, found.group(1)))
     return [
         (a, b, c, b_column, c_column)
-        for asked in by_key.values()
+        for asked in _by_key(questions)
         for (a, _), (b, b_column), (c, c_column) in permutations(asked, 3)
     ]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import textwrap
+from typing import ClassVar
 
 import pytest
 
@@ -137,6 +138,7 @@ def test_a_strategy_that_does_not_declare_its_facts_is_refused_by_name():
     now declares them (as it declares needs_index), or loading it says what to add."""
     from ragteam.errors import RagteamError
     from ragteam.strategies.registry import STRATEGIES, strategy_class
+    from ragteam.types import Answer
 
     class Vague:
         name: ClassVar[str] = "vague"
