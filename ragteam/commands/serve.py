@@ -17,6 +17,16 @@ from ragteam.llm import ModelOptions
 if TYPE_CHECKING:
     from ragteam.server.config import ServerConfig
 
+ConcurrencyOpt = Annotated[
+    int,
+    typer.Option(
+        min=1,
+        max=256,
+        help="answers at once; a model that serves one call at a time (the embedded one) "
+        "takes its calls in turn, while searching and reading run at once",
+    ),
+]
+
 
 @with_model_options
 def serve_command(
@@ -26,15 +36,7 @@ def serve_command(
     host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=1, max=65535)] = 8000,
     model: ModelOpt = "embedded",
-    concurrency: Annotated[
-        int,
-        typer.Option(
-            min=1,
-            max=256,
-            help="answers at once; a model that serves one call at a time (the embedded one) "
-            "takes its calls in turn, while searching and reading run at once",
-        ),
-    ] = 1,
+    concurrency: ConcurrencyOpt = 1,
     queue: Annotated[int, typer.Option(min=0, max=10_000, help="answers that may wait")] = 8,
     client_key_env: Annotated[
         str,
@@ -87,7 +89,7 @@ def serve_command(
 def _share_cores(concurrency: int) -> None:
     """Answers at once share the cores: each one's network passes (the span reader, the
     encoders) get cores / N threads, not all of them each (docs/benchmarks.md §54: on 2 cores
-    at N=2, 8 clients got 4.24 answers/s this way, 3.82 with 2 threads each)."""
+    at N=2, 8 clients got 4.48 answers/s this way, 3.82 with 2 threads each)."""
     import os
 
     import torch

@@ -93,7 +93,7 @@ class Service:
     def _shared(self, model: ChatModel) -> ChatModel:
         """`model` as answers running at once share it: its calls in turn unless it serves
         them concurrently."""
-        if self.config.concurrency > 1 and not getattr(model, "parallel", False):
+        if self.config.concurrency > 1 and not model.parallel:
             return TakingTurns(model)  # type: ignore[return-value]
         return model
 
@@ -161,8 +161,9 @@ class Service:
 
         at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         try:
-            raise_if_unbuilt(name, self._index_dir(name))
-            report = resync(self._index_dir(name))
+            directory = self._index_dir(name)
+            raise_if_unbuilt(name, directory)
+            report = resync(directory)
         except Exception as exc:
             with self._lock:
                 self._synced[name] = {"at": at, "ok": False, "detail": str(exc)}
@@ -289,14 +290,14 @@ class Service:
         if loaded or not strategy_class(strategy).needs_model:
             return []
         name = self.config.model
-        began = Step("note", "server", None, f"loading the model {name}: its first use here")
-        began.meta["event"] = "model_loading"
+        said = f"loading the model {name}: its first use here"
+        began = Step("note", "server", None, said, meta={"event": "model_loading"})
         stepped(began)
         started = time.perf_counter()
         self.model()
         seconds = time.perf_counter() - started
-        done = Step("note", "server", None, f"loaded the model {name} in {seconds:.1f} s")
-        done.seconds, done.meta["event"] = seconds, "model_loaded"
+        said = f"loaded the model {name} in {seconds:.1f} s"
+        done = Step("note", "server", None, said, seconds=seconds, meta={"event": "model_loaded"})
         stepped(done)
         return [began, done]
 
