@@ -283,3 +283,37 @@ def test_the_command_line_says_who_decides_a_claim_and_refuses_an_unknown_mode()
     assert bad.exit_code != 0 and "fitted, own" in bad.output
     for command in (["ask", "--help"], ["eval", "--help"]):
         assert "--verdicts" in runner.invoke(app, command).output
+
+
+def test_who_decides_a_claim_is_asked_the_same_way_over_http_and_chat(bm25_index_dir):
+    """`verdicts` is one of the answer options the server declares once (`AskOptions`): the
+    page's body and the chat extension both take it, and it reaches the answer (with "own"
+    the model's "False." is the verdict, unchecked); an unknown mode is refused, naming both."""
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from ragteam.llm import FakeModel
+    from ragteam.server import ServerConfig, create_app
+
+    config = ServerConfig(indexes={"demo": bm25_index_dir})
+    said_false = FakeModel(lambda messages, params: "False.")
+    client = TestClient(create_app(config, said_false))
+    claim = "The Wrenhold Lighthouse was built by Emrik Tollan."
+    body = {"question": claim, "index": "demo", "strategy": "oner", "claim": True}
+    own = client.post("/v1/answer", json={**body, "verdicts": "own"})
+    assert own.status_code == 200, own.text
+    assert own.json()["answer"] == "false" and own.json()["grounding"]["level"] == "unchecked"
+    fitted = client.post("/v1/answer", json=body)
+    assert fitted.json()["grounding"]["level"] != "unchecked"  # the fitted verdicts decided
+    chat = client.post(
+        "/v1/chat/completions",
+        json={
+            "model": "oner",
+            "messages": [{"role": "user", "content": claim}],
+            "ragteam": {"index": "demo", "claim": True, "verdicts": "own"},
+        },
+    )
+    assert chat.status_code == 200, chat.text
+    assert chat.json()["choices"][0]["message"]["content"].startswith("false")
+    bad = client.post("/v1/answer", json={**body, "verdicts": "mine"})
+    assert bad.status_code in (400, 422) and "fitted" in bad.text and "own" in bad.text

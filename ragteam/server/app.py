@@ -30,7 +30,7 @@ from ragteam.errors import (
 )
 from ragteam.llm.base import ChatModel
 from ragteam.router.state import RouterStateError
-from ragteam.server.chat_request import SupportName
+from ragteam.server.asking import Asked, AskOptions, Turn
 from ragteam.server.config import ServerConfig
 from ragteam.server.docs import add_docs_routes
 from ragteam.server.guard import BodyGuard
@@ -50,30 +50,22 @@ from ragteam.server.uploads import (
 )
 from ragteam.server.views import add_read_routes
 from ragteam.strategies import DEFAULT_STRATEGY
-from ragteam.types import DEFAULT_SUPPORT_LAYER
 
 log = logging.getLogger("ragteam.server")
 STATIC = resources.files("ragteam.server").joinpath("static")
 
 
-class Turn(BaseModel):
-    """One earlier turn of the page's conversation: what was asked, and the answer it got."""
+class AnswerRequest(AskOptions):
+    """The body of `/v1/answer` and `/v1/answer/stream` (the page's)."""
 
-    question: str = Field(min_length=1, max_length=20_000)
-    answer: str = Field(default="", max_length=20_000)
-
-
-class AnswerRequest(BaseModel):
     question: str = Field(min_length=1)
     index: str | None = None
     strategy: str = DEFAULT_STRATEGY
-    options: dict[str, Any] = Field(default_factory=dict)
-    choices: dict[str, str] | None = None
-    claim: bool = False
-    support: SupportName = DEFAULT_SUPPORT_LAYER
-    abstain: bool = False  # "not found in your documents" when no passage supports the answer
     # the conversation so far, oldest first: a follow-up that leans on it is made to stand alone
     earlier: list[Turn] = Field(default_factory=list, max_length=50)
+
+    def asked(self) -> Asked:
+        return Asked(**dict(self))
 
 
 class FeedbackRequest(BaseModel):
@@ -148,19 +140,21 @@ def _add_answer_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
 
     @app.post("/v1/answer", dependencies=auth)
     async def answer_once(body: AnswerRequest, request: Request) -> dict[str, Any]:
-        service.check(body)
+        asked = body.asked()
+        service.check(asked)
         if not await service.gate.acquire_unless(request.is_disconnected):
             return Response(status_code=499)  # left while queued: its place went to the next
         try:
-            return (await answer_watched(service, body, request)).to_dict()
+            return (await answer_watched(service, asked, request)).to_dict()
         except Cancelled:  # the client left: no one reads a reply
             return Response(status_code=499)
 
     @app.post("/v1/answer/stream", dependencies=auth)
     async def answer_stream(body: AnswerRequest) -> Response:
-        service.check(body)
+        asked = body.asked()
+        service.check(asked)
         held = service.gate.try_acquire()  # a full queue is refused here, with its status
-        return StreamingResponse(_stream(service, body, held), media_type="text/event-stream")
+        return StreamingResponse(_stream(service, asked, held), media_type="text/event-stream")
 
     @app.post("/v1/feedback", dependencies=auth)
     def feedback(body: FeedbackRequest) -> dict[str, Any]:
@@ -198,10 +192,10 @@ def _sse(event: str, data: Any) -> bytes:
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False, default=str)}\n\n".encode()
 
 
-async def _stream(service: Service, body: AnswerRequest, held: bool) -> AsyncIterator[bytes]:
+async def _stream(service: Service, asked: Asked, held: bool) -> AsyncIterator[bytes]:
     """`queued` while it waits for a slot, one SSE event per trace step as it happens and per
     reply as it is written, then the answer (or an error)."""
-    async for event, data in admitted_events(service, body, held):
+    async for event, data in admitted_events(service, asked, held):
         if event == "answer":
             data = {k: v for k, v in data.to_dict().items() if k != "trace"}
         elif event == "error":

@@ -5,28 +5,13 @@ of the conversation, and OpenAI's error shape."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from ragteam.server.asking import AskOptions
 from ragteam.server.followup import standalone
-from ragteam.support.layers import layer_names
-from ragteam.types import DEFAULT_SUPPORT_LAYER
-
-# every layer `--support` takes, named in the schemas (a plugin layer installed later is listed
-# from the next start; the request is checked against the registry either way)
-SupportName = Literal[tuple(layer_names())]  # type: ignore[valid-type]
-
-
-class Extension(BaseModel):
-    options: dict[str, Any] = Field(default_factory=dict)
-    choices: dict[str, str] | None = None
-    claim: bool = False
-    support: SupportName = DEFAULT_SUPPORT_LAYER
-    # the reply says in words when nothing supports the answer; abstain withholds such an
-    # answer instead (its streamed text then waits for the check)
-    abstain: bool = False
 
 
 class ChatRequest(BaseModel):
@@ -37,7 +22,7 @@ class ChatRequest(BaseModel):
     n: int = 1
     tools: list[Any] | None = None
     functions: list[Any] | None = None
-    ragteam: Extension = Field(default_factory=Extension)
+    ragteam: AskOptions = Field(default_factory=AskOptions)  # ragteam's extension
 
 
 class ChatError(Exception):

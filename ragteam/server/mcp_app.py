@@ -17,9 +17,10 @@ from pydantic import ValidationError
 
 from ragteam._version import __version__
 from ragteam.errors import RagteamError
+from ragteam.server.asking import Asked
 from ragteam.server.limits import Busy
 from ragteam.server.redact import redact_paths
-from ragteam.server.service import Asked, Service
+from ragteam.server.service import Service
 from ragteam.server.streaming import answer_events
 from ragteam.server.words import step_words
 from ragteam.strategies import DEFAULT_STRATEGY, available, strategy_class
@@ -115,8 +116,14 @@ def _add_ask(server: MCPServer, service: Service) -> None:
                 reader reads each passage), llm (a model judges), or off
             abstain: say "not found in your documents" instead of an answer nothing supports
         """
-        asked = Asked(question, index, strategy, dict(options or {}), support=support)
-        asked.abstain = abstain
+        asked = Asked(
+            question=question,
+            index=index,
+            strategy=strategy,
+            options=dict(options or {}),
+            support=support,
+            abstain=abstain,
+        )
         try:
             service.check(asked)
             await service.gate.acquire()

@@ -24,6 +24,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import ValidationError
 
 from ragteam.errors import IndexBusy, IndexUnusable, InputError, RagteamError, UnknownName
+from ragteam.server.asking import Asked
 from ragteam.server.chat_reply import SOURCES, Reply, Written, cut_reply
 from ragteam.server.chat_request import (
     ChatError,
@@ -34,7 +35,7 @@ from ragteam.server.chat_request import (
 )
 from ragteam.server.limits import Busy, Closing
 from ragteam.server.redact import redact_paths
-from ragteam.server.service import Asked, Cancelled, Service
+from ragteam.server.service import Cancelled, Service
 from ragteam.server.streaming import admitted_events, answer_watched
 from ragteam.types import Answer
 
@@ -213,16 +214,12 @@ def add_chat_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
             reply = Reply(talk, reply_limit(body), (body.model_extra or {}).get("temperature"))
             ext = body.ragteam
             asked = Asked(
-                talk.question,
-                index,
-                strategy,
-                ext.options,
-                ext.choices,
-                ext.claim,
-                ext.support,
-                ext.abstain,
-                talk.instructions,
-                float(reply.temperature or 0.0),
+                **ext.model_dump(),
+                question=talk.question,
+                index=index,
+                strategy=strategy,
+                instructions=talk.instructions,
+                temperature=float(reply.temperature or 0.0),
             )
             service.check(asked)
             if body.stream:  # a full queue is refused here; a queued stream says so

@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +20,7 @@ from ragteam.llm.base import ChatModel
 from ragteam.llm.deferred import Deferred, TakingTurns
 from ragteam.retrieval.index import Index, load_index, read_manifest
 from ragteam.retrieval.manifest import Manifest
+from ragteam.server.asking import Asked
 from ragteam.server.config import ServerConfig
 from ragteam.server.followup import standalone
 from ragteam.server.limits import Closing, Gate
@@ -29,7 +30,7 @@ from ragteam.strategies import client_options
 from ragteam.strategies.base import QUESTION_SHARE
 from ragteam.support.stage import support_settings
 from ragteam.trace import Step
-from ragteam.types import DEFAULT_SUPPORT_LAYER, Answer
+from ragteam.types import Answer
 
 if TYPE_CHECKING:
     from ragteam.eval.report import Table
@@ -37,31 +38,6 @@ if TYPE_CHECKING:
 
 class Cancelled(Exception):
     """The client went away: the answer stops at its next step."""
-
-
-@dataclass
-class Asked:
-    """An answer request as the service reads it (the HTTP body, a chat turn, an MCP call)."""
-
-    question: str
-    index: str | None
-    strategy: str
-    options: dict[str, Any] = field(default_factory=dict)
-    choices: dict[str, str] | None = None
-    claim: bool = False
-    support: str = DEFAULT_SUPPORT_LAYER  # a name in ragteam.support.layers.layer_names()
-    abstain: bool = False
-    instructions: str = ""  # the asker's own (a chat's system message)
-    temperature: float = 0.0  # the asker's, for the roles that write the answer
-
-
-def earlier_turns(request: Any) -> list[tuple[str, str]]:
-    """The page's earlier turns (`AnswerRequest.earlier`) as (role, text), oldest first; none
-    for a request without them (a chat turn is made to stand alone before it gets here)."""
-    turns: list[tuple[str, str]] = []
-    for turn in getattr(request, "earlier", None) or ():
-        turns += [("user", turn.question), ("assistant", turn.answer)]
-    return turns
 
 
 class Service:
@@ -228,7 +204,7 @@ class Service:
             raise UnknownName("index", name, list(self.config.indexes))
         return self.config.indexes[name]
 
-    def check(self, request: Any) -> dict[str, Any]:
+    def check(self, request: Asked) -> dict[str, Any]:
         """Refuse a request before any work (a stream then fails with a status, not an event);
         returns the options the strategy will get."""
         request.index = self.index_name(request.index)
@@ -239,12 +215,12 @@ class Service:
             )
         return self._options(request.strategy, request.options)
 
-    def answer(self, request: Any, on_step=None, on_writing=None) -> Answer:  # noqa: ANN001
-        """Answer one request (an AnswerRequest) in the calling thread; at shutdown it stops at
-        its next step (the process would otherwise wait for it to finish before exiting)."""
+    def answer(self, request: Asked, on_step=None, on_writing=None) -> Answer:  # noqa: ANN001
+        """Answer one request in the calling thread; at shutdown it stops at its next step (the
+        process would otherwise wait for it to finish before exiting)."""
         options = self.check(request)
         question, follows = standalone(
-            request.question, earlier_turns(request), self.config.max_question_chars
+            request.question, request.earlier_turns(), self.config.max_question_chars
         )
 
         def stepped(step: Step) -> None:
@@ -265,8 +241,9 @@ class Service:
             on_step=stepped,
             support=support_settings(request.support, request.abstain),
             on_writing=on_writing,
-            instructions=getattr(request, "instructions", ""),
-            temperature=float(getattr(request, "temperature", 0.0) or 0.0),
+            verdicts=request.verdicts,
+            instructions=request.instructions,
+            temperature=request.temperature,
         )
         if loading and result.trace is not None:  # they happened first
             result.trace.steps[:0] = loading
