@@ -6,7 +6,8 @@ paragraphs.
         --files 10000,30000 --retriever bm25 --work /tmp/fscale
 
 Each file is `# TITLE` and two paragraphs of the corpus (file i: paragraphs i and 7i+3 modulo
-the corpus, so texts differ across the folder), in folders of 1,000 files. Every sync runs as
+the corpus, so texts differ across the folder), or `--paragraphs P` of them (the rest
+31i+11j+5), in folders of 1,000 files. Every sync runs as
 its own process (`python -m ragteam.cli index sync`), its peak RSS read by `wait4` (it and its
 conversion child), with a fresh cache folder per size (XDG_CACHE_HOME), so the first sync
 converts everything. Search: 200 queries (8 words of a random file) on the loaded index, one
@@ -24,16 +25,19 @@ import time
 from pathlib import Path
 
 
-def make_folder(corpus: Path, folder: Path, files: int) -> None:
+def make_folder(corpus: Path, folder: Path, files: int, paragraphs: int = 2) -> None:
     rows = [json.loads(line) for line in corpus.open(encoding="utf-8")]
+    n = len(rows)
     shutil.rmtree(folder, ignore_errors=True)
     for i in range(files):
-        first, second = rows[i % len(rows)], rows[(7 * i + 3) % len(rows)]
+        picked = [rows[i % n], rows[(7 * i + 3) % n]]
+        picked += [rows[(31 * i + 11 * j + 5) % n] for j in range(2, paragraphs)]
         sub = folder / f"part{i // 1000:03d}"
         if i % 1000 == 0:
             sub.mkdir(parents=True)
-        text = f"# {first['title']} ({i})\n\n{first['text']}\n\n{second['text']}\n"
-        (sub / f"{first['title'][:40].replace('/', '-')}-{i}.txt").write_text(text, "utf-8")
+        body = "\n\n".join(row["text"] for row in picked[:paragraphs])
+        text = f"# {picked[0]['title']} ({i})\n\n{body}\n"
+        (sub / f"{picked[0]['title'][:40].replace('/', '-')}-{i}.txt").write_text(text, "utf-8")
 
 
 def timed_sync(folder: Path, out: Path, retriever: str, env: dict[str, str]) -> list[float]:
@@ -69,9 +73,9 @@ print(json.dumps({"passages": len(index.passages), "p50": times[100], "p95": tim
 
 
 def one_size(args: argparse.Namespace, files: int) -> dict[str, object]:
-    work = args.work / f"{files}"
+    work = args.work / (f"{files}" if args.paragraphs == 2 else f"{files}x{args.paragraphs}")
     folder, out, cache = work / "docs", work / "ix", work / "cache"
-    make_folder(args.corpus, folder, files)
+    make_folder(args.corpus, folder, files, args.paragraphs)
     shutil.rmtree(out, ignore_errors=True)
     shutil.rmtree(cache, ignore_errors=True)
     env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
@@ -97,6 +101,9 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, required=True, help="a JSONL of {title, text}")
     parser.add_argument("--files", default="10000", help="folder sizes, comma-separated")
     parser.add_argument("--retriever", default="bm25")
+    parser.add_argument(
+        "--paragraphs", type=int, default=2, help="paragraphs of the corpus a file (at least 2)"
+    )
     parser.add_argument("--work", type=Path, default=Path("/tmp/fscale"))
     args = parser.parse_args()
     print(

@@ -62,3 +62,23 @@ def test_a_file_over_its_formats_size_cap_is_skipped_before_it_is_read(tmp_path,
     status = {s.path: (s.status, s.reason) for s in report.files}
     assert status["huge.txt"][0] == "skipped" and "over 2 MB" in status["huge.txt"][1]
     assert status["small.txt"][0] == "read" and "huge.txt" not in hashed
+
+
+def test_the_token_count_is_the_embedding_models_own():
+    """Passages are cut by the tokenizer run without transformers (no torch in a BM25 sync);
+    its counts are those of the tokenizer transformers loads for the model, long texts too."""
+    from transformers import AutoTokenizer
+
+    from ragteam.retrieval.encoders import embedding_model_dir
+
+    count, limit, _name = token_counter(EncoderSpec("torch"))
+    model = AutoTokenizer.from_pretrained(str(embedding_model_dir()))
+    texts = [
+        "",
+        "The ferry leaves Quillan at nine.",
+        "émigré naïve 東京 ¶ %(asctime)s --max-line-length=100 # noqa: E501",
+        " ".join(f"word{i}" for i in range(2000)),  # far past the model's input limit
+    ]
+    for text in texts:
+        assert count(text) == len(model(text, add_special_tokens=False)["input_ids"])
+    assert count(texts[3]) > limit

@@ -96,6 +96,30 @@ def test_hnsw_index_on_disk_loads_and_retrieves(tmp_path):
     assert len(hits) == 3 and hits[0].score >= hits[-1].score
 
 
+@pytest.mark.parametrize(("threshold", "kind"), [(10, "hnsw"), (10_000, "flat")])
+def test_auto_chooses_the_faiss_type_by_the_passage_count_and_says_why(
+    tmp_path, monkeypatch, threshold, kind
+):
+    import faiss
+    from typer.testing import CliRunner
+
+    from ragteam.cli import app
+    from ragteam.demo import demo_corpus_path
+    from ragteam.retrieval import dense
+
+    monkeypatch.setattr(dense, "HNSW_FROM", threshold)  # the demo corpus: 48 passages
+    out = tmp_path / "ix"
+    manifest = build_index(demo_corpus_path(), out, retriever="dense")
+    built = manifest["params"]["dense"]
+    assert built["kind"] == "auto" and built["built"]["kind"] == kind
+    assert str(threshold) in built["built"]["why"].replace(",", "")
+    stored = faiss.read_index(str(out / "dense.faiss"))
+    assert hasattr(stored, "hnsw") == (kind == "hnsw")
+    assert load_index(out).retrieve("a question about a river", 3)
+    said = CliRunner().invoke(app, ["index", "info", str(out)])
+    assert said.exit_code == 0 and f"dense index: {kind} (auto: 48 passages" in said.output
+
+
 @pytest.mark.integration
 @pytest.mark.parametrize(("backend", "closeness"), [("onnx", 0.999), ("onnx-int8", 0.9)])
 def test_onnx_encoders_agree_with_pytorch(backend, closeness):

@@ -209,6 +209,9 @@ def index_info(directory: Annotated[Path, typer.Argument(help="index directory")
         recover_swap(directory)  # a sync killed mid-swap left the index beside its name
         manifest = read_manifest(directory)
         out.print_json(json.dumps(manifest.raw))
+        dense = manifest.raw.get("params", {}).get("dense") or {}
+        if isinstance(dense.get("built"), dict):  # which FAISS type, and why
+            out.print(f"dense index: {dense['built'].get('kind')} ({dense['built'].get('why')})")
         sources, _settings = read_sources(directory)
         if sources:
             _print_sources([source_dict(s) for s in sources.values()], Path(manifest.source.path))

@@ -16,7 +16,7 @@ from ragteam.commands.common import err
 from ragteam.documents import ConvertSettings
 from ragteam.documents.isolated import DEFAULT_MEMORY_MB, DEFAULT_SECONDS
 from ragteam.retrieval.bm25 import STEMMER
-from ragteam.retrieval.dense import INDEX_KINDS, DenseSettings
+from ragteam.retrieval.dense import HNSW_FROM, INDEX_KINDS, DenseSettings
 from ragteam.retrieval.encoder_registry import parse_encoder
 from ragteam.retrieval.encoders import LOCAL_BACKENDS
 from ragteam.retrieval.index import IndexSettings
@@ -37,7 +37,10 @@ class IndexFlags:
         "encoder plugin's name",
     )
     embed_url: str = flag("", "OpenAI-compatible server for openai:MODEL embeddings")
-    index_type: str = flag("flat", "FAISS index: " + " | ".join(INDEX_KINDS))
+    index_type: str = flag(
+        "auto",
+        f"FAISS index: {' | '.join(INDEX_KINDS)} (auto: flat, HNSW from {HNSW_FROM:,} passages)",
+    )
 
 
 @dataclass(frozen=True)

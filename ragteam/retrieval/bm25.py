@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from array import array
+import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +34,21 @@ def _text(p: Passage) -> str:
     return "\n".join([*head, p.text])
 
 
+def write(passages: Iterable[Passage], directory: Path, stemmer: str = STEMMER) -> None:
+    """BM25's files for `passages` in `directory / "bm25"`, built in bounded memory
+    (`ragteam.retrieval.bm25_build`): the texts are read once, as they come."""
+    import bm25s
+
+    from ragteam.retrieval.bm25_build import write_bm25
+
+    tokenizer = _tokenizer(stemmer)
+    folder = directory / "bm25"
+    texts = (_text(p) for p in passages)
+    write_bm25(texts, tokenizer, folder, PARAMS["k1"], PARAMS["b"], bm25s.__version__)
+    tokenizer.save_vocab(str(folder))
+    tokenizer.save_stopwords(str(folder))
+
+
 class BM25Retriever:
     name = "bm25"
 
@@ -43,24 +59,10 @@ class BM25Retriever:
 
     @classmethod
     def build(cls, passages: list[Passage], stemmer: str = STEMMER) -> BM25Retriever:
-        import bm25s
-        from bm25s.tokenization import Tokenized
-
-        tokenizer = _tokenizer(stemmer)
-        # one text at a time, each document's token ids kept as 4-byte integers (a list of
-        # Python ints takes twice that, and the texts are not held a second time)
-        stream = tokenizer.tokenize(
-            (_text(p) for p in passages), return_as="stream", show_progress=False
-        )
-        ids = [array("i", doc) for doc in stream]
-        model = bm25s.BM25(k1=PARAMS["k1"], b=PARAMS["b"], method=PARAMS["method"])
-        model.index(Tokenized(ids=ids, vocab=tokenizer.get_vocab_dict()), show_progress=False)
-        return cls(passages, model, tokenizer)
-
-    def save(self, directory: Path) -> None:
-        self._model.save(str(directory / "bm25"))
-        self._tokenizer.save_vocab(str(directory / "bm25"))
-        self._tokenizer.save_stopwords(str(directory / "bm25"))
+        """A retriever of `passages` in memory (what `write` writes, loaded back)."""
+        with tempfile.TemporaryDirectory(prefix="ragteam-bm25-") as folder:
+            write(passages, Path(folder), stemmer)
+            return cls.load(Path(folder), passages, stemmer)
 
     @classmethod
     def load(

@@ -3,13 +3,15 @@ index builds, records and loads them (`ragteam.retrieval.kinds`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ragteam.errors import IndexUnusable
 from ragteam.retrieval.bm25 import PARAMS, STEMMER, BM25Retriever
-from ragteam.retrieval.dense import DenseRetriever, DenseSettings, passage_text
+from ragteam.retrieval.bm25 import write as write_bm25
+from ragteam.retrieval.dense import DenseRetriever, DenseSettings, chosen_kind, passage_text
 from ragteam.retrieval.encoder_registry import make_encoder
 from ragteam.retrieval.kinds import BuildJob, Built, IndexSettings
 from ragteam.retrieval.manifest import Manifest
@@ -21,10 +23,10 @@ class BM25Kind:
 
     name = "bm25"
 
-    def build(self, passages: list[Passage], directory: Path, job: BuildJob) -> Built:
+    def build(self, passages: Sequence[Passage], directory: Path, job: BuildJob) -> Built:
         if job.progress:
             job.progress("bm25", 0, 1)
-        BM25Retriever.build(passages, job.settings.bm25_stemmer).save(directory)
+        write_bm25(passages, directory, job.settings.bm25_stemmer)
         if job.progress:
             job.progress("bm25", 1, 1)
         return Built({**PARAMS, "stemmer": job.settings.bm25_stemmer})
@@ -55,7 +57,7 @@ class DenseKind:
 
     name = "dense"
 
-    def build(self, passages: list[Passage], directory: Path, job: BuildJob) -> Built:
+    def build(self, passages: Sequence[Passage], directory: Path, job: BuildJob) -> Built:
         progress = job.progress
         report = (lambda done, total: progress("embed", done, total)) if progress else None
         settings = job.settings.dense
@@ -66,7 +68,9 @@ class DenseKind:
             encoder = make_encoder(settings.encoder)
             built = DenseRetriever.from_vectors(passages, vectors, encoder, settings)
         built.save(directory)
-        return Built(settings.to_json(), embedding_model=built.encoder.identity)
+        kind_built, why = chosen_kind(settings.kind, len(passages))
+        params = {**settings.to_json(), "built": {"kind": kind_built, "why": why}}
+        return Built(params, embedding_model=built.encoder.identity)
 
     def load(
         self, directory: Path, passages: list[Passage], params: dict[str, Any], manifest: Manifest
@@ -88,7 +92,7 @@ class DenseKind:
         flags = ""
         if encoder.get("backend", "torch") not in ("torch", "server"):
             flags += f" --encoder {encoder['backend']}"
-        if params.get("kind", "flat") != "flat":
+        if params.get("kind", "flat") != DenseSettings().kind:
             flags += f" --index-type {params['kind']}"
         if params.get("shards", 1) != 1:
             flags += f" --shards {params['shards']}"

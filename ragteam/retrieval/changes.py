@@ -183,7 +183,7 @@ class Walk:
             "",
             done["notes"],
             done["title"],
-            done["pieces"],
+            stored=self.cache.kept_pieces(key),  # read back when written: no text held here
         )
 
 

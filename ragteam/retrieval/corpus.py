@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ragteam.documents.jsonl import Document, read_rows
@@ -39,18 +39,22 @@ def load_passages(src: str | Path) -> list[Passage]:
     return passages
 
 
-def passages_checksum(passages: list[Passage], worded: bool = False) -> str:
+def passages_checksum(passages: Iterable[Passage], worded: bool = False) -> str:
     """The passages' checksum (an index's manifest holds it): ids, titles, texts and where
     each stands, not how that place is worded, so a release that rewords citations loads the
     indexes built before it. `worded`: as indexes built before 2026-11-26 (third session)
     computed it, with the locator's display text."""
     digest = hashlib.sha256()
     for p in passages:
-        place = (p.locator.to_dict() if worded else p.locator.fields()) if p.locator else None
-        row = [p.id, p.title, p.text] + ([place] if place is not None else [])
-        digest.update(json.dumps(row, ensure_ascii=False).encode("utf-8"))
-        digest.update(b"\n")
+        digest.update(checksum_row(p, worded))
     return digest.hexdigest()
+
+
+def checksum_row(p: Passage, worded: bool = False) -> bytes:
+    """What one passage adds to `passages_checksum`."""
+    place = (p.locator.to_dict() if worded else p.locator.fields()) if p.locator else None
+    row = [p.id, p.title, p.text] + ([place] if place is not None else [])
+    return json.dumps(row, ensure_ascii=False).encode("utf-8") + b"\n"
 
 
 def source_files(path: Path) -> list[Path]:

@@ -5,7 +5,7 @@ optionally split into shards searched one by one and merged, optionally memory-m
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path, PurePath
 from typing import Any
 
@@ -16,7 +16,12 @@ from ragteam.retrieval.encoder_registry import make_encoder
 from ragteam.retrieval.encoders import EncodeProgress, Encoder, EncoderSpec
 from ragteam.types import Passage
 
-INDEX_KINDS = ("flat", "hnsw", "ivfpq")
+INDEX_KINDS = ("auto", "flat", "hnsw", "ivfpq")
+# `auto` builds HNSW from this many passages (flat below): exact search costs 5.6 ms a query
+# per 100,000 passages on the 2 cores measured (56 ms at 1M), HNSW 0.2 ms at 1M with 99.8% of
+# the exact top 10, for build time (114 s at 1M) and 18% more memory (docs/benchmarks.md §13c,
+# §56): from 200,000 on, exact search alone would take 11 ms and more of a query's budget
+HNSW_FROM = 200_000
 
 
 @dataclass(frozen=True)
@@ -24,7 +29,7 @@ class DenseSettings:
     """How the dense part of an index is built and searched (recorded in the manifest)."""
 
     encoder: EncoderSpec = field(default_factory=EncoderSpec)
-    kind: str = "flat"
+    kind: str = "auto"  # auto: by the number of passages (`chosen_kind`)
     shards: int = 1
     mmap: bool = False  # map the FAISS files instead of reading them into memory
     hnsw_m: int = 32
@@ -66,12 +71,22 @@ def passage_text(p: Passage) -> str:
     return f"{' - '.join(head)}: {p.text}" if head else p.text
 
 
+def chosen_kind(kind: str, passages: int) -> tuple[str, str]:
+    """The FAISS type `kind` builds for this many passages, and why (what `index info` says)."""
+    if kind != "auto":
+        return kind, "as asked (--index-type)"
+    if passages >= HNSW_FROM:
+        return "hnsw", f"auto: {passages:,} passages, at least {HNSW_FROM:,} (exact search slows)"
+    return "flat", f"auto: {passages:,} passages, under {HNSW_FROM:,} (exact search is fast)"
+
+
 def build_faiss(vectors: np.ndarray, settings: DenseSettings) -> Any:
-    """A FAISS inner-product index of the given type holding `vectors` (trained if IVF-PQ)."""
+    """A FAISS inner-product index of the given type holding `vectors` (trained if IVF-PQ);
+    `auto` is decided before (`chosen_kind`), over all the passages."""
     import faiss
 
     n, dim = vectors.shape
-    if settings.kind == "flat":
+    if settings.kind in ("flat", "auto"):
         index = faiss.IndexFlatIP(dim)
     elif settings.kind == "hnsw":
         index = faiss.IndexHNSWFlat(dim, settings.hnsw_m, faiss.METRIC_INNER_PRODUCT)
@@ -154,8 +169,9 @@ class DenseRetriever:
         cls, passages: list[Passage], vectors: np.ndarray, encoder: Encoder, settings: DenseSettings
     ) -> DenseRetriever:
         parts = []
+        built = replace(settings, kind=chosen_kind(settings.kind, len(passages))[0])
         for start, end in shard_bounds(len(passages), settings.shards):
-            index = build_faiss(np.ascontiguousarray(vectors[start:end]), settings)
+            index = build_faiss(np.ascontiguousarray(vectors[start:end]), built)
             tune(index, settings)
             parts.append((start, index))
         return cls(passages, encoder, parts, settings)

@@ -22,11 +22,14 @@ LOCAL = ("torch", "onnx", "onnx-int8")
 
 @functools.lru_cache(maxsize=1)
 def _wordpiece() -> Any:
-    from transformers import AutoTokenizer
-    from transformers.utils import logging as hf_logging
+    """The embedding model's tokenizer, run by `tokenizers` (what transformers runs it with)
+    without transformers: a BM25 sync never imports torch (about 200 MB)."""
+    from tokenizers import Tokenizer
 
-    hf_logging.set_verbosity_error()  # long texts are counted, not encoded: no warning
-    return AutoTokenizer.from_pretrained(str(embedding_model_dir()))
+    tokenizer = Tokenizer.from_file(str(embedding_model_dir() / "tokenizer.json"))
+    tokenizer.no_truncation()  # long texts are counted whole
+    tokenizer.no_padding()
+    return tokenizer
 
 
 def token_counter(spec: EncoderSpec) -> tuple[TokenCount, int, str]:
@@ -37,7 +40,7 @@ def token_counter(spec: EncoderSpec) -> tuple[TokenCount, int, str]:
         limit = max_seq_length(embedding_model_dir()) - 2  # [CLS] and [SEP]
 
         def count(text: str) -> int:
-            return len(_wordpiece()(text, add_special_tokens=False)["input_ids"])
+            return len(_wordpiece().encode(text, add_special_tokens=False).ids)
 
         return count, limit, "all-MiniLM-L6-v2 wordpiece"
     return (lambda text: max(1, len(text.split()) * 4 // 3)), 512, "words x 4/3"

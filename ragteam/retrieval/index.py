@@ -9,7 +9,7 @@ import shutil
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -48,7 +48,8 @@ from ragteam.retrieval.manifest import (
     parse,
     seal,
 )
-from ragteam.types import Locator, Passage
+from ragteam.retrieval.passage_file import PassageFile, passage_of, write_passages
+from ragteam.types import Passage
 
 # reciprocal rank fusion's constant, applied when searching (an index built under another
 # records it, for information only): 5, chosen over the usual 60 on held training questions
@@ -161,17 +162,17 @@ def one_writer(out: str | Path) -> Iterator[None]:
 
 def write_aside(
     out: str | Path,
-    passages: list[Passage],
+    passages: Callable[[Path], Iterable[Passage]],
     source: dict[str, Any],
     settings: IndexSettings,
     encode: RemoteEncode | None = None,
     progress: BuildProgress | None = None,
     *,
-    extra: Callable[[Path], None] | None = None,
     started: float | None = None,
 ) -> dict[str, Any]:
-    """Write an index of `passages` into a staging folder beside `out` (with `extra(staging)`
-    adding state files), then swap it in: `out` is never half-written."""
+    """Write an index into a staging folder beside `out`, then swap it in: `out` is never
+    half-written. `passages(staging)` gives the passages, streamed (a sync writes its state
+    files into the staging folder first and reads its passages back from them)."""
     if settings.retriever not in retriever_names():
         raise UnknownName("retriever", settings.retriever, retriever_names())
     started = time.perf_counter() if started is None else started
@@ -183,9 +184,7 @@ def write_aside(
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     try:
-        manifest = _write_index(staging, passages, source, settings, encode, progress)
-        if extra is not None:
-            extra(staging)
+        manifest = _write_index(staging, passages(staging), source, settings, encode, progress)
         manifest["build_seconds"] = round(time.perf_counter() - started, 3)
         manifest = seal(manifest)
         atomic.write_json(staging / "manifest.json", manifest)
@@ -219,20 +218,17 @@ def _alive(pid: int) -> bool:
 
 def _write_index(
     directory: Path,
-    passages: list[Passage],
+    passages: Iterable[Passage],
     source: dict[str, Any],
     settings: IndexSettings,
     encode: RemoteEncode | None,
     progress: BuildProgress | None,
 ) -> dict[str, Any]:
-    with (directory / "passages.jsonl").open("w", encoding="utf-8") as handle:
-        for p in passages:
-            row = {"id": p.id, "title": p.title, "text": p.text, "doc_id": p.doc_id}
-            if p.locator is not None:
-                row["locator"] = p.locator.to_dict()
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    path = directory / "passages.jsonl"
+    written = write_passages(path, passages)
+    stored = PassageFile(path, written.starts)  # the kinds read it back, a passage at a time
     job = BuildJob(settings, encode, progress)
-    built = {name: kind(name).build(passages, directory, job) for name in settings.searchers}
+    built = {name: kind(name).build(stored, directory, job) for name in settings.searchers}
     embedding = next((b.embedding_model for b in built.values() if b.embedding_model), None)
     return {
         "format_version": FORMAT_VERSION,
@@ -240,9 +236,9 @@ def _write_index(
         "retriever": settings.retriever,
         "searchers": settings.searchers,
         "embedding_model": embedding,
-        "passage_count": len(passages),
-        "document_count": len({p.doc_id for p in passages}),
-        "corpus_checksum": passages_checksum(passages),
+        "passage_count": written.count,
+        "document_count": written.documents,
+        "corpus_checksum": written.checksum,
         "source": source,
         "params": {
             "passage_words": settings.passage_words,
@@ -354,12 +350,7 @@ def _read_passages(path: Path) -> list[Passage]:
     with path.open("rb") as handle:  # bytes: an undecodable line is named like any other
         for number, line in enumerate(handle, start=1):
             try:
-                row = json.loads(line)
-                where = row.get("locator")
-                locator = Locator.from_dict(where) if isinstance(where, dict) else None
-                passages.append(
-                    Passage(row["id"], row["title"], row["text"], row["doc_id"], locator=locator)
-                )
+                passages.append(passage_of(json.loads(line)))
             except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
                 raise IndexUnusable(
                     f"{path}:{number} is corrupt; {rebuild_hint(path.parent)}"

@@ -8,7 +8,7 @@ into a `Searcher`. `hybrid` is not a kind: it fuses the searchers of an index th
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -86,7 +86,7 @@ class RetrieverKind(Protocol):
 
     name: str
 
-    def build(self, passages: list[Passage], directory: Path, job: BuildJob) -> Built: ...
+    def build(self, passages: Sequence[Passage], directory: Path, job: BuildJob) -> Built: ...
 
     def load(
         self, directory: Path, passages: list[Passage], params: dict[str, Any], manifest: Manifest

@@ -9,12 +9,14 @@ embedded twice, whatever its path or mtime, and a killed sync resumes from what 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import sqlite3
-from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -39,15 +41,15 @@ class Source:
     notes: list[str] = field(default_factory=list)
     title: str = ""
     pieces: list[dict[str, Any]] = field(default_factory=list)
-    # the pieces as stored, not yet decoded (`read_sources`): a sync that rewrites nothing, or
-    # writes an unchanged file's row again, never decodes them
-    stored: str | None = field(default=None, repr=False, compare=False)
+    # where the pieces are kept, not yet read (a row of the sources file `read_sources` read,
+    # or of the cache's conversions): a sync holds no file's text, and one that rewrites
+    # nothing, or writes an unchanged file's row again, never decodes them
+    stored: Callable[[], str] | None = field(default=None, repr=False, compare=False)
 
     def piece_list(self) -> list[dict[str, Any]]:
-        """The passages' pieces, decoded from the stored text on first use."""
-        if self.stored is not None:
-            self.pieces, self.stored = json.loads(self.stored), None
-        return self.pieces
+        """The passages' pieces, read and decoded from where they are kept on each use (not
+        kept here: a sync goes through every file once)."""
+        return json.loads(self.stored()) if self.stored is not None else self.pieces
 
     def row(self) -> tuple[Any, ...]:
         return (
@@ -60,15 +62,15 @@ class Source:
             self.reason,
             json.dumps(self.notes, ensure_ascii=False),
             self.title,
-            self.stored if self.stored is not None else json.dumps(self.pieces, ensure_ascii=False),
+            self.stored() if self.stored else json.dumps(self.pieces, ensure_ascii=False),
         )
 
 
 _COLUMNS = "path, size, mtime_ns, sha256, converter, status, reason, notes, title, pieces"
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    db = sqlite3.connect(str(path), timeout=30)
+def _connect(path: Path, check_same_thread: bool = True) -> sqlite3.Connection:
+    db = sqlite3.connect(str(path), timeout=30, check_same_thread=check_same_thread)
     db.execute(
         "CREATE TABLE IF NOT EXISTS sources (path TEXT PRIMARY KEY, size INTEGER, "
         "mtime_ns INTEGER, sha256 TEXT, converter TEXT, status TEXT, reason TEXT, notes TEXT, "
@@ -79,23 +81,57 @@ def _connect(path: Path) -> sqlite3.Connection:
 
 
 def read_sources(directory: Path) -> tuple[dict[str, Source], dict[str, Any]]:
-    """The sources of an index folder and its sync settings (empty when it has none)."""
+    """The sources of an index folder and its sync settings (empty when it has none). Their
+    pieces stay in the file, read when asked for (the file is held open until the last
+    source is gone, so a sync that replaces it meanwhile changes nothing they read)."""
     path = directory / SOURCES_FILE
     if not path.is_file():
         return {}, {}
-    db = _connect(path)
+    db = _connect(path, check_same_thread=False)
     try:
-        rows = db.execute(f"SELECT {_COLUMNS} FROM sources").fetchall()
+        rows = db.execute(f"SELECT {_COLUMNS[: _COLUMNS.rindex(',')]} FROM sources").fetchall()
         meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
     except sqlite3.DatabaseError:
-        return {}, {}
-    finally:
         db.close()
+        return {}, {}
+    kept = _Rows(db, "SELECT pieces FROM sources WHERE path = ?")
     sources = {
-        r[0]: Source(r[0], r[1], r[2], r[3], r[4], r[5], r[6], _notes(r[7]), r[8], [], stored=r[9])
+        r[0]: Source(*r[:7], _notes(r[7]), r[8], [], stored=functools.partial(kept.text, r[0]))
         for r in rows
     }
     return sources, json.loads(meta.get("settings", "{}"))
+
+
+class _Rows:
+    """One text column of an open SQLite file, by key; safe from any thread."""
+
+    def __init__(self, db: sqlite3.Connection, query: str) -> None:
+        self._db, self._query, self._lock = db, query, threading.Lock()
+
+    def text(self, key: str) -> str:
+        with self._lock:
+            row = self._db.execute(self._query, (key,)).fetchone()
+        if row is None or row[0] is None:
+            raise KeyError(f"{key} is no longer in {self._query.split(' FROM ')[1]}")
+        return str(row[0])
+
+    def __del__(self) -> None:
+        if hasattr(self, "_db"):
+            self._db.close()
+
+
+def read_back(path: Path) -> Iterator[Source]:
+    """The read sources of a sources file, in path order, each with its pieces decoded: what
+    a sync reads its passages back from, a file at a time."""
+    db = _connect(path)
+    try:
+        cursor = db.execute(
+            "SELECT path, title, pieces FROM sources WHERE status = 'read' ORDER BY path"
+        )
+        for path_, title, pieces in cursor:
+            yield Source(path_, 0, 0, title=title, pieces=json.loads(pieces))
+    finally:
+        db.close()
 
 
 def _notes(stored: str) -> list[str]:
@@ -110,9 +146,9 @@ def write_sources(path: Path, sources: Iterable[Source], settings: dict[str, Any
     db = _connect(tmp)
     try:
         with db:
-            db.executemany(
+            db.executemany(  # a row at a time: each source's pieces are read as it is written
                 f"INSERT INTO sources ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                [s.row() for s in sources],
+                (s.row() for s in sources),
             )
             db.execute("INSERT INTO meta VALUES ('settings', ?)", (json.dumps(settings),))
         db.close()
@@ -142,6 +178,9 @@ class SyncCache:
                 "CREATE TABLE IF NOT EXISTS embeddings (encoder TEXT, text TEXT, vector BLOB, "
                 "PRIMARY KEY (encoder, text))"
             )
+        self._pieces = _Rows(
+            self._db, "SELECT json_extract(value, '$.pieces') FROM conversions WHERE key = ?"
+        )
 
     def close(self) -> None:
         self._db.close()
@@ -149,6 +188,10 @@ class SyncCache:
     def conversion(self, key: str) -> dict[str, Any] | None:
         row = self._db.execute("SELECT value FROM conversions WHERE key = ?", (key,)).fetchone()
         return json.loads(row[0]) if row else None
+
+    def kept_pieces(self, key: str) -> Callable[[], str]:
+        """Where the pieces of the conversion under `key` are kept: read from here on use."""
+        return functools.partial(self._pieces.text, key)
 
     def put_conversion(self, key: str, value: dict[str, Any]) -> None:
         with storage(self._where), self._db:
@@ -188,8 +231,9 @@ def source_dict(source: Source) -> dict[str, Any]:
     pages or slides, characters read, and a `warning` when a file counted as read gave almost
     nothing (its pages hold little text: scanned pages, or text the converter cannot reach)."""
     pieces = source.piece_list()
-    data = asdict(source)
+    data = {f.name: getattr(source, f.name) for f in fields(source)}
     del data["pieces"], data["stored"]
+    data["notes"] = list(source.notes)
     pages = {p["page"] for p in pieces if p.get("page") is not None}
     slides = {p["slide"] for p in pieces if p.get("slide") is not None}
     chars = sum(p["end"] - p["start"] for p in pieces)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,7 @@ from ragteam.retrieval.sources import (
     SOURCES_FILE,
     Source,
     SyncCache,
+    read_back,
     read_sources,
     write_sources,
 )
@@ -206,7 +208,15 @@ def _sync_locked(
                 write_sources(out / SOURCES_FILE, sources, settings)
             return report
         stats: dict[str, int] = {}
-        passages = _all_passages(root, sources, out if has_index else None, walk.changes)
+        _some_text(root, sources, out if has_index else None, walk.changes)
+
+        def passages(staging: Path) -> Iterator[Passage]:
+            # the sources file first (each file's pieces read from where they are kept, one
+            # at a time), then the passages read back from it: no folder's text held at once
+            write_sources(staging / SOURCES_FILE, sources, settings)
+            for source in read_back(staging / SOURCES_FILE):
+                yield from passages_of(source)
+
         report.manifest = write_aside(
             out,
             passages,
@@ -214,7 +224,6 @@ def _sync_locked(
             index,
             cached_encode(cache, encode, stats),
             progress,
-            extra=lambda staging: write_sources(staging / SOURCES_FILE, sources, settings),
         )
         report.embedded, report.rewritten = stats.get("embedded", 0), True
         return report
@@ -244,15 +253,14 @@ def _index_whole(out: Path) -> bool:
     return True
 
 
-def _all_passages(
+def _some_text(
     root: Path, sources: list[Source], kept: Path | None, changes: dict[str, list[str]]
-) -> list[Passage]:
-    """Every passage of the read sources. None at all is refused (an index holds text); when
-    an index `kept` is there, the refusal says loudly that it still serves its last text, the
-    deleted files' text included, and how to stop that."""
-    passages = [p for s in sources if s.status == "read" for p in passages_of(s)]
-    if passages:
-        return _named_once(passages)
+) -> None:
+    """Refuse a sync that read no text at all (an index holds text; a read source has a
+    passage at least). When an index `kept` is there, the refusal says loudly that it still
+    serves its last text, the deleted files' text included, and how to stop that."""
+    if any(s.status == "read" for s in sources):
+        return
     reasons = "; ".join(f"{s.path}: {s.status} ({s.reason})" for s in sources[:8])
     if root.is_file():
         message = f"no text could be read from {root}" + (
@@ -271,21 +279,6 @@ def _all_passages(
             + f"; to stop serving it, delete the index folder {kept}"
         )
     raise InputError(message)
-
-
-def _named_once(passages: list[Passage]) -> list[Passage]:
-    """`passages`, refused when two share an id (two corpora in one folder naming a document
-    alike): a citation must name one passage."""
-    where: dict[str, str] = {}
-    for p in passages:
-        source = f"document '{p.doc_id}' of {p.locator.source if p.locator else '?'}"
-        if p.id in where:
-            raise InputError(
-                f"passage id '{p.id}' comes from {where[p.id]} and from {source} (a document "
-                "cut in several is named ID#0, ID#1, ...); ids must be unique: rename one"
-            )
-        where[p.id] = source
-    return passages
 
 
 def passages_of(source: Source) -> list[Passage]:

@@ -1,0 +1,114 @@
+"""An index's `passages.jsonl`: written from a stream of passages, one at a time, and read back
+as a sequence that holds only each line's place (`PassageFile`), so a build hands a million
+passages to its retriever kinds without holding their text."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, overload
+
+import numpy as np
+
+from ragteam.errors import InputError
+from ragteam.retrieval.corpus import checksum_row
+from ragteam.types import Locator, Passage
+
+
+def passage_row(p: Passage) -> dict[str, Any]:
+    row: dict[str, Any] = {"id": p.id, "title": p.title, "text": p.text, "doc_id": p.doc_id}
+    if p.locator is not None:
+        row["locator"] = p.locator.to_dict()
+    return row
+
+
+def passage_of(row: dict[str, Any]) -> Passage:
+    """A passage from its line (KeyError, TypeError or ValueError when the line is damaged)."""
+    where = row.get("locator")
+    locator = Locator.from_dict(where) if isinstance(where, dict) else None
+    return Passage(row["id"], row["title"], row["text"], row["doc_id"], locator=locator)
+
+
+@dataclass(frozen=True)
+class Written:
+    """What writing the passages found: their count, documents and checksum, and where each
+    line starts."""
+
+    count: int
+    documents: int
+    checksum: str
+    starts: np.ndarray
+
+
+def write_passages(path: Path, passages: Iterable[Passage]) -> Written:
+    """Write `passages` to `path` as they come. Two passages with one id are refused (a
+    citation must name one passage): ids are compared by 8-byte digests, so memory is 8 bytes
+    a passage, and a clash is named by reading the file again."""
+    digest, starts = hashlib.sha256(), [0]
+    ids: list[bytes] = []
+    docs: list[bytes] = []
+    with path.open("wb") as handle:
+        for p in passages:
+            line = json.dumps(passage_row(p), ensure_ascii=False).encode("utf-8") + b"\n"
+            handle.write(line)
+            starts.append(starts[-1] + len(line))
+            digest.update(checksum_row(p))
+            ids.append(_short(p.id))
+            docs.append(_short(p.doc_id))
+    id_keys = np.frombuffer(b"".join(ids), dtype=np.uint64)
+    if len(np.unique(id_keys)) != len(id_keys):
+        _name_clash(path)
+    documents = len(np.unique(np.frombuffer(b"".join(docs), dtype=np.uint64)))
+    return Written(len(ids), documents, digest.hexdigest(), np.asarray(starts, dtype=np.int64))
+
+
+def _short(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest()
+
+
+def _name_clash(path: Path) -> None:
+    """Raise the InputError naming two passages of one id (digests matched: read the file)."""
+    where: dict[str, str] = {}
+    for p in PassageFile(path, None):
+        source = f"document '{p.doc_id}' of {p.locator.source if p.locator else '?'}"
+        if p.id in where:
+            raise InputError(
+                f"passage id '{p.id}' comes from {where[p.id]} and from {source} (a document "
+                "cut in several is named ID#0, ID#1, ...); ids must be unique: rename one"
+            )
+        where[p.id] = source
+
+
+class PassageFile(Sequence[Passage]):
+    """The passages of a `passages.jsonl`, read when asked for: iterated in order, or one by
+    its number (with the lines' starts known)."""
+
+    def __init__(self, path: Path, starts: np.ndarray | None) -> None:
+        self.path, self._starts = path, starts
+
+    def __len__(self) -> int:
+        if self._starts is None:
+            raise TypeError("the passage count is known once the file is written")
+        return len(self._starts) - 1
+
+    def __iter__(self) -> Iterator[Passage]:
+        with self.path.open("rb") as handle:
+            for line in handle:
+                yield passage_of(json.loads(line))
+
+    @overload
+    def __getitem__(self, at: int) -> Passage: ...
+    @overload
+    def __getitem__(self, at: slice) -> list[Passage]: ...
+    def __getitem__(self, at: int | slice) -> Passage | list[Passage]:
+        if isinstance(at, slice):
+            return [self[i] for i in range(*at.indices(len(self)))]
+        if self._starts is None:
+            raise TypeError("passages are found by number once the file is written")
+        at = range(len(self))[at]
+        with self.path.open("rb") as handle:
+            handle.seek(int(self._starts[at]))
+            return passage_of(json.loads(handle.readline()))
