@@ -11,7 +11,14 @@ the corpus, so texts differ across the folder), or `--paragraphs P` of them (the
 its own process (`python -m ragteam.cli index sync`), its peak RSS read by `wait4` (it and its
 conversion child), with a fresh cache folder per size (XDG_CACHE_HOME), so the first sync
 converts everything. Search: 200 queries (8 words of a random file) on the loaded index, one
-at a time."""
+at a time.
+
+    python bench/folder_scale.py --corpus ../shared/data/train/train_corpus.jsonl \
+        --files 100000 --hostile --work /tmp/fscale
+
+`--hostile`: the issue's bad input instead: N empty files (in folders of 1,000) and one real
+file, then N entries in one directory (empty files) and one real file; each synced, then
+synced again (nothing changed)."""
 
 from __future__ import annotations
 
@@ -96,6 +103,27 @@ def one_size(args: argparse.Namespace, files: int) -> dict[str, object]:
     return {**row, "one_changed": one, **search}
 
 
+def hostile(args: argparse.Namespace, files: int) -> None:
+    """Sync and re-sync a folder of `files` empty files, then one directory of `files` entries."""
+    rows = [json.loads(line) for line in args.corpus.open(encoding="utf-8")][:3]
+    for shape in ("empty files in folders of 1,000", "entries in one directory"):
+        work = args.work / f"hostile-{files}-{'flat' if 'one' in shape else 'empty'}"
+        folder, out, cache = work / "docs", work / "ix", work / "cache"
+        shutil.rmtree(work, ignore_errors=True)
+        folder.mkdir(parents=True)
+        for i in range(files):
+            sub = folder if "one" in shape else folder / f"part{i // 1000:03d}"
+            sub.mkdir(exist_ok=True)
+            (sub / f"empty-{i}.txt").touch()
+        (folder / "real.txt").write_text("\n\n".join(r["text"] for r in rows), "utf-8")
+        env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+        first = timed_sync(folder, out, args.retriever, env)
+        again = timed_sync(folder, out, args.retriever, env)
+        print(
+            f"| {files:,} {shape} | {first[0]} / {first[1]} | {again[0]} / {again[1]} |", flush=True
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--corpus", type=Path, required=True, help="a JSONL of {title, text}")
@@ -105,7 +133,13 @@ def main() -> None:
         "--paragraphs", type=int, default=2, help="paragraphs of the corpus a file (at least 2)"
     )
     parser.add_argument("--work", type=Path, default=Path("/tmp/fscale"))
+    parser.add_argument("--hostile", action="store_true", help="empty files, one huge directory")
     args = parser.parse_args()
+    if args.hostile:
+        print("| folder | sync s / peak MB | re-sync s / MB |\n|---|---|---|")
+        for files in (int(n) for n in args.files.split(",")):
+            hostile(args, files)
+        return
     print(
         "| files | passages | sync s / peak MB | no-change re-sync s / MB | one changed s / MB | "
         "search p50 / p95 ms |"

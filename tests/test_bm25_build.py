@@ -87,3 +87,20 @@ def test_a_passage_file_reads_back_what_was_streamed(tmp_path: Path) -> None:
     stored = PassageFile(tmp_path / "p.jsonl", written.starts)
     assert len(stored) == 7 and list(stored) == passages
     assert stored[4] == passages[4] and stored[-1] == passages[-1] and stored[2:4] == passages[2:4]
+
+
+def test_search_ranks_every_reached_passage_best_first_ties_by_place() -> None:
+    """The top k are picked among the passages the query's terms reach (not by ranking every
+    passage): the same as sorting all of bm25s's scores, ties broken by the earlier passage."""
+    texts = _texts() + [_texts()[3]] * 2  # two copies of a passage: equal scores
+    passages = [Passage(f"p{n}", "", t) for n, t in enumerate(texts)]
+    retriever = BM25Retriever.build(passages)
+    for query in ("capital of the Halvard Archipelago", "harbour", "the", "Quillan island town"):
+        ids = retriever._tokenizer.tokenize(
+            [query], return_as="ids", update_vocab=False, show_progress=False
+        )
+        scores = retriever._model.get_scores_from_ids(ids[0]) if ids[0] else np.zeros(len(texts))
+        every = sorted((-s, i) for i, s in enumerate(scores) if s > 0)
+        for k in (1, 3, 100):
+            want = [(i, float(-s)) for s, i in every[:k]]
+            assert retriever.search(query, k) == want, (query, k)

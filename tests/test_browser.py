@@ -174,13 +174,32 @@ def test_the_page_answers_with_the_real_embedded_model(browser, bm25_index_dir, 
         page.uncheck("#strategies input[value=read]")
         page.check("#strategies input[value=smart]")
         page.fill("#question", QUESTION)
+        # every text the status line above the answer shows, as it changes
+        page.evaluate(
+            """() => { window.said = [];
+              new MutationObserver(() => document.querySelectorAll('.progress').forEach(
+                p => { if (p.textContent && window.said.at(-1) !== p.textContent)
+                         window.said.push(p.textContent); })
+              ).observe(document.body, {subtree: true, childList: true, characterData: true}); }"""
+        )
         page.click("#ask-button")
         live = page.locator(".column[data-strategy=smart] [data-testid=live-answer]")
         answer = page.locator(".column[data-strategy=smart] [data-testid=answer] .text")
         answer.wait_for(timeout=120_000)
         assert answer.inner_text().strip() and live.count() == 0  # the checked answer replaced it
         assert page.locator(".column[data-strategy=smart] .card.llm").count() >= 1
+        said = page.evaluate("window.said")
+        # the model's first load is said while it happens, then how long it took; nothing
+        # claims a load that does not happen
+        loading = [i for i, t in enumerate(said) if t.startswith("loading the model")]
+        loaded = [i for i, t in enumerate(said) if re.match(r"loaded the model in \d", t)]
+        assert loading and loaded and loading[0] < loaded[0], said
+        assert not any("loads the model" in t for t in said), said
         page.screenshot(path=str(shots / "embedded.png"), full_page=True)
+        page.set_viewport_size({"width": 390, "height": 844})  # the same answer on a phone
+        wide = page.evaluate("document.documentElement.scrollWidth")
+        assert wide <= 390, wide
+        page.screenshot(path=str(shots / "embedded-phone.png"), full_page=True)
     assert errors == []
 
 

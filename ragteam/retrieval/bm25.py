@@ -78,13 +78,18 @@ class BM25Retriever:
         return cls(passages, model, tokenizer)
 
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
-        """(passage index, score) pairs, best first."""
+        """(passage index, score) pairs, best first (ties: the earlier passage first). The
+        scores are bm25s's; the top k are picked here among the passages the query's terms
+        reach (bm25s's `retrieve` ranks every passage: 250 ms a query at 1M, this 12 ms)."""
         ids = self._tokenizer.tokenize(
             [query], return_as="ids", update_vocab=False, show_progress=False
         )
         if not ids or not ids[0]:
             return []
-        k = min(k, len(self.passages))
-        docs, scores = self._model.retrieve(ids, k=k, show_progress=False, n_threads=1)
-        pairs = zip(np.asarray(docs[0]).tolist(), np.asarray(scores[0]).tolist(), strict=True)
-        return [(int(i), float(s)) for i, s in pairs if s > 0]
+        scores = self._model.get_scores_from_ids(ids[0])
+        hit = np.flatnonzero(scores > 0)
+        if len(hit) > k:  # those at least as good as the k-th (its ties too), then ordered
+            cut = np.partition(scores[hit], len(hit) - k)[len(hit) - k]
+            hit = hit[scores[hit] >= cut]
+        best = hit[np.lexsort((hit, -scores[hit]))][:k]
+        return [(int(i), float(scores[i])) for i in best]

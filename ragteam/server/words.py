@@ -52,6 +52,8 @@ def step_words(step: dict[str, Any]) -> str:
         return ROLE_WORDS.get(role, f"{role} wrote")
     if kind == "note":
         event = (step.get("meta") or {}).get("event", "")
+        if event == "model_loaded":  # how long a person waited for it
+            return f"{NOTE_WORDS[event]} in {float(step.get('seconds') or 0):.1f} s"
         return NOTE_WORDS.get(event) or "noted: " + str(step.get("output", ""))[:120]
     return kind
 

@@ -349,7 +349,7 @@ async function runColumn(strategy, question, index, column, signal, record, earl
           stop.state("waiting in the queue: " + plural(data.ahead, "question") + " ahead");
         } else if (event === "started") {
           stop.state("running");
-          progress(column, "the team is starting (the first question also loads the model: about 20 s)…");
+          progress(column, "the team is starting…");  // a model's first load is a step of its own
         } else if (event === "writing") {
           stop.state("running");
           showWriting(column, data);
