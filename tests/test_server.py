@@ -483,8 +483,9 @@ def test_sigterm_stops_a_server_with_an_answer_in_flight(bm25_index_dir):
 
 def test_closing_the_service_stops_an_answer_at_its_next_step(bm25_index_dir):
     """At shutdown a running answer stops at its next step instead of running to its end."""
+    from ragteam.server.asking import Asked
     from ragteam.server.limits import Closing
-    from ragteam.server.service import Asked, Service
+    from ragteam.server.service import Service
 
     calls = []
 
@@ -496,7 +497,9 @@ def test_closing_the_service_stops_an_answer_at_its_next_step(bm25_index_dir):
     service = Service(ServerConfig(indexes={"demo": bm25_index_dir}), FakeModel(slow))
     first = threading.Event()
     running = service.pool.submit(
-        service.answer, Asked(QUESTION, "demo", "ircot"), lambda step: first.set()
+        service.answer,
+        Asked(question=QUESTION, index="demo", strategy="ircot"),
+        lambda step: first.set(),
     )
     assert first.wait(10)
     service.close()

@@ -7,8 +7,9 @@ file into the new settings)."""
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -131,7 +132,7 @@ def kept_or_changed(
 ) -> tuple[SyncSettings, IndexSettings]:
     """The settings an existing folder index was synced with, except those a flag gives; every
     change from the recorded ones is said first."""
-    from ragteam.retrieval.sync import recorded_settings, setting_changes
+    from ragteam.retrieval.sync import recorded_settings
 
     recorded = recorded_settings(out_dir)
     if recorded is None:
@@ -163,3 +164,22 @@ def kept_or_changed(
             "into the new settings"
         )
     return sync, settings
+
+
+def setting_changes(
+    old: tuple[SyncSettings, IndexSettings], new: tuple[SyncSettings, IndexSettings]
+) -> list[str]:
+    """What differs between two sets of settings, as `name: old -> new`."""
+
+    def flat(settings: tuple[SyncSettings, IndexSettings]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for part in settings:
+            for key, value in asdict(part).items():
+                if isinstance(value, dict):
+                    out |= {f"{key}.{k}": v for k, v in value.items()}
+                else:
+                    out[key] = value
+        return out
+
+    before, after = flat(old), flat(new)
+    return [f"{k}: {before[k]} -> {after[k]}" for k in after if before.get(k) != after[k]]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -209,17 +209,9 @@ def _sync_locked(
             return report
         stats: dict[str, int] = {}
         _some_text(root, sources, out if has_index else None, walk.changes)
-
-        def passages(staging: Path) -> Iterator[Passage]:
-            # the sources file first (each file's pieces read from where they are kept, one
-            # at a time), then the passages read back from it: no folder's text held at once
-            write_sources(staging / SOURCES_FILE, sources, settings)
-            for source in read_back(staging / SOURCES_FILE):
-                yield from passages_of(source)
-
         report.manifest = write_aside(
             out,
-            passages,
+            _written_then_read(sources, settings),
             _source_info(root) | {"passage_tokens": sync.passage_tokens},
             index,
             cached_encode(cache, encode, stats),
@@ -229,6 +221,21 @@ def _sync_locked(
         return report
     finally:
         cache.close()
+
+
+def _written_then_read(
+    sources: list[Source], settings: dict[str, Any]
+) -> Callable[[Path], Iterator[Passage]]:
+    """The passages of a new index, given its staging folder: the sources file is written
+    there first (each file's pieces read from where they are kept, one at a time), then the
+    passages are read back from it: no folder's text is held at once."""
+
+    def passages(staging: Path) -> Iterator[Passage]:
+        write_sources(staging / SOURCES_FILE, sources, settings)
+        for source in read_back(staging / SOURCES_FILE):
+            yield from passages_of(source)
+
+    return passages
 
 
 def _source_info(root: Path) -> dict[str, Any]:
@@ -359,26 +366,6 @@ def resync(out: str | Path, progress: BuildProgress | None = None) -> SyncReport
         )
     sync, index, source = found
     return sync_folder(source, out, sync=sync, index=index, progress=progress)
-
-
-def setting_changes(
-    old: tuple[SyncSettings, IndexSettings], new: tuple[SyncSettings, IndexSettings]
-) -> list[str]:
-    """What differs between two sets of settings, as `name: old -> new`."""
-    from dataclasses import asdict
-
-    def flat(settings: tuple[SyncSettings, IndexSettings]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for part in settings:
-            for key, value in asdict(part).items():
-                if isinstance(value, dict):
-                    out |= {f"{key}.{k}": v for k, v in value.items()}
-                else:
-                    out[key] = value
-        return out
-
-    before, after = flat(old), flat(new)
-    return [f"{k}: {before[k]} -> {after[k]}" for k in after if before.get(k) != after[k]]
 
 
 def report_dict(report: SyncReport) -> dict[str, Any]:
