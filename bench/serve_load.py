@@ -7,6 +7,12 @@ never a hang: each request has a client timeout).
 
     python bench/serve_load.py --index DIR --questions Q.jsonl --clients 1,8,32 --seconds 60
 
+    python bench/serve_load.py --index DIR --flood 500
+
+--flood N: one client opens N connections at once, each asking a question, while another asks
+/healthz in a loop: every request's outcome by status (none may hang or fail with a 5xx), how
+long the flood took, and /healthz's latency during it.
+
 --index: an index directory (`ragteam index build` or `sync`); --questions: JSONL rows with a
 "question" (default: the demo questions shipped in the package); --concurrency and --queue
 are the server's own options. The results go to --out as JSON too."""
@@ -89,6 +95,51 @@ def load(port: int, questions: list[str], clients: int, seconds: float) -> dict:
     }
 
 
+def flood(port: int, question: str, connections: int) -> dict:
+    """`connections` requests at once from one client, /healthz probed meanwhile."""
+    import asyncio
+
+    async def run() -> dict:
+        limits = httpx.Limits(max_connections=connections + 1)
+        url = f"http://127.0.0.1:{port}"
+        async with httpx.AsyncClient(base_url=url, timeout=TIMEOUT, limits=limits) as http:
+
+            async def one() -> str:
+                try:
+                    body = {"question": question, "index": "bench"}
+                    return str((await http.post("/v1/answer", json=body)).status_code)
+                except httpx.TimeoutException:
+                    return "timed out"
+                except httpx.TransportError as exc:
+                    return type(exc).__name__
+
+            probes: list[float] = []
+
+            async def probe(until: asyncio.Task) -> None:
+                # a client of its own: another person's first request, not one in the pool
+                async with httpx.AsyncClient(base_url=url, timeout=TIMEOUT) as other:
+                    while not until.done():
+                        began = time.perf_counter()
+                        await other.get("/healthz")
+                        probes.append(time.perf_counter() - began)
+                        await asyncio.sleep(0.05)
+
+            began = time.perf_counter()
+            everyone = asyncio.ensure_future(asyncio.gather(*(one() for _ in range(connections))))
+            await probe(everyone)
+            outcomes = Counter(await everyone)
+            probes.sort()
+            return {
+                "connections": connections,
+                "seconds": round(time.perf_counter() - began, 1),
+                "outcomes": dict(outcomes),
+                "healthz_p50_ms": round(1000 * probes[len(probes) // 2], 1) if probes else None,
+                "healthz_max_ms": round(1000 * probes[-1], 1) if probes else None,
+            }
+
+    return asyncio.run(run())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--index", type=Path, required=True)
@@ -98,6 +149,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=1)
     parser.add_argument("--queue", type=int, default=8)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--flood", type=int, default=0, help="connections opened at once")
     args = parser.parse_args()
     if args.questions is None:
         from importlib.resources import files
@@ -114,7 +166,10 @@ def main() -> None:
             json={"question": questions[0], "index": "bench"},
             timeout=TIMEOUT,
         )
-        for clients in (int(c) for c in args.clients.split(",")):
+        if args.flood:
+            results.append(flood(port, questions[0], args.flood))
+            print(json.dumps(results[-1]), flush=True)
+        for clients in (int(c) for c in args.clients.split(",")) if not args.flood else ():
             results.append(load(port, questions, clients, args.seconds))
             print(json.dumps(results[-1]), flush=True)
     finally:
