@@ -103,10 +103,11 @@ def read_sources(directory: Path) -> tuple[dict[str, Source], dict[str, Any]]:
 
 
 class _Rows:
-    """One text column of an open SQLite file, by key; safe from any thread."""
+    """One text column of an open SQLite file, by key; safe from any thread. It closes the
+    connection when it goes only if it `owns` it (the cache closes its own)."""
 
-    def __init__(self, db: sqlite3.Connection, query: str) -> None:
-        self._db, self._query, self._lock = db, query, threading.Lock()
+    def __init__(self, db: sqlite3.Connection, query: str, owns: bool = True) -> None:
+        self._db, self._query, self._lock, self._owns = db, query, threading.Lock(), owns
 
     def text(self, key: str) -> str:
         with self._lock:
@@ -116,7 +117,7 @@ class _Rows:
         return str(row[0])
 
     def __del__(self) -> None:
-        if hasattr(self, "_db"):
+        if getattr(self, "_owns", False):
             self._db.close()
 
 
@@ -179,7 +180,9 @@ class SyncCache:
                 "PRIMARY KEY (encoder, text))"
             )
         self._pieces = _Rows(
-            self._db, "SELECT json_extract(value, '$.pieces') FROM conversions WHERE key = ?"
+            self._db,
+            "SELECT json_extract(value, '$.pieces') FROM conversions WHERE key = ?",
+            owns=False,
         )
 
     def close(self) -> None:
