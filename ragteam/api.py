@@ -80,12 +80,7 @@ def answer(
     loaded = index if isinstance(index, Index) or index is None else load_index(index)
     if runner.needs_index:
         require_index(strategy, loaded)  # before any model is loaded
-    if model is not None and not isinstance(model, str):
-        chat = model
-    elif runner.needs_model:
-        chat = load_model(model, model_options)
-    else:  # a strategy that answers without generation: the model only if a layer asks
-        chat = Deferred(lambda: load_model(model, model_options))
+    chat = _chat_model(model, model_options, runner.needs_model)
     overrides = {
         role: spec if not isinstance(spec, str) else load_model(spec, model_options)
         for role, spec in (role_models or {}).items()
@@ -101,3 +96,15 @@ def answer(
         temperature=temperature,
     )
     return run_posed(runner, question, context, choices, claim, support, verdicts)
+
+
+def _chat_model(
+    model: str | ChatModel | None, options: ModelOptions | None, needed: bool
+) -> ChatModel:
+    """The model object given, or the one named loaded now; for a strategy that answers
+    without generation (`needed` False), loaded only if a support layer asks it something."""
+    if model is not None and not isinstance(model, str):
+        return model
+    if needed:
+        return load_model(model, options)
+    return Deferred(lambda: load_model(model, options))
