@@ -49,6 +49,29 @@ def test_every_file_is_read_or_reported(folder, tmp_path):
     assert sources["photo.heic"].status == "skipped"  # recorded for `index info` too
 
 
+def test_sources_read_their_pieces_from_the_file_they_were_read_from(folder, tmp_path):
+    """Sources hold no text: their pieces are read when asked for, from the sources file as it
+    was when they were read (a sync that replaces it meanwhile changes nothing they read); a
+    row gone from under them is a clear error saying what to do."""
+    import sqlite3
+
+    from ragteam.errors import IndexUnusable
+
+    sync(folder, tmp_path / "ix")
+    sources, _settings = read_sources(tmp_path / "ix")
+    before = sources["notes.md"].piece_list()
+    assert before and sources["notes.md"].pieces == []  # read on use, not kept
+    (folder / "notes.md").write_text("# Other\n\nNothing about valves any more.\n")
+    sync(folder, tmp_path / "ix")  # a new sources file swapped in
+    assert sources["notes.md"].piece_list() == before
+    fresh, _ = read_sources(tmp_path / "ix")
+    assert "valves any more" in fresh["notes.md"].piece_list()[0]["text"]
+    with sqlite3.connect(tmp_path / "ix" / "sources.sqlite") as db:
+        db.execute("DELETE FROM sources WHERE path = 'notes.md'")
+    with pytest.raises(IndexUnusable, match="sync the index again"):
+        fresh["notes.md"].piece_list()
+
+
 def test_passages_carry_locators_and_retrieval_finds_pages(folder, tmp_path):
     sync(folder, tmp_path / "ix")
     index = load_index(tmp_path / "ix")

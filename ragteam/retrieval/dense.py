@@ -82,13 +82,15 @@ def chosen_kind(kind: str, passages: int) -> tuple[str, str]:
 
 def build_faiss(vectors: np.ndarray, settings: DenseSettings) -> Any:
     """A FAISS inner-product index of the given type holding `vectors` (trained if IVF-PQ);
-    `auto` is decided before (`chosen_kind`), over all the passages."""
+    `auto` chooses by their number (`chosen_kind`; a sharded index decides over all shards
+    before)."""
     import faiss
 
     n, dim = vectors.shape
-    if settings.kind in ("flat", "auto"):
+    kind = chosen_kind(settings.kind, n)[0]
+    if kind == "flat":
         index = faiss.IndexFlatIP(dim)
-    elif settings.kind == "hnsw":
+    elif kind == "hnsw":
         index = faiss.IndexHNSWFlat(dim, settings.hnsw_m, faiss.METRIC_INNER_PRODUCT)
         index.hnsw.efConstruction = settings.ef_construction
     else:

@@ -58,21 +58,22 @@ def write_passages(path: Path, passages: Iterable[Passage]) -> Written:
             digest.update(checksum_row(p))
             ids.append(_short(p.id))
             docs.append(_short(p.doc_id))
+    lines = np.asarray(starts, dtype=np.int64)
     id_keys = np.frombuffer(b"".join(ids), dtype=np.uint64)
     if len(np.unique(id_keys)) != len(id_keys):
-        _name_clash(path)
+        _name_clash(PassageFile(path, lines))
     documents = len(np.unique(np.frombuffer(b"".join(docs), dtype=np.uint64)))
-    return Written(len(ids), documents, digest.hexdigest(), np.asarray(starts, dtype=np.int64))
+    return Written(len(ids), documents, digest.hexdigest(), lines)
 
 
 def _short(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest()
 
 
-def _name_clash(path: Path) -> None:
+def _name_clash(written: PassageFile) -> None:
     """Raise the InputError naming two passages of one id (digests matched: read the file)."""
     where: dict[str, str] = {}
-    for p in PassageFile(path, None):
+    for p in written:
         source = f"document '{p.doc_id}' of {p.locator.source if p.locator else '?'}"
         if p.id in where:
             raise InputError(
@@ -86,12 +87,10 @@ class PassageFile(Sequence[Passage]):
     """The passages of a `passages.jsonl`, read when asked for: iterated in order, or one by
     its number (with the lines' starts known)."""
 
-    def __init__(self, path: Path, starts: np.ndarray | None) -> None:
-        self.path, self._starts = path, starts
+    def __init__(self, path: Path, starts: np.ndarray) -> None:
+        self.path, self._starts = path, starts  # where each line starts, and the file's end
 
     def __len__(self) -> int:
-        if self._starts is None:
-            raise TypeError("the passage count is known once the file is written")
         return len(self._starts) - 1
 
     def __iter__(self) -> Iterator[Passage]:
@@ -106,8 +105,6 @@ class PassageFile(Sequence[Passage]):
     def __getitem__(self, at: int | slice) -> Passage | list[Passage]:
         if isinstance(at, slice):
             return [self[i] for i in range(*at.indices(len(self)))]
-        if self._starts is None:
-            raise TypeError("passages are found by number once the file is written")
         at = range(len(self))[at]
         with self.path.open("rb") as handle:
             handle.seek(int(self._starts[at]))

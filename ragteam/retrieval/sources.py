@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ragteam.atomic import storage
+from ragteam.errors import IndexUnusable
 
 SOURCES_FILE = "sources.sqlite"
 
@@ -67,6 +68,7 @@ class Source:
 
 
 _COLUMNS = "path, size, mtime_ns, sha256, converter, status, reason, notes, title, pieces"
+_RECORD = _COLUMNS.removesuffix(", pieces")  # a source without its pieces (read when needed)
 
 
 def _connect(path: Path, check_same_thread: bool = True) -> sqlite3.Connection:
@@ -89,7 +91,7 @@ def read_sources(directory: Path) -> tuple[dict[str, Source], dict[str, Any]]:
         return {}, {}
     db = _connect(path, check_same_thread=False)
     try:
-        rows = db.execute(f"SELECT {_COLUMNS[: _COLUMNS.rindex(',')]} FROM sources").fetchall()
+        rows = db.execute(f"SELECT {_RECORD} FROM sources").fetchall()
         meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
     except sqlite3.DatabaseError:
         db.close()
@@ -112,8 +114,11 @@ class _Rows:
     def text(self, key: str) -> str:
         with self._lock:
             row = self._db.execute(self._query, (key,)).fetchone()
-        if row is None or row[0] is None:
-            raise KeyError(f"{key} is no longer in {self._query.split(' FROM ')[1]}")
+        if row is None or row[0] is None:  # another process replaced what was kept
+            raise IndexUnusable(
+                f"the passages of '{key}' are no longer where the last read kept them; "
+                "sync the index again"
+            )
         return str(row[0])
 
     def __del__(self) -> None:
