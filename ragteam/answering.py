@@ -53,7 +53,7 @@ def run_posed(
         final = fitted_claim(result, question, read_passages(result, ctx), ctx.readers.answer())
     else:
         final = checked(result, ctx, support or SupportSettings(), choices)
-    return replace(final, applied=frozenset(ctx.applied))
+    return replace(final, applied=frozenset(ctx.applied), work=ctx.retrieved.work(ctx.trace.tally))
 
 
 def checked(

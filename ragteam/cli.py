@@ -173,10 +173,10 @@ def _print_answer(result: Any, as_json: bool, show_trace: bool) -> None:
 
 def _warn_unparsed(result: Any, strict: bool) -> None:
     """Say so when every model reply failed to parse (the answer is a fallback, not a reading)."""
-    calls = [s for s in (result.trace.steps if result.trace else []) if s.kind == "llm"]
-    if calls and all(s.parse_failures or s.error for s in calls):
+    calls = result.work.model_calls
+    if calls and result.work.model_calls_unparsed == calls:
         err.print(
-            f"[yellow]warning:[/] all {len(calls)} model replies failed to parse; the answer is "
+            f"[yellow]warning:[/] all {calls} model replies failed to parse; the answer is "
             "a fallback. See --trace, or try a larger model (--model)."
         )
         if strict:

@@ -1,4 +1,4 @@
-"""How well an answer is grounded, from the support check and the trace: what the page's
+"""How well an answer is grounded, from the support check and what the team did: what the page's
 answer card, `ragteam ask`, the API, the OpenAI reply and MCP say beside every answer.
 
 - `supported`: every sentence is backed by a passage the team read (cited inline);
@@ -10,11 +10,8 @@ answer card, `ragteam ask`, the API, the OpenAI reply and MCP say beside every a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
-
-from ragteam.trace import Step
 
 Level = Literal[
     "supported", "partly_supported", "not_supported", "no_evidence", "failed", "unchecked"
@@ -41,25 +38,22 @@ class Grounding:
 
 
 def grounding(
-    text: str, citations: int, steps: Sequence[Step], support: Any = None, found: Any = None
+    text: str, citations: int, work: Any, support: Any = None, found: Any = None
 ) -> Grounding:
-    """The grounding of an answer `text` with `citations` citations, these trace steps and
-    its support check, a `types.Support` (typed loosely: `types` imports this module, not the
-    other way round; `Answer.grounding()` is the usual entry). `found`: the span reader's
-    evidence for the answer's words, when it found them (`Answer.found_by_reader`)."""
-    searches = [s for s in steps if s.kind == "retrieve"]
-    hits = [_hits(s.output) for s in searches]
+    """The grounding of an answer `text` with `citations` citations, what its team did (a
+    `types.Work`) and its support check, a `types.Support` (both typed loosely: `types`
+    imports this module, not the other way round; `Answer.grounding()` is the usual entry).
+    `found`: the span reader's evidence for the answer's words, when it found them
+    (`Answer.found_by_reader`)."""
     # each passage once, however many searches brought it (a label said 15 over 7 chips)
-    read = {str(h.get("id")) for found in hits for h in found if isinstance(h, dict)}
-    calls = [s for s in steps if s.kind in ("llm", "tool", "retrieve", "rerank", "read")]
-    failed = sum(1 for s in calls if s.error)
+    read = set(work.passages)
     facts: dict[str, Any] = {
         "citations": citations,
         "passages_read": len(read),
-        "empty_searches": sum(1 for found in hits if not found),
-        "parse_failures": sum(s.parse_failures for s in steps),
-        "failed_steps": failed,
-        "steps": len(calls),
+        "empty_searches": work.empty_searches,
+        "parse_failures": work.parse_failures,
+        "failed_steps": work.failed,
+        "steps": work.calls,
     }
     if support is not None and support.layer != "off":
         facts |= {
@@ -116,13 +110,3 @@ def _judge(text: str, facts: dict[str, Any], support: Any) -> tuple[Level, str]:
 
 def _s(n: int) -> str:
     return "" if n == 1 else "s"
-
-
-def _hits(output: Any) -> list[Any]:
-    """The hits a retrieval step returned (its output is a list of hits, or a mapping of
-    query -> hits for batched searches)."""
-    if isinstance(output, list):
-        return output
-    if isinstance(output, dict):
-        return [h for v in output.values() if isinstance(v, list) for h in v]
-    return []

@@ -59,9 +59,8 @@ def answer_view(answer: Answer) -> Group:
         parts.append(Text(f"  not backed: {sentence}", style="yellow"))
     if answer.trace is not None:
         parts.append(Text(cost_line(answer.trace), style="dim"))
-        for step in answer.trace.steps:
-            if fid := step.meta.get("feedback_id"):
-                parts.append(Text(f"feedback: ragteam feedback {fid} --correct | --wrong"))
+    if answer.feedback_id:
+        parts.append(Text(f"feedback: ragteam feedback {answer.feedback_id} --correct | --wrong"))
     return Group(*parts)
 
 

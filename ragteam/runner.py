@@ -102,12 +102,12 @@ def score(example: Example, answer: Answer) -> dict[str, float]:
     if example.choices:  # how often the model named an option by its text, not its label
         scores["label_from_text"] = float("label_from_text" in answer.applied)
     if example.supporting_ids:
-        seen = seen_doc_ids(answer.trace)
         any_of = example.evidence == "any"
+        seen = list(answer.work.documents)
         scores |= metrics.retrieval_recall(seen, example.supporting_ids, any_of=any_of)
-        shown = shown_doc_ids(answer.trace)
+        shown = answer.work.shown
         if shown is not None:  # what the reading model was shown, where a strategy records it
-            got = metrics.retrieval_recall(shown, example.supporting_ids, any_of=any_of)
+            got = metrics.retrieval_recall(list(shown), example.supporting_ids, any_of=any_of)
             scores |= {
                 "shown_all": got["retrieval_all"],
                 "shown_fraction": got["retrieval_fraction"],
@@ -115,30 +115,6 @@ def score(example: Example, answer: Answer) -> dict[str, float]:
         cited = [c.doc_id or c.passage_id for c in answer.citations]
         scores |= metrics.citation_scores(cited, example.supporting_ids, any_of=any_of)
     return scores
-
-
-def seen_doc_ids(trace: Trace | None) -> list[str]:
-    """Document ids of every passage a strategy retrieved, in order, without repeats."""
-    seen: dict[str, None] = {}
-    for step in trace.steps if trace else []:
-        if step.kind == "retrieve":
-            for hit in step.output:
-                seen.setdefault(hit.get("doc_id") or hit["id"], None)
-    return list(seen)
-
-
-def shown_doc_ids(trace: Trace | None) -> list[str] | None:
-    """Document ids of the passages a strategy showed its reading model (the `passage_ids` its
-    trace records, e.g. smart's trajectory: fewer than it retrieved when it cuts to
-    `max_passages`); None when the strategy records none."""
-    recorded = [
-        s.meta["passage_ids"]
-        for s in (trace.steps if trace else [])
-        if isinstance(s.meta.get("passage_ids"), list)
-    ]
-    if not recorded:
-        return None
-    return list(dict.fromkeys(str(i) for ids in recorded for i in ids))
 
 
 def evaluate_one(

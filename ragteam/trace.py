@@ -6,6 +6,7 @@ import json
 import threading
 from collections import Counter
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -46,9 +47,75 @@ class Step:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
+CALLS = ("llm", "tool", "retrieve", "rerank", "read")  # step kinds that are work, not notes
+
+
+@dataclass
+class Tally:
+    """What the steps of one answer came to, counted as each is added (or marked failed), so
+    that nothing reads the steps back to learn it (a strategy's budget, the label, the cost):
+    the calls made (model, retrieval, rerank, reading and tool steps) and those that failed,
+    the model's calls, replies that did not parse, tokens and seconds."""
+
+    calls: int = 0
+    failed: int = 0
+    errors: int = 0  # steps with an error, notes included
+    parse_failures: int = 0
+    model_calls: int = 0
+    model_calls_unparsed: int = 0  # model calls whose reply failed to parse or errored
+    retrieval_calls: int = 0
+    tool_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    read_tokens: int = 0  # tokens the span reader read: no model call, but model work
+    seconds: float = 0.0
+    llm_seconds: float = 0.0
+    cache_hits: int = 0
+    parse_failures_by_role: Counter[str] = field(default_factory=Counter)
+
+    def count(self, step: Step, sign: int = 1) -> None:
+        """Add (`sign` 1) or take back (-1) one step's part."""
+        llm = step.kind == "llm"
+        self.calls += sign * (step.kind in CALLS)
+        self.failed += sign * (step.kind in CALLS and bool(step.error))
+        self.errors += sign * bool(step.error)
+        self.parse_failures += sign * step.parse_failures
+        if step.parse_failures:
+            self.parse_failures_by_role[step.role] += sign * step.parse_failures
+            self.parse_failures_by_role += Counter()  # drops the roles back at zero
+        self.model_calls += sign * llm
+        self.model_calls_unparsed += sign * (llm and bool(step.parse_failures or step.error))
+        self.retrieval_calls += sign * (step.kind == "retrieve")
+        self.tool_calls += sign * (step.kind == "tool")
+        self.prompt_tokens += sign * step.prompt_tokens * llm
+        self.completion_tokens += sign * step.completion_tokens * llm
+        self.read_tokens += sign * step.prompt_tokens * (step.kind == "read")
+        self.seconds += sign * step.seconds
+        self.llm_seconds += sign * step.seconds * llm
+        self.cache_hits += sign * (llm and step.cached)
+
+    def totals(self) -> dict[str, Any]:
+        """The cost of the answer as eval rows, the page and the API report it."""
+        return {
+            "llm_calls": self.model_calls,
+            "retrieval_calls": self.retrieval_calls,
+            "tool_calls": self.tool_calls,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "read_tokens": self.read_tokens,
+            "seconds": round(self.seconds, 4),
+            "llm_seconds": round(self.llm_seconds, 4),
+            "cache_hits": self.cache_hits,
+            "parse_failures": self.parse_failures,
+            "errors": self.errors,
+        }
+
+
 @dataclass
 class Trace:
-    """Ordered steps of one answer. Safe to append to from several threads."""
+    """Ordered steps of one answer, for people to see (the page, `--trace`, eval's records);
+    what they came to is counted as they are added (`tally`). Safe to append to from several
+    threads."""
 
     steps: list[Step] = field(default_factory=list)
     # called with each step as it is added (e.g. to stream it); an exception it raises stops
@@ -59,13 +126,43 @@ class Trace:
     on_writing: Callable[[Writing], None] | None = field(default=None, repr=False, compare=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
     _calls: int = field(default=0, repr=False, compare=False)
+    tally: Tally = field(default_factory=Tally, repr=False, compare=False)
+    # the trace this one's steps are forwarded into (an agent's, in `adaptive`): a step marked
+    # failed here is counted again there too
+    parent: Trace | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for step in self.steps:  # a trace made with its steps (read back from a record)
+            self.tally.count(step)
 
     def add(self, step: Step) -> Step:
         with self._lock:
             self.steps.append(step)
+            self.tally.count(step)
         if self.on_step is not None:
             self.on_step(step)
         return step
+
+    def put_first(self, steps: list[Step]) -> None:
+        """Steps that happened before the answer's own (the model's load, in a server)."""
+        with self._lock:
+            self.steps[:0] = steps
+            for step in steps:
+                self.tally.count(step)
+
+    def failed(self, step: Step, reason: str) -> None:
+        """Mark a step already added as a reply that did not parse (found when its output was
+        read after the call), counted in the tally as if it had been added so."""
+        parent = self.parent
+        tallies = [self.tally] + ([parent.tally] if parent is not None else [])
+        with self._lock, parent._lock if parent is not None else nullcontext():
+            for tally in tallies:
+                tally.count(step, -1)
+            step.parse_failures += 1
+            step.error = reason
+            step.meta["event"] = "parse_failure"
+            for tally in tallies:
+                tally.count(step)
 
     def writer(self, role: str, view: AnswerView | None = None) -> TextSink | None:
         """The sink a model call reports its growing reply to, as `Writing`s of one new call
@@ -88,28 +185,10 @@ class Trace:
         return self.add(Step(kind="note", role=role, input=None, output=message, meta=meta))
 
     def totals(self) -> dict[str, Any]:
-        llm = [s for s in self.steps if s.kind == "llm"]
-        return {
-            "llm_calls": len(llm),
-            "retrieval_calls": sum(1 for s in self.steps if s.kind == "retrieve"),
-            "tool_calls": sum(1 for s in self.steps if s.kind == "tool"),
-            "prompt_tokens": sum(s.prompt_tokens for s in llm),
-            "completion_tokens": sum(s.completion_tokens for s in llm),
-            # tokens the span reader read (the `read` steps): no model call, but model work
-            "read_tokens": sum(s.prompt_tokens for s in self.steps if s.kind == "read"),
-            "seconds": round(sum(s.seconds for s in self.steps), 4),
-            "llm_seconds": round(sum(s.seconds for s in llm), 4),
-            "cache_hits": sum(1 for s in llm if s.cached),
-            "parse_failures": sum(s.parse_failures for s in self.steps),
-            "errors": sum(1 for s in self.steps if s.error),
-        }
+        return self.tally.totals()
 
     def parse_failures_by_role(self) -> dict[str, int]:
-        counts: Counter[str] = Counter()
-        for s in self.steps:
-            if s.parse_failures:
-                counts[s.role] += s.parse_failures
-        return dict(counts)
+        return dict(self.tally.parse_failures_by_role)
 
     def to_dict(self) -> dict[str, Any]:
         return {

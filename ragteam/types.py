@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ragteam.grounding import Grounding
-    from ragteam.trace import Trace
+    from ragteam.trace import Tally, Trace
 
 
 @dataclass(frozen=True)
@@ -107,15 +107,71 @@ class Retrieved:
 
     by_id: dict[str, Passage] = field(default_factory=dict)
     queries: list[str] = field(default_factory=list)  # each search's words, once, in order
+    searches: int = 0
+    empty_searches: int = 0  # searches that found nothing
+    # the passages the model that writes the answer was shown, where a strategy cuts them
+    # from what it retrieved (SMART's block of `max_passages`); None: it shows what it found
+    shown: list[Passage] | None = None
 
     def add(self, passages: list[Passage], query: str = "") -> None:
+        """One search's passages (`query`: its words)."""
         for p in passages:
             self.by_id.setdefault(p.id, p)
         if query and query not in self.queries:
             self.queries.append(query)
+        self.searches += 1
+        self.empty_searches += not passages
+
+    def show(self, passages: list[Passage]) -> None:
+        """Record the passages shown to the model that writes the answer."""
+        self.shown = [*(self.shown or []), *passages]
 
     def passages(self) -> list[Passage]:
         return list(self.by_id.values())
+
+    def work(self, tally: Tally) -> Work:
+        """What the answer's team did: these searches and the trace's `tally` of its steps."""
+        found = self.passages()
+        shown = self.shown
+        return Work(
+            passages=tuple(self.by_id),
+            documents=_documents(found),
+            queries=tuple(self.queries),
+            searches=self.searches,
+            empty_searches=self.empty_searches,
+            shown=None if shown is None else _documents(shown),
+            calls=tally.calls,
+            failed=tally.failed,
+            parse_failures=tally.parse_failures,
+            model_calls=tally.model_calls,
+            model_calls_unparsed=tally.model_calls_unparsed,
+        )
+
+
+def _documents(passages: list[Passage]) -> tuple[str, ...]:
+    """The passages' document ids (a passage without one stands for itself), once each."""
+    return tuple(dict.fromkeys(p.doc_id or p.id for p in passages))
+
+
+@dataclass(frozen=True)
+class Work:
+    """What one answer's team did, as typed facts collected while it worked (the trace is for
+    showing, never read back): the passages its searches found and their documents, the
+    searches made, what the writing model was shown, and its steps' tally
+    (`ragteam.trace.Tally`). An answer not finished by `ragteam.answering.run_posed` holds
+    none of it."""
+
+    passages: tuple[str, ...] = ()  # ids of the passages found, once each, in the order found
+    documents: tuple[str, ...] = ()  # their documents' ids, once each
+    queries: tuple[str, ...] = ()
+    searches: int = 0
+    empty_searches: int = 0
+    shown: tuple[str, ...] | None = None  # documents shown to the writing model (None: all)
+    calls: int = 0
+    failed: int = 0
+    parse_failures: int = 0
+    model_calls: int = 0
+    model_calls_unparsed: int = 0
 
 
 def hit_dict(passage: Passage) -> dict[str, Any]:
@@ -259,15 +315,16 @@ class Answer:
     # role that writes the answer), "temperature" (a role sampled at it), "label_from_text"
     # (an option named by its text, mapped to its label); read here, not from the trace
     applied: frozenset[str] = frozenset()
+    work: Work = field(default_factory=Work)  # what the team did (`run_posed` fills it in)
+    feedback_id: str = ""  # the adaptive router's choice to give feedback on (`ragteam feedback`)
 
     def grounding(self) -> Grounding:
         """How well this answer is grounded: supported, partly supported, not supported by the
         passages read, no evidence, failed (or unchecked)."""
         from ragteam.grounding import grounding
 
-        steps = self.trace.steps if self.trace else []
         return grounding(
-            self.text, len(self.citations), steps, self.support, self.found_by_reader()
+            self.text, len(self.citations), self.work, self.support, self.found_by_reader()
         )
 
     def found_by_reader(self) -> Evidence | None:

@@ -268,17 +268,19 @@ def test_an_answer_whose_every_call_failed_to_parse_is_flagged():
 
     from ragteam.cli import _warn_unparsed
     from ragteam.trace import Step, Trace
-    from ragteam.types import Answer
+    from ragteam.types import Answer, Retrieved
+
+    def answered(trace: Trace) -> Answer:  # what `run_posed` hands on: the trace's tally
+        return Answer("Q?", "", "smart", [], trace, work=Retrieved().work(trace.tally))
 
     trace = Trace()
     trace.add(Step("llm", "generator", [], "garbage", parse_failures=2, error="invalid JSON"))
-    result = Answer("Q?", "", "smart", [], trace)
-    _warn_unparsed(result, strict=False)  # a warning only
+    _warn_unparsed(answered(trace), strict=False)  # a warning only
     with pytest.raises(typer.Exit) as exited:
-        _warn_unparsed(result, strict=True)
+        _warn_unparsed(answered(trace), strict=True)
     assert exited.value.exit_code == 3
     trace.add(Step("llm", "generator", [], "fine"))
-    _warn_unparsed(result, strict=True)  # one call parsed: no exit
+    _warn_unparsed(answered(trace), strict=True)  # one call parsed: no exit
 
 
 def test_unknown_router_choices_are_errors_not_defaults():

@@ -437,19 +437,20 @@ def test_report_pairs_on_the_task_metric_first():
 
 def test_gold_shown_counts_only_the_passages_the_reader_was_shown():
     """smart retrieves more than it shows (max_passages): retrieval recall counts every hit,
-    `gold shown` only the passages its trace says the reading model saw."""
+    `gold shown` only the passages the strategy says the reading model saw."""
     from ragteam.eval.datasets import Example
     from ragteam.runner import score
-    from ragteam.trace import Step, Trace
-    from ragteam.types import Answer
+    from ragteam.trace import Trace
+    from ragteam.types import Answer, Passage, Retrieved
 
     def answer(shown: list[str] | None) -> Answer:
-        trace = Trace()
-        hits = [{"id": f"{d}#0", "doc_id": d} for d in ("a", "gold1", "gold2")]
-        trace.add(Step(kind="retrieve", role="r", input="q", output=hits))
+        retrieved = Retrieved()
+        found = {d: Passage(f"{d}#0", d, "text", d) for d in ("a", "gold1", "gold2")}
+        retrieved.add(list(found.values()), "q")
         if shown is not None:
-            trace.note("smart", "trajectory", passage_ids=shown, event="trajectory")
-        return Answer(question="q", text="x", strategy="smart", trace=trace)
+            retrieved.show([found[d] for d in shown])
+        work = retrieved.work(Trace().tally)
+        return Answer(question="q", text="x", strategy="smart", work=work)
 
     example = Example(id="q", question="q", answers=("x",), supporting_ids=("gold1", "gold2"))
     cut = score(example, answer(["a", "gold1"]))

@@ -1,10 +1,13 @@
 """Every answer says how grounded it is — supported, partly supported, not supported by the
-passages read, no evidence, failed, or not checked — from its support check and its trace."""
+passages read, no evidence, failed, or not checked — from its support check and what its team
+did (`Answer.work`: the searches as they were made, the steps as the trace counted them)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ragteam.trace import Step, Trace
-from ragteam.types import Answer, Citation, SentenceSupport, Support
+from ragteam.types import Answer, Citation, Passage, Retrieved, SentenceSupport, Support
 
 
 def _search(hits: int) -> Step:
@@ -27,8 +30,17 @@ def _support(*backed: bool) -> Support:
 
 
 def _answer(text: str, citations: int, *steps: Step, support: Support | None = None) -> Answer:
+    """An answer whose team took `steps`, recorded as a strategy records them: each step added
+    to the trace, each search's passages handed to the answer's `Retrieved`."""
     cites = [Citation(f"p{i}", "T") for i in range(citations)]
-    return Answer("q?", text, "oner", cites, Trace(list(steps)), support=support)
+    trace, retrieved = Trace(), Retrieved()
+    for step in steps:
+        trace.add(step)
+        if step.kind == "retrieve":
+            hits = [Passage(h["id"], h["title"], "text", h["doc_id"]) for h in step.output]
+            retrieved.add(hits, step.input["query"])
+    answer = Answer("q?", text, "oner", cites, trace, support=support)
+    return replace(answer, work=retrieved.work(trace.tally))
 
 
 def test_an_answer_every_sentence_of_which_is_backed_is_supported():
@@ -58,6 +70,18 @@ def test_an_answer_after_empty_searches_says_no_evidence():
 def test_an_unchecked_answer_does_not_pass_for_a_supported_one():
     g = _answer("Hevik", 3, _search(3), _llm(parse_failures=1)).grounding()
     assert g.level == "unchecked" and g.parse_failures == 1 and "read 3 passages" in g.message
+
+
+def test_a_reply_found_unparsable_after_its_step_was_added_is_counted():
+    """SMART reads its model's reply after the step is in the trace; marking it failed there
+    counts it, as a failure known when the step was added is counted."""
+    trace = Trace()
+    step = trace.add(_llm())
+    assert (trace.tally.model_calls, trace.tally.model_calls_unparsed) == (1, 0)
+    trace.failed(step, "empty answer")
+    tally = trace.tally
+    assert (tally.parse_failures, tally.failed, tally.model_calls_unparsed) == (1, 1, 1)
+    assert step.error == "empty answer" and step.parse_failures == 1
 
 
 def test_every_step_failed_or_an_empty_answer_is_not_an_answer():

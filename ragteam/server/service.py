@@ -246,7 +246,7 @@ class Service:
             temperature=request.temperature,
         )
         if loading and result.trace is not None:  # they happened first
-            result.trace.steps[:0] = loading
+            result.trace.put_first(loading)
         if follows and result.trace is not None:
             result.trace.note(
                 "follow-up",

@@ -87,7 +87,9 @@ class Adaptive:
         )
         remember(path, fid, {"action": action, "x": list(x), "cost": cost, "answer": winner.answer})
         chosen = answers[agents.index(winner.agent)]
-        return Answer(question, winner.answer, self.name, chosen.citations, ctx.trace)
+        return Answer(
+            question, winner.answer, self.name, chosen.citations, ctx.trace, feedback_id=fid
+        )
 
     def _run_agents(
         self,
@@ -112,7 +114,7 @@ class Adaptive:
                 if ctx.trace.on_writing is not None:
                     ctx.trace.on_writing(replace(part, role=f"{agent}/{part.role}", answer=None))
 
-            sub = Trace(on_step=forward, on_writing=writing)
+            sub = Trace(on_step=forward, on_writing=writing, parent=ctx.trace)
             started = time.perf_counter()
             result = make_strategy(agent, options.get(agent, {})).run(
                 question,

@@ -91,7 +91,7 @@ class MARAG:
         return Answer(question, final, self.name, citations, ctx.trace)
 
     def _spend(self, ctx: Context, calls: int) -> None:
-        if ctx.trace.totals()["llm_calls"] + calls > self.max_calls:
+        if ctx.trace.tally.model_calls + calls > self.max_calls:
             raise _Budget
 
     def _plan(self, ctx: Context, question: str) -> list[str]:

@@ -204,6 +204,7 @@ class Smart:
         ran = run_trajectory(asked, ctx, settings, model)
         trajectory, passages = ran.trajectory, ran.passages
         note_trajectory(ctx.trace, trajectory, passages)
+        ctx.retrieved.show(passages)
         relevant = [(j.index, j.fact) for j in trajectory.judgements if j.relevant]
         note_facts(ctx, passages, relevant)
         cited = [passages[n - 1] for n in trajectory.citations]

@@ -162,12 +162,6 @@ def relevant_bias(model: ChatModel, bias: float) -> dict[int, float]:
     return {relevant[parted]: bias}
 
 
-def _fail(step: Step, reason: str) -> None:
-    step.parse_failures += 1
-    step.error = reason
-    step.meta["event"] = "parse_failure"
-
-
 @dataclass(frozen=True)
 class Ran:
     """A run's trajectory, the passages its numbers refer to, and the reader's reading of
@@ -189,7 +183,7 @@ def run_trajectory(
     step = continue_text(ctx, "reconstructor", text, EOR, 96, model)
     t.intents = parse_intents(step.output)[: s.max_intents]
     if not step.output.strip().startswith("Search(") or not t.intents:
-        _fail(step, "no Search(...) intents; retrieving with the question")
+        ctx.trace.failed(step, "no Search(...) intents; retrieving with the question")
         t.intents = [question]
     text += step.output.strip() + EOR + "\n\n"
     asked = search_text(question) if s.with_question else None
@@ -212,7 +206,7 @@ def run_trajectory(
         # the grammar bounds the output itself: room for three copied sentences a passage
         budget = (120 if grammar else 48) * max(1, len(passages)) + 32
         step = continue_text(ctx, "locator", text, EOL, budget, model, bias, grammar)
-        t.judgements = _check_judgements(step, passages)
+        t.judgements = _check_judgements(ctx.trace, step, passages)
     text += render_locator(t.judgements)[len(LOCATOR) :] + GENERATOR
     labels = label_bias(model.tokenize, question, s.calibration) if s.calibration else {}
     step = continue_text(
@@ -227,13 +221,13 @@ def run_trajectory(
     )
     t.answer, cites = parse_generator(step.output)
     if not t.answer:
-        _fail(step, "empty answer")
+        ctx.trace.failed(step, "empty answer")
     shown = {j.index for j in t.judgements if j.relevant}
     t.citations = [n for n in dict.fromkeys(cites) if n in shown]
     return Ran(t, passages, reading)
 
 
-def _check_judgements(step: Step, passages: list[Passage]) -> list[Judgement]:
+def _check_judgements(trace: Trace, step: Step, passages: list[Passage]) -> list[Judgement]:
     """Valid judgements only: a known passage number, judged once, and every fact line
     copied from that passage. Anything else is counted as a parse failure of the step."""
     kept: dict[int, Judgement] = {}
@@ -253,7 +247,7 @@ def _check_judgements(step: Step, passages: list[Passage]) -> list[Judgement]:
     if passages and not kept:
         problems.append("no judgement parsed")
     if problems:
-        _fail(step, "; ".join(problems))
+        trace.failed(step, "; ".join(problems))
     return [kept[n] for n in sorted(kept)]
 
 

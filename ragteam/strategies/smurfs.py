@@ -194,11 +194,11 @@ class Smurfs:
             return _last_solved(log)
 
     def _spend(self, ctx: Context) -> None:
-        if ctx.trace.totals()["llm_calls"] >= self.max_calls:
+        if ctx.trace.tally.model_calls >= self.max_calls:
             raise _Budget(f"call limit ({self.max_calls}) reached")
 
     def _spend_tool(self, ctx: Context) -> None:
-        if ctx.trace.totals()["tool_calls"] >= self.max_tool_calls:
+        if ctx.trace.tally.tool_calls >= self.max_tool_calls:
             raise _Budget(f"tool-call limit ({self.max_tool_calls}) reached")
 
 
