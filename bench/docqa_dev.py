@@ -78,6 +78,12 @@ def one(index, q: dict, strategy: str, options: dict[str, str]) -> dict:  # noqa
         "declined": would_withhold(result),
         "label": result.grounding().level,
         "score": result.support.score if result.support is not None else None,
+        # every sentence backed by a passage (the label before the reader's second check on a
+        # written answer), and that check: would the reader give it with confidence
+        "backed": result.support is not None
+        and bool(result.support.sentences)
+        and all(s.supported for s in result.support.sentences),
+        "sure": result.support.sure if result.support is not None else None,
         "confidence": evidence.score if evidence is not None else None,
         "seconds": round(seconds, 3),
     }

@@ -96,13 +96,9 @@ def one(index, strategy: str, row: dict, checker: str, options: dict | None = No
 
 
 def searched(result, index) -> list:  # noqa: ANN001
-    """What the answer read, told from outside: its citations, then the hits of every search
-    its trace records (the support stage takes them from the context; this bench checks each
-    layer itself, after the answer, so it reads the trace)."""
-    ids = [c.passage_id for c in result.citations]
-    for step in result.trace.steps if result.trace else []:
-        if step.kind == "retrieve" and isinstance(step.output, list):
-            ids += [h["id"] for h in step.output if isinstance(h, dict) and "id" in h]
+    """What the answer read: its citations, then every passage its searches found (the
+    answer's `work`, as the support stage has them)."""
+    ids = [c.passage_id for c in result.citations] + list(result.work.passages)
     found = (index.passage(pid) for pid in dict.fromkeys(ids))
     return [p for p in found if p is not None]
 
@@ -124,9 +120,14 @@ def checked(
             judge=judge,
             evidence=evidence,
         )
+        backed = bool(found.sentences) and all(s.supported for s in found.sentences)
         out[layer] = {
             "score": found.score,
-            "supported": bool(found.sentences) and all(s.supported for s in found.sentences),
+            # what the label says: every sentence backed, and (the reader layer, for a written
+            # answer) the reader sure it would give it
+            "supported": backed and found.sure is not False,
+            "backed": backed,
+            "sure": found.sure,
             "any": any(s.supported for s in found.sentences),
             "cited": found.cited,
             "seconds": round(time.perf_counter() - started, 4),

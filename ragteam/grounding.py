@@ -92,6 +92,13 @@ def _judge(text: str, facts: dict[str, Any], support: Any) -> tuple[Level, str]:
         )
     sentences = support.sentences
     missing = facts["unsupported"]
+    if sentences and not missing and support.sure is False:
+        n = facts["citations"]
+        return (
+            "partly_supported",
+            f"its words stand in {n} passage{_s(n)} it read, but the span reader would not give "
+            "this answer with confidence: check it before you rely on it",
+        )
     if sentences and not missing:
         n = facts["citations"]
         return "supported", f"supported by {n} passage{_s(n)} it read ({support.layer} check)"

@@ -274,6 +274,10 @@ class Support:
     # the text the sentences' offsets index ("": the answer's own), or what a label stands
     # for (a chosen option's text): the marks know where they go without asking the choices
     checked: str = ""
+    # whether the span reader would give this written answer itself with confidence (the
+    # reader layer's second check: `ragteam.support.reading`); False keeps an answer whose
+    # sentences are backed from being labelled supported; None: not asked
+    sure: bool | None = None
 
     @property
     def score(self) -> float:
@@ -297,6 +301,7 @@ class Support:
             "read": list(self.read),
             "note": self.note,
             "withheld": self.withheld,
+            "sure": self.sure,
         }
 
 

@@ -140,7 +140,8 @@ def test_the_ask_schema_names_the_choices_and_errors_name_no_server_path(http_ur
     ]
     assert empty.is_error and "ragteam ask" not in empty.content[0].text
     assert huge.is_error and "1,000,000 characters" in huge.content[0].text
-    assert _payload(withheld)["grounding"]["level"] in ("supported", "not_supported")
+    level = _payload(withheld)["grounding"]["level"]
+    assert level in ("supported", "partly_supported", "not_supported")
 
 
 @pytest.mark.integration

@@ -193,6 +193,40 @@ def test_reader_layer_rejects_a_copied_wrong_answer_and_backs_the_right_one():
     assert right.sentences[0].supported and right.cited == ["shadow"]
 
 
+def test_a_written_answer_is_labelled_supported_only_when_the_reader_would_give_it():
+    """A model's answer whose words a passage holds is backed there (its citation), but its
+    label is green only when the reader, reading all the passages, gives that answer with
+    confidence: a wrong name copied from a passage that mentions it ("Arvid Tollan") is
+    backed by that passage and still not labelled supported."""
+    from ragteam.grounding import grounding
+    from ragteam.support.stage import check_support, support_settings
+    from ragteam.types import Work
+
+    light = Passage(
+        "light",
+        "Wrenhold Lighthouse",
+        "The Wrenhold Lighthouse stands on the northern cape of Quillan. It was built in 1786 "
+        "by the engineer Emrik Tollan.",
+    )
+    born = Passage(
+        "born",
+        "Emrik Tollan",
+        "Emrik Tollan was an engineer born in Hevik in 1752. His brother Arvid Tollan built ships.",
+    )
+    question, settings = "Who built the Wrenhold Lighthouse?", support_settings("reader")
+    work = Work(passages=("light", "born"), calls=2)
+
+    def label(text: str) -> tuple[bool, bool | None, str]:
+        found = check_support(question, text, [light, born], settings)
+        backed = all(s.supported for s in found.sentences)
+        return backed, found.sure, grounding(text, len(found.cited), work, found).level
+
+    assert label("It was built by the engineer Emrik Tollan in 1786.") == (True, True, "supported")
+    # the per-passage check backs it (the passage says "Arvid Tollan" and "built"): the
+    # reader's second check is what keeps it from a green label
+    assert label("Arvid Tollan built the lighthouse.") == (True, False, "partly_supported")
+
+
 def test_a_reader_span_is_checked_by_its_confidence_not_by_other_passages_words():
     """`read`'s answer is its own span: an unsure span is not supported because another
     passage shares one of its words ("Northern Sound" for "northern cape of Quillan")."""

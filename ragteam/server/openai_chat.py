@@ -100,7 +100,12 @@ def answer_text(answer: Answer) -> str:
         found = answer.evidence[0]
         text += f'\n\nFound in: "{found.sentence}" ({found.locator})'
     if grounded.level != "supported":
-        said = grounded.message if grounded.found_at else _WARNING.get(grounded.level)
+        # the message itself where the level's general note does not hold: the reader found
+        # the words but is unsure, or every sentence is backed and the reader would not say it
+        own = grounded.found_at or (
+            grounded.level == "partly_supported" and not grounded.unsupported
+        )
+        said = grounded.message if own else _WARNING.get(grounded.level)
         text += f"\n\n({said or grounded.message})"
     return _with_sources(text, answer)
 

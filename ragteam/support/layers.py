@@ -48,6 +48,9 @@ class Scored:
     scores: list[list[float]]
     note: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    # whether the span reader would give a written answer itself, with confidence (the reader
+    # layer's; None: not asked, as for the reader's own answer or another layer)
+    sure: bool | None = None
 
 
 class SupportLayer(Protocol):

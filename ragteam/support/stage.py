@@ -86,7 +86,7 @@ def check_support(
         scored: Scored = layer(pairs)
         both = "; ".join(n for n in (note, scored.note) if n)
         result = _decide(scored.layer, scored.threshold, spans, texts, usable, scored.scores, both)
-        result = replace(result, extra=scored.extra)
+        result = replace(result, extra=scored.extra, sure=scored.sure)
     result = replace(result, checked=answer)
     if trace is not None:
         trace.add(_step(result, question, lexical, time.perf_counter() - started))
