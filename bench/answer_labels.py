@@ -75,8 +75,6 @@ def rows_of(data: Path, per_format: int, seed: int) -> list[dict]:
 
 def score(model: LlamaCppModel, index: Any, rows: list[dict]) -> None:
     """Adds each row's format, labels and label log-probabilities at the reply's start."""
-    llm = model._llm
-    states = model._states
     for n, row in enumerate(rows, start=1):
         if n % 50 == 0:
             print(f"scored {n}/{len(rows)}", flush=True)
@@ -84,12 +82,7 @@ def score(model: LlamaCppModel, index: Any, rows: list[dict]) -> None:
             OneR().run(row["posed"], Context(Capture(model), index, Trace()))
         except _Captured as got:
             messages = list(got.request.messages)
-        tokens = states.prompt_tokens(messages)
-        llm.reset()
-        llm.eval(list(map(int, tokens)))
-        logits = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(llm.n_vocab(),))
-        logits = logits.astype(np.float64)
-        logp = logits - logits.max() - np.log(np.exp(logits - logits.max()).sum())
+        logp = model.next_logprobs(messages)
         fmt, labels = posed_format(row["posed"])
         row["format"], row["labels"] = fmt, list(labels)
         row["logp"] = {

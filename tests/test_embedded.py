@@ -93,3 +93,22 @@ def test_a_watched_call_reports_the_reply_as_written_and_changes_nothing(embedde
         lambda t, n: raw.append(t),
     )
     assert raw and text.text.startswith(raw[-1])
+
+
+def test_next_logprobs_predict_the_first_token_a_greedy_reply_writes(embedded_model):
+    """The public read of the next token's distribution (what label calibration uses): its
+    best token is the one a greedy call writes first, after chat messages or a raw text."""
+    import numpy as np
+
+    from ragteam.errors import ModelError
+
+    messages = [{"role": "user", "content": "Is Paris in France? Answer yes or no."}]
+    logp = embedded_model.next_logprobs(messages)
+    assert logp.shape[0] > 10_000 and abs(float(np.exp(logp).sum()) - 1.0) < 1e-6
+    reply = embedded_model.complete(Request(messages, max_tokens=1))
+    assert embedded_model.tokenize(reply.text)[:1] == [int(logp.argmax())]
+    prompt = "The capital of France is"
+    text = embedded_model.complete_text(TextRequest(prompt, max_tokens=1)).text
+    assert embedded_model.tokenize(text)[:1] == [int(embedded_model.next_logprobs(prompt).argmax())]
+    with pytest.raises(ModelError, match="over the model's context"):
+        embedded_model.next_logprobs("word " * 3000)

@@ -225,6 +225,34 @@ class LlamaCppModel:
         except ValueError as exc:
             raise ModelError(f"llama.cpp could not parse the grammar: {exc}") from exc
 
+    def next_logprobs(self, prompt: str | list[Message]) -> np.ndarray:
+        """Log-probabilities over the vocabulary of the token that comes next after `prompt`:
+        a text as `complete_text` reads it (BOS first, special markers as markers), or chat
+        messages rendered by the GGUF's own template as `complete` sends them, up to the
+        reply. What label calibration reads (a label's first token where the reply starts)."""
+        with self._lock:
+            if isinstance(prompt, str):
+                tokens = self._llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)
+            else:
+                rendered = _prefix_states(self._llm).prompt_tokens(list(prompt))
+                if rendered is None:
+                    raise ModelError(
+                        f"{self.path.name} has no chat template to render messages with; "
+                        "pass the prompt as text"
+                    )
+                tokens = [int(t) for t in rendered]
+            if len(tokens) >= self.context_length:
+                raise ModelError(
+                    f"the prompt is {len(tokens)} tokens, over the model's context of "
+                    f"{self.context_length}: shorten it or load the model with a larger n_ctx"
+                )
+            self._llm.reset()
+            self._llm.eval(tokens)  # the last position's logits are the only ones kept
+            last = np.ctypeslib.as_array(self._llm._ctx.get_logits(), shape=(self._llm.n_vocab(),))
+            logits = last.astype(np.float64)
+        shifted = logits - logits.max()
+        return shifted - np.log(np.exp(shifted).sum())
+
     def count_tokens(self, text: str) -> int:
         return len(self.tokenize(text))
 
