@@ -107,7 +107,6 @@ class Retrieved:
 
     by_id: dict[str, Passage] = field(default_factory=dict)
     queries: list[str] = field(default_factory=list)  # each search's words, once, in order
-    searches: int = 0
     empty_searches: int = 0  # searches that found nothing
     # the passages the model that writes the answer was shown, where a strategy cuts them
     # from what it retrieved (SMART's block of `max_passages`); None: it shows what it found
@@ -119,7 +118,6 @@ class Retrieved:
             self.by_id.setdefault(p.id, p)
         if query and query not in self.queries:
             self.queries.append(query)
-        self.searches += 1
         self.empty_searches += not passages
 
     def show(self, passages: list[Passage]) -> None:
@@ -136,8 +134,6 @@ class Retrieved:
         return Work(
             passages=tuple(self.by_id),
             documents=_documents(found),
-            queries=tuple(self.queries),
-            searches=self.searches,
             empty_searches=self.empty_searches,
             shown=None if shown is None else _documents(shown),
             calls=tally.calls,
@@ -157,15 +153,13 @@ def _documents(passages: list[Passage]) -> tuple[str, ...]:
 class Work:
     """What one answer's team did, as typed facts collected while it worked (the trace is for
     showing, never read back): the passages its searches found and their documents, the
-    searches made, what the writing model was shown, and its steps' tally
+    searches that found nothing, what the writing model was shown, and its steps' tally
     (`ragteam.trace.Tally`). An answer not finished by `ragteam.answering.run_posed` holds
     none of it."""
 
     passages: tuple[str, ...] = ()  # ids of the passages found, once each, in the order found
     documents: tuple[str, ...] = ()  # their documents' ids, once each
-    queries: tuple[str, ...] = ()
-    searches: int = 0
-    empty_searches: int = 0
+    empty_searches: int = 0  # searches that found nothing
     shown: tuple[str, ...] | None = None  # documents shown to the writing model (None: all)
     calls: int = 0
     failed: int = 0
