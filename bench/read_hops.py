@@ -21,7 +21,6 @@ from ragteam import answer
 from ragteam.metrics import f1_score
 from ragteam.retrieval import load_index
 from ragteam.training.reader_data import held_out
-from ragteam.types import SupportSettings
 
 
 def options(setting: str) -> dict[str, int]:
@@ -49,7 +48,7 @@ def main() -> None:
                 index=index,
                 strategy="read",
                 options=options(setting),
-                support=SupportSettings(layer="off"),
+                support="off",
             )
             read = [s for s in result.trace.steps if s.kind == "read"][-1].input["passages"]
             for pid in read:

@@ -75,8 +75,7 @@ def run_answers(args: argparse.Namespace) -> None:
 
 def one(index, strategy: str, row: dict, checker: str, options: dict | None = None) -> dict:  # noqa: ANN001
     started = time.perf_counter()
-    off = SupportSettings(layer="off")
-    result = answer(row["question"], index=index, strategy=strategy, support=off, options=options)
+    result = answer(row["question"], index=index, strategy=strategy, support="off", options=options)
     seconds = time.perf_counter() - started
     passages = searched(result, index)
     out = {

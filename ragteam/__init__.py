@@ -13,6 +13,7 @@ from ragteam._version import __version__
 
 _LAZY = {
     "answer": "ragteam.api",
+    "AskRequest": "ragteam.asking",
     "evaluate": "ragteam.evaluation",
     "Tool": "ragteam.tools",
     "tool": "ragteam.tools",
@@ -35,6 +36,7 @@ _LAZY = {
 
 if TYPE_CHECKING:
     from ragteam.api import answer
+    from ragteam.asking import AskRequest
     from ragteam.errors import (
         IndexUnusable,
         InputError,
@@ -63,6 +65,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "AskRequest",
     "Answer",
     "Citation",
     "IndexUnusable",

@@ -8,29 +8,27 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ragteam.agents.judge import judge_with
+from ragteam.asking import AskRequest
 from ragteam.formats import choice_label, pose, truth_label
 from ragteam.strategies.base import Context, Strategy
 from ragteam.support.stage import check_support
 from ragteam.types import Answer, Citation, Passage, SupportSettings
-from ragteam.verdict.stage import check_mode, fitted_claim
+from ragteam.verdict.stage import fitted_claim
 
 ABSTAIN = "I could not find this in your documents."
 
 
 def run_posed(
-    strategy: Strategy,
-    question: str,
-    ctx: Context,
-    choices: dict[str, str] | None = None,
-    claim: bool = False,
-    support: SupportSettings | None = None,
-    verdicts: str = "fitted",
+    strategy: Strategy, question: str, ctx: Context, request: AskRequest | None = None
 ) -> Answer:
-    """Answer `question` with `strategy`; with `choices` the answer is an option label, with
-    `claim` it is "true" or "false". `support` (default: checked, no abstention) says how the
-    answer's support is checked. A claim's verdict is the fitted verdicts' over the passages
-    the strategy read (`verdicts="fitted"`, labelled by the reader's reading) or the strategy's
-    own (`"own"`, unchecked); a strategy that declares `decides_verdicts` gives its own."""
+    """Answer `question` with `strategy` as `request` asks (default: open, checked, no
+    abstention); with its `choices` the answer is an option label, with `claim` "true" or
+    "false". A claim's verdict is the fitted verdicts' over the passages the strategy read
+    (`verdicts="fitted"`, labelled by the reader's reading) or the strategy's own (`"own"`,
+    unchecked); a strategy that declares `decides_verdicts` gives its own. Otherwise the answer
+    is checked against the passages read as `request.support_settings` says."""
+    request = request or AskRequest()
+    choices, claim = request.choices, request.claim
     reply = strategy.run(pose(question, choices, claim), ctx)
     text = reply.text
     if choices:
@@ -47,12 +45,12 @@ def run_posed(
         text = truth_label(reply.text)
     # a new Answer: the strategy's own is left as it returned it
     result = replace(reply, question=question, text=text)
-    if claim and (check_mode(verdicts) == "own" or strategy.decides_verdicts):
+    if claim and (request.verdicts == "own" or strategy.decides_verdicts):
         final = result
     elif claim:
         final = fitted_claim(result, question, read_passages(result, ctx), ctx.readers.answer())
     else:
-        final = checked(result, ctx, support or SupportSettings(), choices)
+        final = checked(result, ctx, request.support_settings, choices)
     return replace(final, applied=frozenset(ctx.applied), work=ctx.retrieved.work(ctx.trace.tally))
 
 

@@ -7,16 +7,16 @@ from pathlib import Path
 from typing import Any
 
 from ragteam.answering import run_posed
+from ragteam.asking import AskRequest, requested
 from ragteam.errors import InputError
 from ragteam.llm import ChatModel, ModelOptions, load_model
 from ragteam.llm.deferred import Deferred
 from ragteam.retrieval.index import Index, load_index
-from ragteam.strategies import DEFAULT_STRATEGY, Context, check_roles, make_strategy
+from ragteam.strategies import Context, check_roles, make_strategy
 from ragteam.strategies.base import require_index
 from ragteam.tools.base import Tool, make_tool
 from ragteam.trace import Step, Trace, Writing
-from ragteam.types import Answer, SupportSettings
-from ragteam.verdict.stage import check_mode
+from ragteam.types import Answer
 
 MAX_QUESTION_CHARS = 1_000_000
 
@@ -41,45 +41,39 @@ def check_question(question: str) -> str:
 
 def answer(
     question: str,
+    request: AskRequest | None = None,
     *,
     index: str | Path | Index | None = None,
-    strategy: str = DEFAULT_STRATEGY,
     model: str | ChatModel | None = None,
-    options: dict[str, Any] | None = None,
     model_options: ModelOptions | None = None,
     role_models: dict[str, str | ChatModel] | None = None,
-    choices: dict[str, str] | None = None,
-    claim: bool = False,
     tools: Iterable[Tool | Callable[..., Any]] = (),
     on_step: Callable[[Step], None] | None = None,
-    support: SupportSettings | None = None,
     on_writing: Callable[[Writing], None] | None = None,
-    verdicts: str = "fitted",
-    instructions: str = "",
-    temperature: float = 0.0,
+    **asked: Any,
 ) -> Answer:
-    """Answer one question. `index` is a directory built by `ragteam index build` (or a loaded
+    """Answer one question. How to answer is an `AskRequest` (`request`), or its options by
+    name (`asked`, over `request` when both are given): `strategy` (default "read"), its
+    `options` (e.g. {"k": 5}), `choices` (a multiple-choice question: the answer is an option
+    label), `claim` (a statement judged true or false), `support` (how the answer's support is
+    checked: a layer's name), `checker`, `abstain` ("not found" when nothing supports it),
+    `verdicts` (who decides a claim: "fitted" or "own"), `instructions` and `temperature`
+    (the asker's, for the roles that write the answer).
+
+    Where it is asked: `index` is a directory built by `ragteam index build` (or a loaded
     `Index`); `model` a spec such as "embedded", "path/to/model.gguf", "openai:NAME" or a model
-    object; `options` the strategy's own options (e.g. {"k": 5}); `role_models` overrides the
-    model of single agent roles, e.g. {"planner": "openai:qwen2.5-7b"}. With `choices` the
-    question is multiple choice and the answer is an option label; with `claim` it is a
-    statement to judge true or false. `tools` are functions (typed, with a docstring) or
-    `Tool`s that tool-using strategies (smurfs) may call, next to search and lookup.
-    `on_step` is called with every trace step as it happens (to stream the work), `on_writing`
-    with every model reply as it is written (`Writing.answer`: the answer so far). `support`
-    says how the answer's support is checked (default: the lexical layer, no abstention;
-    `SupportSettings(abstain=True)` answers "not found" when no passage supports it).
-    `verdicts` says who decides a claim: "fitted" (the fitted verdicts over the passages the
-    strategy read) or "own" (the strategy's own reply). `instructions` are the asker's own (a
-    chat's system message): the roles that write the answer add them to theirs, and sample at
-    `temperature` (0: the same answer every time)."""
+    object; `role_models` overrides the model of single agent roles, e.g.
+    {"planner": "openai:qwen2.5-7b"}. `tools` are functions (typed, with a docstring) or
+    `Tool`s that tool-using strategies (smurfs) may call, next to search and lookup. `on_step`
+    is called with every trace step as it happens (to stream the work), `on_writing` with every
+    model reply as it is written (`Writing.answer`: the answer so far)."""
     question = check_question(question)
-    check_mode(verdicts)  # before any work
-    runner = make_strategy(strategy, options)
-    check_roles([strategy], list(role_models or {}))
+    request = requested(request, **asked)  # every option checked before any work
+    runner = make_strategy(request.strategy, request.options)
+    check_roles([request.strategy], list(role_models or {}))
     loaded = index if isinstance(index, Index) or index is None else load_index(index)
     if runner.needs_index:
-        require_index(strategy, loaded)  # before any model is loaded
+        require_index(request.strategy, loaded)  # before any model is loaded
     chat = _chat_model(model, model_options, runner.needs_model)
     overrides = {
         role: spec if not isinstance(spec, str) else load_model(spec, model_options)
@@ -92,10 +86,10 @@ def answer(
         trace,
         overrides,
         tuple(make_tool(t) for t in tools),
-        instructions=instructions,
-        temperature=temperature,
+        instructions=request.instructions,
+        temperature=request.temperature,
     )
-    return run_posed(runner, question, context, choices, claim, support, verdicts)
+    return run_posed(runner, question, context, request)
 
 
 def _chat_model(

@@ -12,33 +12,31 @@ import typer
 
 from ragteam._version import __version__
 from ragteam.api import answer
+from ragteam.asking import AskRequest, key_values
 from ragteam.commands.cache import cache_app
 from ragteam.commands.common import (
     McpOpt,
     ToolsOpt,
-    VerdictsOpt,
     err,
     friendly_errors,
     live_answer,
     out,
-    parse_options,
     shown,
     user_tools,
 )
 from ragteam.commands.eval import eval_command, report_command
+from ragteam.commands.flags import with_settings
 from ragteam.commands.index import build_with_progress, index_app
 from ragteam.commands.model_options import ModelOpt, with_model_options
 from ragteam.commands.router import feedback_command, router_app
 from ragteam.commands.serve import mcp_command, serve_command
 from ragteam.commands.train import train_app
-from ragteam.errors import InputError, RagteamError
+from ragteam.errors import RagteamError
 from ragteam.llm import ModelOptions
 from ragteam.render import answer_view, trace_view
 from ragteam.retrieval.index import load_index
-from ragteam.strategies import DEFAULT_STRATEGY, available
-from ragteam.support.layers import layer_names
-from ragteam.support.stage import support_settings
-from ragteam.types import DEFAULT_SUPPORT_LAYER, Retrieved
+from ragteam.strategies import available
+from ragteam.types import Retrieved
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 
@@ -71,21 +69,20 @@ def _main(
 app.add_typer(index_app, name="index")
 
 StrategyOpt = Annotated[str, typer.Option("--strategy", "-s", help="strategy name")]
-OptOpt = Annotated[list[str], typer.Option("--opt", help="strategy option KEY=VALUE, repeatable")]
 
 
 @app.command()
 @with_model_options
+@with_settings("request", AskRequest)
 def ask(
     question: Annotated[str, typer.Argument(help="the question")],
     model_options: ModelOptions,
+    request: AskRequest,
     index: Annotated[Path | None, typer.Option(help="index directory")] = None,
-    strategy: StrategyOpt = DEFAULT_STRATEGY,
     model: ModelOpt = "embedded",
-    opt: OptOpt = [],  # noqa: B006 - typer reads the default
     role_model: Annotated[
         list[str], typer.Option("--role-model", help="ROLE=MODEL_SPEC, e.g. planner=openai:NAME")
-    ] = [],  # noqa: B006
+    ] = [],  # noqa: B006 - typer reads the default
     as_json: Annotated[bool, typer.Option("--json", help="print the answer as JSON")] = False,
     show_trace: Annotated[bool, typer.Option("--trace", help="show every agent step")] = False,
     strict: Annotated[
@@ -93,70 +90,25 @@ def ask(
     ] = False,
     tools: ToolsOpt = [],  # noqa: B006
     mcp: McpOpt = [],  # noqa: B006
-    support: Annotated[
-        str,
-        typer.Option(
-            help="how each sentence's support is checked, one of "
-            f"{', '.join(layer_names())}: lexical (its words in a passage), reader (the span "
-            "reader's reading of a passage gives it), checker (needs --checker), llm (the model "
-            "judges; --role-model judge=SPEC for another), off"
-        ),
-    ] = DEFAULT_SUPPORT_LAYER,
-    checker: Annotated[
-        str, typer.Option(help="a support checker from `ragteam train support` (.safetensors)")
-    ] = "",
-    abstain: Annotated[
-        bool,
-        typer.Option(
-            "--abstain", help='say "not found in your documents" when no passage supports it'
-        ),
-    ] = False,
-    claim: Annotated[
-        bool, typer.Option("--claim", help="the question is a claim: answer true or false")
-    ] = False,
-    verdicts: VerdictsOpt = "fitted",
-    choice: Annotated[
-        list[str] | None,
-        typer.Option(help="an option of a multiple-choice question, LABEL=TEXT (repeat it)"),
-    ] = None,
 ) -> None:
     """Answer a question over an index; the answer cites, sentence by sentence, the passages
     that support it, and says when none does. With --claim the answer is true or false, with
-    --choice an option's label, and says why."""
+    --choice an option's label, and says why. (The answer options are `ragteam.AskRequest`'s.)"""
     with friendly_errors(), user_tools(tools, mcp, model_options.timeout) as extra:
-        choices = _choices(choice or [])
-        with live_answer(strategy) as (on_step, on_writing):
+        with live_answer(request.strategy) as (on_step, on_writing):
             result = answer(
                 question,
+                request,
                 index=index,
-                strategy=strategy,
                 model=model,
-                options=parse_options(opt),
                 model_options=model_options,
-                role_models={k: str(v) for k, v in parse_options(role_model).items()},
+                role_models={k: str(v) for k, v in key_values(role_model).items()},
                 tools=extra,
                 on_step=on_step,
-                support=support_settings(support, abstain, checker),
                 on_writing=on_writing,
-                choices=choices,
-                claim=claim,
-                verdicts=verdicts,
             )
         _print_answer(result, as_json, show_trace)
         _warn_unparsed(result, strict)
-
-
-def _choices(given: list[str]) -> dict[str, str] | None:
-    """`--choice A=text` options as {label: text}; a malformed one is an InputError."""
-    choices: dict[str, str] = {}
-    for item in given:
-        label, sep, text = item.partition("=")
-        if not sep or not label.strip() or not text.strip() or label.strip() in choices:
-            raise InputError(f"--choice {item!r}: give each option once as LABEL=TEXT (A=Oslo)")
-        choices[label.strip()] = text.strip()
-    if len(choices) == 1:
-        raise InputError("a multiple-choice question needs at least two --choice options")
-    return choices or None
 
 
 def _print_answer(result: Any, as_json: bool, show_trace: bool) -> None:

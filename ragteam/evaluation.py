@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from ragteam.asking import AskRequest, ask_fields, requested
 from ragteam.errors import InputError
 from ragteam.eval.datasets import load_dataset
 from ragteam.eval.row import EvalRow
@@ -16,7 +17,6 @@ from ragteam.retrieval.index import Index, load_index
 from ragteam.runner import EvalPlan, EvalProgress, run_eval
 from ragteam.strategies import check_roles
 from ragteam.tools.base import Tool, make_tool
-from ragteam.verdict.stage import check_mode
 
 
 def evaluate(
@@ -35,15 +35,20 @@ def evaluate(
     ray: str | None = None,
     ray_actors: int = 0,
     ray_cpus_per_actor: float = 1.0,
-    verdicts: str = "fitted",
+    asking: AskRequest | None = None,
+    **asked: Any,
 ) -> list[EvalRow]:
     """Answer and score every question of `data` (JSONL) with each strategy into the run
     folder `out`; calling it again resumes (rows already written are kept, failed ones are
     retried). `strategies` are names ("oner,smart" or a list) or name -> options. Returns the
     rows written by this call. With `ray` (a cluster address, or "auto") the questions are
     answered by Ray actors (`model`, `role_models` and `index` must then be names/paths).
-    `verdicts` says who decides a true/false claim: "fitted" (the fitted verdicts over the
-    passages the strategy read) or "own" (the strategy's reply)."""
+    The run-wide answer options are an `AskRequest` (`asking`) or its options by name (`asked`,
+    over `asking`): `support`, `checker`, `abstain`, `verdicts` (who decides a true/false claim:
+    "fitted", the fitted verdicts over the passages the strategy read, or "own", the
+    strategy's reply), `instructions`, `temperature`; each question's strategy, options and
+    choices or claim are its own."""
+    run_wide = asking_for_eval(asking, asked)
     if isinstance(strategies, str):
         strategies = [s.strip() for s in strategies.split(",") if s.strip()]
     chosen = dict(strategies) if isinstance(strategies, dict) else {s: {} for s in strategies}
@@ -62,7 +67,7 @@ def evaluate(
             for role, spec in (role_models or {}).items()
         },
         tools=tuple(make_tool(t) for t in tools),
-        verdicts=check_mode(verdicts),
+        asking=run_wide,
     )
     if ray:
         return _on_ray(
@@ -80,6 +85,17 @@ def evaluate(
     loaded = index if isinstance(index, Index) or index is None else load_index(index)
     chat = model if model is not None and not isinstance(model, str) else load_model(model, options)
     return run_eval(plan, RunDir(Path(out)), chat, loaded, progress)
+
+
+def asking_for_eval(asking: AskRequest | None, asked: dict[str, Any]) -> AskRequest:
+    """The run-wide options: those a question or `strategies` sets are refused here."""
+    own = sorted(set(asked) - {f.name for f in ask_fields("eval")})
+    if own and all(name in {f.name for f in ask_fields()} for name in own):
+        raise InputError(
+            f"{', '.join(own)}: each question or strategy sets its own in eval "
+            "(strategies=... names the strategies and their options)"
+        )
+    return requested(asking, **asked)
 
 
 def _on_ray(

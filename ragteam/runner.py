@@ -7,13 +7,14 @@ import hashlib
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ragteam import metrics
 from ragteam._version import __version__
 from ragteam.answering import run_posed
+from ragteam.asking import AskRequest
 from ragteam.errors import RagteamError
 from ragteam.eval.datasets import Example
 from ragteam.eval.row import Cost, EvalRow
@@ -39,7 +40,13 @@ class EvalPlan:
     model_settings: dict[str, Any] = field(default_factory=dict)
     role_models: dict[str, ChatModel] = field(default_factory=dict)
     tools: tuple[Tool, ...] = ()  # the user's tools, for tool-using strategies
-    verdicts: str = "fitted"  # who decides a claim (`ragteam.verdict.stage.MODES`)
+    # the run-wide answer options (support, abstain, verdicts, ...); each question's own
+    # strategy, options, choices and claim are set per question
+    asking: AskRequest = field(default_factory=AskRequest)
+
+
+def _recorded(asking: AskRequest) -> dict[str, Any]:
+    return {k: v for k, v in asking.given().items() if k != "verdicts"}
 
 
 def file_sha256(path: Path) -> str:
@@ -60,7 +67,9 @@ def run_config(
         "index": index,
         "model": {"identity": model_identity, **plan.model_settings},
         "strategies": plan.strategies,
-        "verdicts": plan.verdicts,
+        "verdicts": plan.asking.verdicts,
+        # the other answer options only when not at their defaults (older runs still resume)
+        **({"asking": _recorded(plan.asking)} if _recorded(plan.asking) else {}),
         **({"tools": [t.name for t in plan.tools]} if plan.tools else {}),
         # only when used, so that runs made before role overrides existed still resume
         **({"role_models": dict(sorted(role_identities.items()))} if role_identities else {}),
@@ -126,22 +135,33 @@ def evaluate_one(
     role_models: dict[str, ChatModel] | None = None,
     tools: tuple[Tool, ...] = (),
     *,
-    verdicts: str = "fitted",
+    asking: AskRequest | None = None,
 ) -> EvalRow:
-    """Answer and score one question; a failure is recorded in the row, not raised."""
+    """Answer and score one question as `asking` says (its run-wide options; the strategy,
+    its options and the question's choices or claim set here); a failure is recorded in the
+    row, not raised."""
     trace = Trace()
     started = time.perf_counter()
     error = None
     claim = example.choices is None and (example.label or "").lower() in ("true", "false")
     try:
-        result = run_posed(
-            make_strategy(strategy, options),
-            example.question,
-            Context(model, index, trace, role_models or {}, tools),
-            example.choices,
-            claim,
-            verdicts=verdicts,
+        request = replace(
+            asking or AskRequest(),
+            strategy=strategy,
+            options=options,
+            choices=example.choices,
+            claim=claim,
         )
+        context = Context(
+            model,
+            index,
+            trace,
+            role_models or {},
+            tools,
+            instructions=request.instructions,
+            temperature=request.temperature,
+        )
+        result = run_posed(make_strategy(strategy, options), example.question, context, request)
     except RagteamError as exc:
         error = f"{type(exc).__name__}: {exc}"
         result = Answer(example.question, "", strategy, [], trace)
@@ -229,7 +249,7 @@ def run_eval(
                             index,
                             plan.role_models,
                             plan.tools,
-                            verdicts=plan.verdicts,
+                            asking=plan.asking,
                         )
                     )
                 if not pending:

@@ -21,6 +21,9 @@ class Flag:
     show: Callable[[Any], str] | None = None
     name: str = ""  # the flag, when not --field-name
     cli_default: Any = None  # the flag's default, when not the field's
+    aliases: tuple[str, ...] = ()  # more ways to write the flag ("-s")
+    # a flag given once per item (`--opt K=V --opt K2=V2`): `parse` reads the list of them
+    many: bool = False
 
 
 def flag(
@@ -33,9 +36,11 @@ def flag(
     show: Callable[[Any], str] | None = None,
     name: str = "",
     cli_default: Any = None,
+    aliases: tuple[str, ...] = (),
+    many: bool = False,
 ) -> Any:
     """A dataclass field that is also a command-line flag."""
-    marked = Flag(help, min, max, parse, show, name, cli_default)
+    marked = Flag(help, min, max, parse, show, name, cli_default, aliases, many)
     return field(default=default, metadata={"flag": marked})
 
 

@@ -6,6 +6,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from ragteam.asking import AskRequest
 from ragteam.cli import app
 from ragteam.errors import InputError
 from ragteam.eval.datasets import read_examples
@@ -124,7 +125,12 @@ def test_a_changed_configuration_is_refused(bm25_index_dir, data, tmp_path):
     with pytest.raises(InputError, match="model.identity"):
         run_eval(plan_for(data), RunDir(tmp_path / "run"), FakeModel(oracle, identity="x"), index)
     with pytest.raises(InputError, match="verdicts: 'fitted' -> 'own'"):  # who decided the claims
-        run_eval(plan_for(data, verdicts="own"), RunDir(tmp_path / "run"), FakeModel(oracle), index)
+        run_eval(
+            plan_for(data, asking=AskRequest(verdicts="own")),
+            RunDir(tmp_path / "run"),
+            FakeModel(oracle),
+            index,
+        )
 
 
 def test_failures_are_recorded_not_raised(bm25_index_dir, data, tmp_path):

@@ -3,6 +3,7 @@
 import json
 
 from ragteam.api import answer
+from ragteam.asking import AskRequest
 from ragteam.eval.datasets import read_examples
 from ragteam.eval.rundir import RunDir
 from ragteam.formats import MULTIPLE_CHOICE, TRUE_FALSE, choice_label, pose, truth_label
@@ -44,7 +45,7 @@ def test_api_and_eval_answer_by_label(bm25_index_dir, tmp_path):
     )
     rows = run_eval(
         # the model's own true/false is what is read here (not the fitted verdicts')
-        EvalPlan(read_examples(data), {"nor": {}}, data, verdicts="own"),
+        EvalPlan(read_examples(data), {"nor": {}}, data, asking=AskRequest(verdicts="own")),
         RunDir(tmp_path / "r"),
         model,
         load_index(bm25_index_dir),

@@ -180,7 +180,6 @@ def test_read_with_other_weights_is_labelled_on_their_own_calibration(tmp_path):
     support layer judges X's span on X's calibration (it was judged on the shipped one's)."""
     from ragteam import answer
     from ragteam.retrieval import build_index
-    from ragteam.types import SupportSettings
 
     corpus = tmp_path / "c.jsonl"
     rows = [{"id": i, "title": t, "text": x} for i, t, x in TWO_HOP]
@@ -198,7 +197,7 @@ def test_read_with_other_weights_is_labelled_on_their_own_calibration(tmp_path):
             index=tmp_path / "ix",
             strategy="read",
             options={"weights": str(target), "hops": 1},
-            support=SupportSettings("reader"),
+            support="reader",
         )
         assert result.evidence and result.support is not None
         labelled[name] = [c.passage_id for c in result.citations]

@@ -6,7 +6,6 @@ from ragteam.agents.smart_format import parse
 from ragteam.api import answer
 from ragteam.llm import FakeModel
 from ragteam.retrieval import load_index
-from ragteam.types import SupportSettings
 
 QUESTION = "In which village was the engineer who built the Wrenhold Lighthouse born?"
 
@@ -71,8 +70,7 @@ def test_full_pipeline_locates_facts_and_cites(bm25_index_dir):
         },
     )
     # the agent's own citations: the support stage is tested in test_support
-    off = SupportSettings("off")
-    result = answer(QUESTION, index=bm25_index_dir, strategy="smart", model=model, support=off)
+    result = answer(QUESTION, index=bm25_index_dir, strategy="smart", model=model, support="off")
     assert result.text == "Hevik"
     retrieves = [s for s in result.trace.steps if s.kind == "retrieve"]
     assert [s.input["query"] for s in retrieves] == [

@@ -10,7 +10,6 @@ from ragteam.errors import InputError
 from ragteam.llm import FakeModel
 from ragteam.retrieval import load_index
 from ragteam.strategies import make_strategy
-from ragteam.types import SupportSettings
 
 QUESTION = "In which village was the engineer who built the Wrenhold Lighthouse born?"
 
@@ -48,9 +47,7 @@ def run(model, index_dir, **options):
         strategy="smart",
         model=model,
         options={"mode": "trajectory", **options},
-        support=SupportSettings(
-            "off"
-        ),  # the agent's own citations (the support stage: test_support)
+        support="off",  # the agent's own citations (the support stage: test_support)
     )
 
 

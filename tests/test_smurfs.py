@@ -8,7 +8,6 @@ import pytest
 from ragteam.api import answer
 from ragteam.errors import InputError
 from ragteam.llm import FakeModel
-from ragteam.types import SupportSettings
 
 REQUEST = "In which village was the builder of the Wrenhold Lighthouse born?"
 ROLES = [
@@ -300,9 +299,10 @@ def test_citations_are_passages_the_tools_returned(bm25_index_dir):
 
     # the scripted "Emrik Tollan" names the builder, not the village REQUEST asks for: the
     # reader layer rightly cites nothing for it, so the words decide here (provenance is tested)
-    lexical = SupportSettings(layer="lexical")
     model = FakeModel(by_prompt)
-    result = answer(REQUEST, index=bm25_index_dir, strategy="smurfs", model=model, support=lexical)
+    result = answer(
+        REQUEST, index=bm25_index_dir, strategy="smurfs", model=model, support="lexical"
+    )
     retrieved = {h["id"] for s in result.trace.steps if s.kind == "retrieve" for h in s.output}
     assert result.citations and {c.passage_id for c in result.citations} <= retrieved
     # lookup was not offered before search had shown passages

@@ -4,6 +4,7 @@ import pytest
 
 from ragteam.agents.views import clean_answer
 from ragteam.api import answer
+from ragteam.asking import AskRequest
 from ragteam.errors import InputError, UnknownName
 from ragteam.llm import FakeModel
 from ragteam.llm.fit import fit_text
@@ -178,7 +179,6 @@ def test_oner_looks_its_model_up_once_and_run_posed_leaves_the_strategys_answer(
             returned.append(Answer(question, "Paris", "says", trace=ctx.trace))
             return returned[0]
 
-    posed = run_posed(
-        Says(), "Capital?", Context(FakeModel([]), None, Trace()), {"A": "Paris", "B": "Rome"}
-    )
+    choices = AskRequest(choices={"A": "Paris", "B": "Rome"})
+    posed = run_posed(Says(), "Capital?", Context(FakeModel([]), None, Trace()), choices)
     assert posed.text == "A" and returned[0].text == "Paris" and posed is not returned[0]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from ragteam import answer
+from ragteam.asking import AskRequest
 from ragteam.errors import InputError
 from ragteam.llm import FakeModel
 from ragteam.support.lexical import lexical_score, sentences
@@ -110,7 +111,7 @@ def test_an_answer_cites_only_what_supports_it(bm25_index_dir):
         index=bm25_index_dir,
         strategy="oner",
         model=_oner("So the answer is: Hevik"),
-        support=SupportSettings("lexical"),
+        support="lexical",
     )
     assert result.text.endswith("Hevik")
     assert [c.passage_id for c in result.citations] == ["halvard-05"]
@@ -128,7 +129,7 @@ def test_a_chosen_option_is_checked_as_its_text_and_marked_after_its_label(bm25_
         strategy="oner",
         model=_oner("B"),
         choices=choices,
-        support=SupportSettings("lexical"),
+        support="lexical",
     )
     assert result.text == "B" and result.support.checked == "Hevik"
     assert result.citations and result.grounding().level == "supported"
@@ -143,7 +144,7 @@ def test_an_invented_answer_is_not_supported_and_can_be_withheld(bm25_index_dir)
         index=bm25_index_dir,
         strategy="oner",
         model=invented,
-        support=SupportSettings("lexical"),
+        support="lexical",
     )
     assert result.citations == [] and result.grounding().level == "not_supported"
     withheld = answer(
@@ -151,7 +152,8 @@ def test_an_invented_answer_is_not_supported_and_can_be_withheld(bm25_index_dir)
         index=bm25_index_dir,
         strategy="oner",
         model=invented,
-        support=SupportSettings("lexical", abstain=True),
+        support="lexical",
+        abstain=True,
     )
     assert withheld.text.startswith("I could not find this in your documents.")
     assert QUESTION in withheld.text  # what was searched
@@ -228,7 +230,7 @@ def test_support_off_checks_nothing_and_the_label_says_unchecked(bm25_index_dir)
         index=bm25_index_dir,
         strategy="oner",
         model=_oner("Barcelona"),
-        support=SupportSettings("off"),
+        support="off",
     )
     assert result.support is None and result.read == []
     assert result.grounding().level == "unchecked"
@@ -256,7 +258,7 @@ def test_support_checks_what_the_retrievals_handed_the_team_not_what_the_trace_s
 
     index = load_index(bm25_index_dir)
     ctx = Context(FakeModel([]), index, Trace())
-    result = run_posed(Searches(), QUESTION, ctx, support=SupportSettings(layer="lexical"))
+    result = run_posed(Searches(), QUESTION, ctx, AskRequest(support="lexical"))
     ids = [p.id for p in index.retrieve(QUESTION, 3)]
     assert sorted(c.passage_id for c in result.read) == sorted(ids)  # every one checked
     assert result.citations  # the sentence is found in a passage the search handed over
@@ -288,7 +290,7 @@ def test_abstention_on_a_reader_span_is_the_answerability_heads_to_decide(
                           evidence=[said])  # fmt: skip
 
     ctx = Context(FakeModel([]), load_index(bm25_index_dir), Trace())
-    result = run_posed(Spans(), QUESTION, ctx, support=SupportSettings("reader", abstain=True))
+    result = run_posed(Spans(), QUESTION, ctx, AskRequest(support="reader", abstain=True))
     said = result.grounding()
     assert said.level == "not_supported" and result.citations == []
     if answerable:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import time
 from collections.abc import Iterator
 from typing import Annotated, Any
@@ -12,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.progress import Progress, TaskID
 
-from ragteam.errors import InputError, RagteamError, StorageError
+from ragteam.errors import RagteamError, StorageError
 
 out = Console()
 err = Console(stderr=True)
@@ -41,31 +40,10 @@ def friendly_errors() -> Iterator[None]:
         raise typer.Exit(2) from exc
 
 
-def parse_options(pairs: list[str]) -> dict[str, Any]:
-    options: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise InputError(f"--opt expects KEY=VALUE, got '{pair}'")
-        try:
-            options[key.replace("-", "_")] = json.loads(value)
-        except json.JSONDecodeError:
-            options[key.replace("-", "_")] = value
-    return options
-
-
 ToolsOpt = Annotated[
     list[str],
     typer.Option("--tools", help="a tool as module:function (typed, documented), repeatable"),
 ]
-VerdictsOpt = Annotated[
-    str,
-    typer.Option(
-        help="who decides a true/false claim: fitted (the fitted verdicts over the passages the "
-        "strategy read) or own (the strategy's own reply)"
-    ),
-]
-
 McpOpt = Annotated[
     list[str],
     typer.Option("--mcp", help='an MCP server over stdio, e.g. --mcp "python server.py"'),

@@ -10,17 +10,17 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
+from ragteam.asking import AskRequest, key_values
 from ragteam.commands.common import (
     LoggedProgress,
     McpOpt,
     ToolsOpt,
-    VerdictsOpt,
     err,
     friendly_errors,
     out,
-    parse_options,
     user_tools,
 )
+from ragteam.commands.flags import with_settings
 from ragteam.commands.model_options import ModelOpt, with_model_options
 from ragteam.errors import InputError
 from ragteam.llm import ModelOptions
@@ -31,10 +31,12 @@ if TYPE_CHECKING:
 
 
 @with_model_options
+@with_settings("asking", AskRequest, only=lambda f: f.metadata["reach"].eval)
 def eval_command(
     data: Annotated[Path, typer.Option(help="JSONL of {id, question, answers, ...}")],
     out_dir: Annotated[Path, typer.Option("--out", help="run directory (resumable)")],
     model_options: ModelOptions,
+    asking: AskRequest,
     strategy: Annotated[str, typer.Option("--strategy", "-s", help="comma-separated")] = "oner",
     index: Annotated[Path | None, typer.Option(help="index directory")] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="first N questions only")] = None,
@@ -53,9 +55,9 @@ def eval_command(
     ] = None,
     ray_actors: Annotated[int, typer.Option(min=0, help="actors (0: one per CPU share)")] = 0,
     ray_cpus: Annotated[float, typer.Option(min=0.1, help="CPUs per Ray actor")] = 1.0,
-    verdicts: VerdictsOpt = "fitted",
 ) -> None:
-    """Run strategies over a dataset; rerunning the same command resumes."""
+    """Run strategies over a dataset; rerunning the same command resumes. The answer options
+    (support, abstain, verdicts, ...) hold for every question."""
     from ragteam.eval.rundir import RunDir
     from ragteam.evaluation import evaluate
 
@@ -72,7 +74,7 @@ def eval_command(
                     index=index,
                     model=model,
                     model_options=model_options,
-                    role_models={k: str(v) for k, v in parse_options(role_model).items()},
+                    role_models={k: str(v) for k, v in key_values(role_model).items()},
                     limit=limit,
                     workers=workers,
                     tools=extra,
@@ -80,7 +82,7 @@ def eval_command(
                     ray=ray,
                     ray_actors=ray_actors,
                     ray_cpus_per_actor=ray_cpus,
-                    verdicts=verdicts,
+                    asking=asking,
                 )
             except KeyboardInterrupt:
                 err.print(
@@ -162,7 +164,7 @@ def strategy_options(names: list[str], pairs: list[str]) -> dict[str, dict]:
     options: dict[str, dict] = {name: {} for name in names}
     if not names:
         raise InputError("name at least one strategy with --strategy")
-    for key, value in parse_options(pairs).items():
+    for key, value in key_values(pairs).items():
         target, _, field = key.rpartition(".")
         if target and target not in options:
             raise InputError(f"--opt {key}: '{target}' is not among --strategy {','.join(names)}")

@@ -59,14 +59,18 @@ def add_flags(
     return wrapper  # type: ignore[return-value]
 
 
-def with_settings(param: str, settings: Any) -> Callable[[F], F]:
+def with_settings(
+    param: str, settings: Any, only: Callable[[dataclasses.Field[Any]], bool] | None = None
+) -> Callable[[F], F]:
     """Give a command the flags of the flagged fields of `settings` (a settings dataclass, or
-    an instance of one whose values are the flags' defaults); it is handed `param=` the
-    instance the flags build (an invalid combination is the class's own `InputError`, shown
-    as a message)."""
+    an instance of one whose values are the flags' defaults), or of those `only` keeps; it is
+    handed `param=` the instance the flags build (an invalid combination is the class's own
+    `InputError`, shown as a message)."""
     cls = settings if isinstance(settings, type) else type(settings)
     base = None if isinstance(settings, type) else settings
-    fields = [f for f in dataclasses.fields(cls) if "flag" in f.metadata]
+    fields = [
+        f for f in dataclasses.fields(cls) if "flag" in f.metadata and (only is None or only(f))
+    ]
     hints = typing.get_type_hints(cls)
     readers = {f.name: _reader(f.metadata["flag"], hints[f.name]) for f in fields}
     specs = [_spec(f, hints[f.name], base) for f in fields]
@@ -91,11 +95,23 @@ def _reader(marked: Flag, kind: Any) -> Callable[[Any], Any]:
 
 def _spec(field: dataclasses.Field[Any], kind: Any, base: Any) -> FlagSpec:
     marked: Flag = field.metadata["flag"]
-    default = field.default if base is None else getattr(base, field.name)
+    if base is not None:
+        default = getattr(base, field.name)
+    elif field.default is not dataclasses.MISSING:
+        default = field.default
+    else:
+        default = field.default_factory()  # type: ignore[misc]
     default = default if marked.cli_default is None else marked.cli_default
     textual = marked.parse is not None or typing.get_origin(kind) is tuple
-    if textual and not isinstance(default, str):
-        default = (marked.show or joined)(default)
+    if marked.many:
+        flag_type: Any = list[str]
+        default = []
+    elif textual:
+        flag_type = str
+        default = default if isinstance(default, str) else (marked.show or joined)(default)
+    else:
+        flag_type = kind
     bounds = {k: v for k, v in (("min", marked.min), ("max", marked.max)) if v is not None}
-    option = typer.Option(*([marked.name] if marked.name else []), help=marked.help, **bounds)
-    return field.name, Annotated[str if textual else kind, option], default
+    spelled = [marked.name, *marked.aliases] if marked.name else list(marked.aliases)
+    option = typer.Option(*spelled, help=marked.help, **bounds)
+    return field.name, Annotated[flag_type, option], default

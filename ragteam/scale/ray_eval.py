@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ragteam.asking import AskRequest
 from ragteam.errors import InputError
 from ragteam.eval.datasets import Example
 from ragteam.eval.row import EvalRow
@@ -55,10 +56,10 @@ class Answerer:
         return self.model.identity, {role: m.identity for role, m in self.roles.items()}
 
     def evaluate(
-        self, example: Example, strategy: str, options: dict[str, Any], verdicts: str
+        self, example: Example, strategy: str, options: dict[str, Any], asking: AskRequest
     ) -> EvalRow:
         return evaluate_one(
-            example, strategy, options, self.model, self.index, self.roles, verdicts=verdicts
+            example, strategy, options, self.model, self.index, self.roles, asking=asking
         )
 
 
@@ -113,7 +114,7 @@ def _drain(ray: Any, pool: list, todo: list, plan: EvalPlan, tally: Tally) -> No
             for actor in pool:
                 while load[id(actor)] < IN_FLIGHT_PER_ACTOR and (item := next(queue, None)):
                     example, name = item
-                    ref = actor.evaluate.remote(example, name, plan.strategies[name], plan.verdicts)
+                    ref = actor.evaluate.remote(example, name, plan.strategies[name], plan.asking)
                     owner[ref] = actor
                     load[id(actor)] += 1
             if not owner:

@@ -30,7 +30,7 @@ from ragteam.errors import (
 )
 from ragteam.llm.base import ChatModel
 from ragteam.router.state import RouterStateError
-from ragteam.server.asking import Asked, AskOptions, Turn
+from ragteam.server.asking import Asked
 from ragteam.server.config import ServerConfig
 from ragteam.server.docs import add_docs_routes
 from ragteam.server.guard import BodyGuard
@@ -49,23 +49,9 @@ from ragteam.server.uploads import (
     is_upload,
 )
 from ragteam.server.views import add_read_routes
-from ragteam.strategies import DEFAULT_STRATEGY
 
 log = logging.getLogger("ragteam.server")
 STATIC = resources.files("ragteam.server").joinpath("static")
-
-
-class AnswerRequest(AskOptions):
-    """The body of `/v1/answer` and `/v1/answer/stream` (the page's)."""
-
-    question: str = Field(min_length=1)
-    index: str | None = None
-    strategy: str = DEFAULT_STRATEGY
-    # the conversation so far, oldest first: a follow-up that leans on it is made to stand alone
-    earlier: list[Turn] = Field(default_factory=list, max_length=50)
-
-    def asked(self) -> Asked:
-        return Asked(**dict(self))
 
 
 class FeedbackRequest(BaseModel):
@@ -139,8 +125,7 @@ def _add_answer_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
     config = service.config
 
     @app.post("/v1/answer", dependencies=auth)
-    async def answer_once(body: AnswerRequest, request: Request) -> dict[str, Any]:
-        asked = body.asked()
+    async def answer_once(asked: Asked, request: Request) -> dict[str, Any]:
         service.check(asked)
         if not await service.gate.acquire_unless(request.is_disconnected):
             return Response(status_code=499)  # left while queued: its place went to the next
@@ -150,8 +135,7 @@ def _add_answer_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
             return Response(status_code=499)
 
     @app.post("/v1/answer/stream", dependencies=auth)
-    async def answer_stream(body: AnswerRequest) -> Response:
-        asked = body.asked()
+    async def answer_stream(asked: Asked) -> Response:
         service.check(asked)
         held = service.gate.try_acquire()  # a full queue is refused here, with its status
         return StreamingResponse(_stream(service, asked, held), media_type="text/event-stream")

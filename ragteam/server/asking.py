@@ -1,37 +1,39 @@
-"""What an answer request may ask, declared once for the server: the page's and the API's body
-(`/v1/answer`), the chat completion's `ragteam` extension and the service all read
-`AskOptions`; `Asked` is a request as the service answers it."""
+"""The server's answer requests, made from `ragteam.asking.AskRequest`'s fields (declared there
+once): `AskOptions` is the chat completion's `ragteam` extension (the options the chat body does
+not say its own way), `Asked` a request as the service answers it (the page's and the API's
+body `/v1/answer`, a chat turn, an MCP call), with the question, the index and the
+conversation so far. A field's values are named in the schemas where it declares them."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 
-from ragteam.strategies import DEFAULT_STRATEGY
-from ragteam.support.layers import layer_names
-from ragteam.types import DEFAULT_SUPPORT_LAYER
-from ragteam.verdict.stage import MODES
-
-# every layer `--support` takes, named in the schemas (a plugin layer installed later is listed
-# from the next start; the request is checked against the registry either way)
-SupportName = Literal[tuple(layer_names())]  # type: ignore[valid-type]
-VerdictsName = Literal[MODES]  # type: ignore[valid-type]
+from ragteam.asking import AskRequest, ask_fields, ask_hints
 
 
-class AskOptions(BaseModel):
-    """How to answer, besides the question: the strategy's options, a multiple-choice or
-    true/false form, the support check, and who decides a claim's verdict."""
+def _fields(where: str) -> dict[str, Any]:
+    """pydantic fields for `AskRequest`'s fields offered `where`, with their help."""
+    hints = ask_hints()
+    made: dict[str, Any] = {}
+    for f in ask_fields(where):
+        reach = f.metadata["reach"]
+        kind = Literal[reach.names()] if reach.names else hints[f.name]  # type: ignore[misc]
+        help_ = f.metadata["flag"].help
+        if f.default_factory is not dataclasses.MISSING:
+            made[f.name] = (kind, Field(default_factory=f.default_factory, description=help_))
+        else:
+            made[f.name] = (kind, Field(default=f.default, description=help_))
+    return made
 
-    options: dict[str, Any] = Field(default_factory=dict)
-    choices: dict[str, str] | None = None
-    claim: bool = False
-    support: SupportName = DEFAULT_SUPPORT_LAYER
-    # "not found in your documents" when no passage supports the answer (a streamed chat reply
-    # then waits for the check)
-    abstain: bool = False
-    # who decides a claim: the verdicts fitted over the passages read, or the strategy itself
-    verdicts: VerdictsName = "fitted"
+
+AskOptions = create_model(  # type: ignore[call-overload]
+    "AskOptions",
+    __doc__="How to answer, besides what a chat body says its own way (AskRequest's fields).",
+    **_fields("chat"),
+)
 
 
 class Turn(BaseModel):
@@ -41,16 +43,13 @@ class Turn(BaseModel):
     answer: str = Field(default="", max_length=20_000)
 
 
-class Asked(AskOptions):
-    """An answer request as the service answers it (the HTTP body, a chat turn, an MCP call)."""
+class _Where(BaseModel):
+    """What a served request says besides its answer options."""
 
-    question: str
+    question: str = Field(min_length=1)
     index: str | None = None
-    strategy: str = DEFAULT_STRATEGY
     # the conversation so far, oldest first: a follow-up that leans on it is made to stand alone
-    earlier: list[Turn] = Field(default_factory=list)
-    instructions: str = ""  # the asker's own (a chat's system message)
-    temperature: float = 0.0  # the asker's, for the roles that write the answer
+    earlier: list[Turn] = Field(default_factory=list, max_length=50)
 
     def earlier_turns(self) -> list[tuple[str, str]]:
         """The earlier turns as (role, text), oldest first."""
@@ -58,3 +57,15 @@ class Asked(AskOptions):
         for turn in self.earlier:
             turns += [("user", turn.question), ("assistant", turn.answer)]
         return turns
+
+    def request(self) -> AskRequest:
+        """The answer options as the library takes them (an invalid one is an InputError)."""
+        return AskRequest(**{f.name: getattr(self, f.name) for f in ask_fields("served")})
+
+
+Asked = create_model(  # type: ignore[call-overload]
+    "Asked",
+    __base__=_Where,
+    __doc__="An answer request as the service answers it (the HTTP body, a chat turn, MCP).",
+    **_fields("served"),
+)

@@ -8,14 +8,17 @@ resources `index://NAME`. Over stdio (`ragteam mcp --index ...`) or streamable H
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import inspect
 import json
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from ragteam._version import __version__
+from ragteam.asking import ask_fields, ask_hints
 from ragteam.errors import RagteamError
 from ragteam.server.asking import Asked
 from ragteam.server.limits import Busy
@@ -23,9 +26,9 @@ from ragteam.server.redact import redact_paths
 from ragteam.server.service import Service
 from ragteam.server.streaming import answer_events
 from ragteam.server.words import step_words
-from ragteam.strategies import DEFAULT_STRATEGY, available, strategy_class
+from ragteam.strategies import available, strategy_class
 from ragteam.support.layers import layer_names
-from ragteam.types import DEFAULT_SUPPORT_LAYER, hit_dict
+from ragteam.types import hit_dict
 
 MAX_K = 50
 SESSION_IDLE_S = 600.0  # an MCP-over-HTTP session unused this long is closed
@@ -94,37 +97,15 @@ def mcp_http_app(
 
 def _add_ask(server: MCPServer, service: Service) -> None:
     async def ask(
-        question: str,
-        ctx: Context,
-        strategy: str = DEFAULT_STRATEGY,
-        index: str | None = None,
-        options: dict[str, Any] | None = None,
-        support: str = DEFAULT_SUPPORT_LAYER,
-        abstain: bool = False,
+        question: str, ctx: Context, index: str | None = None, **given: Any
     ) -> dict[str, Any]:
         """Answer a question with an agent team over a served index: the answer (`marked`:
         with [n] after each sentence a passage supports), its citations (passage ids that
         `passage` opens), the passages read, how well it is supported, and a short summary of
-        the agents' steps.
-
-        Args:
-            question: the question (at most 4,000 characters)
-            strategy: which agent team answers (the default is the best measured)
-            index: a served index (optional when one is served)
-            options: strategy options, e.g. {"k": 5}
-            support: how each sentence's support is checked: lexical, reader (the span
-                reader reads each passage), llm (a model judges), or off
-            abstain: say "not found in your documents" instead of an answer nothing supports
-        """
-        asked = Asked(
-            question=question,
-            index=index,
-            strategy=strategy,
-            options=dict(options or {}),
-            support=support,
-            abstain=abstain,
-        )
+        the agents' steps. `question` at most 4,000 characters; `index` a served index
+        (optional when one is served); the other arguments say how to answer."""
         try:
+            asked = Asked(question=question, index=index, **given)
             service.check(asked)
             await service.gate.acquire()
         except Exception as exc:  # a clear message for the client, not "error executing"
@@ -141,16 +122,39 @@ def _add_ask(server: MCPServer, service: Service) -> None:
                     return _payload(data)
         raise ToolError("the answer stopped before it was written")
 
-    # the schema names the choices: the strategies this server can run, the indexes it serves
-    names = tuple(s for s in available() if not _unavailable(service, s))
-    ask.__annotations__["strategy"] = Literal[names]  # type: ignore[valid-type]
-    if service.config.indexes:
-        served = tuple(service.config.indexes)
-        ask.__annotations__["index"] = Literal[served] | None  # type: ignore[valid-type]
-    # every layer but the checker, which needs a file of the caller's machine
-    servable = tuple(n for n in layer_names() if n != "checker")
-    ask.__annotations__["support"] = Literal[servable]  # type: ignore[valid-type]
+    _declare_ask(ask, service)
     server.tool()(ask)
+
+
+def _declare_ask(ask: Any, service: Service) -> None:
+    """`ask`'s signature as the SDK reads it: the question, the context, the index, then the
+    answer options (`ragteam.asking.AskRequest`'s served fields, each with its help), the
+    choices named: the strategies this server can run, the indexes it serves, every support
+    layer but the checker (it needs a file of the caller's machine)."""
+    names: dict[str, tuple[str, ...]] = {
+        "strategy": tuple(s for s in available() if not _unavailable(service, s)),
+        "support": tuple(n for n in layer_names() if n != "checker"),
+    }
+    index: Any = str | None
+    if service.config.indexes:
+        index = Literal[tuple(service.config.indexes)] | None  # type: ignore[valid-type]
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    params = [
+        inspect.Parameter("question", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=str),
+        inspect.Parameter("ctx", keyword, annotation=Context),
+        inspect.Parameter("index", keyword, default=None, annotation=index),
+    ]
+    hints = ask_hints()
+    for f in ask_fields("served"):
+        reach = f.metadata["reach"]
+        chosen = names.get(f.name) or (reach.names() if reach.names else None)
+        kind = Literal[chosen] if chosen else hints[f.name]  # type: ignore[valid-type]
+        has_factory = f.default_factory is not dataclasses.MISSING
+        default = f.default_factory() if has_factory else f.default  # type: ignore[misc]
+        described = Annotated[kind, Field(description=f.metadata["flag"].help)]
+        params.append(inspect.Parameter(f.name, keyword, default=default, annotation=described))
+    ask.__signature__ = inspect.Signature(params, return_annotation=dict[str, Any])
+    ask.__annotations__ = {p.name: p.annotation for p in params} | {"return": dict[str, Any]}
 
 
 def _unavailable(service: Service, name: str) -> str:

@@ -8,11 +8,12 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragteam.api import answer
+from ragteam.asking import AskRequest
 from ragteam.documents import supported_suffixes
 from ragteam.errors import IndexUnusable, InputError, RagteamError, UnknownName, refuse_unknown
 from ragteam.llm import load_model
@@ -28,7 +29,6 @@ from ragteam.server.on_disk import manifest_stamp, on_disk, raise_if_unbuilt
 from ragteam.server.words import with_words
 from ragteam.strategies import client_options
 from ragteam.strategies.base import QUESTION_SHARE
-from ragteam.support.stage import support_settings
 from ragteam.trace import Step
 from ragteam.types import Answer
 
@@ -204,21 +204,23 @@ class Service:
             raise UnknownName("index", name, list(self.config.indexes))
         return self.config.indexes[name]
 
-    def check(self, request: Asked) -> dict[str, Any]:
+    def check(self, request: Asked) -> AskRequest:
         """Refuse a request before any work (a stream then fails with a status, not an event);
-        returns the options the strategy will get."""
+        returns its answer options as the library takes them, with the options the strategy
+        will get."""
         request.index = self.index_name(request.index)
         if len(request.question) > self.config.max_question_chars:
             raise InputError(
                 f"the question has {len(request.question):,} characters; this server takes at "
                 f"most {self.config.max_question_chars:,}"
             )
-        return self._options(request.strategy, request.options)
+        asked = request.request()
+        return replace(asked, options=self._options(asked.strategy, asked.options))
 
     def answer(self, request: Asked, on_step=None, on_writing=None) -> Answer:  # noqa: ANN001
         """Answer one request in the calling thread; at shutdown it stops at its next step (the
         process would otherwise wait for it to finish before exiting)."""
-        options = self.check(request)
+        asked = self.check(request)
         question, follows = standalone(
             request.question, request.earlier_turns(), self.config.max_question_chars
         )
@@ -232,18 +234,11 @@ class Service:
         loading = self._load_said(request.strategy, stepped)
         result = answer(
             question,
+            asked,
             index=self.index(request.index),
-            strategy=request.strategy,
             model=Deferred(self.model),  # loaded only if the strategy asks it anything
-            options=options,
-            choices=request.choices,
-            claim=request.claim,
             on_step=stepped,
-            support=support_settings(request.support, request.abstain),
             on_writing=on_writing,
-            verdicts=request.verdicts,
-            instructions=request.instructions,
-            temperature=request.temperature,
         )
         if loading and result.trace is not None:  # they happened first
             result.trace.put_first(loading)
