@@ -24,6 +24,9 @@ class Flag:
     aliases: tuple[str, ...] = ()  # more ways to write the flag ("-s")
     # a flag given once per item (`--opt K=V --opt K2=V2`): `parse` reads the list of them
     many: bool = False
+    # the flag's own type, where the command line takes another than the field holds (an int
+    # flag whose 0 means None): `parse` then reads the typed value
+    kind: Any = None
 
 
 def flag(
@@ -38,9 +41,10 @@ def flag(
     cli_default: Any = None,
     aliases: tuple[str, ...] = (),
     many: bool = False,
+    kind: Any = None,
 ) -> Any:
     """A dataclass field that is also a command-line flag."""
-    marked = Flag(help, min, max, parse, show, name, cli_default, aliases, many)
+    marked = Flag(help, min, max, parse, show, name, cli_default, aliases, many, kind)
     return field(default=default, metadata={"flag": marked})
 
 

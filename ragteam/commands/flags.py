@@ -103,14 +103,15 @@ def _spec(field: dataclasses.Field[Any], kind: Any, base: Any) -> FlagSpec:
         default = field.default_factory()  # type: ignore[misc]
     default = default if marked.cli_default is None else marked.cli_default
     textual = marked.parse is not None or typing.get_origin(kind) is tuple
-    if marked.many:
-        flag_type: Any = list[str]
+    flag_type: Any = kind
+    if marked.kind is not None:
+        flag_type = marked.kind
+    elif marked.many:
+        flag_type = list[str]
         default = []
     elif textual:
         flag_type = str
         default = default if isinstance(default, str) else (marked.show or joined)(default)
-    else:
-        flag_type = kind
     bounds = {k: v for k, v in (("min", marked.min), ("max", marked.max)) if v is not None}
     spelled = [marked.name, *marked.aliases] if marked.name else list(marked.aliases)
     option = typer.Option(*spelled, help=marked.help, **bounds)

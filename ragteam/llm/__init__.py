@@ -21,6 +21,7 @@ from ragteam.llm.cache import CachedModel, default_cache_path
 from ragteam.llm.calls import complete_json, complete_text
 from ragteam.llm.fake import FakeModel
 from ragteam.plugins import Registry
+from ragteam.settings import flag
 
 __all__ = [
     "Backend",
@@ -47,30 +48,54 @@ DEFAULT_BASE_URL = "http://127.0.0.1:8080/v1"
 GEMMA_ALIAS = "gemma-3-270m"
 
 
+def _threads(count: int) -> int | None:
+    return count or None
+
+
 @dataclass(frozen=True)
 class ModelOptions:
-    """How to reach a model named by a spec string (see `load_model`)."""
+    """How to reach a model named by a spec string (see `load_model`); the fields marked
+    `flag` are the flags of every command that runs a model (`with_model_options`)."""
 
-    n_ctx: int = 2048
-    n_threads: int | None = None
-    base_url: str = DEFAULT_BASE_URL
-    api_key_env: str = "OPENAI_API_KEY"
+    n_ctx: int = flag(2048, "context window of in-process GGUF models", min=256, max=1_048_576)
+    n_threads: int | None = flag(
+        None,
+        "CPU threads of in-process models (0 = all)",
+        min=0,
+        max=1024,
+        name="--threads",
+        kind=int,
+        cli_default=0,
+        parse=_threads,
+    )
+    base_url: str = flag(DEFAULT_BASE_URL, "OpenAI-compatible model server (for openai:NAME)")
+    api_key_env: str = flag(
+        "OPENAI_API_KEY", "environment variable holding the model server's API key"
+    )
     schema_style: str = "auto"
     context_length: int = 8192
-    cache: bool = True
+    cache: bool = flag(True, "use the LLM cache", name="--cache/--no-cache")
     cache_path: Path | None = None
     # a hung model server fails within about a minute (timeout x (1 + retries)); raise both
     # (--timeout, --retries) for slow served models
-    timeout: float = 30.0  # seconds per HTTP request
-    retries: int = 1
+    timeout: float = flag(
+        30.0, "seconds to wait for a model server's reply", min=0.1, max=3600
+    )  # per HTTP request
+    retries: int = flag(1, "retries of a failed model server call", min=0, max=20)
     # llama.cpp: greedy JSON checks the favourite token first, KV snapshots of recent prompts
     # (same answers at temperature 0; off only to measure what they save)
     speedups: bool = True
     # a GGUF LoRA adapter applied over an in-process GGUF model (`ragteam train fit --lora`)
-    lora: Path | None = None
+    lora: Path | None = flag(
+        None, "a GGUF LoRA adapter over the in-process model (train fit --lora)"
+    )
     # merge the adapter into the base once (a cached q8_0 GGUF) instead of applying it on every
     # token: the shipped agent answers in 2.16 s instead of 3.47 (docs/benchmarks.md section 20c)
-    merge_lora: bool = True
+    merge_lora: bool = flag(
+        True,
+        "merge --lora into the model once (cached, faster) or apply it per token",
+        name="--merge-lora/--apply-lora",
+    )
 
 
 def load_model(spec: str | None = None, options: ModelOptions | None = None) -> ChatModel:
