@@ -49,23 +49,17 @@ def evaluate(
     strategy's reply), `instructions`, `temperature`; each question's strategy, options and
     choices or claim are its own."""
     run_wide = asking_for_eval(asking, asked)
-    if isinstance(strategies, str):
-        strategies = [s.strip() for s in strategies.split(",") if s.strip()]
-    chosen = dict(strategies) if isinstance(strategies, dict) else {s: {} for s in strategies}
+    chosen = chosen_strategies(strategies)
     check_roles(list(chosen), list(role_models or {}))
     options = model_options or ModelOptions()
+    roles = {} if ray else loaded_roles(role_models or {}, options)
     plan = EvalPlan(
         examples=load_dataset(Path(data))[:limit],
         strategies=chosen,
         data_path=Path(data),
         workers=workers,
         model_settings={"n_ctx": options.n_ctx},
-        role_models={}
-        if ray
-        else {
-            role: spec if not isinstance(spec, str) else load_model(spec, options)
-            for role, spec in (role_models or {}).items()
-        },
+        role_models=roles,
         tools=tuple(make_tool(t) for t in tools),
         asking=run_wide,
     )
@@ -85,6 +79,26 @@ def evaluate(
     loaded = index if isinstance(index, Index) or index is None else load_index(index)
     chat = model if model is not None and not isinstance(model, str) else load_model(model, options)
     return run_eval(plan, RunDir(Path(out)), chat, loaded, progress)
+
+
+def chosen_strategies(
+    strategies: str | list[str] | dict[str, dict[str, Any]],
+) -> dict[str, dict[str, Any]]:
+    """Strategy names ("oner,smart" or a list) or name -> options, as name -> options."""
+    if isinstance(strategies, dict):
+        return dict(strategies)
+    names = strategies.split(",") if isinstance(strategies, str) else strategies
+    return {name.strip(): {} for name in names if name.strip()}
+
+
+def loaded_roles(
+    role_models: dict[str, str | ChatModel], options: ModelOptions
+) -> dict[str, ChatModel]:
+    """Each role's model: the object given, or the one its spec names, loaded now."""
+    return {
+        role: spec if not isinstance(spec, str) else load_model(spec, options)
+        for role, spec in role_models.items()
+    }
 
 
 def asking_for_eval(asking: AskRequest | None, asked: dict[str, Any]) -> AskRequest:

@@ -39,6 +39,7 @@ register_url_convertor("any", AnyPath())
 def add_read_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
     """Strategies, indexes and passages; eval runs (`add_run_routes`)."""
     _add_index_routes(app, service, auth)
+    _add_passage_route(app, service, auth)
     add_run_routes(app, service, auth)
 
 
@@ -91,6 +92,8 @@ def _add_index_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
         nothing. Paths are relative to the indexed folder."""
         return redact_all(service.documents(name), service.config)
 
+
+def _add_passage_route(app: FastAPI, service: Service, auth: list[Any]) -> None:
     @app.get("/v1/passages/{index}/{passage_id:any}", dependencies=auth)
     def passage(
         index: str, passage_id: str, around: int = Query(0, ge=0, le=MAX_AROUND)
