@@ -15,8 +15,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from ragteam.agents.smart_format import parse
 from ragteam.metrics import normalize_answer
+from ragteam.smart.format import parse
 
 
 def holds(text: str, answers: list[str]) -> bool:

@@ -28,10 +28,9 @@ from pathlib import Path
 from doc_answers import bootstrap  # the paired bootstrap the document benchmarks share
 
 from ragteam import answer
-from ragteam.answering import would_withhold
-from ragteam.metrics import f1_score, match
+from ragteam.asking.posed import would_withhold
+from ragteam.metrics import auroc, f1_score, match
 from ragteam.retrieval import load_index, sync_folder
-from ragteam.training.support import auroc
 
 FORMATS = {".pdf": "pdf", ".html": "html", ".md": "markdown", ".rst": "rst"}
 

@@ -20,9 +20,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from ragteam import atomic
-from ragteam.training.base_model import base_gguf
-from ragteam.training.export import export_folder
-from ragteam.training.fit import FitSettings, fit
+from ragteam.smart.training.base_model import base_gguf
+from ragteam.smart.training.export import export_folder
+from ragteam.smart.training.fit import FitSettings, fit
 
 KEYS = {"short": "epochs", "long": "long_epochs", "lr": "lr", "roles": "short_roles"}
 

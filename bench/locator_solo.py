@@ -15,7 +15,7 @@ import json
 import numpy as np
 from teacher_forced import agent, arguments
 
-from ragteam.agents.smart_format import (
+from ragteam.smart.format import (
     LOCATOR,
     parse,
     render_reconstructor,

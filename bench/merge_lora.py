@@ -20,8 +20,8 @@ def main() -> None:
 
     from peft import PeftModel
 
-    from ragteam.training.base_model import base_gguf, load_base
-    from ragteam.training.export import export_gguf
+    from ragteam.smart.training.base_model import base_gguf, load_base
+    from ragteam.smart.training.export import export_gguf
 
     model, _tokenizer, _bos = load_base(args.base)
     merged = PeftModel.from_pretrained(model, args.adapter).merge_and_unload()

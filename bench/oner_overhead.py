@@ -13,7 +13,7 @@ import json
 import time
 from pathlib import Path
 
-from ragteam.api import answer
+from ragteam.asking.api import answer
 from ragteam.llm import ModelOptions, Request, load_model
 from ragteam.retrieval import load_index
 

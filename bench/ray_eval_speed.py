@@ -16,8 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from ragteam.eval.evaluate import evaluate
 from ragteam.eval.row import EvalRow
-from ragteam.evaluation import evaluate
 from ragteam.llm import ModelOptions
 from ragteam.scale.local_cluster import local_cluster
 

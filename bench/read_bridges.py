@@ -24,8 +24,8 @@ from pathlib import Path
 
 from ragteam.metrics import f1_score, normalize_answer
 from ragteam.reader import BRIDGE_SPANS, Span, load_reader
+from ragteam.reader.train_data import held_out
 from ragteam.retrieval import load_index
-from ragteam.training.reader_data import held_out
 from ragteam.types import Passage
 
 K, BRIDGES = 5, 2  # read's defaults

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from ragteam import answer
 from ragteam.metrics import f1_score
+from ragteam.reader.train_data import held_out
 from ragteam.retrieval import load_index
-from ragteam.training.reader_data import held_out
 
 
 def options(setting: str) -> dict[str, int]:

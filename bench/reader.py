@@ -31,8 +31,8 @@ from ragteam.types import Passage
 
 
 def held(data: Path, weights: Path, documents: Path | None = None) -> None:
-    from ragteam.training.reader_build import Wanted, build
-    from ragteam.training.settings import ReaderSettings
+    from ragteam.reader.train_groups import Wanted, build
+    from ragteam.reader.train_settings import ReaderSettings
 
     settings = ReaderSettings()
     wanted = Wanted(
@@ -71,8 +71,8 @@ def unseen(groups: Path, weights: list[Path], baseline: Path, runs_without: list
     validated on). Paired by group, overall and per source."""
     import random
 
-    from ragteam.training.reader_build import groups_made_with, load_groups
-    from ragteam.training.settings import ReaderSettings
+    from ragteam.reader.train_groups import groups_made_with, load_groups
+    from ragteam.reader.train_settings import ReaderSettings
 
     every = load_groups(groups, groups_made_with(groups)).held
     first = ReaderSettings().held_checked

@@ -99,8 +99,8 @@ def confidence(work: Path, index_dir: Path) -> None:
 
 
 def calibrate(groups: Path, weights: Path) -> None:
-    from ragteam.training.reader_build import groups_made_with, load_groups
-    from ragteam.training.reader_calibration import calibrate as fit
+    from ragteam.reader.calibrate import calibrate as fit
+    from ragteam.reader.train_groups import groups_made_with, load_groups
 
     held = load_groups(groups, groups_made_with(groups)).held
     print(json.dumps(fit(weights, held), indent=1))

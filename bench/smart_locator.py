@@ -16,9 +16,9 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from ragteam.agents.smart_format import parse
 from ragteam.eval.datasets import load_dataset
 from ragteam.eval.rundir import RunDir
+from ragteam.smart.format import parse
 
 
 def shown_passages(steps: list[dict], note: dict | None, limit: int | None) -> list[str]:

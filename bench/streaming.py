@@ -210,7 +210,7 @@ def llama_server(gguf: str) -> Any:
 def tap_cost(rounds: int) -> dict[str, float]:
     """What watching a reply costs the model itself: the oner prompt of each demo question
     (its five passages), answered with and without `on_text`, the order alternating, paired."""
-    from ragteam.agents.readers import ANSWERER
+    from ragteam.agents.answerers import ANSWERER
     from ragteam.retrieval.index import load_index
     from ragteam.strategies.base import format_passages
 

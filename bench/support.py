@@ -35,11 +35,10 @@ from ragteam import answer
 from ragteam.agents.judge import judge_with
 from ragteam.agents.role import Solo
 from ragteam.llm import load_model
-from ragteam.metrics import f1_score, match
+from ragteam.metrics import auroc, f1_score, match
 from ragteam.retrieval import load_index
 from ragteam.support.stage import check_support
 from ragteam.trace import Trace
-from ragteam.training.support import auroc
 from ragteam.types import Evidence, SupportSettings
 
 LAYERS = ("lexical", "checker", "reader")
@@ -249,8 +248,8 @@ def report(path: Path) -> None:
 
 def checker_report(data: Path, path: Path) -> None:
     from ragteam.support.checker import load_checker
-    from ragteam.training.support import balanced_accuracy
-    from ragteam.training.support_data import claim_pairs, training_pairs
+    from ragteam.support.checker_data import claim_pairs, training_pairs
+    from ragteam.support.checker_train import balanced_accuracy
 
     checker = load_checker(path)
     held = [p for p in training_pairs(data) if p.split == "validation"]

@@ -20,9 +20,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import ragteam.support.lexical as lexical
+from ragteam.metrics import auroc
 from ragteam.retrieval import load_index
 from ragteam.support.stage import check_support
-from ragteam.training.support import auroc
 from ragteam.types import SupportSettings
 
 Row = tuple[dict[str, float], int]  # scores by name, match

@@ -1,5 +1,5 @@
 """Shared by the bench scripts that read the trained agent teacher-forced on training
-trajectories (locator_margin.py, label_calibration.py): their arguments and llama.cpp over the
+trajectories (locator_margin.py): their arguments and llama.cpp over the
 embedded GGUF with an adapter, keeping the logits of every position."""
 
 from __future__ import annotations

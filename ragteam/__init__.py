@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 from ragteam._version import __version__
 
 _LAZY = {
-    "answer": "ragteam.api",
+    "answer": "ragteam.asking.api",
     "AskRequest": "ragteam.asking",
-    "evaluate": "ragteam.evaluation",
+    "evaluate": "ragteam.eval.evaluate",
     "Tool": "ragteam.tools",
     "tool": "ragteam.tools",
     "Answer": "ragteam.types",
@@ -35,8 +35,8 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
-    from ragteam.api import answer
     from ragteam.asking import AskRequest
+    from ragteam.asking.api import answer
     from ragteam.errors import (
         IndexUnusable,
         InputError,
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
         ServerUnreachable,
         UnknownName,
     )
-    from ragteam.evaluation import evaluate
+    from ragteam.eval.evaluate import evaluate
     from ragteam.tools import Tool, tool
     from ragteam.types import Answer, Citation, Passage
 

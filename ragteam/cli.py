@@ -11,8 +11,8 @@ from typing import Annotated, Any
 import typer
 
 from ragteam._version import __version__
-from ragteam.api import answer
 from ragteam.asking import AskRequest, key_values
+from ragteam.asking.api import answer
 from ragteam.commands.cache import cache_app
 from ragteam.commands.common import (
     McpOpt,
@@ -28,12 +28,12 @@ from ragteam.commands.eval import eval_command, report_command
 from ragteam.commands.flags import with_settings
 from ragteam.commands.index import build_with_progress, index_app
 from ragteam.commands.model_options import ModelOpt, with_model_options
+from ragteam.commands.render import answer_view, trace_view
 from ragteam.commands.router import feedback_command, router_app
 from ragteam.commands.serve import mcp_command, serve_command
 from ragteam.commands.train import train_app
 from ragteam.errors import RagteamError
 from ragteam.llm import ModelOptions
-from ragteam.render import answer_view, trace_view
 from ragteam.retrieval.index import load_index
 from ragteam.strategies import available
 from ragteam.types import Retrieved

@@ -95,3 +95,21 @@ def retrieval_recall(
         "retrieval_all": float(bool(gold_set) and found == len(gold_set)),
         "retrieval_fraction": found / len(gold_set) if gold_set else 0.0,
     }
+
+
+def auroc(scores: Sequence[float], labels: Sequence[int]) -> float:
+    """Area under the ROC curve (ties count half); 0.5 when one class is missing."""
+    pos = [s for s, y in zip(scores, labels, strict=True) if y]
+    neg = [s for s, y in zip(scores, labels, strict=True) if not y]
+    if not pos or not neg:
+        return 0.5
+    ranked = sorted([(s, 1) for s in pos] + [(s, 0) for s in neg])
+    rank_sum, i = 0.0, 0
+    while i < len(ranked):
+        j = i
+        while j < len(ranked) and ranked[j][0] == ranked[i][0]:
+            j += 1
+        mean_rank = (i + j + 1) / 2  # ranks are 1-based
+        rank_sum += mean_rank * sum(1 for k in range(i, j) if ranked[k][1])
+        i = j
+    return (rank_sum - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg))

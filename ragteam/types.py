@@ -154,7 +154,7 @@ class Work:
     """What one answer's team did, as typed facts collected while it worked (the trace is for
     showing, never read back): the passages its searches found and their documents, the
     searches that found nothing, what the writing model was shown, and its steps' tally
-    (`ragteam.trace.Tally`). An answer not finished by `ragteam.answering.run_posed` holds
+    (`ragteam.trace.Tally`). An answer not finished by `ragteam.asking.posed.run_posed` holds
     none of it."""
 
     passages: tuple[str, ...] = ()  # ids of the passages found, once each, in the order found
@@ -221,6 +221,16 @@ class Evidence:
 
 # The support layer used when none is named: CLI, Python and HTTP APIs, chat API and MCP.
 DEFAULT_SUPPORT_LAYER = "reader"  # docs/benchmarks.md §30: AUROC 0.80/0.90 vs lexical 0.61/0.73
+
+
+@dataclass
+class Judgement:
+    """A fact locator's judgement of one passage (SMART's, MA-RAG's, the span reader's)."""
+
+    index: int  # 1-based passage number
+    title: str
+    relevant: bool
+    fact: str = ""
 
 
 @dataclass(frozen=True)

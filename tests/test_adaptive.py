@@ -3,7 +3,7 @@
 import pytest
 from typer.testing import CliRunner
 
-from ragteam.api import answer
+from ragteam.asking.api import answer
 from ragteam.cli import app
 from ragteam.errors import InputError
 from ragteam.llm import FakeModel
@@ -139,9 +139,9 @@ def test_router_trains_on_our_own_eval_runs(bm25_index_dir, tmp_path):
 
     from ragteam.eval.datasets import read_examples
     from ragteam.eval.rundir import RunDir
+    from ragteam.eval.runner import EvalPlan, run_eval
     from ragteam.retrieval import load_index
     from ragteam.router.table import from_runs
-    from ragteam.runner import EvalPlan, run_eval
 
     data = tmp_path / "q.jsonl"
     data.write_text(
@@ -214,9 +214,9 @@ def test_runs_of_one_strategy_with_different_options_cannot_feed_one_router(tmp_
     from ragteam.errors import InputError
     from ragteam.eval.datasets import load_dataset
     from ragteam.eval.rundir import RunDir
+    from ragteam.eval.runner import EvalPlan, run_eval
     from ragteam.llm import FakeModel
     from ragteam.router.table import from_runs, run_options
-    from ragteam.runner import EvalPlan, run_eval
 
     data = tmp_path / "d.jsonl"
     data.write_text(json.dumps({"id": "1", "question": "Q?", "answers": ["Paris"]}) + "\n")

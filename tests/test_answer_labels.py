@@ -68,7 +68,7 @@ def test_biases_fitted_for_another_model_or_prompt_are_not_applied(tmp_path, oth
 def test_a_damaged_bias_file_is_a_clear_error(tmp_path):
     path = tmp_path / "labels.json"
     path.write_text('{"model": "labelled", "biases": ')
-    with pytest.raises(InputError, match="not a label bias file.*bench/answer_labels.py"):
+    with pytest.raises(InputError, match="not a label bias file.*ragteam train labels answerer"):
         label_bias(Labelled([], identity="labelled"), CLAIM, path)
 
 

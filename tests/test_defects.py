@@ -9,15 +9,15 @@ import pytest
 from typer.testing import CliRunner
 
 from ragteam import __version__
-from ragteam.api import answer
+from ragteam.asking.api import answer
 from ragteam.cli import app
 from ragteam.errors import IndexUnusable, InputError, ModelError
 from ragteam.eval.datasets import load_dataset
 from ragteam.eval.rundir import RunDir
+from ragteam.eval.runner import EvalPlan, run_eval
 from ragteam.llm import FakeModel, Request
 from ragteam.llm.openai_compat import OpenAICompatModel
 from ragteam.retrieval import build_index, load_index
-from ragteam.runner import EvalPlan, run_eval
 from ragteam.strategies import make_strategy
 
 runner = CliRunner()

@@ -5,7 +5,7 @@ from itertools import pairwise
 
 import pytest
 
-from ragteam.api import answer
+from ragteam.asking.api import answer
 from ragteam.llm import CachedModel, Request, TextRequest, complete_json
 from ragteam.llm.llamacpp import LlamaCppModel, embedded_model_path
 from ragteam.retrieval import load_index

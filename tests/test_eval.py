@@ -20,9 +20,9 @@ from ragteam.eval.report import (
 )
 from ragteam.eval.row import EvalRow
 from ragteam.eval.rundir import RunDir
+from ragteam.eval.runner import EvalPlan, run_eval
 from ragteam.llm import FakeModel
 from ragteam.retrieval import load_index
-from ragteam.runner import EvalPlan, run_eval
 
 QUESTIONS = [
     {
@@ -445,7 +445,7 @@ def test_gold_shown_counts_only_the_passages_the_reader_was_shown():
     """smart retrieves more than it shows (max_passages): retrieval recall counts every hit,
     `gold shown` only the passages the strategy says the reading model saw."""
     from ragteam.eval.datasets import Example
-    from ragteam.runner import score
+    from ragteam.eval.runner import score
     from ragteam.trace import Trace
     from ragteam.types import Answer, Passage, Retrieved
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from ragteam.errors import InputError, ModelError
-from ragteam.training.extract import adapter_tensors, extract_adapter, low_rank
+from ragteam.smart.training.extract import adapter_tensors, extract_adapter, low_rank
 
 pytest.importorskip("safetensors")
 
@@ -61,8 +61,8 @@ def test_the_gguf_adapter_over_the_real_base_reads_back_as_the_change(tmp_path, 
     exported GGUF (llama.cpp's layout, Q/K rows permuted) reads back as those differences."""
     from safetensors.torch import save_file
 
-    from ragteam.training import extract
-    from ragteam.training.lora_export import read_gguf_adapter
+    from ragteam.smart.training import extract
+    from ragteam.smart.training.lora_export import read_gguf_adapter
 
     shapes = {"q_proj": (576, 576), "k_proj": (192, 576), "v_proj": (192, 576),
               "o_proj": (576, 576), "gate_proj": (1536, 576), "up_proj": (1536, 576),
@@ -83,7 +83,7 @@ def test_the_gguf_adapter_over_the_real_base_reads_back_as_the_change(tmp_path, 
             return base
 
     monkeypatch.setattr(
-        "ragteam.training.base_model.load_base", lambda spec: (Loaded(), None, None)
+        "ragteam.smart.training.base_model.load_base", lambda spec: (Loaded(), None, None)
     )
     out, report = extract.extract_adapter(model_dir, "embedded", 2, tmp_path / "a.gguf")
     assert report.adapted == 7 and report.kept_energy == pytest.approx(1.0, abs=1e-6)

@@ -2,14 +2,14 @@
 
 import json
 
-from ragteam.api import answer
 from ragteam.asking import AskRequest
+from ragteam.asking.api import answer
 from ragteam.eval.datasets import read_examples
 from ragteam.eval.rundir import RunDir
+from ragteam.eval.runner import EvalPlan, run_eval
 from ragteam.formats import MULTIPLE_CHOICE, TRUE_FALSE, choice_label, pose, truth_label
 from ragteam.llm import FakeModel
 from ragteam.retrieval import load_index
-from ragteam.runner import EvalPlan, run_eval
 
 CHOICES = {"A": "9am", "B": "12pm", "C": "12am", "D": "2pm"}
 
@@ -56,7 +56,7 @@ def test_api_and_eval_answer_by_label(bm25_index_dir, tmp_path):
 
 
 def test_an_answer_given_as_option_text_is_mapped_and_counted(bm25_index_dir):
-    from ragteam.api import answer
+    from ragteam.asking.api import answer
     from ragteam.llm import FakeModel
 
     choices = {"A": "Quillan", "B": "Hevik"}

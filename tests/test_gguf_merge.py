@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragteam.agents.smart_format import RECONSTRUCTOR, render_prompt
 from ragteam.errors import ModelError
 from ragteam.llm.llamacpp import LlamaCppModel, embedded_model_path
-from ragteam.strategies.smart_agent import shipped_adapter
+from ragteam.smart.agent import shipped_adapter
+from ragteam.smart.format import RECONSTRUCTOR, render_prompt
 
 QUESTIONS = [
     "Which city hosted the 1992 Summer Olympics?",

@@ -49,7 +49,7 @@ def test_short_roles_must_be_smart_roles(tmp_path):
 
 
 def test_a_fit_that_fails_before_training_leaves_no_run(tmp_path):
-    from ragteam.training.fit import FitSettings, fit
+    from ragteam.smart.training.fit import FitSettings, fit
 
     data = tmp_path / "traj"
     data.mkdir()

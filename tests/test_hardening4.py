@@ -179,7 +179,7 @@ def test_an_upload_whose_sync_fails_says_it_was_written_and_why_it_is_not_served
 
 def test_the_abstain_message_shows_the_question_searched_not_the_team_s_own_queries():
     """Issue 69: "... ext4 filesystem? 31 4.2" (read's second search) was shown to the asker."""
-    from ragteam.answering import _searched
+    from ragteam.asking.posed import _searched
 
     said = _searched(["Which file system?", "Which file system? 31 4.2"], 15)
     assert (

@@ -1,6 +1,6 @@
 """IRCoT control flow on a scripted model and a real BM25 index."""
 
-from ragteam.api import answer
+from ragteam.asking.api import answer
 from ragteam.llm import FakeModel
 from ragteam.retrieval import load_index
 

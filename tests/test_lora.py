@@ -50,9 +50,9 @@ def _trajectories(folder: Path) -> Path:
 @pytest.fixture(scope="module")
 def adapter(tmp_path_factory):
     """(peft adapter folder, GGUF adapter) after 6 steps at a high learning rate."""
-    from ragteam.training.base_model import base_gguf
-    from ragteam.training.fit import FitSettings, fit
-    from ragteam.training.lora_export import export_lora
+    from ragteam.smart.training.base_model import base_gguf
+    from ragteam.smart.training.fit import FitSettings, fit
+    from ragteam.smart.training.lora_export import export_lora
 
     root = tmp_path_factory.mktemp("lora")
     settings = FitSettings(
@@ -114,7 +114,7 @@ def test_llama_cpp_applies_the_adapter_as_transformers_does(adapter):
     import torch
     from peft import PeftModel
 
-    from ragteam.training.base_model import load_base
+    from ragteam.smart.training.base_model import load_base
 
     folder, gguf = adapter
     torch.set_num_threads(2)
@@ -180,7 +180,7 @@ def test_bad_adapters_fail_clearly(adapter, tmp_path):
 
 def test_a_full_fine_tune_folder_is_not_an_adapter(tmp_path):
     from ragteam.llm.llamacpp import embedded_model_path
-    from ragteam.training.lora_export import export_lora
+    from ragteam.smart.training.lora_export import export_lora
 
     (tmp_path / "model").mkdir()
     (tmp_path / "model" / "config.json").write_text("{}")
@@ -190,7 +190,7 @@ def test_a_full_fine_tune_folder_is_not_an_adapter(tmp_path):
 
 def test_lora_init_continues_from_the_trained_adapter(adapter, tmp_path):
     """A run started from the adapter begins where it ended, not at the base's loss."""
-    from ragteam.training.fit import FitSettings, fit
+    from ragteam.smart.training.fit import FitSettings, fit
 
     folder, _gguf = adapter
     fresh_first = float((folder.parent.parent / "first_loss").read_text())
@@ -215,7 +215,7 @@ def test_a_gguf_adapter_reads_back_as_the_peft_weights(adapter):
     """Export then import: every tensor back under peft's name, Q/K rows un-permuted (f16)."""
     from safetensors.torch import load_file
 
-    from ragteam.training.lora_export import read_gguf_adapter
+    from ragteam.smart.training.lora_export import read_gguf_adapter
 
     folder, gguf = adapter
     saved = load_file(str(folder / "adapter_model.safetensors"))
@@ -232,7 +232,7 @@ def test_lora_init_continues_a_gguf_adapter(adapter, tmp_path):
     """`--lora-init FILE.gguf` (the shipped adapter's form) starts from the adapter's loss;
     a wrong rank is named; per-role validation losses are recorded, from the start too."""
     from ragteam.errors import InputError
-    from ragteam.training.fit import FitSettings, fit
+    from ragteam.smart.training.fit import FitSettings, fit
 
     folder, gguf = adapter
     fresh_first = float((folder.parent.parent / "first_loss").read_text())

@@ -1,6 +1,6 @@
 """MA-RAG's control flow on a scripted model and a real BM25 index: every branch."""
 
-from ragteam.api import answer
+from ragteam.asking.api import answer
 from ragteam.llm import FakeModel
 
 QUESTION = "In which village was the engineer who built the Wrenhold Lighthouse born?"

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ragteam.eval.evaluate import evaluate
 from ragteam.eval.row import EvalRow
-from ragteam.evaluation import evaluate
 from ragteam.llm import ModelOptions
 from ragteam.retrieval import build_index, load_index
 

@@ -15,11 +15,11 @@ import pytest
 
 from ragteam.errors import InputError
 from ragteam.linear import fit_logistic, sigmoid
+from ragteam.metrics import auroc
 from ragteam.reader import Reading, Span, default_weights, load_reader
+from ragteam.reader.calibrate import Asked, fit_confidence
 from ragteam.reader.confidence import FEATURES, span_features
 from ragteam.reader.read import calibration_path
-from ragteam.training.reader_calibration import Asked, fit_confidence
-from ragteam.training.support import auroc
 from ragteam.types import Passage
 
 

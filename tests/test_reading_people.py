@@ -282,7 +282,7 @@ def test_an_unsure_answer_is_shown_as_the_closest_passage_not_as_an_answer(tmp_p
     from rich.console import Console
 
     from ragteam import answer
-    from ragteam.render import answer_view
+    from ragteam.commands.render import answer_view
     from ragteam.retrieval import sync_folder
     from ragteam.retrieval.index import IndexSettings
     from ragteam.server.openai_chat import answer_text

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from ragteam.errors import InputError
+from ragteam.minilm.settings import TopLayersSettings
 from ragteam.retrieval.rerank import load_reranker, rerank_traced
+from ragteam.smart.training.rerank import blocks_from_build, train_reranker
 from ragteam.trace import Trace
-from ragteam.training.rerank import blocks_from_build, train_reranker
-from ragteam.training.settings import TopLayersSettings
 from ragteam.types import Passage
 
 

@@ -6,10 +6,11 @@ from dataclasses import replace
 
 import pytest
 
-from ragteam.agents import marag, readers, smart, smurfs
+from ragteam.agents import answerers, marag, smurfs
 from ragteam.agents.role import Role, Solo, role_names
 from ragteam.errors import ParseError, RagteamError
 from ragteam.llm.fake import FakeModel
+from ragteam.smart import roles as smart
 from ragteam.strategies import strategy_roles
 from ragteam.strategies.base import Context
 from ragteam.trace import Trace
@@ -54,7 +55,7 @@ def test_the_role_model_override_plays_the_role():
 
 def test_a_plain_text_role_stops_and_a_grounded_one_refuses_the_worked_example():
     trace = Trace()
-    reply = readers.ANSWERER_DIRECT.write(Solo(FakeModel(["Paris"]), trace), question="Capital?")
+    reply = answerers.ANSWERER_DIRECT.write(Solo(FakeModel(["Paris"]), trace), question="Capital?")
     assert reply.text == "Paris" and trace.steps[0].role == "answerer"
     assert reply.text == "Paris"
     # a grounded role's reply copying the worked example is retried without it, then refused
@@ -80,8 +81,8 @@ def test_a_variant_keeps_the_name_and_model_with_another_prompt():
         ("smart", smart.ROLES),
         ("marag", marag.ROLES),
         ("smurfs", smurfs.ROLES),
-        ("oner", (readers.ANSWERER,)),
-        ("ircot", (readers.REASONER, readers.ANSWERER)),
+        ("oner", (answerers.ANSWERER,)),
+        ("ircot", (answerers.REASONER, answerers.ANSWERER)),
     ],
 )
 def test_a_strategys_roles_are_the_roles_it_declares(strategy, declared):
@@ -95,7 +96,7 @@ def test_a_role_whose_prompt_has_other_slots_is_refused_when_declared():
     with pytest.raises(RagteamError, match=r"its prompt has no \{quesiton\}.*\{question\}, not"):
         Role("asker", "nor", slots=("quesiton",))  # misspelt: the prompt's slot is {question}
     with pytest.raises(RagteamError, match=r"\{passages\}, not declared"):
-        replace(readers.ANSWERER, slots=("question",))  # a variant is checked again
+        replace(answerers.ANSWERER, slots=("question",))  # a variant is checked again
     with pytest.raises(RagteamError, match=r"\{numbers\}, not declared"):
         Role("picker", "### user\nFrom: {numbers}", SCHEMA)
 

@@ -2,10 +2,10 @@
 
 import json
 
-from ragteam.agents.smart_format import parse
-from ragteam.api import answer
+from ragteam.asking.api import answer
 from ragteam.llm import FakeModel
 from ragteam.retrieval import load_index
+from ragteam.smart.format import parse
 
 QUESTION = "In which village was the engineer who built the Wrenhold Lighthouse born?"
 
@@ -185,7 +185,7 @@ def test_citations_outside_the_facts_are_repaired_or_refused(bm25_index_dir):
 
 
 def test_snap_facts_replaces_a_close_paraphrase_with_the_passage_sentence(bm25_index_dir):
-    from ragteam.agents.smart import nearest_sentence
+    from ragteam.smart.roles import nearest_sentence
 
     text = "The lighthouse stands on the cape. It was built in 1786 by Emrik Tollan."
     assert nearest_sentence("It was built by Emrik Tollan in 1786", text) == (

@@ -10,10 +10,10 @@ from test_smart import truthful_locator
 from test_smart_trajectory import QUESTION
 from test_smart_trajectory import scripted as trajectory_script
 
-from ragteam.agents.smart_format import parse_locator, parse_retrieval
-from ragteam.api import answer
+from ragteam.asking.api import answer
 from ragteam.llm import FakeModel
-from ragteam.strategies import smart_agent
+from ragteam.smart import agent as smart_agent
+from ragteam.smart.format import parse_locator, parse_retrieval
 
 
 def _mode(result):

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from ragteam.agents.smart_format import (
+from ragteam.smart.format import (
     Judgement,
     Trajectory,
     parse,

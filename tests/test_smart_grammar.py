@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from ragteam.agents.smart_format import EOL, parse_locator
-from ragteam.agents.smart_grammar import fact_sentences, literal, locator_grammar
+from ragteam.smart.format import EOL, parse_locator
+from ragteam.smart.grammar import fact_sentences, literal, locator_grammar
 
 PASSAGES = [
     ("Wrenhold Lighthouse", 'Built in 1871 by "Emrik" Tollan.  It stands 30 m tall!\nA C:\\ path.'),

@@ -9,20 +9,20 @@ import shutil
 import pytest
 from test_smart_trajectory import QUESTION, Tokenizing, scripted
 
-from ragteam.agents.smart_format import GENERATOR
-from ragteam.agents.smart_labels import (
-    LabelCalibration,
-    calibration_path,
-    label_bias,
-    load_calibration,
-)
 from ragteam.errors import InputError
 from ragteam.formats import pose, posed_format
 from ragteam.llm import ModelOptions
 from ragteam.llm.gguf_files import gguf_fingerprint
 from ragteam.retrieval import load_index
+from ragteam.smart.format import GENERATOR
+from ragteam.smart.labels import (
+    LabelCalibration,
+    calibration_path,
+    label_bias,
+    load_calibration,
+)
+from ragteam.smart.trajectory import TrajectorySettings, run_trajectory
 from ragteam.strategies.base import Context
-from ragteam.strategies.smart_trajectory import TrajectorySettings, run_trajectory
 from ragteam.trace import Trace
 
 CHOICES = {"A": "Hevik", "B": "Oslo", "C": "Bergen", "D": "Tromsø"}
@@ -98,8 +98,8 @@ def test_the_generator_call_alone_carries_the_label_biases(bm25_index_dir, tmp_p
 def test_the_real_agent_follows_a_calibration_beside_its_adapter(bm25_index_dir, tmp_path):
     """A strong bias toward "true" beside a copy of the shipped adapter turns the answer to
     "true"; without the file (or with label_calibration=false) the agent decides alone."""
-    from ragteam.api import answer
-    from ragteam.strategies.smart_agent import shipped_adapter
+    from ragteam.asking.api import answer
+    from ragteam.smart.agent import shipped_adapter
 
     adapter = tmp_path / "agent.gguf"
     shutil.copyfile(shipped_adapter(), adapter)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from ragteam.agents.smart_format import GENERATOR, LOCATOR, RECONSTRUCTOR, parse_retrieval
-from ragteam.api import answer
+from ragteam.asking.api import answer
 from ragteam.errors import InputError
 from ragteam.llm import FakeModel
 from ragteam.retrieval import load_index
+from ragteam.smart.format import GENERATOR, LOCATOR, RECONSTRUCTOR, parse_retrieval
 from ragteam.strategies import make_strategy
 
 QUESTION = "In which village was the engineer who built the Wrenhold Lighthouse born?"
@@ -183,7 +183,7 @@ class Reversing:
 
 
 def test_a_reranker_orders_the_block_the_locator_reads(bm25_index_dir, monkeypatch):
-    from ragteam.strategies import smart
+    from ragteam.smart import strategy as smart
 
     plain = scripted()
     run(plain, bm25_index_dir)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragteam.api import answer
+from ragteam.asking.api import answer
 from ragteam.errors import InputError
 from ragteam.llm import FakeModel
 

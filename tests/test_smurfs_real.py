@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ragteam.api import answer
+from ragteam.asking.api import answer
 from ragteam.retrieval import load_index
 
 pytestmark = pytest.mark.integration

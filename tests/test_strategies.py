@@ -3,8 +3,8 @@
 import pytest
 
 from ragteam.agents.views import clean_answer
-from ragteam.api import answer
 from ragteam.asking import AskRequest
+from ragteam.asking.api import answer
 from ragteam.errors import InputError, UnknownName
 from ragteam.llm import FakeModel
 from ragteam.llm.fit import fit_text
@@ -158,7 +158,7 @@ def test_oner_looks_its_model_up_once_and_run_posed_leaves_the_strategys_answer(
 ):
     """A model is looked up once per run (OneR asked three times), and posing a question
     returns a new Answer: the strategy's own is left as it returned it."""
-    from ragteam.answering import run_posed
+    from ragteam.asking.posed import run_posed
     from ragteam.types import Answer
 
     looked: list[str] = []

@@ -2,7 +2,7 @@
 
 import pytest
 
-from ragteam.api import answer
+from ragteam.asking.api import answer
 from ragteam.retrieval import load_index
 
 pytestmark = pytest.mark.integration

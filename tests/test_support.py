@@ -60,7 +60,7 @@ def test_a_checker_file_is_read_and_its_verdicts_recorded(tmp_path):
     it (here an untrained head; its quality is measured in docs/benchmarks.md section 25, not
     here) is loaded, reads every pair, and the trace names it."""
     from ragteam.support.checker import pair_model
-    from ragteam.training.support import _save
+    from ragteam.support.checker_train import _save
 
     path = tmp_path / "checker.safetensors"
     _save(pair_model(), 2, path, {"threshold": 0.0})  # threshold 0: every pair it reads backs
@@ -242,7 +242,7 @@ def test_support_checks_what_the_retrievals_handed_the_team_not_what_the_trace_s
 ):
     """The passages an answer is checked against are collected as the team searches
     (`Context.retrieved`): a trace that is cut, replaced or rewritten changes nothing."""
-    from ragteam.answering import run_posed
+    from ragteam.asking.posed import run_posed
     from ragteam.retrieval import load_index, retrieve_traced
     from ragteam.strategies.base import Context
     from ragteam.types import Answer
@@ -271,7 +271,7 @@ def test_abstention_on_a_reader_span_is_the_answerability_heads_to_decide(
     """`--abstain` withholds a span the reader found only when its answerability head said the
     passages hold no answer; a span it found but is not sure of is shown, not labelled
     supported, and says where it was found."""
-    from ragteam.answering import run_posed
+    from ragteam.asking.posed import run_posed
     from ragteam.retrieval import load_index, retrieve_traced
     from ragteam.strategies.base import Context
     from ragteam.types import Answer, Citation, Evidence

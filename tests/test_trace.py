@@ -71,7 +71,7 @@ def test_concurrent_appends_keep_every_step():
 
 
 def test_steps_stream_as_they_happen_complete_and_a_listener_can_stop_the_work(bm25_index_dir):
-    from ragteam.api import answer
+    from ragteam.asking.api import answer
     from ragteam.errors import ParseError
     from ragteam.llm import FakeModel
     from ragteam.llm.calls import complete_json

@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from ragteam.agents.smart_format import EOG, parse
 from ragteam.errors import InputError
 from ragteam.retrieval import build_index, load_index
-from ragteam.trace import Trace
-from ragteam.training.build import (
+from ragteam.smart.format import EOG, parse
+from ragteam.smart.training.build import (
     BuildSettings,
     Item,
     build_item,
@@ -20,9 +19,10 @@ from ragteam.training.build import (
     long_example,
     short_examples,
 )
-from ragteam.training.data import check_disjoint, read_train_questions
-from ragteam.training.dataset import build_dataset, read_all, read_examples, read_splits
-from ragteam.training.tokens import IGNORE, masked_spans, tokenize_example
+from ragteam.smart.training.data import check_disjoint, read_train_questions
+from ragteam.smart.training.dataset import build_dataset, read_all, read_examples, read_splits
+from ragteam.smart.training.tokens import IGNORE, masked_spans, tokenize_example
+from ragteam.trace import Trace
 
 DATA = Path(__file__).resolve().parent / "data"
 TRAIN = DATA / "train"
@@ -260,7 +260,7 @@ def test_a_larger_build_keeps_the_earlier_splits(questions, train_index, tmp_pat
 
 
 def test_fit_refuses_a_folder_holding_another_run(tmp_path):
-    from ragteam.training.fit import FitSettings, _claim_folder
+    from ragteam.smart.training.fit import FitSettings, _claim_folder
 
     _claim_folder(tmp_path / "run", FitSettings(lr=1e-4), resume=False)
     with pytest.raises(InputError, match="other settings"):
@@ -277,7 +277,7 @@ def test_fit_refuses_a_folder_holding_another_run(tmp_path):
 
 def test_a_run_recorded_before_a_setting_existed_resumes(tmp_path):
     """A setting added since the run began counts as its default; any other change refuses."""
-    from ragteam.training.fit import FitSettings, _claim_folder
+    from ragteam.smart.training.fit import FitSettings, _claim_folder
 
     _claim_folder(tmp_path / "run", FitSettings(lr=1e-4), resume=False)
     recorded = json.loads((tmp_path / "run" / "settings.json").read_text())
@@ -309,8 +309,8 @@ def test_decision_weight_marks_the_token_where_each_judgement_is_decided():
 def test_weighted_loss_is_the_weighted_mean_of_token_losses():
     import torch
 
-    from ragteam.training.losses import collate, collate_weights, trained_loss
-    from ragteam.training.tokens import Tokenized
+    from ragteam.smart.training.losses import collate, collate_weights, trained_loss
+    from ragteam.smart.training.tokens import Tokenized
 
     torch.manual_seed(0)
 
@@ -351,7 +351,7 @@ def test_item_round_trips_to_dict(questions, train_index):
 def test_a_trained_folder_exports_against_the_gguf_its_runs_started_from(tmp_path):
     import json
 
-    from ragteam.training.base_model import base_gguf
+    from ragteam.smart.training.base_model import base_gguf
 
     source = tmp_path / "base.gguf"
     source.write_bytes(b"GGUF")
@@ -369,7 +369,7 @@ def test_training_device_is_checked_before_any_work():
     import torch
 
     from ragteam.errors import InputError
-    from ragteam.training.fit import pick_device
+    from ragteam.smart.training.fit import pick_device
 
     assert pick_device("cpu") == "cpu"
     assert pick_device("auto") == ("cuda" if torch.cuda.is_available() else "cpu")
@@ -449,7 +449,7 @@ def test_choices_as_a_list_and_labelled_rows_without_evidence(tmp_path, formats_
 
 def test_generator_validation_loss_is_also_given_per_format(tmp_path, monkeypatch):
     """A format the model cannot answer must not hide in the generator's mean."""
-    from ragteam.training import losses
+    from ragteam.smart.training import losses
 
     items = [("q1", "open"), ("q2", "claim"), ("q3", "claim"), ("q4", "open")]
     splits = {"q4": "train"}
@@ -495,8 +495,8 @@ def test_generator_validation_loss_is_also_given_per_format(tmp_path, monkeypatc
 def test_shuffled_blocks_keep_labels_with_their_passages(questions, train_index, tmp_path):
     """`train build --shuffle-passages` and `train shuffle`: each block in a seeded random
     order; every judgement, fact and citation still names its own passage."""
-    from ragteam.training.dataset import read_items, shuffle_dataset
-    from ragteam.training.reorder import item_from_dict, shuffle_item
+    from ragteam.smart.training.dataset import read_items, shuffle_dataset
+    from ragteam.smart.training.reorder import item_from_dict, shuffle_item
 
     index = load_index(train_index)
     build_dataset(questions, index, tmp_path / "plain", BuildSettings(question_first=True))

@@ -19,13 +19,13 @@ DATA = Path(__file__).resolve().parent / "data" / "train"
 
 @pytest.fixture(scope="module")
 def base():
-    from ragteam.training.base_model import load_base
+    from ragteam.smart.training.base_model import load_base
 
     return load_base("embedded")
 
 
 def test_tokenizer_matches_llama_cpp_and_mask_holds_on_real_tokens(base, embedded_model):
-    from ragteam.training.tokens import IGNORE, tokenize_example
+    from ragteam.smart.training.tokens import IGNORE, tokenize_example
 
     _model, tokenizer, bos = base
     text = (
@@ -44,7 +44,7 @@ def test_tokenizer_matches_llama_cpp_and_mask_holds_on_real_tokens(base, embedde
 
 
 def test_decision_weight_lands_on_the_deciding_token_of_the_real_tokenizer(base):
-    from ragteam.training.tokens import tokenize_example
+    from ragteam.smart.training.tokens import tokenize_example
 
     _model, tokenizer, bos = base
     prompt = "<|Instruction|>:\nWho?</eoi>\n\n"
@@ -64,8 +64,8 @@ def test_exporting_the_untouched_base_reproduces_its_weights(base, tmp_path):
     from gguf import GGUFReader
     from gguf.quants import dequantize
 
-    from ragteam.training.base_model import base_gguf
-    from ragteam.training.export import export_gguf
+    from ragteam.smart.training.base_model import base_gguf
+    from ragteam.smart.training.export import export_gguf
 
     model, _tok, _bos = base
     source = base_gguf("embedded")
@@ -80,11 +80,11 @@ def test_exporting_the_untouched_base_reproduces_its_weights(base, tmp_path):
 
 
 def test_build_fit_export_and_run_a_trajectory(tmp_path):
-    from ragteam.api import answer
+    from ragteam.asking.api import answer
     from ragteam.llm.llamacpp import LlamaCppModel
-    from ragteam.training.build import BuildSettings
-    from ragteam.training.dataset import build_dataset, read_all
-    from ragteam.training.fit import FitSettings, fit
+    from ragteam.smart.training.build import BuildSettings
+    from ragteam.smart.training.dataset import build_dataset, read_all
+    from ragteam.smart.training.fit import FitSettings, fit
 
     index_dir = tmp_path / "idx"
     build_index(DATA / "train_corpus_slice.jsonl", index_dir, retriever="bm25", passage_words=0)
@@ -97,11 +97,11 @@ def test_build_fit_export_and_run_a_trajectory(tmp_path):
     report = fit(tmp_path / "traj", tmp_path / "run", settings)
     assert report.steps == 3 and report.tokens > 0 and report.trained_tokens > 0
     assert (tmp_path / "run" / "model" / "config.json").is_file()
-    from ragteam.training.export import export_folder
+    from ragteam.smart.training.export import export_folder
 
     gguf = export_folder(
         tmp_path / "run" / "model",
-        __import__("ragteam.training.base_model", fromlist=["x"]).base_gguf("embedded"),
+        __import__("ragteam.smart.training.base_model", fromlist=["x"]).base_gguf("embedded"),
         tmp_path / "run" / "model.gguf",
     )
     model = LlamaCppModel(gguf, n_ctx=2048)
@@ -119,9 +119,9 @@ def test_build_fit_export_and_run_a_trajectory(tmp_path):
 
 
 def test_a_killed_run_resumes_from_its_last_checkpoint(tmp_path):
-    from ragteam.training.build import BuildSettings
-    from ragteam.training.dataset import build_dataset, read_all
-    from ragteam.training.fit import FitSettings, fit
+    from ragteam.smart.training.build import BuildSettings
+    from ragteam.smart.training.dataset import build_dataset, read_all
+    from ragteam.smart.training.fit import FitSettings, fit
 
     index_dir = tmp_path / "idx"
     build_index(DATA / "train_corpus_slice.jsonl", index_dir, retriever="bm25", passage_words=0)

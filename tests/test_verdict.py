@@ -14,8 +14,8 @@ import pytest
 from ragteam.errors import InputError
 from ragteam.formats import pose, posed_parts
 from ragteam.linear import logistic
-from ragteam.training.verdict import _conditional_logit, _fit_claims
 from ragteam.verdict import default_verdicts, load_verdicts
+from ragteam.verdict.train import _conditional_logit, _fit_claims
 
 
 def test_a_posed_question_comes_apart_into_its_statement_and_options():
@@ -164,8 +164,8 @@ def _formats_folder(tmp_path):
 
 def test_train_verdict_fits_writes_a_loadable_file_and_resumes(tmp_path):
     from ragteam.reader import load_reader
-    from ragteam.training.settings import VerdictSettings
-    from ragteam.training.verdict import fit_verdicts
+    from ragteam.verdict.train import fit_verdicts
+    from ragteam.verdict.train_settings import VerdictSettings
 
     folder, index = _formats_folder(tmp_path)
     settings = VerdictSettings(claims=32, choices=32, k=3, held_share=0.3)

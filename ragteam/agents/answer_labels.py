@@ -3,10 +3,10 @@ label (true/false claims, multiple choice).
 
 The 135M generator says "False" to every PubHealth claim (docs/benchmarks.md §32: 100 of 100,
 accuracy 0.40 where always saying "true" scores 0.60). As for SMART's trained agent
-(`smart_labels`), the remedy is a bias per label added to its first token's logit ("calibrate
-before use", Zhao et al. 2021), fitted on *training* rows (`bench/answer_labels.py`), never on
-a test set. The biases are fitted for one model and one answerer prompt: the file names both,
-and any other model or prompt gets none (a served model's token ids are its own)."""
+(`smart.labels`), the remedy is a bias per label added to its first token's logit ("calibrate
+before use", Zhao et al. 2021), fitted on *training* rows (`ragteam train labels answerer`),
+never on a test set. The biases are fitted for one model and one answerer prompt: the file
+names both, and any other model or prompt gets none (a served model's token ids are its own)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def spellings(tokenize: Any, label: str) -> list[int]:
 def template_digest() -> str:
     """What the answerer's prompt is, apart from what fills it: biases fitted under another
     prompt do not apply."""
-    from ragteam.agents.readers import ANSWERER
+    from ragteam.agents.answerers import ANSWERER
 
     turns = ANSWERER.messages(passages="{passages}", question="{question}")
     return hashlib.sha256(json.dumps(turns, sort_keys=True).encode()).hexdigest()[:16]
@@ -70,6 +70,6 @@ def _load(path: Path, _mtime_ns: int) -> dict[str, Any]:
         return {"model": str(data["model"]), "template": str(data["template"]), "biases": biases}
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise InputError(
-            f"{path} is not a label bias file ({exc}); rebuild it with bench/answer_labels.py "
-            "or reinstall ragteam"
+            f"{path} is not a label bias file ({exc}); rebuild it with `ragteam train labels "
+            "answerer` or reinstall ragteam"
         ) from exc

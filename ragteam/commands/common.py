@@ -146,7 +146,7 @@ def live_answer(label: str) -> Iterator[tuple[Any, Any]]:
     from rich.live import Live
     from rich.text import Text
 
-    from ragteam.render import plural
+    from ragteam.commands.render import plural
 
     shown = {"line": f"{label}: starting", "answer": ""}
 

@@ -58,8 +58,8 @@ def eval_command(
 ) -> None:
     """Run strategies over a dataset; rerunning the same command resumes. The answer options
     (support, abstain, verdicts, ...) hold for every question."""
+    from ragteam.eval.evaluate import evaluate
     from ragteam.eval.rundir import RunDir
-    from ragteam.evaluation import evaluate
 
     with friendly_errors(), user_tools(tools, mcp, model_options.timeout) as extra:
         run = RunDir(out_dir)

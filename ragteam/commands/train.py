@@ -14,27 +14,25 @@ from rich.progress import BarColumn, TextColumn, TimeElapsedColumn, TimeRemainin
 from ragteam.commands.common import LoggedProgress, friendly_errors, out
 from ragteam.commands.flags import with_settings
 from ragteam.commands.model_options import with_model_options
+from ragteam.commands.train_labels import labels_app
 from ragteam.llm import ModelOptions
-from ragteam.training.settings import (
-    CHECK,
-    RERANK,
-    BuildSettings,
-    FitSettings,
-    ReaderSettings,
-    TopLayersSettings,
-    VerdictSettings,
-)
+from ragteam.minilm.settings import CHECK, RERANK, TopLayersSettings
+from ragteam.reader.train_settings import ReaderSettings
+from ragteam.smart.training.settings import BuildSettings, FitSettings
+from ragteam.verdict.train_settings import VerdictSettings
 
 if TYPE_CHECKING:
-    from ragteam.training.fit import StepInfo
+    from ragteam.smart.training.fit import StepInfo
 
 EXPORT_TYPES = ("q8_0", "f16", "f32")
 StepSink = Callable[[int, int, float], None]  # (step, steps, loss)
 
 train_app = typer.Typer(
     no_args_is_help=True,
-    help="SMART trajectory learning: build trajectories, fine-tune, export a GGUF.",
+    help="SMART trajectory learning: build trajectories, fine-tune, export a GGUF; and the "
+    "other trained parts (reader, support checker, reranker, verdicts, label biases).",
 )
+train_app.add_typer(labels_app, name="labels")
 
 
 def _bar(label: str) -> LoggedProgress:
@@ -96,7 +94,7 @@ def build_command(
     """Build long and short SMART trajectories (and their statistics) from training data."""
     from ragteam.llm import load_model
     from ragteam.retrieval.index import load_index
-    from ragteam.training.dataset import build_dataset, read_all
+    from ragteam.smart.training.dataset import build_dataset, read_all
 
     with friendly_errors():
         questions, skipped, compared = read_all(data, exclude, skip_unsupported)
@@ -139,7 +137,7 @@ def shuffle_command(
     """Copy a trajectory folder with each retrieval block in a seeded random order (labels,
     citations and splits follow; nothing is retrieved again)."""
     from ragteam.llm import load_model
-    from ragteam.training.dataset import shuffle_dataset
+    from ragteam.smart.training.dataset import shuffle_dataset
 
     with friendly_errors():
         counter = load_model("embedded")  # the embedded tokenizer counts training tokens
@@ -165,7 +163,7 @@ def fit_command(
     """Fine-tune the base model on the trajectories (short, then long), then export a GGUF
     (a full model, or with --lora a GGUF LoRA adapter for `--lora FILE`)."""
     from ragteam.errors import InputError
-    from ragteam.training.fit import fit
+    from ragteam.smart.training.fit import fit
 
     with friendly_errors():
         if export not in ("none", *EXPORT_TYPES):
@@ -200,7 +198,7 @@ def rerank_command(
 ) -> None:
     """Train the block reranker (MiniLM cross-encoder) on a trajectory folder's retrieval
     blocks; the epoch with the lowest validation loss is kept."""
-    from ragteam.training.rerank import train_reranker
+    from ragteam.smart.training.rerank import train_reranker
 
     chosen = _train_top_layers("train rerank", train_reranker, data, out_file, settings)
     out.print(
@@ -223,7 +221,7 @@ def support_command(
     """Train the support checker (MiniLM cross-encoder: does this passage support this answer
     to this question?) on the gold evidence of the training files; the epoch with the lowest
     validation loss is kept, with the threshold that maximises validation balanced accuracy."""
-    from ragteam.training.support import train_checker
+    from ragteam.support.checker_train import train_checker
 
     chosen = _train_top_layers("train support", train_checker, data, out_file, settings)
     out.print(
@@ -285,7 +283,7 @@ def reader_command(
     from the training corpus. Validates and checkpoints every --check-every steps, keeps the
     weights of the best validation loss (or EM: --keep em); run it again to resume a stopped
     run."""
-    from ragteam.training.reader import train_reader
+    from ragteam.reader.train import train_reader
 
     with friendly_errors():
         record = train_reader(
@@ -324,7 +322,7 @@ def verdict_command(
     span reader and MiniLM over passages retrieved from --index, a logistic regression for
     claims (falling back to the majority label where it does not beat it on held rows) and a
     softmax over options. Features are saved as they are read; run it again to resume."""
-    from ragteam.training.verdict import fit_verdicts
+    from ragteam.verdict.train import fit_verdicts
 
     with friendly_errors():
         verdicts = fit_verdicts(data, index_dir, out_file, settings, lambda line: out.print(line))
@@ -358,7 +356,7 @@ def export_command(
         if not lora_rank:
             _export(model_dir, base, out_file, gguf_type)
             return
-        from ragteam.training.extract import extract_adapter
+        from ragteam.smart.training.extract import extract_adapter
 
         adapter_type = "f32" if gguf_type == "f32" else "f16"
         written, report = extract_adapter(model_dir, base, lora_rank, out_file, adapter_type)
@@ -372,9 +370,9 @@ def export_command(
 
 def _export(model_dir: Path, base: str, target: Path, gguf_type: str) -> None:
     from ragteam.errors import InputError
-    from ragteam.training.base_model import base_gguf
-    from ragteam.training.export import export_folder
-    from ragteam.training.lora_export import export_lora, is_adapter_folder
+    from ragteam.smart.training.base_model import base_gguf
+    from ragteam.smart.training.export import export_folder
+    from ragteam.smart.training.lora_export import export_lora, is_adapter_folder
 
     source = base_gguf(base)
     if source is None:

@@ -1,6 +1,6 @@
 """How sure the reader is of a span it answers with: the product of two logistic regressions
 over what its reading says about the span, fitted on held training questions asked of a folder
-(`ragteam.training.reader_calibration`) and shipped in the weights' calibration file:
+(`ragteam.reader.calibrate`) and shipped in the weights' calibration file:
 
 - `answerable`: that the passages hold an answer at all, from everything below;
 - `right`: that the span is the answer, given that they hold one, from its words' probability.

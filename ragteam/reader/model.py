@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ragteam.cross_encoder import layer_of
+from ragteam.minilm.cross_encoder import layer_of
 
 EXTRAS = ("none", "yes", "no")  # the [CLS] head's outcomes, in logit order
 QUESTION_TOKENS = 64  # a longer question keeps its first 64 tokens (the rest rarely matters)
@@ -52,7 +52,7 @@ class SpanNet:
     ) -> None:
         import torch
 
-        from ragteam.cross_encoder import installed_minilm
+        from ragteam.minilm.cross_encoder import installed_minilm
 
         if threads:
             torch.set_num_threads(threads)

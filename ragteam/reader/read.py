@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from ragteam.cross_encoder import Weights, read_weights
 from ragteam.errors import InputError
+from ragteam.minilm.cross_encoder import Weights, read_weights
 from ragteam.reader.bounds import asked_words, crosses, echoes, whole
 from ragteam.reader.confidence import Confidence
 from ragteam.reader.model import EXTRAS, MAX_SPAN, SpanNet, group_log_parts

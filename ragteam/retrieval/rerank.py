@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragteam.cross_encoder import CrossEncoder, Weights, load_fresh
+from ragteam.minilm.cross_encoder import CrossEncoder, Weights, load_fresh
 from ragteam.trace import Step, Trace
 from ragteam.types import Passage
 

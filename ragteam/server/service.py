@@ -12,8 +12,8 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragteam.api import answer
 from ragteam.asking import AskRequest
+from ragteam.asking.api import answer
 from ragteam.documents import supported_suffixes
 from ragteam.errors import IndexUnusable, InputError, RagteamError, UnknownName, refuse_unknown
 from ragteam.llm import load_model

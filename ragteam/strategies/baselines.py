@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ragteam.agents.answer_labels import label_bias
-from ragteam.agents.readers import ANSWERER, ANSWERER_DIRECT
+from ragteam.agents.answerers import ANSWERER, ANSWERER_DIRECT
 from ragteam.agents.role import Context as Players
 from ragteam.agents.role import Solo, role_names
 from ragteam.agents.views import clean_answer

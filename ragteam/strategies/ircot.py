@@ -13,10 +13,10 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ragteam.agents.reader_role import answer_by_reading
-from ragteam.agents.readers import ANSWERER, REASONER
+from ragteam.agents.answerers import ANSWERER, REASONER
 from ragteam.agents.role import role_names
 from ragteam.agents.views import clean_answer
+from ragteam.reader.roles import answer_by_reading
 from ragteam.retrieval import retrieve_traced
 from ragteam.strategies.base import (
     Context,

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ragteam.agents import marag as roles
-from ragteam.agents.reader_role import locate
 from ragteam.agents.role import role_names
 from ragteam.errors import ParseError
 from ragteam.llm.fit import fit_text
+from ragteam.reader.roles import locate
 from ragteam.retrieval import retrieve_traced
 from ragteam.strategies.base import Context, bounded, fit_question
 from ragteam.types import Answer, Citation, Passage

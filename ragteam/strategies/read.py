@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from ragteam.agents.reader_role import answer_by_reading
 from ragteam.formats import posed_parts, search_text
 from ragteam.reader import BRIDGE_SPANS, read_traced
+from ragteam.reader.roles import answer_by_reading
 from ragteam.retrieval import retrieve_traced
 from ragteam.strategies.base import Context, bounded
 from ragteam.types import Answer, Passage

@@ -29,10 +29,10 @@ STRATEGIES = Registry(
         "oner": "ragteam.strategies.baselines:OneR",
         "ircot": "ragteam.strategies.ircot:IRCoT",
         "read": "ragteam.strategies.read:Read",
-        "smart": "ragteam.strategies.smart:Smart",
+        "smart": "ragteam.smart.strategy:Smart",
         "marag": "ragteam.strategies.marag:MARAG",
         "smurfs": "ragteam.strategies.smurfs:Smurfs",
-        "adaptive": "ragteam.strategies.adaptive:Adaptive",
+        "adaptive": "ragteam.router.strategy:Adaptive",
     },
 )
 

@@ -26,21 +26,18 @@ Scores are scaled so that each kind's threshold, fitted on held training questio
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ragteam.errors import RagteamError
-from ragteam.metrics import normalize_answer
+from ragteam.reader.agreement import content, pair_score
 from ragteam.support.layers import Pairs, Scored, closest, lexical
-from ragteam.support.lexical import LEXICAL_THRESHOLD, STOPWORDS, new_words
 
 if TYPE_CHECKING:
     from ragteam.reader import Reader
     from ragteam.types import Passage
 
 THRESHOLD = 0.5
-TOP_SPANS = 8  # readings of a passage weighed by their probability
 READ_SPANS = 12  # spans of the reading over all passages that a written answer is held to
 
 
@@ -81,34 +78,15 @@ def reader_would_say(
     reading = model.read(question, passages, top=READ_SPANS, key_lines=True)
     if reading.no_answer >= model.calibration.abstain:
         return False
-    asked = set(_content(question))
-    said = set(_content(" ".join(sentences)))
+    asked = set(content(question))
+    said = set(content(" ".join(sentences)))
     for span in reading.spans:
-        words = set(_content(span.text))
+        words = set(content(span.text))
         if span.kind != "span" or not words or words <= asked or not words <= said:
             continue
         if model.confidence(reading, span, passages) >= model.calibration.span:
             return True
     return False
-
-
-def _content(text: str) -> list[str]:
-    return [w for w in normalize_answer(text).split() if w not in STOPWORDS]
-
-
-def pair_score(
-    model: Reader, question: str, sentence: str, passage: Passage, lexical: float
-) -> float:
-    """How far a reading of `passage` alone gives what `sentence` says: the expected token F1
-    between the reader's spans (weighted by their probability) and the content words the
-    sentence adds to its question, times the lexical share (relative to the lexical
-    threshold) of those words in the passage. Unscaled: calibration fits a threshold on it."""
-    said = new_words(question, sentence)
-    if not said:
-        return 0.0
-    reading = model.read(question, [passage], top=TOP_SPANS)
-    found = sum(s.score * agreement(s.text, said) for s in reading.spans)
-    return found * min(1.0, lexical / LEXICAL_THRESHOLD)
 
 
 def _own_span(pairs: Pairs) -> tuple[int, int, float] | None:
@@ -130,16 +108,3 @@ def _scaled(score: float, threshold: float) -> float:
     if score <= threshold:
         return THRESHOLD * score / max(threshold, 1e-9)
     return THRESHOLD + (1 - THRESHOLD) * (score - threshold) / max(1 - threshold, 1e-9)
-
-
-def agreement(span: str, said: list[str]) -> float:
-    """Token F1 between the span's words and `said` (a sentence's content words); a yes/no
-    reading agrees with a sentence that says that word."""
-    words = _content(span) or normalize_answer(span).split()
-    if not words or not said:
-        return 0.0
-    common = sum((Counter(words) & Counter(said)).values())
-    if not common:
-        return 0.0
-    precision, recall = common / len(words), common / len(said)
-    return 2 * precision * recall / (precision + recall)

@@ -2,7 +2,7 @@
 verdicts over the passages the team read, recorded as a step of the trace and returned as an
 answer labelled like any other (supported when a passage's reading backs it).
 
-`read` decides its verdicts here; for every other strategy `ragteam.answering.run_posed` calls
+`read` decides its verdicts here; for every other strategy `ragteam.asking.posed.run_posed` calls
 `fitted_claim` on a claim with the passages the strategy read, after the strategy has said its
 own verdict (kept in the trace): on training claims the fitted decision beat both the majority
 label and the embedded generator's own verdict (docs/benchmarks.md section 39)."""

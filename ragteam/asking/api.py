@@ -1,0 +1,104 @@
+"""The Python API; the CLI is a thin layer over it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from ragteam.asking import AskRequest, requested
+from ragteam.asking.posed import run_posed
+from ragteam.errors import InputError
+from ragteam.llm import ChatModel, ModelOptions, load_model
+from ragteam.llm.deferred import Deferred
+from ragteam.retrieval.index import Index, load_index
+from ragteam.strategies import Context, check_roles, make_strategy
+from ragteam.strategies.base import require_index
+from ragteam.tools.base import Tool, make_tool
+from ragteam.trace import Step, Trace, Writing
+from ragteam.types import Answer
+
+MAX_QUESTION_CHARS = 1_000_000
+
+
+def check_question(question: str) -> str:
+    if not isinstance(question, str) or not question.strip():
+        raise InputError('the question is empty; ask something, e.g. ragteam ask "Who ...?"')
+    try:
+        question.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InputError(
+            f"the question holds bytes that are not UTF-8 text (at character {exc.start}); "
+            "pass it as UTF-8"
+        ) from exc
+    if len(question) > MAX_QUESTION_CHARS:
+        raise InputError(
+            f"the question has {len(question):,} characters (limit {MAX_QUESTION_CHARS:,}); "
+            "index long material as documents and ask about it instead"
+        )
+    return question.strip()
+
+
+def answer(
+    question: str,
+    request: AskRequest | None = None,
+    *,
+    index: str | Path | Index | None = None,
+    model: str | ChatModel | None = None,
+    model_options: ModelOptions | None = None,
+    role_models: dict[str, str | ChatModel] | None = None,
+    tools: Iterable[Tool | Callable[..., Any]] = (),
+    on_step: Callable[[Step], None] | None = None,
+    on_writing: Callable[[Writing], None] | None = None,
+    **asked: Any,
+) -> Answer:
+    """Answer one question. How to answer is an `AskRequest` (`request`), or its options by
+    name (`asked`, over `request` when both are given): `strategy` (default "read"), its
+    `options` (e.g. {"k": 5}), `choices` (a multiple-choice question: the answer is an option
+    label), `claim` (a statement judged true or false), `support` (how the answer's support is
+    checked: a layer's name), `checker`, `abstain` ("not found" when nothing supports it),
+    `verdicts` (who decides a claim: "fitted" or "own"), `instructions` and `temperature`
+    (the asker's, for the roles that write the answer).
+
+    Where it is asked: `index` is a directory built by `ragteam index build` (or a loaded
+    `Index`); `model` a spec such as "embedded", "path/to/model.gguf", "openai:NAME" or a model
+    object; `role_models` overrides the model of single agent roles, e.g.
+    {"planner": "openai:qwen2.5-7b"}. `tools` are functions (typed, with a docstring) or
+    `Tool`s that tool-using strategies (smurfs) may call, next to search and lookup. `on_step`
+    is called with every trace step as it happens (to stream the work), `on_writing` with every
+    model reply as it is written (`Writing.answer`: the answer so far)."""
+    question = check_question(question)
+    request = requested(request, **asked)  # every option checked before any work
+    runner = make_strategy(request.strategy, request.options)
+    check_roles([request.strategy], list(role_models or {}))
+    loaded = index if isinstance(index, Index) or index is None else load_index(index)
+    if runner.needs_index:
+        require_index(request.strategy, loaded)  # before any model is loaded
+    chat = _chat_model(model, model_options, runner.needs_model)
+    overrides = {
+        role: spec if not isinstance(spec, str) else load_model(spec, model_options)
+        for role, spec in (role_models or {}).items()
+    }
+    trace = Trace(on_step=on_step, on_writing=on_writing)
+    context = Context(
+        chat,
+        loaded,
+        trace,
+        overrides,
+        tuple(make_tool(t) for t in tools),
+        instructions=request.instructions,
+        temperature=request.temperature,
+    )
+    return run_posed(runner, question, context, request)
+
+
+def _chat_model(
+    model: str | ChatModel | None, options: ModelOptions | None, needed: bool
+) -> ChatModel:
+    """The model object given, or the one named loaded now; for a strategy that answers
+    without generation (`needed` False), loaded only if a support layer asks it something."""
+    if model is not None and not isinstance(model, str):
+        return model
+    if needed:
+        return load_model(model, options)
+    return Deferred(lambda: load_model(model, options))

@@ -1,0 +1,124 @@
+"""The span reader playing a fact locator (SMART's, optionally): it reads the question against
+every passage of the block at once, the passages whose best reading is strongest come first,
+and the sentence of each of the `relevant` best readings is that passage's located fact, so
+the generator writes from facts found anywhere in the block, not from passage [1]."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ragteam.reader import Reader, Reading, Span, read_traced
+from ragteam.reader.headings import asks_heading, heading_span
+from ragteam.reader.polar import is_polar, polar_answer
+from ragteam.trace import Trace
+from ragteam.types import Answer, Citation, Evidence, Judgement, Passage
+
+HEADED = 3  # best spans whose passages' headings a heading question is answered from
+RELEVANT = 2  # passages judged relevant: the bridge and the answer of a two-hop question
+EVIDENCE_KEPT = 3  # readings kept as an answer's evidence (the best first)
+
+
+def best_by_passage(reading: Reading) -> dict[str, tuple[float, str]]:
+    """Passage id -> (its best span's score, the sentence around that span)."""
+    best: dict[str, tuple[float, str]] = {}
+    for span in reading.spans:
+        if span.passage_id not in best and span.kind == "span":
+            best[span.passage_id] = (span.score, span.sentence)
+    return best
+
+
+def locate(
+    reader: Reader, trace: Trace, question: str, passages: list[Passage], relevant: int = RELEVANT
+) -> tuple[list[Passage], list[Judgement], Reading]:
+    """The block reordered by the reader (best reading first, the rest in their order), a
+    judgement per passage in that order (the `relevant` best with their sentences), and the
+    reading itself."""
+    reading = read_traced(reader, trace, question, passages, top=max(8, 4 * len(passages)))
+    best = best_by_passage(reading)
+    ordered = sorted(passages, key=lambda p: -best.get(p.id, (-1.0, ""))[0])
+    chosen = {p.id for p in ordered[:relevant] if p.id in best}
+    judgements = [
+        Judgement(n, p.title, True, best[p.id][1])
+        if p.id in chosen
+        else Judgement(n, p.title, False)
+        for n, p in enumerate(ordered, start=1)
+    ]
+    return ordered, judgements, reading
+
+
+def answer_by_reading(
+    question: str,
+    passages: list[Passage],
+    trace: Trace,
+    strategy: str,
+    reader: Reader,
+    key_lines: bool = False,
+    headings: bool = False,
+    skip_echoes: bool = False,
+) -> Answer | None:
+    """`reader`'s best span over `passages` as the answer, cited at its passage, with its
+    readings as evidence; None when the reader finds no span at all. A yes/no question is
+    answered yes or no; with `headings`, a question that asks which version, chapter or
+    section by the heading its best passage stands under (`ragteam.reader.headings`); with
+    `skip_echoes`, no span of the question's own words alone (`ragteam.reader.bounds`)."""
+    polar = is_polar(question)
+    top = EVIDENCE_KEPT * 4
+    reading = read_traced(reader, trace, question, passages, top, key_lines, skip_echoes)
+    said = polar_answer(reading) if polar else None
+    if said is None and headings and (kind := asks_heading(question)) is not None:
+        said = _under_heading(kind, reading, passages)
+    if said is not None:  # yes, no or the heading first, the spans read after it
+        others = tuple(s for s in reading.spans if s is not said)
+        reading = replace(reading, spans=(said, *others))
+    evidence = evidence_of(reading, passages, reader)
+    if not evidence:
+        return None
+    best = {p.id: p for p in passages}[evidence[0].passage_id]
+    cited = [Citation.of(best)]
+    return Answer(question, evidence[0].text, strategy, cited, trace, evidence=evidence)
+
+
+def _under_heading(kind: str, reading: Reading, passages: list[Passage]) -> Span | None:
+    """The heading that answers a `kind` question, of the passage of the best span that
+    stands under one (of the HEADED best spans)."""
+    by_id = {p.id: p for p in passages}
+    for span in [s for s in reading.spans if s.kind == "span" and not s.heading][:HEADED]:
+        if (found := heading_span(kind, by_id[span.passage_id], span)) is not None:
+            return found
+    return None
+
+
+def evidence_of(reading: Reading, passages: list[Passage], reader: Reader) -> list[Evidence]:
+    """The reading's spans over `passages` (in the order read) as evidence records (one per
+    passage and place, best first), each scored by the reader's confidence that it is a right
+    answer (0 when the answerability head puts "no answer" at or above its threshold)."""
+    by_id = {p.id: p for p in passages}
+    answerable = reading.no_answer < reader.calibration.abstain
+    kept: list[Evidence] = []
+    for span in reading.spans:
+        if len(kept) == EVIDENCE_KEPT:
+            break
+        if any(
+            (e.passage_id, e.start, e.heading) == (span.passage_id, span.start, span.heading)
+            for e in kept
+        ):
+            continue
+        score = reader.confidence(reading, span, passages) if answerable else 0.0
+        kept.append(_evidence(span, by_id[span.passage_id], score, answerable))
+    return kept
+
+
+def _evidence(span: Span, passage: Passage, score: float, answerable: bool) -> Evidence:
+    where = passage.place() or passage.title
+    return Evidence(
+        span.passage_id,
+        span.start,
+        span.end,
+        span.text,
+        span.sentence,
+        span.sentence_start,
+        where,
+        score,
+        answerable,
+        span.heading,
+    )
