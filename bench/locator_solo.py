@@ -11,10 +11,12 @@ of the margins (the agent answers from [1]: benchmarks section 20a).
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
-from teacher_forced import agent, arguments
+from teacher_forced import arguments
 
+from ragteam.llm import ModelOptions, load_model
 from ragteam.smart.format import (
     LOCATOR,
     parse,
@@ -24,21 +26,17 @@ from ragteam.smart.format import (
 
 
 def solo_margins(
-    llm, prompt: str, intents: list[str], passages: list[tuple[str, str]]
+    model, prompt: str, intents: list[str], passages: list[tuple[str, str]]
 ) -> list[float]:
-    """The first judgement's margin with each passage alone in the block."""
-    rel = llm.tokenize(b"[Relevant]", add_bos=False, special=False)
-    irr = llm.tokenize(b"[Irrelevant]", add_bos=False, special=False)
+    """The first judgement's margin with each passage alone in the block (log-probabilities
+    differ from logits by one constant per position: the margin is the same)."""
+    rel, irr = model.tokenize("[Relevant]"), model.tokenize("[Irrelevant]")
     assert rel[0] == irr[0], "both judgements start with the same '[' token"
     out = []
     for passage in passages:
         head = prompt + render_reconstructor(intents) + render_retrieval([passage]) + LOCATOR
-        tokens = llm.tokenize(head.encode(), add_bos=True, special=True) + [rel[0]]
-        llm.reset()
-        llm.eval(tokens)
-        # the last position's logits (the model keeps no others: every_logit=False)
-        logits = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(llm.n_vocab(),))
-        out.append(float(logits[rel[1]] - logits[irr[1]]))
+        logp = model.next_logprobs(head, then=[rel[0]])
+        out.append(float(logp[rel[1]] - logp[irr[1]]))
     return out
 
 
@@ -53,7 +51,8 @@ def auc(scores: list[float], gold: list[bool]) -> float:
 
 def main() -> None:
     args = arguments(__doc__, threads=2).parse_args()
-    llm = agent(args.adapter, args.threads, every_logit=False)
+    options = ModelOptions(n_ctx=4096, n_threads=args.threads, lora=args.adapter, merge_lora=False)
+    llm = load_model("embedded", replace(options, cache=False))
     scores: list[float] = []
     gold: list[bool] = []
     first = {"retrieval": 0, "margin": 0}

@@ -9,6 +9,7 @@ import argparse
 import statistics
 import time
 
+from ragteam.llm.base import TextRequest
 from ragteam.llm.llamacpp import LlamaCppModel
 
 FILLER = (
@@ -18,12 +19,15 @@ FILLER = (
 
 
 def timed(model: LlamaCppModel, prompt: str, max_tokens: int) -> tuple[float, int, int]:
-    model._llm.reset()  # no prefix reuse between runs: measure the full prompt every time
+    """Seconds of one greedy completion, with llama.cpp's counts of its prompt and generated
+    tokens (the model made with speedups off: no prompt state kept between calls)."""
+    model.forget()  # no prefix reuse between runs: measure the full prompt every time
+    model.timings(reset=True)
     started = time.perf_counter()
-    out = model._llm.create_completion(prompt, max_tokens=max_tokens, temperature=0.0)
+    model.complete_text(TextRequest(prompt, max_tokens=max_tokens, temperature=0.0))
     seconds = time.perf_counter() - started
-    usage = out["usage"]
-    return seconds, usage["prompt_tokens"], usage["completion_tokens"]
+    perf = model.timings()
+    return seconds, int(perf["prompt_tokens"]), int(perf["generated_tokens"]) + 1
 
 
 def main() -> None:
@@ -32,7 +36,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--decode-tokens", type=int, default=128)
     args = parser.parse_args()
-    model = LlamaCppModel(args.model, n_ctx=2048)
+    model = LlamaCppModel(args.model, n_ctx=2048, speedups=False)
     long_prompt = FILLER * 20
     timed(model, "warm up", 4)
     pp, dec = [], []
@@ -43,7 +47,7 @@ def main() -> None:
         prefill, _, _ = timed(model, short, 1)
         seconds, _, produced = timed(model, short, args.decode_tokens)
         dec.append((produced - 1) / max(seconds - prefill, 1e-9))
-    print(f"model: {model.path.name}, threads: {model._llm.n_threads}")
+    print(f"model: {model.path.name}, threads: {model.threads}")
     print(
         f"prompt processing: {statistics.median(pp):.0f} tok/s "
         f"({prompt_tokens}-token prompt, median of {args.repeats})"

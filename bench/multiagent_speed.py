@@ -15,18 +15,15 @@ import statistics
 import time
 from pathlib import Path
 
-import llama_cpp
-
 from ragteam import answer
 from ragteam.llm import ModelOptions, load_model
 from ragteam.retrieval.index import load_index
 
 
 def run(strategy: str, questions: list[dict], index, speedups: bool) -> dict:  # noqa: ANN001
+    # a fresh model: no KV of the previous run
     model = load_model("embedded", ModelOptions(cache=False, speedups=speedups))
-    ctx = model._llm._ctx.ctx
-    model._llm.reset()  # start cold: no KV of the previous run
-    llama_cpp.llama_perf_context_reset(ctx)
+    model.timings(reset=True)
     seconds, outputs, answers = [], [], []
     for q in questions:
         started = time.perf_counter()
@@ -34,16 +31,16 @@ def run(strategy: str, questions: list[dict], index, speedups: bool) -> dict:  #
         seconds.append(time.perf_counter() - started)
         answers.append(result.text)
         outputs.append([s.output for s in result.trace.steps if s.kind == "llm"])
-    perf = llama_cpp.llama_perf_context(ctx)
+    perf = model.timings()
     n = len(questions)
     return {
         "speedups": speedups,
         "s_per_q": statistics.mean(seconds),
         "p50": statistics.median(seconds),
-        "prompt_tokens_evaluated_per_q": perf.n_p_eval / n,
-        "prompt_eval_s_per_q": perf.t_p_eval_ms / 1000 / n,
-        "generated_tokens_per_q": perf.n_eval / n,
-        "generation_s_per_q": perf.t_eval_ms / 1000 / n,
+        "prompt_tokens_evaluated_per_q": perf["prompt_tokens"] / n,
+        "prompt_eval_s_per_q": perf["prompt_seconds"] / n,
+        "generated_tokens_per_q": perf["generated_tokens"] / n,
+        "generation_s_per_q": perf["generation_seconds"] / n,
         "answers": answers,
         "step_outputs": outputs,
     }

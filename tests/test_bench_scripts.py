@@ -34,3 +34,28 @@ def test_a_bench_script_imports_and_answers_help(script: Path, monkeypatch):
             runpy.run_path(str(script), run_name="__main__")
     assert exited.value.code in (0, None), shown.getvalue()
     assert "usage:" in shown.getvalue().lower()
+
+
+def _private_reads(source: str) -> list[str]:
+    """`x._name` reads where x is not `self` or `cls` (dunders aside)."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+            and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+        ):
+            found.append(f"{node.lineno}: .{node.attr}")
+    return found
+
+
+def test_the_private_attribute_finder_sees_one():
+    assert _private_reads("model._llm.reset()\nself._x = 1\nx.__dict__") == ["1: ._llm"]
+
+
+def test_no_bench_script_reads_a_private_attribute():
+    reads = {p.name: _private_reads(p.read_text(encoding="utf-8")) for p in SCRIPTS}
+    assert {name: found for name, found in reads.items() if found} == {}

@@ -112,3 +112,21 @@ def test_next_logprobs_predict_the_first_token_a_greedy_reply_writes(embedded_mo
     assert embedded_model.tokenize(text)[:1] == [int(embedded_model.next_logprobs(prompt).argmax())]
     with pytest.raises(ModelError, match="over the model's context"):
         embedded_model.next_logprobs("word " * 3000)
+
+
+def test_teacher_forced_tokens_and_llama_cpp_counters_are_public(embedded_model):
+    """`then` reads a reply's first tokens after the prompt (the second token a greedy reply
+    writes is the best one after its first); `timings` counts what llama.cpp evaluated and
+    `forget` makes the next call read its whole prompt."""
+    prompt = "The capital of France is"
+    text = embedded_model.complete_text(TextRequest(prompt, max_tokens=2)).text
+    written = embedded_model.tokenize(text)[:2]
+    after_first = embedded_model.next_logprobs(prompt, then=written[:1])
+    assert int(after_first.argmax()) == written[1]
+    embedded_model.forget()
+    embedded_model.timings(reset=True)
+    embedded_model.complete_text(TextRequest(prompt, max_tokens=3))
+    counted = embedded_model.timings()
+    assert counted["prompt_tokens"] >= len(embedded_model.tokenize(prompt))
+    assert counted["generated_tokens"] >= 1 and counted["prompt_seconds"] > 0
+    assert embedded_model.threads >= 1

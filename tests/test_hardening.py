@@ -218,10 +218,13 @@ def test_the_manifest_protects_itself_and_rebuild_hints_keep_settings(tmp_path):
     passages.write_bytes(data[:40] + b"\xff" + data[41:])  # D11r: a non-UTF-8 byte
     with pytest.raises(IndexUnusable, match="changed since the build"):
         load_index(out)
-    from ragteam.retrieval.index import _read_passages
+    from ragteam.retrieval.passage_file import PassageFile
 
+    read = PassageFile.scanned(passages)
     with pytest.raises(IndexUnusable, match="passages.jsonl:1 is corrupt"):
-        _read_passages(passages)  # even unchecked, a line that is not UTF-8 is named
+        list(read)  # even unchecked, a line that is not UTF-8 is named
+    with pytest.raises(IndexUnusable, match="passages.jsonl:1 is corrupt"):
+        read[0]
 
 
 def test_bad_urls_commands_and_out_paths_are_messages(tmp_path, bm25_index_dir):

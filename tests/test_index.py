@@ -163,3 +163,28 @@ def test_an_index_is_hashed_once_per_process_not_on_every_load(tmp_path, monkeyp
     victim.write_bytes(victim.read_bytes()[::-1])
     with pytest.raises(IndexUnusable, match="changed since the build"):
         load_index(out)
+
+
+def test_passages_are_read_from_disk_when_asked_for_by_number_or_id(bm25_index_dir, tmp_path,
+                                                                    monkeypatch):  # fmt: skip
+    """A loaded index holds its passages' line starts and an id table, not their text: each
+    passage read by number, by id or in order is the one written; the scan for line starts
+    crosses its chunks and a last line without its line break."""
+    from ragteam.retrieval import passage_file
+    from ragteam.retrieval.passage_file import PassageFile
+
+    index = load_index(bm25_index_dir)
+    assert isinstance(index.passages, PassageFile)
+    every = list(index.passages)
+    assert [index.passage(p.id) for p in every] == every
+    assert index.passages[-1] == every[-1] and index.passages[1:3] == every[1:3]
+    assert index.passage("no such passage") is None
+    lines = (bm25_index_dir / "passages.jsonl").read_bytes()
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(lines.rstrip(b"\n"))
+    monkeypatch.setattr(passage_file, "SCAN_BYTES", 7)  # many chunks, lines across them
+    scanned = PassageFile.scanned(cut)
+    assert len(scanned) == len(every) and list(scanned) == every
+    assert scanned[len(every) - 1] == every[-1] and scanned.position(every[5].id) == 5
+    (tmp_path / "empty.jsonl").write_bytes(b"")
+    assert len(PassageFile.scanned(tmp_path / "empty.jsonl")) == 0

@@ -121,7 +121,7 @@ def test_judge_is_a_role_every_strategy_accepts_and_the_answer_records_it(bm25_i
         strategy="oner",
         model=FakeModel(lambda messages, params: "So the answer is: Hevik"),
         role_models={"judge": _judge_says({"halvard-05"})},
-        support=LLM,
+        support="llm",
     )
     assert [c.passage_id for c in result.citations] == ["halvard-05"]
     assert result.grounding().level == "supported" and result.grounding().layer == "llm"

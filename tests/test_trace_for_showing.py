@@ -9,7 +9,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "ragteam"
 # the modules that show a trace: its own, the terminal's view, the MCP reply's step list
-SHOWING = {"trace.py", "render.py", "server/mcp_app.py"}
+SHOWING = {"trace.py", "commands/render.py", "server/mcp_app.py"}
 
 
 def steps_read(tree: ast.AST) -> list[int]:

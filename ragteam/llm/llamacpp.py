@@ -9,7 +9,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -225,11 +225,12 @@ class LlamaCppModel:
         except ValueError as exc:
             raise ModelError(f"llama.cpp could not parse the grammar: {exc}") from exc
 
-    def next_logprobs(self, prompt: str | list[Message]) -> np.ndarray:
+    def next_logprobs(self, prompt: str | list[Message], then: Sequence[int] = ()) -> np.ndarray:
         """Log-probabilities over the vocabulary of the token that comes next after `prompt`:
         a text as `complete_text` reads it (BOS first, special markers as markers), or chat
         messages rendered by the GGUF's own template as `complete` sends them, up to the
-        reply. What label calibration reads (a label's first token where the reply starts)."""
+        reply; `then`: token ids read after it (the first tokens of a reply, teacher-forced).
+        What label calibration reads (a label's first token where the reply starts)."""
         with self._lock:
             if isinstance(prompt, str):
                 tokens = self._llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)
@@ -241,6 +242,7 @@ class LlamaCppModel:
                         "pass the prompt as text"
                     )
                 tokens = [int(t) for t in rendered]
+            tokens += [int(t) for t in then]
             if len(tokens) >= self.context_length:
                 raise ModelError(
                     f"the prompt is {len(tokens)} tokens, over the model's context of "
@@ -252,6 +254,35 @@ class LlamaCppModel:
             logits = last.astype(np.float64)
         shifted = logits - logits.max()
         return shifted - np.log(np.exp(shifted).sum())
+
+    def timings(self, reset: bool = False) -> dict[str, float]:
+        """llama.cpp's own counters since the model loaded or was last `reset`: prompt tokens
+        evaluated and their seconds, tokens generated and their seconds (where a call's time
+        goes: what `bench/multiagent_speed.py` reports)."""
+        import llama_cpp
+
+        with self._lock:
+            ctx = self._llm._ctx.ctx
+            perf = llama_cpp.llama_perf_context(ctx)
+            if reset:
+                llama_cpp.llama_perf_context_reset(ctx)
+        return {
+            "prompt_tokens": float(perf.n_p_eval),
+            "prompt_seconds": perf.t_p_eval_ms / 1000,
+            "generated_tokens": float(perf.n_eval),
+            "generation_seconds": perf.t_eval_ms / 1000,
+        }
+
+    def forget(self) -> None:
+        """Clear the context's tokens: the next call reads its whole prompt (no prefix of the
+        last one reused; what a speed measurement wants)."""
+        with self._lock:
+            self._llm.reset()
+
+    @property
+    def threads(self) -> int:
+        """The CPU threads llama.cpp runs this model on."""
+        return int(self._llm.n_threads)
 
     def count_tokens(self, text: str) -> int:
         return len(self.tokenize(text))

@@ -9,7 +9,7 @@ import shutil
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -24,9 +24,6 @@ from ragteam.errors import (
     UnknownName,
 )
 from ragteam.retrieval import swap
-from ragteam.retrieval.corpus import (
-    passages_checksum,
-)
 from ragteam.retrieval.digests import MEMO, file_digests, verify_files, verify_source
 from ragteam.retrieval.kinds import (
     FUSED,
@@ -48,7 +45,7 @@ from ragteam.retrieval.manifest import (
     parse,
     seal,
 )
-from ragteam.retrieval.passage_file import PassageFile, passage_of, write_passages
+from ragteam.retrieval.passage_file import PassageFile, write_passages
 from ragteam.types import Passage
 
 # reciprocal rank fusion's constant, applied when searching (an index built under another
@@ -66,28 +63,30 @@ class Index:
 
     directory: Path
     manifest: Manifest
-    passages: list[Passage]
+    passages: Sequence[Passage]  # a `PassageFile` when loaded: read from disk when asked for
     searchers: dict[str, Searcher]
     _cache: OrderedDict[tuple[str, str, int], list[Passage]] = field(default_factory=OrderedDict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
-    _ids: dict[str, Passage] = field(init=False)
-    _at: dict[str, int] = field(init=False)
+    _at: Callable[[str], int | None] = field(init=False)
 
     def __post_init__(self) -> None:
-        self._ids = {p.id: p for p in self.passages}
-        self._at = {p.id: i for i, p in enumerate(self.passages)}
+        if isinstance(self.passages, PassageFile):
+            self._at = self.passages.position
+        else:
+            self._at = {p.id: i for i, p in enumerate(self.passages)}.get
 
     @property
     def retriever(self) -> str:
         return self.manifest.retriever
 
     def passage(self, passage_id: str) -> Passage | None:
-        return self._ids.get(passage_id)
+        at = self._at(passage_id)
+        return None if at is None else self.passages[at]
 
     def neighbours(self, passage_id: str, n: int = 1) -> tuple[list[Passage], list[Passage]]:
         """The up to `n` passages before and after `passage_id` in its own document, in the
         document's order (none for an unknown id or a passage without a document)."""
-        at = self._at.get(passage_id)
+        at = self._at(passage_id)
         if at is None or not n:
             return [], []
         doc = self.passages[at].doc_id
@@ -269,13 +268,11 @@ def load_index(
         manifest = manifest.with_mmap(mmap)
     hint = rebuild_hint(directory, manifest.raw)
     verify_files(directory, manifest, hint)
-    passages = _read_passages(directory / "passages.jsonl")
-    checksum = MEMO.get(
-        "passages", [directory / "passages.jsonl"], lambda: passages_checksum(passages)
-    )
-    if checksum != manifest.corpus_checksum and any(p.locator for p in passages):
-        checksum = passages_checksum(passages, worded=True)  # built before the change
-    if checksum != manifest.corpus_checksum or len(passages) != manifest.passage_count:
+    # the file's bytes were just verified against the digest its sealed manifest lists (a
+    # manifest always lists it: `verify_files`), so its text is not parsed here: its lines are
+    # found, and each is read when asked for
+    passages = PassageFile.scanned(directory / "passages.jsonl")
+    if len(passages) != manifest.passage_count:
         raise IndexUnusable(f"the passages of {directory} do not match its manifest; {hint}")
     if check_source:
         verify_source(directory, manifest, hint)
@@ -343,16 +340,3 @@ def settings_of(manifest: Manifest) -> IndexSettings:
     for name in manifest.searchers:
         settings = kind(name).restore(manifest.records[name], settings)
     return settings
-
-
-def _read_passages(path: Path) -> list[Passage]:
-    passages = []
-    with path.open("rb") as handle:  # bytes: an undecodable line is named like any other
-        for number, line in enumerate(handle, start=1):
-            try:
-                passages.append(passage_of(json.loads(line)))
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-                raise IndexUnusable(
-                    f"{path}:{number} is corrupt; {rebuild_hint(path.parent)}"
-                ) from exc
-    return passages

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import Any, overload
 
 import numpy as np
 
-from ragteam.errors import InputError
+from ragteam.errors import IndexUnusable, InputError
 from ragteam.retrieval.corpus import checksum_row
 from ragteam.types import Locator, Passage
 
@@ -83,20 +84,44 @@ def _name_clash(written: PassageFile) -> None:
         where[p.id] = source
 
 
+SCAN_BYTES = 64 << 20  # a line-start scan reads the file this much at a time
+
+
 class PassageFile(Sequence[Passage]):
     """The passages of a `passages.jsonl`, read when asked for: iterated in order, or one by
-    its number (with the lines' starts known)."""
+    its number (with the lines' starts known), or by its id (`position`: a table of 8-byte id
+    digests made on first use, 16 bytes a passage). Memory is the starts and that table, not
+    the passages: a million passages load in a second or two and hold about 24 MB."""
 
     def __init__(self, path: Path, starts: np.ndarray) -> None:
         self.path, self._starts = path, starts  # where each line starts, and the file's end
+        self._ids: tuple[np.ndarray, np.ndarray] | None = None  # sorted digests, positions
+        self._lock = threading.Lock()
+
+    @classmethod
+    def scanned(cls, path: Path) -> PassageFile:
+        """The file's passages, its line starts found by a scan for line breaks (in chunks of
+        SCAN_BYTES: memory stays bounded however large the file)."""
+        starts = [np.zeros(1, dtype=np.int64)]
+        size = path.stat().st_size
+        with path.open("rb") as handle:
+            offset = 0
+            while chunk := handle.read(SCAN_BYTES):
+                breaks = np.flatnonzero(np.frombuffer(chunk, dtype=np.uint8) == 10)
+                starts.append(breaks.astype(np.int64) + offset + 1)
+                offset += len(chunk)
+        lines = np.concatenate(starts)
+        if size and lines[-1] != size:  # a last line without its line break
+            lines = np.append(lines, size)
+        return cls(path, lines if size else lines[:1])
 
     def __len__(self) -> int:
         return len(self._starts) - 1
 
     def __iter__(self) -> Iterator[Passage]:
         with self.path.open("rb") as handle:
-            for line in handle:
-                yield passage_of(json.loads(line))
+            for number, line in enumerate(handle, start=1):
+                yield self._parsed(line, number)
 
     @overload
     def __getitem__(self, at: int) -> Passage: ...
@@ -108,4 +133,33 @@ class PassageFile(Sequence[Passage]):
         at = range(len(self))[at]
         with self.path.open("rb") as handle:
             handle.seek(int(self._starts[at]))
-            return passage_of(json.loads(handle.readline()))
+            return self._parsed(handle.readline(), at + 1)
+
+    def position(self, passage_id: str) -> int | None:
+        """The number of the passage with `passage_id`, or None."""
+        digests, positions = self._id_table()
+        key = np.frombuffer(_short(passage_id), dtype=np.uint64)[0]
+        at = int(np.searchsorted(digests, key))
+        while at < len(digests) and digests[at] == key:  # a digest shared: check the ids
+            found = int(positions[at])
+            if self[found].id == passage_id:
+                return found
+            at += 1
+        return None
+
+    def _id_table(self) -> tuple[np.ndarray, np.ndarray]:
+        with self._lock:
+            if self._ids is None:
+                keys = b"".join(_short(p.id) for p in self)
+                digests = np.frombuffer(keys, dtype=np.uint64)
+                order = np.argsort(digests, kind="stable")
+                self._ids = (digests[order], order.astype(np.int64))
+            return self._ids
+
+    def _parsed(self, line: bytes, number: int) -> Passage:
+        try:
+            return passage_of(json.loads(line))
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+            raise IndexUnusable(
+                f"{self.path}:{number} is corrupt; rebuild the index in {self.path.parent}"
+            ) from exc
