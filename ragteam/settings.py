@@ -48,6 +48,20 @@ def flag(
     return field(default=default, metadata={"flag": marked})
 
 
+@dataclass(frozen=True)
+class Group:
+    """A field that is a settings dataclass of its own, whose flagged fields are flags of the
+    command too (their names must not clash); `make` builds it from those flags' values by
+    field name (default: the class itself)."""
+
+    make: Callable[[dict[str, Any]], Any] | None = None
+
+
+def group(factory: Callable[[], Any], make: Callable[[dict[str, Any]], Any] | None = None) -> Any:
+    """A dataclass field holding nested settings whose flagged fields are flags as well."""
+    return field(default_factory=factory, metadata={"group": Group(make)})
+
+
 def names(text: str) -> tuple[str, ...]:
     """Comma-separated names as a tuple (blanks dropped)."""
     return tuple(part.strip() for part in text.split(",") if part.strip())

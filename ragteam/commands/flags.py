@@ -59,30 +59,85 @@ def add_flags(
     return wrapper  # type: ignore[return-value]
 
 
+@dataclasses.dataclass(frozen=True)
+class _Leaf:
+    """One flag of a settings tree: the field names from the top class down, and its field."""
+
+    path: tuple[str, ...]
+    field: dataclasses.Field[Any]
+    kind: Any
+
+    @property
+    def param(self) -> str:
+        """Its parameter: the field's name at the top, the flag's own name in a group (so that
+        `--index-type` is `index_type`, not `kind`)."""
+        marked: Flag = self.field.metadata["flag"]
+        if len(self.path) == 1 or not marked.name:
+            return self.field.name
+        return marked.name.split("/")[0].removeprefix("--").replace("-", "_")
+
+
+def _leaves(cls: type, path: tuple[str, ...] = ()) -> list[_Leaf]:
+    """The flagged fields of `cls` and of the groups it holds, in order."""
+    hints = typing.get_type_hints(cls)
+    found: list[_Leaf] = []
+    for f in dataclasses.fields(cls):
+        if "group" in f.metadata:
+            found += _leaves(hints[f.name], (*path, f.name))
+        elif "flag" in f.metadata:
+            found.append(_Leaf((*path, f.name), f, hints[f.name]))
+    return found
+
+
 def with_settings(
     param: str, settings: Any, only: Callable[[dataclasses.Field[Any]], bool] | None = None
 ) -> Callable[[F], F]:
     """Give a command the flags of the flagged fields of `settings` (a settings dataclass, or
-    an instance of one whose values are the flags' defaults), or of those `only` keeps; it is
-    handed `param=` the instance the flags build (an invalid combination is the class's own
-    `InputError`, shown as a message)."""
+    an instance of one whose values are the flags' defaults), and of the settings it holds as
+    groups (`ragteam.settings.group`), or of those `only` keeps; it is handed `param=` the
+    instance the flags build (an invalid combination is the class's own `InputError`, shown
+    as a message)."""
     cls = settings if isinstance(settings, type) else type(settings)
     base = None if isinstance(settings, type) else settings
-    fields = [
-        f for f in dataclasses.fields(cls) if "flag" in f.metadata and (only is None or only(f))
-    ]
-    hints = typing.get_type_hints(cls)
-    readers = {f.name: _reader(f.metadata["flag"], hints[f.name]) for f in fields}
-    specs = [_spec(f, hints[f.name], base) for f in fields]
+    leaves = [leaf for leaf in _leaves(cls) if only is None or only(leaf.field)]
+    readers = {leaf.param: _reader(leaf.field.metadata["flag"], leaf.kind) for leaf in leaves}
+    specs = [_spec(leaf, base) for leaf in leaves]
+    paths = {leaf.param: leaf.path for leaf in leaves}
 
     def build(values: dict[str, Any]) -> Any:
-        read = {name: readers[name](value) for name, value in values.items()}
+        read = {paths[name]: readers[name](value) for name, value in values.items()}
         try:
-            return dataclasses.replace(base, **read) if base is not None else cls(**read)
+            return _made(cls, base, (), read)
         except ValueError as exc:
             raise InputError(str(exc)) from exc
 
     return lambda command: add_flags(command, param, specs, build)
+
+
+def _made(cls: type, base: Any, path: tuple[str, ...], read: dict[tuple[str, ...], Any]) -> Any:
+    """`cls` (or `base` with changes) with the values `read` by path, groups built inside out;
+    a group's `make` builds it from its values by field name."""
+    hints = typing.get_type_hints(cls)
+    given: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        where = (*path, f.name)
+        if "group" in f.metadata:
+            inner = getattr(base, f.name) if base is not None else None
+            if any(key[: len(where)] == where for key in read):
+                given[f.name] = _group(f, hints[f.name], inner, where, read)
+        elif where in read:
+            given[f.name] = read[where]
+    return dataclasses.replace(base, **given) if base is not None else cls(**given)
+
+
+def _group(
+    f: dataclasses.Field[Any], kind: type, inner: Any, where: tuple[str, ...], read: Any
+) -> Any:
+    make = f.metadata["group"].make
+    if make is None:
+        return _made(kind, inner, where, read)
+    own = {key[-1]: value for key, value in read.items() if key[:-1] == where}
+    return make(own)
 
 
 def _reader(marked: Flag, kind: Any) -> Callable[[Any], Any]:
@@ -93,10 +148,11 @@ def _reader(marked: Flag, kind: Any) -> Callable[[Any], Any]:
     return lambda value: value
 
 
-def _spec(field: dataclasses.Field[Any], kind: Any, base: Any) -> FlagSpec:
+def _spec(leaf: _Leaf, base: Any) -> FlagSpec:
+    field, kind = leaf.field, leaf.kind
     marked: Flag = field.metadata["flag"]
     if base is not None:
-        default = getattr(base, field.name)
+        default = functools.reduce(getattr, leaf.path, base)
     elif field.default is not dataclasses.MISSING:
         default = field.default
     else:
@@ -115,4 +171,4 @@ def _spec(field: dataclasses.Field[Any], kind: Any, base: Any) -> FlagSpec:
     bounds = {k: v for k, v in (("min", marked.min), ("max", marked.max)) if v is not None}
     spelled = [marked.name, *marked.aliases] if marked.name else list(marked.aliases)
     option = typer.Option(*spelled, help=marked.help, **bounds)
-    return field.name, Annotated[flag_type, option], default
+    return leaf.param, Annotated[flag_type, option], default

@@ -16,11 +16,8 @@ from rich.progress import BarColumn, TaskID, TextColumn, TimeElapsedColumn
 from ragteam.commands.common import LoggedProgress, err, friendly_errors, out, shown
 from ragteam.commands.flags import with_settings
 from ragteam.commands.index_settings import (
-    DenseFlags,
-    FolderFlags,
-    IndexFlags,
-    index_settings,
     kept_or_changed,
+    sync_field,
 )
 from ragteam.documents import converters_by_suffix
 from ragteam.retrieval.bm25 import STEMMER
@@ -61,15 +58,13 @@ def _ray_encode(address: str | None) -> Any:
 
 
 @index_app.command("build")
-@with_settings("folder", FolderFlags)
-@with_settings("dense", DenseFlags)
-@with_settings("flags", IndexFlags)
+@with_settings("sync", SyncSettings)
+@with_settings("settings", IndexSettings)
 def index_build(
     src: SrcArg,
     out_dir: OutOpt,
-    flags: IndexFlags,
-    dense: DenseFlags,
-    folder: FolderFlags,
+    settings: IndexSettings,
+    sync: SyncSettings,
     passage_words: Annotated[
         int | None,
         typer.Option(
@@ -84,21 +79,20 @@ def index_build(
     """Build an index from scratch (aside, then swapped in: never left half-written)."""
     with friendly_errors():
         encode = _ray_encode(ray)
-        sync = folder.sync()
         if passage_words is not None:
             sync = replace(sync, passage_tokens=words_as_tokens(passage_words))
-        _sync(src, out_dir, sync, index_settings(flags, dense), fresh=True, encode=encode)
+        _sync(src, out_dir, sync, settings, fresh=True, encode=encode)
 
 
 @index_app.command("sync")
-@with_settings("folder", FolderFlags)
-@with_settings("flags", IndexFlags)
+@with_settings("sync", SyncSettings)
+@with_settings("settings", IndexSettings, only=sync_field)
 def index_sync(
     ctx: typer.Context,
     src: SrcArg,
     out_dir: OutOpt,
-    flags: IndexFlags,
-    folder: FolderFlags,
+    settings: IndexSettings,
+    sync: SyncSettings,
     watch: Annotated[bool, typer.Option(help="keep syncing as files change (Ctrl-C stops)")] = (
         False
     ),
@@ -108,7 +102,7 @@ def index_sync(
     cost anything; unchanged text is never converted or embedded again. An existing index
     keeps the settings it was synced with unless a flag changes one (said before syncing)."""
     with friendly_errors():
-        sync, settings = kept_or_changed(ctx, out_dir, folder.sync(), index_settings(flags))
+        sync, settings = kept_or_changed(ctx, out_dir, sync, settings)
         encode = _ray_encode(ray)
         _sync(src, out_dir, sync, settings, encode=encode)
         if watch:

@@ -1,13 +1,13 @@
-"""The settings `index build` and `index sync` take as flags, declared once (each field is its
-flag: `ragteam.commands.flags.with_settings`), and what `index sync` does with them on an
-existing folder index: it keeps the settings it was synced with; only a setting flag given on
-the command line changes one, and every change is said before syncing (the sync reads every
-file into the new settings)."""
+"""What `index sync` does with its setting flags (`IndexSettings` and `SyncSettings`, whose
+fields are their flags: `ragteam.commands.flags.with_settings`) on an existing folder index:
+it keeps the settings it was synced with; only a setting flag given on the command line
+changes one, and every change is said before syncing (the sync reads every file into the new
+settings)."""
 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -15,102 +15,16 @@ import typer
 
 from ragteam.commands.common import err
 from ragteam.documents import ConvertSettings
-from ragteam.documents.isolated import DEFAULT_MEMORY_MB, DEFAULT_SECONDS
-from ragteam.retrieval.bm25 import STEMMER
-from ragteam.retrieval.dense import HNSW_FROM, INDEX_KINDS, DenseSettings
-from ragteam.retrieval.encoder_registry import parse_encoder
-from ragteam.retrieval.encoders import LOCAL_BACKENDS
 from ragteam.retrieval.index import IndexSettings
-from ragteam.retrieval.kinds import SYNC_PASSAGE_TOKENS, retriever_names
 from ragteam.retrieval.sync import SyncSettings
-from ragteam.settings import flag
+
+# the index settings `index sync` takes as flags (`index build` takes every one): a sync keeps
+# its index's dense tuning, only its encoder and FAISS type may change
+SYNC_FIELDS = ("retriever", "bm25_stemmer", "backend", "base_url", "kind")
 
 
-@dataclass(frozen=True)
-class IndexFlags:
-    """The index settings both commands take."""
-
-    retriever: str = flag("hybrid", "|".join(retriever_names()))
-    bm25_stemmer: str = flag(STEMMER, "Snowball language, or none")
-    encoder: str = flag(
-        "torch",
-        f"{' | '.join(LOCAL_BACKENDS)} | openai:MODEL (with --embed-url) | an installed "
-        "encoder plugin's name",
-    )
-    embed_url: str = flag("", "OpenAI-compatible server for openai:MODEL embeddings")
-    index_type: str = flag(
-        "auto",
-        f"FAISS index: {' | '.join(INDEX_KINDS)} (auto: flat, HNSW from {HNSW_FROM:,} passages)",
-    )
-
-
-@dataclass(frozen=True)
-class DenseFlags:
-    """How `index build` computes and stores dense vectors (a sync keeps its index's)."""
-
-    embed_batch: int = flag(64, "texts per request", min=1, max=4096)
-    shards: int = flag(1, "FAISS shards, merged", min=1, max=4096)
-    mmap: bool = flag(False, "map BM25/FAISS files at load")
-    nlist: int = flag(0, "IVF lists (0: 4*sqrt(n))", min=0)
-    nprobe: int = flag(16, "IVF lists searched per query", min=1)
-    ef_search: int = flag(64, "HNSW search breadth", min=1)
-
-
-def index_settings(index: IndexFlags, dense: DenseFlags | None = None) -> IndexSettings:
-    """The index's settings from its flags (a sync's dense flags are the defaults)."""
-    dense = dense or DenseFlags()
-    vectors = DenseSettings(
-        encoder=parse_encoder(index.encoder, index.embed_url, dense.embed_batch),
-        kind=index.index_type,
-        shards=dense.shards,
-        nlist=dense.nlist,
-        nprobe=dense.nprobe,
-        ef_search=dense.ef_search,
-    )
-    return IndexSettings(index.retriever, 100, index.bm25_stemmer, vectors, dense.mmap)
-
-
-@dataclass(frozen=True)
-class FolderFlags:
-    """How a folder's files become passages, and what one file may take to read."""
-
-    passage_tokens: int = flag(
-        SYNC_PASSAGE_TOKENS,
-        "passage budget in the encoder's tokens (at most its input limit; 0 keeps each "
-        "page/slide/section whole)",
-        min=0,
-        max=100_000,
-    )
-    html: str = flag("main", "main (a page's main content) | whole (every text)")
-    tables: str = flag(
-        "cells", "cells (a row as `cell | cell`) | records (`Header: cell | ...` by its header)"
-    )
-    file_seconds: float = flag(
-        DEFAULT_SECONDS,
-        "the most seconds one PDF, Office or HTML file may take to read (past it the file "
-        "fails alone and the sync goes on)",
-        min=1,
-    )
-    file_memory_mb: int = flag(
-        DEFAULT_MEMORY_MB,
-        "the most memory (MB) one PDF, Office or HTML file may take to read (past it the "
-        "file fails alone and the sync goes on)",
-        min=256,
-    )
-
-    def __post_init__(self) -> None:
-        try:
-            ConvertSettings(self.html, self.tables)  # the converters' own check
-        except ValueError as exc:
-            raise ValueError(f"--html/--tables: {exc}") from exc
-
-    def sync(self) -> SyncSettings:
-        return SyncSettings(
-            self.passage_tokens,
-            convert=ConvertSettings(self.html, self.tables),
-            file_seconds=self.file_seconds,
-            file_memory_mb=self.file_memory_mb,
-        )
+def sync_field(f: dataclasses.Field[Any]) -> bool:
+    return f.name in SYNC_FIELDS
 
 
 def _source(ctx: typer.Context, name: str) -> str:
@@ -120,7 +34,11 @@ def _source(ctx: typer.Context, name: str) -> str:
 
 # the flags whose settings an index records (a file's time and memory budgets are not)
 _SETTING_FLAGS = (
-    *(f.name for f in dataclasses.fields(IndexFlags)),
+    "retriever",
+    "bm25_stemmer",
+    "encoder",
+    "embed_url",
+    "index_type",
     "passage_tokens",
     "html",
     "tables",

@@ -10,6 +10,7 @@ from typing import Any, ClassVar, Protocol
 
 from ragteam.errors import InputError
 from ragteam.plugins import Registry
+from ragteam.settings import flag
 
 
 class ConversionFailed(InputError):
@@ -53,15 +54,18 @@ class ConvertSettings:
     `Header: cell | Header: cell` by the table's header row (`documents.tables`; measured in
     docs/benchmarks.md §47: better only for a reader trained on records)."""
 
-    html: str = "main"
-    tables: str = "cells"
+    html: str = flag("main", "main (a page's main content) | whole (every text)")
+    tables: str = flag(
+        "cells", "cells (a row as `cell | cell`) | records (`Header: cell | ...` by its header)"
+    )
 
     def __post_init__(self) -> None:
         if self.html not in HTML_MODES:
-            raise ValueError(f"unknown html mode '{self.html}'; known: {', '.join(HTML_MODES)}")
+            known = ", ".join(HTML_MODES)
+            raise ValueError(f"--html: unknown html mode '{self.html}'; known: {known}")
         if self.tables not in TABLE_MODES:
             known = ", ".join(TABLE_MODES)
-            raise ValueError(f"unknown tables mode '{self.tables}'; known: {known}")
+            raise ValueError(f"--tables: unknown tables mode '{self.tables}'; known: {known}")
 
     @property
     def records(self) -> bool:

@@ -5,15 +5,16 @@ optionally split into shards searched one by one and merged, optionally memory-m
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path, PurePath
 from typing import Any
 
 import numpy as np
 
 from ragteam.errors import IndexUnusable, InputError, UnknownName
-from ragteam.retrieval.encoder_registry import make_encoder
+from ragteam.retrieval.encoder_registry import make_encoder, parse_encoder
 from ragteam.retrieval.encoders import EncodeProgress, Encoder, EncoderSpec
+from ragteam.settings import flag, group
 from ragteam.types import Passage
 
 INDEX_KINDS = ("auto", "flat", "hnsw", "ivfpq")
@@ -24,19 +25,33 @@ INDEX_KINDS = ("auto", "flat", "hnsw", "ivfpq")
 HNSW_FROM = 200_000
 
 
+def _encoder(given: dict[str, Any]) -> EncoderSpec:
+    """The encoder the command line names (`--encoder`, `--embed-url`, `--embed-batch`)."""
+    spec = EncoderSpec()
+    return parse_encoder(
+        given.get("backend", spec.backend),
+        given.get("base_url", ""),
+        given.get("batch", spec.batch),
+    )
+
+
 @dataclass(frozen=True)
 class DenseSettings:
     """How the dense part of an index is built and searched (recorded in the manifest)."""
 
-    encoder: EncoderSpec = field(default_factory=EncoderSpec)
-    kind: str = "auto"  # auto: by the number of passages (`chosen_kind`)
-    shards: int = 1
+    encoder: EncoderSpec = group(EncoderSpec, make=_encoder)
+    kind: str = flag(  # auto: by the number of passages (`chosen_kind`)
+        "auto",
+        f"FAISS index: {' | '.join(INDEX_KINDS)} (auto: flat, HNSW from {HNSW_FROM:,} passages)",
+        name="--index-type",
+    )
+    shards: int = flag(1, "FAISS shards, merged", min=1, max=4096)
     mmap: bool = False  # map the FAISS files instead of reading them into memory
     hnsw_m: int = 32
     ef_construction: int = 80
-    ef_search: int = 64
-    nlist: int = 0  # IVF lists; 0: about 4 * sqrt(passages per shard)
-    nprobe: int = 16
+    ef_search: int = flag(64, "HNSW search breadth", min=1)
+    nlist: int = flag(0, "IVF lists (0: 4*sqrt(n))", min=0)  # about 4 * sqrt(passages per shard)
+    nprobe: int = flag(16, "IVF lists searched per query", min=1)
     pq_m: int = 48  # sub-quantizers (384 dims / 48 = 8 dims each, 8 bits: 48 bytes a vector)
     train_sample: int = 100_000
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from ragteam.errors import InputError
 from ragteam.paths import embedding_model_dir
+from ragteam.settings import flag
 
 EncodeProgress = Callable[[int, int], None]
 LOCAL_BACKENDS = ("torch", "onnx", "onnx-int8")
@@ -35,10 +36,17 @@ class EncoderSpec:
     """Which encoder: `backend` torch | onnx | onnx-int8 | server; a server also needs
     `model` and `base_url`."""
 
-    backend: str = "torch"
+    backend: str = flag(
+        "torch",
+        "torch | onnx | onnx-int8 | openai:MODEL (with --embed-url) | an installed encoder "
+        "plugin's name",
+        name="--encoder",
+    )
     model: str = ""
-    base_url: str = ""
-    batch: int = 64
+    base_url: str = flag(
+        "", "OpenAI-compatible server for openai:MODEL embeddings", name="--embed-url"
+    )
+    batch: int = flag(64, "texts per request", min=1, max=4096, name="--embed-batch")
     concurrency: int = 4
 
     @classmethod

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -19,6 +19,7 @@ from ragteam.retrieval.bm25 import STEMMER
 from ragteam.retrieval.dense import DenseSettings
 from ragteam.retrieval.encoders import EncoderSpec
 from ragteam.retrieval.manifest import HYBRID, Manifest, record_of
+from ragteam.settings import flag, group
 from ragteam.types import Passage
 
 # passage texts, the encoder to use, progress -> their vectors (computed elsewhere, e.g. Ray)
@@ -45,11 +46,11 @@ class IndexSettings:
     """How passages are indexed: which retriever, and the built-in kinds' settings (BM25
     stemmer; dense encoder and FAISS type). A plugin kind keeps its own settings."""
 
-    retriever: str = HYBRID
+    retriever: str = flag(HYBRID, "bm25 | dense | hybrid | an installed retriever kind's name")
     passage_words: int = 100
-    bm25_stemmer: str = STEMMER
-    dense: DenseSettings = field(default_factory=DenseSettings)
-    mmap: bool = False
+    bm25_stemmer: str = flag(STEMMER, "Snowball language, or none")
+    dense: DenseSettings = group(DenseSettings)
+    mmap: bool = flag(False, "map BM25/FAISS files at load")
 
     @property
     def searchers(self) -> list[str]:

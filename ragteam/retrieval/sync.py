@@ -47,6 +47,7 @@ from ragteam.retrieval.sources import (
     write_sources,
 )
 from ragteam.retrieval.swap import refuse_overlap
+from ragteam.settings import flag, group
 from ragteam.types import Locator, Passage
 
 
@@ -55,13 +56,29 @@ class SyncSettings:
     """How documents become passages: converter choices, and the passage budget in the
     embedding model's tokens (at most its input limit) with a short overlap."""
 
-    passage_tokens: int = SYNC_PASSAGE_TOKENS
+    passage_tokens: int = flag(
+        SYNC_PASSAGE_TOKENS,
+        "passage budget in the encoder's tokens (at most its input limit; 0 keeps each "
+        "page/slide/section whole)",
+        min=0,
+        max=100_000,
+    )
     overlap_tokens: int = 24
-    convert: ConvertSettings = field(default_factory=ConvertSettings)
+    convert: ConvertSettings = group(ConvertSettings)
     # the most a file may take to read (not recorded: a new budget re-reads nothing that was
     # read; a file that ran out of time is tried again only under a larger one)
-    file_seconds: float = DEFAULT_SECONDS
-    file_memory_mb: int = DEFAULT_MEMORY_MB  # the same for the memory one file may take
+    file_seconds: float = flag(
+        DEFAULT_SECONDS,
+        "the most seconds one PDF, Office or HTML file may take to read (past it the file "
+        "fails alone and the sync goes on)",
+        min=1,
+    )
+    file_memory_mb: int = flag(  # the same for the memory one file may take
+        DEFAULT_MEMORY_MB,
+        "the most memory (MB) one PDF, Office or HTML file may take to read (past it the "
+        "file fails alone and the sync goes on)",
+        min=256,
+    )
 
     def to_json(self, tokenizer: str) -> dict[str, Any]:
         return {
