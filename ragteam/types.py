@@ -187,22 +187,36 @@ def hit_dict(passage: Passage) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Citation:
+    """A passage an answer cites (or read): its id, title and document, and where it stands
+    (`place`, worded only when shown: `locator`)."""
+
     passage_id: str
     title: str
     doc_id: str = ""
-    locator: str = ""  # where it stands, for a person: `report.pdf p. 12 § Budget` ("" if unknown)
+    place: Locator | None = None
 
     @classmethod
     def of(cls, passage: Passage) -> Citation:
-        return cls(passage.id, passage.title, passage.doc_id, passage.place())
+        return cls(passage.id, passage.title, passage.doc_id, passage.locator)
+
+    @property
+    def locator(self) -> str:
+        """Where it stands, for a person: `report.pdf p. 12 § Budget` ("" if unknown)."""
+        return self.place.describe() if self.place is not None else ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "passage_id": self.passage_id,
+            "title": self.title,
+            "doc_id": self.doc_id,
+            "locator": self.locator,
+        }
 
 
 @dataclass(frozen=True)
-class Evidence:
-    """Words the span reader found in a passage: `passage_id`'s text[start:end], the sentence
-    they stand in (from `sentence_start`), where the passage stands and the reader's score;
-    `answerable` is False when the reader's answerability head said the passages it read hold
-    no answer (its calibrated gate): the words are then only its best guess."""
+class Span:
+    """One reading: `text` = passage.text[start:end] (for a yes/no reading, "yes"/"no" and
+    the offsets of the sentence it rests on), the sentence around it and its probability."""
 
     passage_id: str
     start: int
@@ -210,13 +224,56 @@ class Evidence:
     text: str
     sentence: str
     sentence_start: int
-    locator: str
     score: float
-    answerable: bool = True
-    heading: bool = False  # the words stand in the passage's heading path (the sentence)
+    kind: str = "span"  # span | yes | no
+    # True: the words stand in the passage's heading path (a version, a chapter's title), read
+    # with its text; start and end are then offsets in that path, which is the sentence
+    heading: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "score": round(self.score, 4)}
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Words the span reader found in a passage: its reading (`span`: `passage_id`'s
+    text[start:end], the sentence they stand in), where the passage stands (`place`, worded
+    only when shown: `locator`, else its `title`) and the reader's confidence (`score`);
+    `answerable` is False when the reader's answerability head said the passages it read hold
+    no answer (its calibrated gate): the words are then only its best guess."""
+
+    span: Span
+    place: Locator | None
+    score: float
+    answerable: bool = True
+    title: str = ""
+
+    passage_id = property(lambda self: self.span.passage_id)
+    start = property(lambda self: self.span.start)
+    end = property(lambda self: self.span.end)
+    text = property(lambda self: self.span.text)
+    sentence = property(lambda self: self.span.sentence)
+    sentence_start = property(lambda self: self.span.sentence_start)
+    heading = property(lambda self: self.span.heading)  # the words stand in the heading path
+
+    @property
+    def locator(self) -> str:
+        return self.place.describe() if self.place is not None else self.title
+
+    def to_dict(self) -> dict[str, Any]:
+        s = self.span
+        return {
+            "passage_id": s.passage_id,
+            "start": s.start,
+            "end": s.end,
+            "text": s.text,
+            "sentence": s.sentence,
+            "sentence_start": s.sentence_start,
+            "locator": self.locator,
+            "score": round(self.score, 4),
+            "answerable": self.answerable,
+            "heading": s.heading,
+        }
 
 
 # The support layer used when none is named: CLI, Python and HTTP APIs, chat API and MCP.
@@ -381,8 +438,8 @@ class Answer:
             "answer": self.text,
             "marked": self.marked_text(),
             "strategy": self.strategy,
-            "citations": [asdict(c) for c in self.citations],
-            "read": [asdict(c) for c in self.read],
+            "citations": [c.to_dict() for c in self.citations],
+            "read": [c.to_dict() for c in self.read],
             "support": self.support.to_dict() if self.support else None,
             "evidence": [e.to_dict() for e in self.evidence],
             "closest": closest.to_dict() if (closest := self.closest()) else None,

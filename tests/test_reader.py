@@ -231,7 +231,7 @@ def test_a_reader_span_is_checked_by_its_confidence_not_by_other_passages_words(
     """`read`'s answer is its own span: an unsure span is not supported because another
     passage shares one of its words ("Northern Sound" for "northern cape of Quillan")."""
     from ragteam.support.stage import check_support, support_settings
-    from ragteam.types import Evidence
+    from ragteam.types import Evidence, Span
 
     where = Passage(
         "light",
@@ -251,7 +251,8 @@ def test_a_reader_span_is_checked_by_its_confidence_not_by_other_passages_words(
     sentence = "The Wrenhold Lighthouse stands on the northern cape of Quillan."
 
     def evidence(score):
-        return (Evidence("light", start, start + len(span), span, sentence, 0, "", score, True),)
+        read = Span("light", start, start + len(span), span, sentence, 0, score)
+        return (Evidence(read, None, score, True),)
 
     settings = support_settings("reader")
     unsure = check_support(question, span, [where, ferry], settings, evidence=evidence(0.001))

@@ -274,7 +274,7 @@ def test_abstention_on_a_reader_span_is_the_answerability_heads_to_decide(
     from ragteam.asking.posed import run_posed
     from ragteam.retrieval import load_index, retrieve_traced
     from ragteam.strategies.base import Context
-    from ragteam.types import Answer, Citation, Evidence
+    from ragteam.types import Answer, Citation, Evidence, Span
 
     class Spans:
         name, needs_index, roles = "spans", True, ()
@@ -284,8 +284,8 @@ def test_abstention_on_a_reader_span_is_the_answerability_heads_to_decide(
             best = next(p for p in found if p.id == TOLLAN.id)
             at = best.text.index("1809")
             sentence = best.text.index("He died")
-            said = Evidence(best.id, at, at + 4, "1809", best.text[sentence:], sentence,
-                            "halvard.txt", 0.01, answerable)  # fmt: skip
+            read = Span(best.id, at, at + 4, "1809", best.text[sentence:], sentence, 0.4)
+            said = Evidence(read, None, 0.01, answerable, "halvard.txt")
             return Answer(question, "1809", self.name, [Citation.of(best)], ctx.trace,
                           evidence=[said])  # fmt: skip
 

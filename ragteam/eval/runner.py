@@ -175,7 +175,7 @@ def evaluate_one(
         metrics=score(example, result),
         cost=Cost.from_totals(trace.totals()),
         wall_seconds=round(time.perf_counter() - started, 4),
-        citations=[c.__dict__ for c in result.citations],
+        citations=[c.to_dict() for c in result.citations],
         grounding=result.grounding().level,
         support_score=round(result.support.score, 4) if result.support else None,
         parse_failures_by_role=trace.parse_failures_by_role(),

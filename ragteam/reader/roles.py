@@ -109,16 +109,4 @@ def evidence_of(reading: Reading, passages: list[Passage], reader: Reader) -> li
 
 
 def _evidence(span: Span, passage: Passage, score: float, answerable: bool) -> Evidence:
-    where = passage.place() or passage.title
-    return Evidence(
-        span.passage_id,
-        span.start,
-        span.end,
-        span.text,
-        span.sentence,
-        span.sentence_start,
-        where,
-        score,
-        answerable,
-        span.heading,
-    )
+    return Evidence(span, passage.locator, score, answerable, passage.title)

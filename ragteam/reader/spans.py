@@ -3,31 +3,12 @@ around them and their probability) and the probability that no passage answers."
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
+from ragteam.types import Span as Span  # a reading, shared with the evidence it becomes
+
 BRIDGE_SPANS = 12  # the spans of a first reading that bridges are drawn from
-
-
-@dataclass(frozen=True)
-class Span:
-    """One reading: `text` = passage.text[start:end] (for a yes/no reading, "yes"/"no" and
-    the offsets of the sentence it rests on), the sentence around it and its probability."""
-
-    passage_id: str
-    start: int
-    end: int
-    text: str
-    sentence: str
-    sentence_start: int
-    score: float
-    kind: str = "span"  # span | yes | no
-    # True: the words stand in the passage's heading path (a version, a chapter's title), read
-    # with its text; start and end are then offsets in that path, which is the sentence
-    heading: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "score": round(self.score, 4)}
 
 
 @dataclass(frozen=True)

@@ -146,8 +146,8 @@ def _usage(answer: Answer) -> dict[str, int]:
 
 def _extension(answer: Answer, reply: Reply) -> dict[str, Any]:
     return {
-        "citations": [c.__dict__ for c in answer.citations],
-        "read": [c.__dict__ for c in answer.read],
+        "citations": [c.to_dict() for c in answer.citations],
+        "read": [c.to_dict() for c in answer.read],
         "support": answer.support.to_dict() if answer.support else None,
         "evidence": [e.to_dict() for e in answer.evidence],
         "closest": closest.to_dict() if (closest := answer.closest()) else None,
