@@ -8,12 +8,12 @@ import json
 
 import pytest
 
-from ragteam.agents import answer_labels
-from ragteam.agents.answer_labels import label_bias, template_digest
 from ragteam.errors import InputError
 from ragteam.formats import pose
 from ragteam.llm import FakeModel, Request
 from ragteam.retrieval import load_index
+from ragteam.strategies import answer_labels
+from ragteam.strategies.answer_labels import label_bias, template_digest
 from ragteam.strategies.base import Context
 from ragteam.strategies.baselines import OneR
 from ragteam.trace import Trace

@@ -10,7 +10,7 @@ import pytest
 
 from ragteam.errors import InputError
 from ragteam.minilm.settings import TopLayersSettings
-from ragteam.retrieval.rerank import load_reranker, rerank_traced
+from ragteam.smart.rerank import load_reranker, rerank_traced
 from ragteam.smart.training.rerank import blocks_from_build, train_reranker
 from ragteam.trace import Trace
 from ragteam.types import Passage

@@ -55,9 +55,9 @@ def _formats_folder(tmp_path: Path) -> Path:
 
 @pytest.mark.integration
 def test_the_answerer_file_is_made_by_the_command_and_read_by_oner(tmp_path):
-    from ragteam.agents.answer_labels import label_bias, template_digest
     from ragteam.llm import load_model
     from ragteam.retrieval import build_index
+    from ragteam.strategies.answer_labels import label_bias, template_digest
 
     folder = _formats_folder(tmp_path)
     index = tmp_path / "ix"

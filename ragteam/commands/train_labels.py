@@ -93,9 +93,9 @@ def answerer_labels(
 ) -> None:
     """`oner`'s answerer biases on the embedded model: each training row asked as `oner` asks
     it, up to the answerer's call, whose reply's first token is read for each label."""
-    from ragteam.agents.answer_labels import DATA_FILE
     from ragteam.llm import ModelOptions, load_model
     from ragteam.retrieval.index import load_index
+    from ragteam.strategies.answer_labels import DATA_FILE
     from ragteam.strategies.answer_labels_fit import fit_answerer_labels
 
     target = out_file or DATA_FILE

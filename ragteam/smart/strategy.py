@@ -21,11 +21,11 @@ from ragteam.llm.fit import fit_text
 from ragteam.reader import Reader, Reading
 from ragteam.reader.roles import evidence_of
 from ragteam.reader.roles import locate as reader_locate
-from ragteam.retrieval.rerank import Reranker, load_reranker
 from ragteam.smart import roles
 from ragteam.smart.agent import ADAPTER_NAME, adapter_of, choose, shipped_adapter
 from ragteam.smart.format import Judgement, Trajectory, render_trajectory
 from ragteam.smart.labels import LabelCalibration, load_calibration
+from ragteam.smart.rerank import Reranker, load_reranker
 from ragteam.smart.trajectory import (
     ROLE_MODEL,
     TrajectorySettings,

@@ -24,7 +24,6 @@ from ragteam.llm.base import ChatModel, Completion, TextModel, TextRequest, stre
 from ragteam.llm.fit import fit_text
 from ragteam.reader import Reader, Reading
 from ragteam.reader.roles import locate as reader_locate
-from ragteam.retrieval.rerank import Reranker, rerank_traced
 from ragteam.smart import roles
 from ragteam.smart.format import (
     CITE,
@@ -47,6 +46,7 @@ from ragteam.smart.format import (
 )
 from ragteam.smart.grammar import locator_grammar
 from ragteam.smart.labels import LabelCalibration, label_bias
+from ragteam.smart.rerank import Reranker, rerank_traced
 from ragteam.strategies.base import Context
 from ragteam.trace import AnswerView, Step, Trace
 from ragteam.types import Passage

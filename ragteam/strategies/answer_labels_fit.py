@@ -1,6 +1,6 @@
 """`ragteam train labels answerer`: the answerer's per-label biases (true/false claims,
 multiple choice) for `oner` on the embedded model, fitted on *training* rows and written to
-`ragteam/data/answerer-labels.json` (read by `oner`: `ragteam.agents.answer_labels`).
+`ragteam/data/answerer-labels.json` (read by `oner`: `ragteam.strategies.answer_labels`).
 
 For each sampled training row (claims and multiple-choice questions of a formats training
 folder; never a benchmark's), `oner` runs as it answers (the posed question, its search, the
@@ -19,13 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from ragteam.agents.answer_labels import spellings, template_digest
 from ragteam.agents.label_fit import fit_formats
 from ragteam.atomic import write_json
 from ragteam.errors import InputError
 from ragteam.formats import pose, posed_format
 from ragteam.llm.base import Completion, Request
 from ragteam.retrieval.index import Index
+from ragteam.strategies.answer_labels import spellings, template_digest
 from ragteam.strategies.base import Context
 from ragteam.strategies.baselines import OneR
 from ragteam.trace import Trace

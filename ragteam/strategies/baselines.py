@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ragteam.agents.answer_labels import label_bias
 from ragteam.agents.answerers import ANSWERER, ANSWERER_DIRECT
 from ragteam.agents.role import Context as Players
 from ragteam.agents.role import Solo, role_names
@@ -13,6 +12,7 @@ from ragteam.agents.views import clean_answer
 from ragteam.errors import ParseError
 from ragteam.llm.base import ChatModel
 from ragteam.retrieval import retrieve_traced
+from ragteam.strategies.answer_labels import label_bias
 from ragteam.strategies.base import (
     Context,
     bounded,
@@ -52,7 +52,7 @@ class OneR:
     decides_verdicts: ClassVar[bool] = False
     k: int = bounded(5, 1, 100)
     max_answer_tokens: int = bounded(48, 1, 2_048)
-    # a labelled question's fitted label biases (agents/answer_labels), when the model is the
+    # a labelled question's fitted label biases (strategies/answer_labels), when the model is the
     # one they were fitted for
     label_biases: bool = True
 

@@ -1,4 +1,4 @@
-"""Train the block reranker (`ragteam/retrieval/rerank.py`) on the `<retrieval>` blocks of a
+"""Train the block reranker (`ragteam/smart/rerank.py`) on the `<retrieval>` blocks of a
 `train build` folder: the same blocks inference shows, with the gold judgements.
 
 Each block is one listwise example: a softmax over its passages' scores is pulled towards a
@@ -22,7 +22,7 @@ from ragteam.metrics import match, normalize_answer
 from ragteam.minilm.cross_encoder import CrossEncoder
 from ragteam.minilm.settings import RERANK, TopLayersSettings
 from ragteam.minilm.top_layers import Loop, save_changed, top_layers_optimizer, train_top_layers
-from ragteam.retrieval.rerank import scoring_model
+from ragteam.smart.rerank import scoring_model
 from ragteam.smart.training.data import YES_NO
 from ragteam.smart.training.reorder import item_from_dict
 
