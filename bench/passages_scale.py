@@ -12,6 +12,7 @@ lookups by id and of the neighbours a citation view reads."""
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import multiprocessing
 import random
@@ -36,12 +37,12 @@ def make(path: Path, n: int, seed: int = 0) -> None:
 
     rng = random.Random(seed)
     vocab = [f"w{i}" for i in range(50_000)]
-    weights = [1 / (i + 1) for i in range(len(vocab))]
+    cumulative = list(itertools.accumulate(1 / (i + 1) for i in range(len(vocab))))
 
     def passages():  # noqa: ANN202
         for i in range(n):
             doc = f"doc-{i // 20}"
-            text = " ".join(rng.choices(vocab, weights, k=60))
+            text = " ".join(rng.choices(vocab, cum_weights=cumulative, k=60))
             where = Locator(source=f"{doc}.pdf", page=i % 20 + 1)
             yield Passage(f"{doc}#{i % 20}", doc, text, doc, locator=where)
 

@@ -188,3 +188,13 @@ def test_passages_are_read_from_disk_when_asked_for_by_number_or_id(bm25_index_d
     assert scanned[len(every) - 1] == every[-1] and scanned.position(every[5].id) == 5
     (tmp_path / "empty.jsonl").write_bytes(b"")
     assert len(PassageFile.scanned(tmp_path / "empty.jsonl")) == 0
+
+
+def test_an_id_with_quotes_and_escapes_is_found_by_its_id(tmp_path):
+    from ragteam.retrieval.passage_file import PassageFile, write_passages
+    from ragteam.types import Passage
+
+    odd = [Passage('say "hi"\\n#0', "t", "one", "d"), Passage("é\t#1", "t", "two", "d")]
+    write_passages(tmp_path / "p.jsonl", odd)
+    read = PassageFile.scanned(tmp_path / "p.jsonl")
+    assert [read.position(p.id) for p in odd] == [0, 1] and read.position("say") is None

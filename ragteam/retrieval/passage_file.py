@@ -84,6 +84,7 @@ def _name_clash(written: PassageFile) -> None:
         where[p.id] = source
 
 
+_ID_FIRST = b'{"id": "'  # how `passage_row` starts a line
 SCAN_BYTES = 64 << 20  # a line-start scan reads the file this much at a time
 
 
@@ -150,11 +151,25 @@ class PassageFile(Sequence[Passage]):
     def _id_table(self) -> tuple[np.ndarray, np.ndarray]:
         with self._lock:
             if self._ids is None:
-                keys = b"".join(_short(p.id) for p in self)
+                keys = b"".join(_short(passage_id) for passage_id in self._id_column())
                 digests = np.frombuffer(keys, dtype=np.uint64)
                 order = np.argsort(digests, kind="stable")
                 self._ids = (digests[order], order.astype(np.int64))
             return self._ids
+
+    def _id_column(self) -> Iterator[str]:
+        """Every passage's id in order, read off the start of its line (`passage_row` writes
+        the id first) without parsing the rest; a line written otherwise is parsed whole."""
+        scan = json.decoder.scanstring  # type: ignore[attr-defined]
+        with self.path.open("rb") as handle:
+            for number, raw in enumerate(handle, start=1):
+                if raw.startswith(_ID_FIRST):
+                    try:
+                        yield scan(raw.decode("utf-8"), len(_ID_FIRST))[0]
+                        continue
+                    except (UnicodeDecodeError, ValueError):
+                        pass
+                yield self._parsed(raw, number).id
 
     def _parsed(self, line: bytes, number: int) -> Passage:
         try:
