@@ -22,6 +22,12 @@ class Locator:
     end: int = 0
     record: str = ""  # the document of a collection (a JSONL row's id)
 
+    def worded(self, title: str = "") -> str:
+        """`describe()`, and for a corpus row its passage's title too (`corpus.jsonl #hp00008
+        (Village accountant)`): what a citation shows."""
+        where = self.describe()
+        return f"{where} ({title})" if self.record and title else where
+
     def describe(self) -> str:
         """E.g. `report.pdf p. 12 ("xii") § 3.2 Budget`, `deck.pptx slide 4`, `spec.docx § 2.1`."""
         parts = [self.source]

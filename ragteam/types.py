@@ -33,10 +33,7 @@ class Passage:
     def place(self) -> str:
         """Where it stands, for a person: its locator's text ("" if none); a corpus row's
         also names the row's title (`corpus.jsonl #hp00008 (Village accountant)`)."""
-        if self.locator is None:
-            return ""
-        where = self.locator.describe()
-        return f"{where} ({self.title})" if self.locator.record and self.title else where
+        return self.locator.worded(self.title) if self.locator is not None else ""
 
 
 @dataclass
@@ -142,7 +139,7 @@ class Citation:
     @property
     def locator(self) -> str:
         """Where it stands, for a person: `report.pdf p. 12 § Budget` ("" if unknown)."""
-        return self.place.describe() if self.place is not None else ""
+        return self.place.worded(self.title) if self.place is not None else ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -198,7 +195,7 @@ class Evidence:
 
     @property
     def locator(self) -> str:
-        return self.place.describe() if self.place is not None else self.title
+        return self.place.worded(self.title) if self.place is not None else self.title
 
     def to_dict(self) -> dict[str, Any]:
         s = self.span
