@@ -27,6 +27,7 @@ def timed(model: LlamaCppModel, prompt: str, max_tokens: int) -> tuple[float, in
     model.complete_text(TextRequest(prompt, max_tokens=max_tokens, temperature=0.0))
     seconds = time.perf_counter() - started
     perf = model.timings()
+    # llama.cpp evaluates every generated token but the last: the count written is one more
     return seconds, int(perf["prompt_tokens"]), int(perf["generated_tokens"]) + 1
 
 

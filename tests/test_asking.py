@@ -88,7 +88,7 @@ def test_the_asker_s_instructions_and_temperature_reach_the_writing_role(bm25_in
         ({"support": "nli"}, "unknown support layer 'nli'"),
         ({"verdicts": "mine"}, "unknown verdicts 'mine'"),
         ({"temperature": 3.0}, "temperature must be a number from 0 to 2"),
-        ({"choices": {"A": "Oslo"}}, "at least two --choice options"),
+        ({"choices": {"A": "Oslo"}}, "at least two choices"),
         ({"strategy": " "}, "name a strategy"),
         ({"colour": "red"}, "unknown answer option colour: use abstain, checker"),
     ],
@@ -106,7 +106,7 @@ def test_the_cli_reads_its_flags_into_one_request(bm25_index_dir):
     hot = runner.invoke(app, ["ask", QUESTION, "--temperature", "3"])
     assert hot.exit_code != 0 and "temperature" in hot.output
     one = runner.invoke(app, ["ask", QUESTION, "--choice", "A=Oslo"])
-    assert one.exit_code != 0 and "at least two --choice options" in one.output
+    assert one.exit_code != 0 and "at least two choices" in one.output
     read = runner.invoke(app, ["ask", QUESTION, "--index", str(bm25_index_dir), "--json"])
     assert read.exit_code == 0, read.output
     assert json.loads(read.output)["strategy"] == "read"

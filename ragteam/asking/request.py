@@ -166,7 +166,9 @@ class AskRequest:
         if not 0.0 <= float(self.temperature) <= MAX_TEMPERATURE:
             raise InputError(f"temperature must be a number from 0 to {MAX_TEMPERATURE:g}")
         if self.choices is not None and len(self.choices) < 2:
-            raise InputError("a multiple-choice question needs at least two --choice options")
+            raise InputError(
+                "a multiple-choice question needs at least two choices (--choice LABEL=TEXT)"
+            )
 
     @property
     def support_settings(self) -> SupportSettings:
