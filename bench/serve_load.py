@@ -14,8 +14,8 @@ never a hang: each request has a client timeout).
 long the flood took, and /healthz's latency during it.
 
 --index: an index directory (`ragteam index build` or `sync`); --questions: JSONL rows with a
-"question" (default: the demo questions shipped in the package); --concurrency and --queue
-are the server's own options. The results go to --out as JSON too."""
+"question" (default: the demo questions shipped in the package); --concurrency, --queue and
+--workers are the server's own options. The results go to --out as JSON too."""
 
 from __future__ import annotations
 
@@ -36,10 +36,13 @@ from server_load import free_port, healthy  # the other load bench's server star
 TIMEOUT = 300.0  # seconds a client waits for one answer before counting it as timed out
 
 
-def start_server(index: Path, port: int, concurrency: int, queue: int) -> subprocess.Popen:
+def start_server(
+    index: Path, port: int, concurrency: int, queue: int, workers: int = 1
+) -> subprocess.Popen:
     command = [
         sys.executable, "-m", "ragteam", "serve", "--index", f"bench={index}",
         "--port", str(port), "--concurrency", str(concurrency), "--queue", str(queue),
+        "--workers", str(workers),
         "--no-watch",
     ]  # fmt: skip
     return healthy(command, port)
@@ -148,6 +151,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--concurrency", type=int, default=1)
     parser.add_argument("--queue", type=int, default=8)
+    parser.add_argument("--workers", type=int, default=1, help="the server's processes")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--flood", type=int, default=0, help="connections opened at once")
     args = parser.parse_args()
@@ -158,7 +162,7 @@ def main() -> None:
     rows = [json.loads(line) for line in args.questions.read_text().splitlines() if line.strip()]
     questions = [r["question"] for r in rows]
     port = free_port()
-    server = start_server(args.index, port, args.concurrency, args.queue)
+    server = start_server(args.index, port, args.concurrency, args.queue, args.workers)
     results = []
     try:
         httpx.post(  # the first answer loads the reader: not part of any level

@@ -38,6 +38,15 @@ def serve_command(
     model: ModelOpt = "embedded",
     concurrency: ConcurrencyOpt = 1,
     queue: Annotated[int, typer.Option(min=0, max=10_000, help="answers that may wait")] = 8,
+    workers: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=64,
+            help="processes answering on the one port, each loading the reader, the indexes "
+            "and any model itself (--concurrency and --queue are each one's)",
+        ),
+    ] = 1,
     client_key_env: Annotated[
         str,
         typer.Option(
@@ -56,14 +65,6 @@ def serve_command(
 ) -> None:
     """Serve the HTTP API and the web page (needs the `server` extra)."""
     with friendly_errors():
-        try:
-            import uvicorn  # noqa: F401 - checked here, used by run_server
-
-            from ragteam.server.app import create_app
-        except ImportError as exc:
-            raise InputError(
-                "serving needs the server extra: pip install 'ragteam[server]'"
-            ) from exc
         config = _config(
             index,
             client_key_env,
@@ -78,23 +79,39 @@ def serve_command(
             watch=watch,
             max_upload_mb=max_upload_mb,
         )
-        if concurrency > 1:
-            _share_cores(concurrency)
-        app = create_app(config)
-        key = "API key required" if config.api_key else "no API key"
-        err.print(f"ragteam serving on http://{host}:{port}/ ({key}; API docs at /docs)")
-    run_server(app, host, port, app.state.service.gate.close)
+        _serve(config, port, workers)
 
 
-def _share_cores(concurrency: int) -> None:
+def _serve(config: ServerConfig, port: int, workers: int) -> None:
+    """Serve `config` in this process, or in `workers` of them (`server.workers`)."""
+    try:
+        import uvicorn  # noqa: F401 - checked here, used by run_server
+
+        from ragteam.server.app import create_app
+        from ragteam.server.workers import check_workers, serve_workers, threads_an_answer
+    except ImportError as exc:
+        raise InputError("serving needs the server extra: pip install 'ragteam[server]'") from exc
+    check_workers(config, workers)
+    key = "API key required" if config.api_key else "no API key"
+    where = f"http://{config.host}:{port}/"
+    if workers > 1:
+        err.print(f"ragteam serving on {where} ({workers} workers, {key}; API docs at /docs)")
+        serve_workers(config, workers, port)
+        return
+    if config.concurrency > 1:
+        torch_threads(threads_an_answer(config.concurrency))
+    app = create_app(config)
+    err.print(f"ragteam serving on {where} ({key}; API docs at /docs)")
+    run_server(app, config.host, port, app.state.service.gate.close)
+
+
+def torch_threads(threads: int) -> None:
     """Answers at once share the cores: each one's network passes (the span reader, the
     encoders) get cores / N threads, not all of them each (docs/benchmarks.md §54: on 2 cores
     at N=2, 8 clients got 4.48 answers/s this way, 3.82 with 2 threads each)."""
-    import os
-
     import torch
 
-    torch.set_num_threads(max(1, (os.cpu_count() or 1) // concurrency))
+    torch.set_num_threads(threads)
 
 
 def _config(index: list[str], key_env: str | None, **settings: Any) -> ServerConfig:

@@ -6,6 +6,7 @@ import errno
 import hmac
 import json
 import logging
+import os
 from collections.abc import AsyncIterator
 from importlib import resources
 from typing import Any
@@ -60,10 +61,14 @@ class FeedbackRequest(BaseModel):
     answer: str | None = Field(default=None, max_length=2000)
 
 
-def create_app(config: ServerConfig, model: ChatModel | None = None) -> FastAPI:
-    """The app; `model` replaces the configured one (tests pass a scripted model)."""
+def create_app(
+    config: ServerConfig, model: ChatModel | None = None, *, clean: bool = True, workers: int = 1
+) -> FastAPI:
+    """The app; `model` replaces the configured one (tests pass a scripted model). One of
+    `workers` processes (`server.workers`) leaves the uploads' leftovers to its parent."""
     service = Service(config, model)
-    clean_served(service)  # what uploads cut by a kill left behind
+    if clean:
+        clean_served(service)  # what uploads cut by a kill left behind
     app = FastAPI(title="ragteam", version=__version__, docs_url=None, redoc_url=None)
     app.state.service = service
     if config.cors_origins:
@@ -86,6 +91,8 @@ def create_app(config: ServerConfig, model: ChatModel | None = None) -> FastAPI:
             "version": __version__,
             "waiting": service.gate.waiting,
             "concurrency": config.concurrency,  # the page runs this many columns together
+            "workers": workers,  # processes answering (`serve --workers`), each as above
+            "worker": os.getpid(),  # the one that answered this
             "max_question_chars": config.max_question_chars,
             "question_tokens": service.question_tokens(),
             "indexes": indexes,  # loaded generations: a sync shows here

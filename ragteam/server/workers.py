@@ -1,0 +1,119 @@
+"""More than one process answering (`serve --workers N`).
+
+uvicorn's supervisor starts N worker processes on one listening socket; each builds the app
+from the same `ServerConfig` (handed over in a file only this user may read, named by
+`CONFIG_ENV`), loads the reader and the indexes itself and answers the connections the kernel
+gives it. What they share is on disk: an index's files (the vectors mapped, the passages read
+from their file on demand), and a sync or an upload in one worker takes the index's writer
+lock, swaps in a new generation, and every worker answers from it at its next request
+(`Service.index` loads again when the manifest changed). Each worker's torch passes get the
+cores divided among every answer that may run at once (workers x concurrency).
+
+What a worker cannot share is refused up front (`check_workers`): a folder watch (each worker
+would watch and sync) and the adaptive router's state (each would write its own copy)."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragteam.errors import InputError, RagteamError
+from ragteam.server.config import ServerConfig
+
+CONFIG_ENV = "RAGTEAM_SERVE_CONFIG"
+
+
+@dataclass(frozen=True)
+class Handover:
+    """What each worker is started with."""
+
+    config: ServerConfig
+    workers: int
+    threads: int  # torch threads an answer
+
+
+def check_workers(config: ServerConfig, workers: int) -> None:
+    if workers <= 1:
+        return
+    if config.watch:
+        raise InputError(
+            "--watch syncs from the serving process, and each of --workers would watch: serve "
+            "one worker with --watch, or sync from outside (`ragteam index sync`): every "
+            "worker answers from the new generation at its next request"
+        )
+    if config.router_state is not None:
+        raise InputError(
+            "--router-state is written by the process that learns from feedback, and each of "
+            "--workers would keep its own: serve the adaptive router with one worker"
+        )
+
+
+def threads_an_answer(answers_at_once: int) -> int:
+    """The cores shared by every answer that may run at once (docs/benchmarks.md §54)."""
+    return max(1, (os.cpu_count() or 1) // max(1, answers_at_once))
+
+
+def serve_workers(config: ServerConfig, workers: int, port: int) -> None:
+    """Serve with `workers` processes on `config.host`:`port` until a signal stops them."""
+    import uvicorn
+    from uvicorn.supervisors import Multiprocess
+
+    from ragteam.server.service import Service
+    from ragteam.server.uploads import clean_served
+
+    check_workers(config, workers)
+    clean_served(Service(config))  # once, here: a worker started later must not clean another's
+    handover = Handover(config, workers, threads_an_answer(workers * config.concurrency))
+    with tempfile.TemporaryDirectory(prefix="ragteam-serve-") as folder:
+        path = Path(folder) / "config.pickle"
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "wb") as handle:
+            pickle.dump(handover, handle)
+        os.environ[CONFIG_ENV] = str(path)
+        settings = uvicorn.Config(
+            "ragteam.server.workers:worker_app",
+            factory=True,
+            host=config.host,
+            port=port,
+            workers=workers,
+            log_level="warning",
+            timeout_graceful_shutdown=10,
+        )
+        Multiprocess(settings, sockets=[settings.bind_socket()]).run()
+
+
+def worker_app() -> Any:  # noqa: ANN401 - a FastAPI app, built in a worker
+    """uvicorn's factory in each worker: the app from the handed-over config."""
+    path = os.environ.get(CONFIG_ENV)
+    if not path:
+        raise RagteamError(f"{CONFIG_ENV} is not set: start workers with `ragteam serve --workers`")
+    with open(path, "rb") as handle:
+        handover: Handover = pickle.load(handle)  # noqa: S301 - written by our own parent, 0600
+    import torch
+
+    from ragteam.server.app import create_app
+
+    torch.set_num_threads(handover.threads)
+    app = create_app(handover.config, clean=False, workers=handover.workers)
+    # uvicorn's signal handlers are in place when it calls this factory: at a stop signal the
+    # answers still waiting for a slot are refused at once (a JSON 503), as in one process
+    # (`commands.serve.run_server`), then uvicorn stops as it would
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        previous = signal.getsignal(sig)
+        if callable(previous):
+            signal.signal(sig, _closing_first(app.state.service.gate.close, previous))
+    return app
+
+
+def _closing_first(close: Callable[[], None], previous: Callable[..., Any]) -> Callable[..., Any]:
+    def handler(sig: int, frame: Any) -> Any:  # noqa: ANN401
+        close()
+        return previous(sig, frame)
+
+    return handler
