@@ -181,6 +181,12 @@ def test_errors_come_in_openai_shape(client):
             messages=[{"role": "user", "content": "x"}],
             extra_body={"ragteam": {"options": {"state": "/etc/passwd"}}},
         )
+    with pytest.raises(openai.BadRequestError, match="abstian"):  # misspelt: refused, not ignored
+        client.chat.completions.create(
+            model="oner",
+            messages=[{"role": "user", "content": "x"}],
+            extra_body={"ragteam": {"abstian": True}},
+        )
 
 
 def test_a_wrong_key_is_refused(client):

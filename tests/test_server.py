@@ -195,6 +195,7 @@ def test_a_passage_comes_with_its_neighbours_in_its_own_file(tmp_path):
         ("post", "/v1/answer", {"question": "x", "index": "nope"}, 404, "unknown index 'nope'"),
         ("post", "/v1/answer", {"question": "x", "strategy": "magic"}, 404, "unknown strategy"),
         ("post", "/v1/answer", {"question": ""}, 422, "question"),
+        ("post", "/v1/answer", {"question": "x", "strategey": "read"}, 422, "strategey: Extra"),
         ("post", "/v1/answer", {"question": "x", "options": {"k": -4}}, 400, "between"),
         ("post", "/v1/answer", {"question": "x" * 5000}, 400, "at most 4,000"),
         ("get", "/v1/passages/demo/nope-1", None, 404, "unknown passage"),

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from ragteam.asking import AskRequest, ask_fields, ask_hints
 
@@ -32,6 +32,7 @@ def _fields(where: str) -> dict[str, Any]:
 AskOptions = create_model(  # type: ignore[call-overload]
     "AskOptions",
     __doc__="How to answer, besides what a chat body says its own way (AskRequest's fields).",
+    __config__=ConfigDict(extra="forbid"),  # a misspelt option is refused, never ignored
     **_fields("chat"),
 )
 
@@ -46,6 +47,7 @@ class Turn(BaseModel):
 class _Where(BaseModel):
     """What a served request says besides its answer options."""
 
+    model_config = ConfigDict(extra="forbid")  # a misspelt field is a 422 naming it, not ignored
     question: str = Field(min_length=1)
     index: str | None = None
     # the conversation so far, oldest first: a follow-up that leans on it is made to stand alone
