@@ -220,3 +220,13 @@ def test_healthz_lists_every_served_index_from_the_start_with_its_last_sync(tmp_
     with TestClient(create_app(keyed, FakeModel(lambda m, p: "x"))) as client:
         shown = client.get("/healthz").json()["indexes"]["gone"]
         assert "withheld" in shown["detail"] and str(tmp_path) not in str(shown)
+
+
+def test_a_served_index_builds_its_id_table_at_load_not_at_the_first_citation(bm25_index_dir):
+    from ragteam.retrieval import load_index
+    from ragteam.server.service import Service
+
+    assert not load_index(bm25_index_dir).passages.lookups_ready  # a plain load leaves it
+    service = Service(ServerConfig(indexes={"demo": bm25_index_dir}))
+    index = service.index("demo")
+    _until(lambda: index.passages.lookups_ready, seconds=10)

@@ -79,6 +79,11 @@ class Index:
     def retriever(self) -> str:
         return self.manifest.retriever
 
+    def prepare_lookups(self) -> None:
+        """Ready the lookup of a passage by its id (a server calls it, in a thread, at load)."""
+        if isinstance(self.passages, PassageFile):
+            self.passages.prepare_lookups()
+
     def passage(self, passage_id: str) -> Passage | None:
         at = self._at(passage_id)
         return None if at is None else self.passages[at]

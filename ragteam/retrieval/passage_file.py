@@ -148,6 +148,15 @@ class PassageFile(Sequence[Passage]):
             at += 1
         return None
 
+    @property
+    def lookups_ready(self) -> bool:
+        """Whether the table of ids `position` reads is built (it is on first use)."""
+        return self._ids is not None
+
+    def prepare_lookups(self) -> None:
+        """Build the table of ids now (2 s at a million passages), not at the first lookup."""
+        self._id_table()
+
     def _id_table(self) -> tuple[np.ndarray, np.ndarray]:
         with self._lock:
             if self._ids is None:

@@ -106,7 +106,9 @@ class Service:
                     raise
                 return known[1]
             self._indexes[name] = (stamp, loaded, time.time())
-            return loaded
+        # citations look passages up by id: their table is built beside the first answer
+        threading.Thread(target=loaded.prepare_lookups, name="ids", daemon=True).start()
+        return loaded
 
     def generations(self) -> dict[str, dict[str, Any]]:
         """Every served index from the start: when its generation was built and loaded (None:
