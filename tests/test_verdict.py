@@ -222,9 +222,9 @@ def test_the_http_api_and_the_chat_reply_say_the_verdict_and_why(bm25_index_dir)
     chat = client.post(
         "/v1/chat/completions",
         json={
-            "model": "read",
+            "model": "read@demo",  # the index is named in the model, not in the extension
             "messages": [{"role": "user", "content": body["question"]}],
-            "ragteam": {"index": "demo", "claim": True},
+            "ragteam": {"claim": True},
         },
     )
     assert chat.status_code == 200, chat.text
@@ -308,9 +308,9 @@ def test_who_decides_a_claim_is_asked_the_same_way_over_http_and_chat(bm25_index
     chat = client.post(
         "/v1/chat/completions",
         json={
-            "model": "oner",
+            "model": "oner@demo",
             "messages": [{"role": "user", "content": claim}],
-            "ragteam": {"index": "demo", "claim": True, "verdicts": "own"},
+            "ragteam": {"claim": True, "verdicts": "own"},
         },
     )
     assert chat.status_code == 200, chat.text
