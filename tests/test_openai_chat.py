@@ -187,6 +187,12 @@ def test_errors_come_in_openai_shape(client):
             messages=[{"role": "user", "content": "x"}],
             extra_body={"ragteam": {"abstian": True}},
         )
+    with pytest.raises(openai.BadRequestError, match="STRATEGY@INDEX"):  # the model names it
+        client.chat.completions.create(
+            model="oner",
+            messages=[{"role": "user", "content": "x"}],
+            extra_body={"ragteam": {"index": "demo"}},
+        )
 
 
 def test_a_wrong_key_is_refused(client):

@@ -210,6 +210,10 @@ def add_chat_routes(app: FastAPI, service: Service, auth: list[Any]) -> None:
                 body = ChatRequest.model_validate(json.loads(await request.body() or b"null"))
             except (ValidationError, ValueError, RecursionError) as exc:  # not JSON, not UTF-8
                 reason = str(exc) if not isinstance(exc, RecursionError) else "nested too deeply"
+                if isinstance(exc, ValidationError) and _index_in_extension(exc):
+                    reason += (
+                        "\nname the index in the model instead: STRATEGY@INDEX (GET /v1/models)"
+                    )
                 raise ChatError(
                     400, f"invalid request: {reason}", "invalid_request_error", "invalid_request"
                 ) from exc
@@ -315,3 +319,10 @@ async def _chunks(
             payload = {"message": str(error), "type": error.kind, "code": error.code}
             yield f"data: {json.dumps({'error': payload})}\n\n".encode()
     yield b"data: [DONE]\n\n"
+
+
+def _index_in_extension(exc: ValidationError) -> bool:
+    """Whether a chat body put `index` in its `ragteam` extension (the model names it)."""
+    return any(
+        e["type"] == "extra_forbidden" and e["loc"] == ("ragteam", "index") for e in exc.errors()
+    )
