@@ -143,6 +143,19 @@ def flood(port: int, question: str, connections: int) -> dict:
     return asyncio.run(run())
 
 
+def warm(port: int, question: str, workers: int, seconds: float = 60.0) -> None:
+    """One answer from each worker (fresh connections until each has answered one): the first
+    answer loads the reader in its process, and is not part of any level."""
+    warmed: set[int] = set()
+    deadline = time.monotonic() + seconds
+    while len(warmed) < workers and time.monotonic() < deadline:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=TIMEOUT) as client:
+            worker = client.get("/healthz").json().get("worker")  # a keep-alive connection
+            if worker not in warmed:
+                client.post("/v1/answer", json={"question": question, "index": "bench"})
+                warmed.add(worker)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--index", type=Path, required=True)
@@ -165,11 +178,7 @@ def main() -> None:
     server = start_server(args.index, port, args.concurrency, args.queue, args.workers)
     results = []
     try:
-        httpx.post(  # the first answer loads the reader: not part of any level
-            f"http://127.0.0.1:{port}/v1/answer",
-            json={"question": questions[0], "index": "bench"},
-            timeout=TIMEOUT,
-        )
+        warm(port, questions[0], args.workers)
         if args.flood:
             results.append(flood(port, questions[0], args.flood))
             print(json.dumps(results[-1]), flush=True)
