@@ -84,6 +84,11 @@ def one(index, q: dict, strategy: str, options: dict[str, str]) -> dict:  # noqa
         and all(s.supported for s in result.support.sentences),
         "sure": result.support.sure if result.support is not None else None,
         "confidence": evidence.score if evidence is not None else None,
+        # the answerability head's "no answer" over the passages first read (the trace's
+        # first reading), what `--abstain`'s threshold is compared with
+        "no_answer": next(
+            (s.output["no_answer"] for s in result.trace.steps if s.kind == "read"), None
+        ),
         "seconds": round(seconds, 3),
     }
 

@@ -230,6 +230,34 @@ def test_html_keeps_its_own_headings_and_a_code_comment_is_no_heading(tmp_path):
     assert any("headings" in note for note in doc.notes)  # read whole, and said so
 
 
+KEYS = """<html><head><title>Pager keys</title></head><body>
+<h1>Keys<a class="headerlink" href="#keys" title="Permalink to this heading">¶</a></h1>
+<h2>3.3 How do I page?<span class="pull-right"><a class="anchor" href="#p" aria-hidden="true">#</a>
+<a class="anchor" href="#toc-p" aria-hidden="true">TOC</a></span></h2>
+<p>Press &lt;Return&gt; for a line; *stars* stay, a_b_c stays, &amp;amp; stays, \\l stays.</p>
+<p>- no list item</p>
+<table><tr><th>Key</th><th>Description</th></tr>
+<tr><td>&lt;Return&gt;</td><td>go down one line</td></tr>
+<tr><td>* or &lt;End&gt;</td><td>last</td></tr></table></body></html>"""
+
+
+@pytest.mark.parametrize("tables", ["cells", "records"])
+def test_a_whole_page_is_read_as_its_text_stands_without_heading_furniture(tmp_path, tables):
+    page = tmp_path / "keys.html"
+    page.write_text(KEYS, encoding="utf-8")
+    doc = convert(page, ConvertSettings(html="whole", tables=tables))
+    text = "\n".join(u.text for u in doc.units)
+    assert "Press <Return> for a line; *stars* stay, a_b_c stays, &amp; stays, \\l stays." in text
+    assert "- no list item" in text
+    row = (
+        "Key: <Return> | Description: go down one line"
+        if tables == "records"
+        else "<Return> | go down one line"
+    )
+    assert row in text and ("* or <End>" in text)
+    assert {u.section for u in doc.units} == {("Keys", "3.3 How do I page?")}
+
+
 def test_a_comment_line_in_extracted_markdown_is_text_unless_the_page_heads_with_it():
     from ragteam.documents.web import own_headings
 

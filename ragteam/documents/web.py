@@ -4,7 +4,10 @@ Markdown reader then splits on headings; `html=whole` keeps every text of the pa
 main content comes out nearly empty, or without most of the page's own headings (DocBook
 wraps each in nested `div`s, which trafilatura drops), is read whole, with a note: the
 headings are what citations name. Only the page's own `h1`-`h6` are headings: a `#` line
-of the extracted text (a shell comment in a `<pre>`) stays text."""
+of the extracted text (a shell comment in a `<pre>`) stays text. A page's text is read as it
+stands (`&lt;Return&gt;` is the text `<Return>`, a `*` is a star), and what is hidden from a
+screen reader (`aria-hidden`) or only links a heading to itself (Sphinx's "¶") is furniture,
+not words."""
 
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ _LEVELS = ("h1", "h2", "h3", "h4", "h5", "h6")
 MAX_MAIN_DEPTH = 500  # deeper pages are read whole: main-content search drops their depths
 MAX_MAIN_BYTES = 8 * 1024 * 1024  # larger pages are read whole: main-content search is slow
 _SKIP = {"script", "style", "noscript", "template", "svg", "head"}
+_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII mark Markdown could read
 _INLINE = {
     "a",
     "abbr",
@@ -92,6 +96,7 @@ def whole_page(html: str, records: bool = False) -> tuple[str, list[Unit]]:
         raise ConversionFailed(f"not readable HTML ({exc})") from exc
     title = " ".join((root.findtext(".//title") or "").split())
     lines: list[str] = []
+    drop_furniture(root)
     _walk(root.find("body") if root.find("body") is not None else root, lines, records)
     page_title, units = markdown_units("\n\n".join(lines), records)
     return title or page_title, units
@@ -130,13 +135,14 @@ def _element_lines(element: Any, lines: list[str], records: bool) -> list[tuple[
     if tag == "tr":  # a row a line, `cell | cell`
         cells = [" ".join(c.text_content().split()) for c in element if c.tag in ("td", "th")]
         if any(cells):
-            lines.append(" | ".join(c.replace("|", "/") for c in cells))
+            lines.append(literal(" | ".join(c.replace("|", "/") for c in cells)))
         return []
     if tag == "table" and records:  # a row a line: a record by its header row's names
         rows = [r for r in element.iter("tr") if next(r.iterancestors("table"), None) is element]
         cells = [[c.text_content() for c in r if c.tag in ("td", "th")] for r in rows]
         headed = bool(rows) and all(c.tag == "th" for c in rows[0] if isinstance(c.tag, str))
-        lines.extend(table_lines(cells[0], cells[1:]) if headed else table_lines(None, cells))
+        found = table_lines(cells[0], cells[1:]) if headed else table_lines(None, cells)
+        lines.extend(literal(line) for line in found)
         return []
     blocks = [c for c in element if isinstance(c.tag, str) and c.tag not in _INLINE]
     if not blocks:
@@ -154,15 +160,39 @@ def _element_lines(element: Any, lines: list[str], records: bool) -> list[tuple[
 
 def _add(lines: list[str], text: str, prefix: str = "") -> None:
     words = " ".join(text.split())
-    if words:  # text that Markdown would read as a heading is escaped: it stays text
-        lines.append(prefix + words if prefix or not words.startswith("#") else "\\" + words)
+    if words:  # the Markdown reader reads it as the text it is (no heading, tag or emphasis)
+        lines.append(prefix + literal(words))
+
+
+def literal(text: str) -> str:
+    """`text` escaped so that Markdown reads it as it is: `<Return>` is no HTML tag, `*x*` no
+    emphasis, a leading `#` or `-` no heading or list, `&amp;` no entity."""
+    return _PUNCTUATION.sub(r"\\\1", text)
+
+
+def drop_furniture(root: Any) -> None:
+    """Remove from a parsed page what is no text of it: what is hidden from a screen reader
+    (`aria-hidden="true"`: icons, a heading's "#" and "TOC" links) and a heading's link to
+    itself that says no word (Sphinx's "¶" permalink)."""
+    hidden = [e for e in root.iter() if isinstance(e.tag, str) and e.get("aria-hidden") == "true"]
+    for heading in root.iter(*_LEVELS):
+        hidden += [
+            a
+            for a in heading.iter("a")
+            if (a.get("href") or "").startswith("#") and not re.search(r"\w", a.text_content())
+        ]
+    for element in hidden:
+        if element.getparent() is not None:
+            element.drop_tree()  # its tail (the text after it) stays
 
 
 class HtmlConverter:
     name: ClassVar[str] = "html"
     # 2: pages nested deeper than 255 levels read whole; 3: a page's own headings kept;
-    # 4-5: a table's rows as records by its header row when asked, pages of any depth read
-    version: ClassVar[str] = "5"
+    # 4-5: a table's rows as records by its header row when asked, pages of any depth read;
+    # 6: a whole page's text read literally (`<Return>` kept), furniture links dropped, a page
+    # whose main content lost its tables' rows read whole
+    version: ClassVar[str] = "6"
     suffixes: ClassVar[tuple[str, ...]] = (".html", ".htm", ".xhtml")
     max_mb: ClassVar[int] = 50  # larger files are skipped, never read
     isolated: ClassVar[bool] = True
@@ -181,6 +211,8 @@ class HtmlConverter:
             )
             return Converted(title, units, notes)
         tree = _tree(html)
+        if not isinstance(tree, str):
+            drop_furniture(tree)
         if (depth := _depth(tree)) > MAX_MAIN_DEPTH:  # main-content search cuts deep pages
             title, units = whole_page(html, records)
             note = f"nested {depth} levels deep: read whole, without main-content extraction"
@@ -199,8 +231,21 @@ class HtmlConverter:
                 "the whole page was read, so that citations name their sections"
             )
             return Converted(title, whole, [note])
+        if _has_data_table(tree) and not re.search(r"^\|.*\|\s*$", extracted, re.M):
+            note = "main-content extraction kept no table's rows: the whole page was read"
+            return Converted(title, whole, [note])
         main_title, units = markdown_units(extracted, records)
         return Converted(title or main_title, units)
+
+
+def _has_data_table(tree: Any) -> bool:
+    """Whether the parsed page holds a table of at least two rows of two cells or more (what
+    main-content extraction must keep as rows: its fallback writes each cell on a line)."""
+    for table in tree.iter("table"):
+        rows = [r for r in table.iter("tr") if sum(c.tag in ("td", "th") for c in r) >= 2]
+        if len(rows) >= 2:
+            return True
+    return False
 
 
 def _depth(tree: Any) -> int:
