@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ragteam.reader import Reader, Reading, Span, read_traced
+from ragteam.reader.columns import column_answer
 from ragteam.reader.headings import asks_heading, heading_span
 from ragteam.reader.polar import is_polar, polar_answer
 from ragteam.trace import Trace
@@ -55,18 +56,23 @@ def answer_by_reading(
     key_lines: bool = False,
     headings: bool = False,
     skip_echoes: bool = False,
+    columns: bool = False,
 ) -> Answer | None:
     """`reader`'s best span over `passages` as the answer, cited at its passage, with its
     readings as evidence; None when the reader finds no span at all. A yes/no question is
     answered yes or no; with `headings`, a question that asks which version, chapter or
     section by the heading its best passage stands under (`ragteam.reader.headings`); with
-    `skip_echoes`, no span of the question's own words alone (`ragteam.reader.bounds`)."""
+    `skip_echoes`, no span of the question's own words alone (`ragteam.reader.bounds`); with
+    `columns`, a best span in a table row by the cell of the column the question asks for
+    (`ragteam.reader.columns`)."""
     polar = is_polar(question)
     top = EVIDENCE_KEPT * 4
     reading = read_traced(reader, trace, question, passages, top, key_lines, skip_echoes)
-    said = polar_answer(reading) if polar else None
+    said = polar_answer(reading, question, _best_text(reading, passages)) if polar else None
     if said is None and headings and (kind := asks_heading(question)) is not None:
         said = _under_heading(kind, reading, passages)
+    if said is None and columns and (best := reading.best) is not None:
+        said = column_answer(question, {p.id: p for p in passages}[best.passage_id], best)
     if said is not None:  # yes, no or the heading first, the spans read after it
         others = tuple(s for s in reading.spans if s is not said)
         reading = replace(reading, spans=(said, *others))
@@ -76,6 +82,12 @@ def answer_by_reading(
     best = {p.id: p for p in passages}[evidence[0].passage_id]
     cited = [Citation.of(best)]
     return Answer(question, evidence[0].text, strategy, cited, trace, evidence=evidence)
+
+
+def _best_text(reading: Reading, passages: list[Passage]) -> str:
+    """The text of the passage of the reading's best span ("" when it found none)."""
+    best = next((s for s in reading.spans if s.kind == "span"), None)
+    return next((p.text for p in passages if best is not None and p.id == best.passage_id), "")
 
 
 def _under_heading(kind: str, reading: Reading, passages: list[Passage]) -> Span | None:

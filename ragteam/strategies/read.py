@@ -47,6 +47,9 @@ class Read:
     # answer "which version / chapter / section" with the heading the best passage stands
     # under (`ragteam.reader.headings`)
     heading_answers: bool = True
+    # a best span in a table's row answered by the cell of the column the question asks for,
+    # by the table's header row (`ragteam.reader.columns`)
+    table_columns: bool = True
     # no span made only of the question's own words ("the default X?" is not "X"), except
     # where the question offers a choice (`ragteam.reader.bounds.echoes`)
     skip_echoes: bool = False
@@ -72,6 +75,7 @@ class Read:
             self.key_lines,
             self.heading_answers,
             self.skip_echoes,
+            self.table_columns,
         )
         return read or Answer(question, "", self.name, [], ctx.trace)
 
