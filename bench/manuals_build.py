@@ -4,7 +4,7 @@ any benchmark or training run here reads, to choose and fit by (docqa-dev is onl
     python bench/manuals_build.py --work /tmp/manuals
     python bench/docqa_dev.py run --data /tmp/manuals --work /tmp/manuals/runs --tag read
 
-`bench/data/manuals/questions.jsonl` holds the questions (59 answerable, 8 unanswerable), in
+`bench/data/manuals/questions.jsonl` holds the questions (86 answerable, 11 unanswerable), in
 docqa-dev's record format (`kind`, gold `file`, `page` for a PDF, `section` otherwise, the
 `evidence` copied from the document); they were written by a ragteam engineer after reading
 passages drawn at random from each manual, phrased as a user of it would ask. The manuals are
