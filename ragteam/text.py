@@ -52,3 +52,31 @@ def visible(text: str) -> str:
         c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii")
         for c in text
     )
+
+
+_SUFFIX = re.compile(r"(?:ing|ed|s)$")
+
+
+def bare(text: str) -> str:
+    """`text` without its possessives ("mutt's pager" -> "mutt pager")."""
+    return re.sub(r"['’]s\b", "", text)
+
+
+def stems(text: str) -> set[str]:
+    """The content words of `text`, lowercased, without a possessive, plural or verb ending
+    ("deletes", "deleted" and "delete" are one); a single capital letter after the first word
+    (a key such as `T`, a flag such as `K`) is a word, whatever the stopwords say."""
+    words = re.findall(r"\w+", bare(text))
+    kept = [
+        w.lower()
+        for n, w in enumerate(words)
+        if w.lower() not in STOPWORDS or (n > 0 and len(w) == 1 and w.isupper() and w not in "AI")
+    ]
+    return {_stem(w) for w in kept}
+
+
+def _stem(word: str) -> str:
+    if len(word) <= 3:
+        return word
+    word = _SUFFIX.sub("", word)
+    return word[:-1] if len(word) > 3 and word.endswith("e") else word

@@ -20,13 +20,12 @@ import re
 from dataclasses import dataclass, replace
 
 from ragteam.reader.spans import Span
-from ragteam.text import STOPWORDS
+from ragteam.text import bare, stems
 from ragteam.types import Passage
 
 SEPARATOR = " | "
 MIN_ROWS = 3  # a header and two rows: fewer lines of cells are no table to read by its header
 HEADER_CELL = 40  # characters: a longer cell is a row's, not a column's name
-_SUFFIX = re.compile(r"(?:ing|ed|s)$")
 
 
 @dataclass(frozen=True)
@@ -36,27 +35,6 @@ class Row:
     start: int
     end: int
     cells: tuple[tuple[int, int], ...]
-
-
-def stems(text: str) -> set[str]:
-    """The content words of `text`, lowercased, without a possessive, plural or verb ending
-    ("deletes", "deleted" and "delete" are one); a single capital letter after the first word
-    (a key such as `T`, a flag such as `K`) is a word, whatever the stopwords say."""
-    bare = re.sub(r"['’]s\b", "", text)
-    words = re.findall(r"\w+", bare)
-    kept = [
-        w.lower()
-        for n, w in enumerate(words)
-        if w.lower() not in STOPWORDS or (n > 0 and len(w) == 1 and w.isupper() and w not in "AI")
-    ]
-    return {_stem(w) for w in kept}
-
-
-def _stem(word: str) -> str:
-    if len(word) <= 3:
-        return word
-    word = _SUFFIX.sub("", word)
-    return word[:-1] if len(word) > 3 and word.endswith("e") else word
 
 
 def _cells(text: str, start: int, end: int) -> tuple[tuple[int, int], ...]:
@@ -154,7 +132,7 @@ def column_answer(question: str, passage: Passage, found: Span) -> Span | None:
         return None
     lo, hi = row.cells[column]
     said = set(re.findall(r"\w+", text[lo:hi].lower()))
-    words = set(re.findall(r"\w+", re.sub(r"['’]s\b", "", question.lower())))
+    words = set(re.findall(r"\w+", bare(question).lower()))
     if lo == hi or (said and said <= words):
         return None  # an empty cell, or one saying only the question's words
     if lo <= found.start and found.end <= hi:

@@ -8,15 +8,15 @@ kind?") and its polar clause offers no choice ("Is it A or B?"). Its answer is "
 evidence that decides it: what that sentence states when it states it (`stated`: a setting's
 default given as yes/no/true/false/on/off, a negation, or the question's words affirmed), else
 the reader's [CLS] outcome over that span's passage (trained on Wikipedia's comparisons, it
-reads a manual's "Default: no" no better than chance: docs/benchmarks.md §60)."""
+reads a manual's "Default: no" no better than chance: docs/benchmarks.md §47, §60)."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import replace
 
-from ragteam.reader.columns import stems
 from ragteam.reader.spans import Reading, Span
+from ragteam.text import stems
 
 _AUX = [
     "is",
