@@ -75,6 +75,7 @@ def one(index, q: dict, strategy: str, options: dict[str, str]) -> dict:  # noqa
         "found_at_gold": evidence is not None
         and at_gold(index.passage(evidence.passage_id).locator, q),
         "declined": would_withhold(result),
+        "unmentioned": list(result.unmentioned),  # names no passage mentions (the gate's)
         "label": result.grounding().level,
         "score": result.support.score if result.support is not None else None,
         # every sentence backed by a passage (the label before the reader's second check on a

@@ -38,13 +38,19 @@ class Grounding:
 
 
 def grounding(
-    text: str, citations: int, work: Any, support: Any = None, found: Any = None
+    text: str,
+    citations: int,
+    work: Any,
+    support: Any = None,
+    found: Any = None,
+    unmentioned: tuple[str, ...] = (),
 ) -> Grounding:
     """The grounding of an answer `text` with `citations` citations, what its team did (a
     `types.Work`) and its support check, a `types.Support` (both typed loosely: `types`
     imports this module, not the other way round; `Answer.grounding()` is the usual entry).
     `found`: the span reader's evidence for the answer's words, when it found them
-    (`Answer.found_by_reader`)."""
+    (`Answer.found_by_reader`); `unmentioned`: names of the question no passage mentions (said
+    in the message of an answer not supported)."""
     # each passage once, however many searches brought it (a label said 15 over 7 chips)
     read = set(work.passages)
     facts: dict[str, Any] = {
@@ -74,6 +80,9 @@ def grounding(
         )
         # the sentences that say the reader's words are found, not unbacked: the message says so
         facts["unsupported"] = [s for s in facts["unsupported"] if found.text not in s]
+    if unmentioned and level == "not_supported":
+        names = ", ".join(f"'{n}'" for n in unmentioned)
+        message = f"{message} (no passage of your documents mentions {names})"
     return Grounding(level, message, **facts, found_at=found.locator if unsure else "")
 
 

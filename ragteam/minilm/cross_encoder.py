@@ -9,7 +9,6 @@ metadata, and `CrossEncoder.load_changed` puts the changed tensors in place."""
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import math
 from collections.abc import Callable
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ragteam.errors import InputError
+from ragteam.once import loaded_once
 
 HEAD = "head"  # name prefix of the scoring head's tensors in a weights file
 
@@ -181,7 +181,7 @@ def load_fresh(
     return _loaded(path.resolve(), (stat.st_mtime_ns, stat.st_size), make, kind, threads)
 
 
-@functools.lru_cache(maxsize=4)
+@loaded_once(maxsize=4)
 def _loaded(
     path: Path,
     _stamp: tuple[int, int],

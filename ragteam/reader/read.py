@@ -4,7 +4,6 @@ sentence it stands in and its probability, and the probability that no passage a
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import threading
 from collections import OrderedDict
@@ -16,6 +15,7 @@ import numpy as np
 
 from ragteam.errors import InputError
 from ragteam.minilm.cross_encoder import Weights, read_weights
+from ragteam.once import loaded_once
 from ragteam.reader.bounds import asked_words, crosses, echoes, whole
 from ragteam.reader.confidence import Confidence
 from ragteam.reader.model import EXTRAS, MAX_SPAN, SpanNet, group_log_parts
@@ -90,6 +90,11 @@ class Reader:
         self._kept: OrderedDict[tuple[str, str], _Logits] = OrderedDict()
         self._kept_windows = 0
         self._lock = threading.Lock()
+
+    def pieces(self, word: str) -> int:
+        """How many word pieces the reader's vocabulary holds `word` in (1: a word it knows
+        whole; a name or a code token it has never seen comes in more)."""
+        return len(self.net.tokenizer.tokenize(word))
 
     def confidence(self, reading: Reading, span: Span, passages: list[Passage]) -> float:
         """The probability that `span` of `reading` (over `passages`, in the order read) is a
@@ -306,7 +311,7 @@ def load_reader(path: Path | None = None, threads: int | None = None) -> Reader:
     return Reader(*_loaded(path.resolve(), (stat.st_mtime_ns, stat.st_size), threads))
 
 
-@functools.lru_cache(maxsize=2)
+@loaded_once(maxsize=2)
 def _loaded(
     path: Path, _stamp: tuple[int, int], threads: int | None
 ) -> tuple[SpanNet, dict[str, str], str, Calibration]:

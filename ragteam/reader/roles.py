@@ -5,12 +5,13 @@ the generator writes from facts found anywhere in the block, not from passage [1
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from ragteam.reader import Reader, Reading, Span, read_traced
 from ragteam.reader.columns import column_answer
 from ragteam.reader.headings import asks_heading, heading_span
 from ragteam.reader.polar import is_polar, polar_answer
+from ragteam.reader.tokens import code_answer
 from ragteam.trace import Trace
 from ragteam.types import Answer, Citation, Evidence, Judgement, Passage
 
@@ -47,41 +48,67 @@ def locate(
     return ordered, judgements, reading
 
 
+@dataclass(frozen=True)
+class Rules:
+    """How a reading becomes an answer, beyond the reader's best span (each measured in
+    docs/benchmarks.md): `key_lines`, a passage of lines read again as the line the question
+    singles out (`ragteam.reader.view`); `headings`, "which version, chapter or section" by
+    the heading the best passage stands under (`ragteam.reader.headings`); `skip_echoes`, no
+    span of the question's own words alone (`ragteam.reader.bounds`); `columns`, a best span
+    in a table row by the cell of the column asked for (`ragteam.reader.columns`); `codes`,
+    "which option, command or file" by the first code token the question does not hold among
+    the best spans (`ragteam.reader.tokens`). None of them by default."""
+
+    key_lines: bool = False
+    headings: bool = False
+    skip_echoes: bool = False
+    columns: bool = False
+    codes: bool = False
+
+
 def answer_by_reading(
     question: str,
     passages: list[Passage],
     trace: Trace,
     strategy: str,
     reader: Reader,
-    key_lines: bool = False,
-    headings: bool = False,
-    skip_echoes: bool = False,
-    columns: bool = False,
+    rules: Rules = Rules(),
+    unmentioned: tuple[str, ...] = (),
 ) -> Answer | None:
     """`reader`'s best span over `passages` as the answer, cited at its passage, with its
-    readings as evidence; None when the reader finds no span at all. A yes/no question is
-    answered yes or no; with `headings`, a question that asks which version, chapter or
-    section by the heading its best passage stands under (`ragteam.reader.headings`); with
-    `skip_echoes`, no span of the question's own words alone (`ragteam.reader.bounds`); with
-    `columns`, a best span in a table row by the cell of the column the question asks for
-    (`ragteam.reader.columns`)."""
+    readings as evidence, as `rules` say; None when the reader finds no span at all. A yes/no
+    question is answered yes or no. `unmentioned`: names of the question no passage mentions
+    (`ragteam.reader.unmentioned`): the readings are then only the reader's best guess, not
+    found answers (as when the answerability head says there is none)."""
     polar = is_polar(question)
     top = EVIDENCE_KEPT * 4
-    reading = read_traced(reader, trace, question, passages, top, key_lines, skip_echoes)
+    reading = read_traced(
+        reader, trace, question, passages, top, rules.key_lines, rules.skip_echoes
+    )
     said = polar_answer(reading, question, _best_text(reading, passages)) if polar else None
-    if said is None and headings and (kind := asks_heading(question)) is not None:
+    if said is None and rules.headings and (kind := asks_heading(question)) is not None:
         said = _under_heading(kind, reading, passages)
-    if said is None and columns and (best := reading.best) is not None:
+    if said is None and rules.columns and (best := reading.best) is not None:
         said = column_answer(question, {p.id: p for p in passages}[best.passage_id], best)
+    if rules.codes and not polar and (token := code_answer(question, reading, said)):
+        said = token
     if said is not None:  # yes, no or the heading first, the spans read after it
         others = tuple(s for s in reading.spans if s is not said)
         reading = replace(reading, spans=(said, *others))
-    evidence = evidence_of(reading, passages, reader)
+    evidence = evidence_of(reading, passages, reader, answerable=not unmentioned)
     if not evidence:
         return None
     best = {p.id: p for p in passages}[evidence[0].passage_id]
     cited = [Citation.of(best)]
-    return Answer(question, evidence[0].text, strategy, cited, trace, evidence=evidence)
+    return Answer(
+        question,
+        evidence[0].text,
+        strategy,
+        cited,
+        trace,
+        evidence=evidence,
+        unmentioned=unmentioned,
+    )
 
 
 def _best_text(reading: Reading, passages: list[Passage]) -> str:
@@ -100,12 +127,15 @@ def _under_heading(kind: str, reading: Reading, passages: list[Passage]) -> Span
     return None
 
 
-def evidence_of(reading: Reading, passages: list[Passage], reader: Reader) -> list[Evidence]:
+def evidence_of(
+    reading: Reading, passages: list[Passage], reader: Reader, answerable: bool = True
+) -> list[Evidence]:
     """The reading's spans over `passages` (in the order read) as evidence records (one per
     passage and place, best first), each scored by the reader's confidence that it is a right
-    answer (0 when the answerability head puts "no answer" at or above its threshold)."""
+    answer (0 when the answerability head puts "no answer" at or above its threshold, or when
+    the caller knows the passages cannot answer: `answerable` False)."""
     by_id = {p.id: p for p in passages}
-    answerable = reading.no_answer < reader.calibration.abstain
+    answerable = answerable and reading.no_answer < reader.calibration.abstain
     kept: list[Evidence] = []
     for span in reading.spans:
         if len(kept) == EVIDENCE_KEPT:

@@ -77,6 +77,17 @@ class BM25Retriever:
         tokenizer.load_stopwords(str(directory / "bm25"))
         return cls(passages, model, tokenizer)
 
+    def knows(self, word: str) -> bool:
+        """Whether some passage holds `word` (one word as BM25 splits text, stemmed as it is
+        indexed); a stop word, which BM25 does not index, is known."""
+        low = word.lower()
+        if low in (self._tokenizer.stopwords or ()):
+            return True
+        ids = self._tokenizer.tokenize(
+            [low], return_as="ids", update_vocab=False, allow_empty=False, show_progress=False
+        )
+        return bool(ids and ids[0])
+
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
         """(passage index, score) pairs, best first (ties: the earlier passage first). The
         scores are bm25s's; the top k are picked here among the passages the query's terms

@@ -4,13 +4,13 @@ stored as they finish, so a killed sync keeps what it had embedded)."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from ragteam.documents.chunking import TokenCount
+from ragteam.once import loaded_once
 from ragteam.retrieval.encoder_registry import make_encoder
 from ragteam.retrieval.encoders import EncoderSpec, embedding_model_dir, max_seq_length
 from ragteam.retrieval.kinds import BatchedEncode, RemoteEncode
@@ -20,7 +20,7 @@ BATCH = 256
 LOCAL = ("torch", "onnx", "onnx-int8")
 
 
-@functools.lru_cache(maxsize=1)
+@loaded_once(maxsize=1)
 def _wordpiece() -> Any:
     """The embedding model's tokenizer, run by `tokenizers` (what transformers runs it with)
     without transformers: a BM25 sync never imports torch (about 200 MB)."""

@@ -6,10 +6,10 @@ Encoder`), which `--encoder NAME` then names like a built-in one."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 
 from ragteam.errors import IndexUnusable
+from ragteam.once import loaded_once
 from ragteam.plugins import Registry
 from ragteam.retrieval.encoders import Encoder, EncoderSpec, TorchEncoder
 
@@ -20,7 +20,7 @@ def _torch(spec: EncoderSpec) -> Encoder:
     return TorchEncoder()
 
 
-@functools.lru_cache(maxsize=2)
+@loaded_once(maxsize=2)
 def _onnx(int8: bool) -> Encoder:
     from ragteam.retrieval.onnx_encoder import OnnxEncoder
 

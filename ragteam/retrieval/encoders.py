@@ -4,7 +4,6 @@ OpenAI-compatible `/v1/embeddings`. Each returns unit-length float32 rows."""
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import os
@@ -16,6 +15,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ragteam.errors import InputError
+from ragteam.once import loaded_once
 from ragteam.paths import embedding_model_dir
 from ragteam.settings import flag
 
@@ -74,7 +74,7 @@ class EncoderSpec:
         return data
 
 
-@functools.lru_cache(maxsize=1)
+@loaded_once(maxsize=1)
 def weights_fingerprint() -> str:
     """Name plus a hash of the weight file sizes: changes when the installed weights change."""
     folder = embedding_model_dir()
@@ -125,7 +125,7 @@ class TorchEncoder:
         return length_sorted(texts, chunk, progress)
 
 
-@functools.lru_cache(maxsize=1)
+@loaded_once(maxsize=1)
 def _sentence_transformer():  # noqa: ANN202 - imported lazily (torch is slow to import)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

@@ -34,6 +34,7 @@ from ragteam.retrieval.kinds import (
     RemoteEncode,
     RetrieverKind,
     Searcher,
+    Vocabulary,
     kind,
     rebuild_hint,
     retriever_names,
@@ -87,6 +88,14 @@ class Index:
     def passage(self, passage_id: str) -> Passage | None:
         at = self._at(passage_id)
         return None if at is None else self.passages[at]
+
+    def mentions(self, word: str) -> bool | None:
+        """Whether some passage holds `word`, by a searcher that keeps its passages' words
+        (BM25's vocabulary); None when none of this index's searchers does (dense only)."""
+        for searcher in self.searchers.values():
+            if isinstance(searcher, Vocabulary):
+                return searcher.knows(word)
+        return None
 
     def neighbours(self, passage_id: str, n: int = 1) -> tuple[list[Passage], list[Passage]]:
         """The up to `n` passages before and after `passage_id` in its own document, in the

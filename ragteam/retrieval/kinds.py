@@ -81,6 +81,13 @@ class Searcher(Protocol):
 
 
 @runtime_checkable
+class Vocabulary(Protocol):
+    """A searcher that keeps the words its passages hold (BM25's)."""
+
+    def knows(self, word: str) -> bool: ...
+
+
+@runtime_checkable
 class RetrieverKind(Protocol):
     """A retriever kind. Its files are named after it (`<name>`, `<name>.*`, `<name>-*` or a
     `<name>/` folder): those are what the manifest lists and checks."""

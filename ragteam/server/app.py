@@ -6,7 +6,7 @@ import errno
 import hmac
 import json
 import logging
-import os
+import secrets
 from collections.abc import AsyncIterator
 from importlib import resources
 from typing import Any
@@ -76,6 +76,7 @@ def create_app(
     _add_limits(app, config)
     _add_errors(app)
     auth = [Depends(_authorize)]
+    worker = secrets.token_hex(4)  # tells one worker from another, and says nothing of the host
 
     @app.get("/healthz")
     def healthz(request: Request) -> dict[str, Any]:
@@ -92,7 +93,7 @@ def create_app(
             "waiting": service.gate.waiting,
             "concurrency": config.concurrency,  # the page runs this many columns together
             "workers": workers,  # processes answering (`serve --workers`), each as above
-            "worker": os.getpid(),  # the one that answered this
+            "worker": worker,  # the one that answered this (a name, not its process id)
             "max_question_chars": config.max_question_chars,
             "question_tokens": service.question_tokens(),
             "indexes": indexes,  # loaded generations: a sync shows here

@@ -1,26 +1,26 @@
 """More than one process answering (`serve --workers N`).
 
 uvicorn's supervisor starts N worker processes on one listening socket; each builds the app
-from the same `ServerConfig` (handed over in a file only this user may read, named by
-`CONFIG_ENV`), loads the reader and the indexes itself and answers the connections the kernel
-gives it. What they share is on disk: an index's files (the vectors mapped, the passages read
-from their file on demand), and a sync or an upload in one worker takes the index's writer
-lock, swaps in a new generation, and every worker answers from it at its next request
-(`Service.index` loads again when the manifest changed). Each worker's torch passes get the
-cores divided among every answer that may run at once (workers x concurrency).
+from the same `ServerConfig` (handed over in the environment, `CONFIG_ENV`, which only this
+user's processes may read: no file for a killed parent to leave behind), loads the reader and
+the indexes itself and answers the connections the kernel gives it. What they share is on
+disk: an index's files (the vectors mapped, the passages read from their file on demand), and
+a sync or an upload in one worker takes the index's writer lock, swaps in a new generation,
+and every worker answers from it at its next request (`Service.index` loads again when the
+manifest changed). Each worker's torch passes get the cores divided among every answer that
+may run at once (workers x concurrency).
 
 What a worker cannot share is refused up front (`check_workers`): a folder watch (each worker
 would watch and sync) and the adaptive router's state (each would write its own copy)."""
 
 from __future__ import annotations
 
+import base64
 import os
 import pickle
 import signal
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ragteam.errors import InputError, RagteamError
@@ -70,31 +70,30 @@ def serve_workers(config: ServerConfig, workers: int, port: int) -> None:
     check_workers(config, workers)
     clean_served(Service(config))  # once, here: a worker started later must not clean another's
     handover = Handover(config, workers, threads_an_answer(workers * config.concurrency))
-    with tempfile.TemporaryDirectory(prefix="ragteam-serve-") as folder:
-        path = Path(folder) / "config.pickle"
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(descriptor, "wb") as handle:
-            pickle.dump(handover, handle)
-        os.environ[CONFIG_ENV] = str(path)
-        settings = uvicorn.Config(
-            "ragteam.server.workers:worker_app",
-            factory=True,
-            host=config.host,
-            port=port,
-            workers=workers,
-            log_level="warning",
-            timeout_graceful_shutdown=10,
-        )
+    # uvicorn spawns the workers (and restarts one that dies): they inherit the environment
+    os.environ[CONFIG_ENV] = base64.b64encode(pickle.dumps(handover)).decode("ascii")
+    settings = uvicorn.Config(
+        "ragteam.server.workers:worker_app",
+        factory=True,
+        host=config.host,
+        port=port,
+        workers=workers,
+        log_level="warning",
+        timeout_graceful_shutdown=10,
+    )
+    try:
         Multiprocess(settings, sockets=[settings.bind_socket()]).run()
+    finally:
+        os.environ.pop(CONFIG_ENV, None)
 
 
 def worker_app() -> Any:  # noqa: ANN401 - a FastAPI app, built in a worker
     """uvicorn's factory in each worker: the app from the handed-over config."""
-    path = os.environ.get(CONFIG_ENV)
-    if not path:
+    given = os.environ.get(CONFIG_ENV)
+    if not given:
         raise RagteamError(f"{CONFIG_ENV} is not set: start workers with `ragteam serve --workers`")
-    with open(path, "rb") as handle:
-        handover: Handover = pickle.load(handle)  # noqa: S301 - written by our own parent, 0600
+    # written by our own parent into the environment it started this process with
+    handover: Handover = pickle.loads(base64.b64decode(given))  # noqa: S301
     import torch
 
     from ragteam.server.app import create_app

@@ -9,12 +9,12 @@ falls back to modular mode, and the trace says so.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from pathlib import Path
 
 from ragteam.data import SMART_ADAPTER, shipped
 from ragteam.llm.base import ChatModel
+from ragteam.once import loaded_once
 
 ADAPTER_NAME = SMART_ADAPTER
 
@@ -98,7 +98,7 @@ def trained_model(base: ChatModel, adapter: Path) -> ChatModel:
     )
 
 
-@functools.lru_cache(maxsize=4)
+@loaded_once(maxsize=4)
 def _load_trained(
     adapter: str,
     n_ctx: int,

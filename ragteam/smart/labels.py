@@ -11,7 +11,6 @@ name its fingerprint: another adapter never gets them.
 
 from __future__ import annotations
 
-import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 from ragteam.errors import InputError
 from ragteam.formats import posed_format
 from ragteam.llm.gguf_files import gguf_fingerprint
+from ragteam.once import loaded_once
 
 FORMATS = ("multiple_choice", "claim")
 
@@ -45,7 +45,7 @@ def load_calibration(adapter: Path) -> LabelCalibration | None:
     return _load(adapter, stamps)
 
 
-@functools.lru_cache(maxsize=8)
+@loaded_once(maxsize=8)
 def _load(adapter: Path, _stamps: tuple[tuple[int, int], ...]) -> LabelCalibration | None:
     path = calibration_path(adapter)
     try:

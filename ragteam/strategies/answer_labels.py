@@ -18,6 +18,7 @@ from typing import Any
 
 from ragteam.errors import InputError
 from ragteam.formats import posed_format
+from ragteam.once import loaded_once
 
 DATA_FILE = Path(__file__).resolve().parent.parent / "data" / "answerer-labels.json"
 
@@ -59,7 +60,7 @@ def label_bias(model: Any, posed: str, path: Path | None = None) -> dict[int, fl
     return out
 
 
-@functools.lru_cache(maxsize=4)
+@loaded_once(maxsize=4)
 def _load(path: Path, _mtime_ns: int) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))

@@ -16,7 +16,8 @@ from typing import ClassVar
 
 from ragteam.formats import posed_parts, search_text
 from ragteam.reader import BRIDGE_SPANS, read_traced
-from ragteam.reader.roles import answer_by_reading
+from ragteam.reader.roles import Rules, answer_by_reading
+from ragteam.reader.unmentioned import unmentioned
 from ragteam.retrieval import retrieve_traced
 from ragteam.strategies.base import Context, bounded
 from ragteam.types import Answer, Passage
@@ -50,9 +51,17 @@ class Read:
     # a best span in a table's row answered by the cell of the column the question asks for,
     # by the table's header row (`ragteam.reader.columns`)
     table_columns: bool = True
+    # a question asking which option, command, file or line answered by the first code token
+    # (`-nostdin`, `\\usepackage{microtype}`) it does not hold among the reader's best spans
+    # (`ragteam.reader.tokens`; docs/benchmarks.md section 61)
+    code_tokens: bool = True
     # no span made only of the question's own words ("the default X?" is not "X"), except
     # where the question offers a choice (`ragteam.reader.bounds.echoes`)
     skip_echoes: bool = False
+    # a question that names something no passage mentions (a word the reader holds only in
+    # pieces, absent from the index's BM25 vocabulary) is not answered as found: its best span
+    # is a guess, withheld by --abstain (`ragteam.reader.unmentioned`; docs/benchmarks.md §61)
+    mentions: bool = True
 
     def run(self, question: str, ctx: Context) -> Answer:
         index = ctx.require_index(self.name)
@@ -66,17 +75,18 @@ class Read:
         reader = ctx.readers.get(self.weights)
         for _ in range(self.hops - 1):
             found += self._follow(question, found, ctx)
-        read = answer_by_reading(
-            question,
-            found,
-            ctx.trace,
-            self.name,
-            reader,
+        names = unmentioned(question, reader.pieces, index.mentions) if self.mentions else ()
+        if names:
+            said = ", ".join(names)
+            ctx.trace.note("reader", f"no passage mentions {said}", event="unmentioned")
+        rules = Rules(
             self.key_lines,
             self.heading_answers,
             self.skip_echoes,
             self.table_columns,
+            self.code_tokens,
         )
+        read = answer_by_reading(question, found, ctx.trace, self.name, reader, rules, names)
         return read or Answer(question, "", self.name, [], ctx.trace)
 
     def _follow(self, question: str, found: list[Passage], ctx: Context) -> list[Passage]:

@@ -9,7 +9,6 @@ the majority label."""
 
 from __future__ import annotations
 
-import functools
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -19,6 +18,7 @@ import numpy as np
 
 from ragteam.errors import InputError
 from ragteam.linear import Linear
+from ragteam.once import loaded_once
 
 FORMAT = "ragteam-verdict/1"
 FILE_NAME = "verdict-minilm.json"
@@ -89,7 +89,7 @@ def load_verdicts(reader_identity: str, path: Path | None = None) -> Verdicts:
     return verdicts
 
 
-@functools.lru_cache(maxsize=4)
+@loaded_once(maxsize=4)
 def _load(path: Path, _stamp: tuple[int, int]) -> Verdicts:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
