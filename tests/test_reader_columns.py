@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragteam.reader.columns import column_answer, table_at
+from ragteam.reader.columns import column_answer, keys_named, table_at
 from ragteam.types import Passage, Span
 
 KEYS = (
@@ -87,6 +87,34 @@ def test_a_passage_that_starts_inside_a_table_has_no_header_to_read_by():
     assert _answer(text, "What is the lock offset of WAL_READ_LOCK(2)?", "5") is None
 
 
+EDITOR_START = (
+    "Mutt has a built-in line editor.\n\nTable 2.3. Most common line editor keys\n\n"
+    "Key | Function | Description\n\n^A | <bol> | move to the start of the line\n\n"
+    "^B | <backward-char> | move back one char\n"
+)
+EDITOR_REST = (
+    "^E | <eol> | move to the end of the line\n\n^G | n/a | abort\n\n"
+    "^K | <kill-eol> | delete chars from cursor to end of line\n\n"
+    "^U | <kill-line> | delete all chars on the line\n"
+)
+
+
+def test_a_passage_that_starts_inside_a_table_is_read_by_the_header_an_earlier_one_holds():
+    question = "Which key deletes to the end of the line?"
+    rest = Passage(id="p2", title="t", text=EDITOR_REST)
+    found = _span(EDITOR_REST, "delete chars from cursor to end of line")
+    start = Passage(id="p1", title="t", text=EDITOR_START)
+    # alone, its first row ("^E | <eol> | ...") would pass for a header: no key column found
+    assert column_answer(question, rest, found) is None
+    said = column_answer(question, rest, found, earlier=[start])
+    assert said is not None and said.text == "^K"
+    # a passage before that holds prose, or a table of another width, lends no header
+    prose = Passage(id="p0", title="t", text="The line editor is like Emacs.")
+    assert column_answer(question, rest, found, earlier=[prose]) is None
+    narrow = Passage(id="p0", title="t", text="Key | Description\n\n^A | start\n\n^B | back")
+    assert column_answer(question, rest, found, earlier=[narrow]) is None
+
+
 def test_a_span_outside_a_table_or_from_a_heading_is_left_alone():
     from dataclasses import replace
 
@@ -162,3 +190,51 @@ def test_a_stated_no_outweighs_the_reader_s_yes_and_rests_on_its_sentence():
     said = polar_answer(reading, "Does mutt use TLSv1.1 by default?")
     assert said is not None and (said.kind, said.text, said.start, said.end) == ("no", "no", 0, 25)
     assert polar_answer(reading).kind == "yes"  # without the question: the reader's outcome
+
+
+@pytest.mark.parametrize(
+    "question, keys",
+    [
+        ("What does a K flag next to a message mean?", ["K"]),
+        ("What does an & mean in mutt's thread tree?", ["&"]),
+        ("In status_format, what does %t show?", ["%t"]),
+        ("What does \\l expand to in a prompt?", ["\\l"]),
+        ("Which key deletes to the end of the line?", []),
+        ("A question I ask about nothing?", []),
+    ],
+)
+def test_a_question_names_a_row_by_a_key_as_the_table_writes_it(question, keys):
+    assert keys_named(question) == keys
+
+
+def test_a_row_the_question_names_by_its_key_is_answered_from_a_real_page(tmp_path):
+    """Through the default strategy over an HTML page: the reader ranks the prose above the
+    table; the row keyed `&` answers, by the column its header calls the description."""
+    from ragteam import answer
+    from ragteam.retrieval import sync_folder
+    from ragteam.retrieval.index import IndexSettings
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    rows = "".join(
+        f"<tr><td>{c}</td><td>{d}</td><td>{n}</td></tr>"
+        for c, d, n in [
+            ("&amp;", "hidden message", "see $hide_limited"),
+            ("?", "missing message", "see $hide_missing"),
+            ("*", "tagged message", "see the tag command"),
+        ]
+    )
+    (docs / "threads.html").write_text(
+        "<html><head><title>Threads</title></head><body><h1>Threaded mode</h1>"
+        "<p>Mutt displays threads as a tree structure, with special characters added to the "
+        "thread tree.</p><table><tr><th>Character</th><th>Description</th><th>Notes</th></tr>"
+        f"{rows}</table></body></html>",
+        encoding="utf-8",
+    )
+    sync_folder(docs, tmp_path / "ix", index=IndexSettings(retriever="bm25"))
+    question = "What does an & mean in mutt's thread tree?"
+    asked = answer(question, index=tmp_path / "ix")
+    assert asked.text == "hidden message"
+    assert asked.evidence[0].sentence.startswith("& | hidden message")
+    off = answer(question, index=tmp_path / "ix", options={"table_columns": False})
+    assert off.text != "hidden message"

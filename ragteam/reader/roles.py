@@ -5,10 +5,11 @@ the generator writes from facts found anywhere in the block, not from passage [1
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ragteam.reader import Reader, Reading, Span, read_traced
-from ragteam.reader.columns import column_answer
+from ragteam.reader.columns import column_answer, keyed_answer
 from ragteam.reader.headings import asks_heading, heading_span
 from ragteam.reader.polar import is_polar, polar_answer
 from ragteam.reader.tokens import code_answer
@@ -74,12 +75,15 @@ def answer_by_reading(
     reader: Reader,
     rules: Rules = Rules(),
     unmentioned: tuple[str, ...] = (),
+    earlier: Callable[[str], list[Passage]] | None = None,
 ) -> Answer | None:
     """`reader`'s best span over `passages` as the answer, cited at its passage, with its
     readings as evidence, as `rules` say; None when the reader finds no span at all. A yes/no
     question is answered yes or no. `unmentioned`: names of the question no passage mentions
     (`ragteam.reader.unmentioned`): the readings are then only the reader's best guess, not
-    found answers (as when the answerability head says there is none)."""
+    found answers (as when the answerability head says there is none). `earlier`: a passage's
+    id -> the passages before it in its document, nearest last (where a table it starts
+    inside of has its header: `Index.neighbours`)."""
     polar = is_polar(question)
     top = EVIDENCE_KEPT * 4
     reading = read_traced(
@@ -88,8 +92,11 @@ def answer_by_reading(
     said = polar_answer(reading, question, _best_text(reading, passages)) if polar else None
     if said is None and rules.headings and (kind := asks_heading(question)) is not None:
         said = _under_heading(kind, reading, passages)
+    if said is None and rules.columns and not polar:  # a row named by its key, as written
+        said = _keyed(question, reading, passages, earlier)
     if said is None and rules.columns and (best := reading.best) is not None:
-        said = column_answer(question, {p.id: p for p in passages}[best.passage_id], best)
+        before = earlier(best.passage_id) if earlier is not None else None
+        said = column_answer(question, {p.id: p for p in passages}[best.passage_id], best, before)
     if rules.codes and not polar and (token := code_answer(question, reading, said)):
         said = token
     if said is not None:  # yes, no or the heading first, the spans read after it
@@ -109,6 +116,19 @@ def answer_by_reading(
         evidence=evidence,
         unmentioned=unmentioned,
     )
+
+
+def _keyed(
+    question: str,
+    reading: Reading,
+    passages: list[Passage],
+    earlier: Callable[[str], list[Passage]] | None,
+) -> Span | None:
+    """A table row the question names by its key cell as written, among the passages in the
+    order the reader ranks them (`ragteam.reader.columns.keyed_answer`)."""
+    best = {pid: score for pid, (score, _) in best_by_passage(reading).items()}
+    ordered = sorted(passages, key=lambda p: -best.get(p.id, -1.0))
+    return keyed_answer(question, ordered, best, earlier)
 
 
 def _best_text(reading: Reading, passages: list[Passage]) -> str:

@@ -10,6 +10,7 @@ with the passage it rests on, or said to rest on none."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -18,9 +19,11 @@ from ragteam.formats import posed_parts, search_text
 from ragteam.reader import BRIDGE_SPANS, read_traced
 from ragteam.reader.roles import Rules, answer_by_reading
 from ragteam.reader.unmentioned import unmentioned
-from ragteam.retrieval import retrieve_traced
+from ragteam.retrieval import Index, retrieve_traced
 from ragteam.strategies.base import Context, bounded
 from ragteam.types import Answer, Passage
+
+HEADER_BACK = 3  # passages looked back through for the header of a table a passage starts in
 
 
 @dataclass
@@ -86,7 +89,9 @@ class Read:
             self.table_columns,
             self.code_tokens,
         )
-        read = answer_by_reading(question, found, ctx.trace, self.name, reader, rules, names)
+        read = answer_by_reading(
+            question, found, ctx.trace, self.name, reader, rules, names, _earlier(index)
+        )
         return read or Answer(question, "", self.name, [], ctx.trace)
 
     def _follow(self, question: str, found: list[Passage], ctx: Context) -> list[Passage]:
@@ -118,3 +123,9 @@ class Read:
             Path(self.verdicts) if self.verdicts else None,
         )
         return verdict_answer(posed, self.name, verdict, found, ctx.trace, choices)
+
+
+def _earlier(index: Index) -> Callable[[str], list[Passage]]:
+    """A passage's id -> the passages before it in its document (a table's header where the
+    passage starts inside the table), nearest last."""
+    return lambda passage_id: index.neighbours(passage_id, HEADER_BACK)[0]
