@@ -427,6 +427,8 @@ def test_a_key_line_read_beside_its_passage_is_one_answer_and_bounded():
         ("When was zstd content decoding added?", "version"),
         ("Which chapter of the nano manual lists the toggles?", "chapter"),
         ("In which section of the manual is hypcap explained?", "section"),
+        ("Under which heading does the guide discuss config.sub?", "section"),
+        ("Which subsection covers the watch file?", "section"),
         ("What epoch did gnuplot versions before 5 use?", None),  # asks for an epoch
         ("What is one difference in the mini version of baccarat?", None),
         ("In what year did the film release that introduced the Predators?", None),

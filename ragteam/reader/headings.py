@@ -30,7 +30,7 @@ _ASKS = (
         ),
     ),  # fmt: skip
     ("chapter", re.compile(_WH + r"(?:chapter|appendix)\b", re.I)),
-    ("section", re.compile(_WH + r"section\b", re.I)),
+    ("section", re.compile(_WH + r"(?:sub)?(?:section|heading)\b", re.I)),
 )
 _VERSION = re.compile(r"(?<![\w.])v?\d+(?:\.\d+)+[a-z]?\d*(?![\w.])")
 _CHAPTER = re.compile(r"^(?:chapter|appendix|part)\b|^\d+(?:\.\d+)*\.?\s", re.I)
