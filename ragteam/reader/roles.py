@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 
 from ragteam.reader import Reader, Reading, Span, read_traced
 from ragteam.reader.columns import column_answer, keyed_answer
+from ragteam.reader.defaults import default_answer
 from ragteam.reader.headings import asks_heading, heading_span
 from ragteam.reader.polar import is_polar, polar_answer
 from ragteam.reader.tokens import code_answer
@@ -58,13 +59,15 @@ class Rules:
     span of the question's own words alone (`ragteam.reader.bounds`); `columns`, a best span
     in a table row by the cell of the column asked for (`ragteam.reader.columns`); `codes`,
     "which option, command or file" by the first code token the question does not hold among
-    the best spans (`ragteam.reader.tokens`). None of them by default."""
+    the best spans (`ragteam.reader.tokens`); `defaults`, a question about a default by the
+    value its entry states (`ragteam.reader.defaults`). None of them by default."""
 
     key_lines: bool = False
     headings: bool = False
     skip_echoes: bool = False
     columns: bool = False
     codes: bool = False
+    defaults: bool = False
 
 
 def answer_by_reading(
@@ -97,6 +100,8 @@ def answer_by_reading(
     if said is None and rules.columns and (best := reading.best) is not None:
         before = earlier(best.passage_id) if earlier is not None else None
         said = column_answer(question, {p.id: p for p in passages}[best.passage_id], best, before)
+    if said is None and rules.defaults and not polar and (best := reading.best) is not None:
+        said = default_answer(question, {p.id: p for p in passages}[best.passage_id].text, best)
     if rules.codes and not polar and (token := code_answer(question, reading, said)):
         said = token
     if said is not None:  # yes, no or the heading first, the spans read after it

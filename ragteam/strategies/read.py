@@ -58,6 +58,9 @@ class Read:
     # (`-nostdin`, `\\usepackage{microtype}`) it does not hold among the reader's best spans
     # (`ragteam.reader.tokens`; docs/benchmarks.md section 61)
     code_tokens: bool = True
+    # a question about a default answered by the value the best span's entry states as its
+    # default ("(Default: none)", "The default value is ~/.bash_history": `ragteam.reader.defaults`)
+    default_values: bool = True
     # no span made only of the question's own words ("the default X?" is not "X"), except
     # where the question offers a choice (`ragteam.reader.bounds.echoes`)
     skip_echoes: bool = False
@@ -88,6 +91,7 @@ class Read:
             self.skip_echoes,
             self.table_columns,
             self.code_tokens,
+            self.default_values,
         )
         read = answer_by_reading(
             question, found, ctx.trace, self.name, reader, rules, names, _earlier(index)
