@@ -43,6 +43,24 @@ def hybrid_index_dir(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.fixture
+def html_index(tmp_path):
+    """A BM25 index synced from one real HTML page: `html_index(name, title, body)` writes
+    `name` (`<title>` and `<body>` as given) in a folder of its own and returns the index."""
+    from ragteam.retrieval import sync_folder
+    from ragteam.retrieval.index import IndexSettings
+
+    def made(name: str, title: str, body: str) -> Path:
+        docs = tmp_path / "docs"
+        docs.mkdir(exist_ok=True)
+        page = f"<html><head><title>{title}</title></head><body>{body}</body></html>"
+        (docs / name).write_text(page, encoding="utf-8")
+        sync_folder(docs, tmp_path / "ix", index=IndexSettings(retriever="bm25"))
+        return tmp_path / "ix"
+
+    return made
+
+
 @pytest.fixture(scope="session")
 def embedded_model():
     from ragteam.llm.llamacpp import LlamaCppModel

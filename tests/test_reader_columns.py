@@ -125,15 +125,11 @@ def test_a_span_outside_a_table_or_from_a_heading_is_left_alone():
     assert column_answer("Which key skips quoted text?", passage, heading) is None
 
 
-def test_a_question_about_a_key_table_is_answered_by_its_key_cell(tmp_path):
+def test_a_question_about_a_key_table_is_answered_by_its_key_cell(html_index):
     """Through the default strategy, over a real HTML page: the reader finds the row, and the
     answer is the key the question asks for, cited at the page's section."""
     from ragteam import answer
-    from ragteam.retrieval import sync_folder
-    from ragteam.retrieval.index import IndexSettings
 
-    docs = tmp_path / "docs"
-    docs.mkdir()
     rows = "".join(
         f"<tr><td>{key}</td><td>{what}</td></tr>"
         for key, what in [
@@ -144,19 +140,18 @@ def test_a_question_about_a_key_table_is_answered_by_its_key_cell(tmp_path):
             ("/", "search with a regular expression"),
         ]
     )
-    (docs / "pager.html").write_text(
-        "<html><head><title>The pager</title></head><body><h1>Reading mail</h1>"
-        "<h2>The Pager</h2><p>The pager shows one message at a time.</p>"
-        f"<table><tr><th>Key</th><th>Description</th></tr>{rows}</table></body></html>",
-        encoding="utf-8",
+    index = html_index(
+        "pager.html",
+        "The pager",
+        "<h1>Reading mail</h1><h2>The Pager</h2><p>The pager shows one message at a time.</p>"
+        f"<table><tr><th>Key</th><th>Description</th></tr>{rows}</table>",
     )
-    sync_folder(docs, tmp_path / "ix", index=IndexSettings(retriever="bm25"))
     question = "In the pager, which key skips past quoted text?"
-    asked = answer(question, index=tmp_path / "ix")
+    asked = answer(question, index=index)
     assert asked.text == "S"
     assert asked.evidence[0].sentence == "S | skip beyond quoted text"
     assert asked.evidence[0].place is not None and "The Pager" in asked.evidence[0].place.section
-    off = answer(question, index=tmp_path / "ix", options={"table_columns": False})
+    off = answer(question, index=index, options={"table_columns": False})
     assert off.text != "S"
 
 
@@ -207,15 +202,11 @@ def test_a_question_names_a_row_by_a_key_as_the_table_writes_it(question, keys):
     assert keys_named(question) == keys
 
 
-def test_a_row_the_question_names_by_its_key_is_answered_from_a_real_page(tmp_path):
+def test_a_row_the_question_names_by_its_key_is_answered_from_a_real_page(html_index):
     """Through the default strategy over an HTML page: the reader ranks the prose above the
     table; the row keyed `&` answers, by the column its header calls the description."""
     from ragteam import answer
-    from ragteam.retrieval import sync_folder
-    from ragteam.retrieval.index import IndexSettings
 
-    docs = tmp_path / "docs"
-    docs.mkdir()
     rows = "".join(
         f"<tr><td>{c}</td><td>{d}</td><td>{n}</td></tr>"
         for c, d, n in [
@@ -224,17 +215,16 @@ def test_a_row_the_question_names_by_its_key_is_answered_from_a_real_page(tmp_pa
             ("*", "tagged message", "see the tag command"),
         ]
     )
-    (docs / "threads.html").write_text(
-        "<html><head><title>Threads</title></head><body><h1>Threaded mode</h1>"
-        "<p>Mutt displays threads as a tree structure, with special characters added to the "
-        "thread tree.</p><table><tr><th>Character</th><th>Description</th><th>Notes</th></tr>"
-        f"{rows}</table></body></html>",
-        encoding="utf-8",
+    index = html_index(
+        "threads.html",
+        "Threads",
+        "<h1>Threaded mode</h1><p>Mutt displays threads as a tree structure, with special "
+        "characters added to the thread tree.</p><table><tr><th>Character</th>"
+        f"<th>Description</th><th>Notes</th></tr>{rows}</table>",
     )
-    sync_folder(docs, tmp_path / "ix", index=IndexSettings(retriever="bm25"))
     question = "What does an & mean in mutt's thread tree?"
-    asked = answer(question, index=tmp_path / "ix")
+    asked = answer(question, index=index)
     assert asked.text == "hidden message"
     assert asked.evidence[0].sentence.startswith("& | hidden message")
-    off = answer(question, index=tmp_path / "ix", options={"table_columns": False})
+    off = answer(question, index=index, options={"table_columns": False})
     assert off.text != "hidden message"

@@ -61,16 +61,12 @@ def test_a_question_about_no_default_or_a_span_in_the_value_is_left_alone():
     assert default_answer("What is the default gap?", ENTRIES, _span("\\fboxsep")) is None
 
 
-def test_a_default_asked_of_a_real_reference_page_is_the_value_its_entry_states(tmp_path):
+def test_a_default_asked_of_a_real_reference_page_is_the_value_its_entry_states(html_index):
     """Through the default strategy, over an HTML page of option entries: the reader finds the
     entry's description; the answer is the default it states, which the reader alone does not
     give."""
     from ragteam import answer
-    from ragteam.retrieval import sync_folder
-    from ragteam.retrieval.index import IndexSettings
 
-    docs = tmp_path / "docs"
-    docs.mkdir()
     entries = [
         "framerule (dimension) : width of the rule of the frame (Default: 0.4pt).",
         "framesep (dimension) : width of the gap between the frame and the text "
@@ -80,14 +76,9 @@ def test_a_default_asked_of_a_real_reference_page_is_the_value_its_entry_states(
         "text (Default: none).",
     ]
     body = "".join(f"<p>{e}</p>" for e in entries)
-    (docs / "frames.html").write_text(
-        "<html><head><title>Frames</title></head><body><h1>Frames around verbatim text</h1>"
-        f"{body}</body></html>",
-        encoding="utf-8",
-    )
-    sync_folder(docs, tmp_path / "ix", index=IndexSettings(retriever="bm25"))
+    index = html_index("frames.html", "Frames", f"<h1>Frames around verbatim text</h1>{body}")
     question = "What is the default gap between a frame and its text?"
-    asked = answer(question, index=tmp_path / "ix")
+    asked = answer(question, index=index)
     assert asked.text == "\\fboxsep"
-    off = answer(question, index=tmp_path / "ix", options={"default_values": False})
+    off = answer(question, index=index, options={"default_values": False})
     assert off.text != "\\fboxsep"
