@@ -171,3 +171,20 @@ def test_an_unreachable_embedding_server_is_a_clear_error(monkeypatch):
     encoder = make_encoder(EncoderSpec("server", "m", "http://127.0.0.1:9/v1"))
     with pytest.raises(IndexUnusable, match="unreachable"):
         encoder.encode(["hello"])
+
+
+def test_bm25_is_mapped_from_a_size_up_unless_the_load_says(bm25_index_dir, monkeypatch):
+    """BM25's matrix is read into memory for a small index, mapped from BM25_MAP_FROM
+    passages up (and `index info` says so), and a load that asks either way gets it."""
+    from ragteam.retrieval import builtin_kinds, load_index
+    from ragteam.retrieval.index import read_manifest
+
+    small = load_index(bm25_index_dir)
+    assert not small.searchers["bm25"].mapped
+    monkeypatch.setattr(builtin_kinds, "BM25_MAP_FROM", 10)
+    large = load_index(bm25_index_dir)
+    assert large.searchers["bm25"].mapped
+    assert large.retrieve("lighthouse", 3) == small.retrieve("lighthouse", 3)
+    assert not load_index(bm25_index_dir, mmap=False).searchers["bm25"].mapped
+    mapped, why = builtin_kinds.bm25_mapped(read_manifest(bm25_index_dir), 12)
+    assert mapped and "from 10" in why

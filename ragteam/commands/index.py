@@ -196,6 +196,7 @@ def print_report(report: SyncReport, out_dir: Path) -> None:
 @index_app.command("info")
 def index_info(directory: Annotated[Path, typer.Argument(help="index directory")]) -> None:
     """Show an index's manifest, its files' status, and whether it loads."""
+    from ragteam.retrieval.builtin_kinds import bm25_mapped
     from ragteam.retrieval.index import recover_swap
     from ragteam.retrieval.sources import read_sources, source_dict
 
@@ -206,6 +207,10 @@ def index_info(directory: Annotated[Path, typer.Argument(help="index directory")
         dense = manifest.raw.get("params", {}).get("dense") or {}
         if isinstance(dense.get("built"), dict):  # which FAISS type, and why
             out.print(f"dense index: {dense['built'].get('kind')} ({dense['built'].get('why')})")
+        if "bm25" in manifest.searchers:  # read into memory or mapped, and why
+            mapped, why = bm25_mapped(manifest, manifest.passage_count)
+            how = "mapped from disk" if mapped else "read into memory"
+            out.print(f"bm25 matrix: {how} ({why})")
         sources, _settings = read_sources(directory)
         if sources:
             _print_sources([source_dict(s) for s in sources.values()], Path(manifest.source.path))

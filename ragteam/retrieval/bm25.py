@@ -52,10 +52,13 @@ def write(passages: Iterable[Passage], directory: Path, stemmer: str = STEMMER) 
 class BM25Retriever:
     name = "bm25"
 
-    def __init__(self, passages: list[Passage], model: object, tokenizer: object) -> None:
+    def __init__(
+        self, passages: list[Passage], model: object, tokenizer: object, mapped: bool = False
+    ) -> None:
         self.passages = passages
         self._model = model
         self._tokenizer = tokenizer
+        self.mapped = mapped  # the score matrix is mapped from disk, not held in memory
 
     @classmethod
     def build(cls, passages: list[Passage], stemmer: str = STEMMER) -> BM25Retriever:
@@ -75,7 +78,7 @@ class BM25Retriever:
         tokenizer = _tokenizer(stemmer)
         tokenizer.load_vocab(str(directory / "bm25"))
         tokenizer.load_stopwords(str(directory / "bm25"))
-        return cls(passages, model, tokenizer)
+        return cls(passages, model, tokenizer, mapped=mmap)
 
     def knows(self, word: str) -> bool:
         """Whether some passage holds `word` (one word as BM25 splits text, stemmed as it is

@@ -17,6 +17,23 @@ from ragteam.retrieval.kinds import BuildJob, Built, IndexSettings
 from ragteam.retrieval.manifest import Manifest
 from ragteam.types import Passage
 
+# from this many passages BM25's score matrix is mapped from disk, not read into memory, unless
+# the index was built or is loaded with an explicit --mmap choice: at a million passages the
+# load is no slower (2.5-2.8 s against 2.8-3.1), searches take the same time (p95 4.5 ms) and
+# each process holds 110 MB of its own rather than 468 (the matrix's pages are the page cache's,
+# shared by every `serve --workers` process); at 5,000 the two are alike (docs/benchmarks.md
+# §61). 100,000 passages is about 36 MB of matrix a process.
+BM25_MAP_FROM = 100_000
+
+
+def bm25_mapped(manifest: Manifest, passages: int) -> tuple[bool, str]:
+    """Whether BM25's matrix is mapped for an index of `passages`, and why (`index info`)."""
+    if manifest.mmap or manifest.mmap_asked:
+        return manifest.mmap, "as asked (--mmap)" if manifest.mmap else "as asked"
+    if passages >= BM25_MAP_FROM:
+        return True, f"auto: {passages:,} passages, from {BM25_MAP_FROM:,} mapped"
+    return False, f"auto: {passages:,} passages, under {BM25_MAP_FROM:,}"
+
 
 class BM25Kind:
     """The `bm25` retriever kind: files in `bm25/`, its stemmer and parameters recorded."""
@@ -34,7 +51,8 @@ class BM25Kind:
     def load(
         self, directory: Path, passages: list[Passage], params: dict[str, Any], manifest: Manifest
     ) -> BM25Retriever:
-        return BM25Retriever.load(directory, passages, _stemmer(params), mmap=manifest.mmap)
+        mapped, _ = bm25_mapped(manifest, len(passages))
+        return BM25Retriever.load(directory, passages, _stemmer(params), mmap=mapped)
 
     def restore(self, params: dict[str, Any], settings: IndexSettings) -> IndexSettings:
         return replace(settings, bm25_stemmer=_stemmer(params))

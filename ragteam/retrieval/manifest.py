@@ -70,9 +70,11 @@ class Manifest:
     embedding_model: str | None = None
     built_at: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    # the loader asked for `mmap` as it is (`load_index(mmap=...)`): no choice by size
+    mmap_asked: bool = field(default=False, compare=False)
 
     def with_mmap(self, mmap: bool) -> Manifest:
-        return replace(self, mmap=mmap)
+        return replace(self, mmap=mmap, mmap_asked=True)
 
 
 class _Shape(Exception):
