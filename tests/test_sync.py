@@ -433,3 +433,20 @@ def test_a_new_converter_version_reads_its_files_again_at_the_next_sync(
     assert len(again.changes["unchanged"]) == 6
     settled = sync(folder, out)
     assert settled.converted == 0 and not settled.changes["changed"]
+
+
+def test_a_locator_s_fields_are_every_field_as_asdict_gives_them():
+    """`Locator.fields` is written out (asdict deep-copies, twice a passage at write): it must
+    still hold every field, in order, so a field added later is not left out of checksums."""
+    from dataclasses import asdict
+
+    from ragteam.locator import Locator
+
+    for loc in (
+        Locator("a.pdf", page=3, page_label="iii", section=("A", "B"), start=4, end=9),
+        Locator("c.jsonl", record="hp1", slide=2),
+    ):
+        expected = {**asdict(loc), "section": list(loc.section)}
+        if not loc.record:
+            del expected["record"]
+        assert list(loc.fields().items()) == list(expected.items())
