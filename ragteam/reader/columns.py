@@ -218,8 +218,9 @@ def keyed_answer(
     """The cell that answers `question` in the first table row, among `passages` (in the order
     the reader ranks them), whose key cell is a token the question names it by as written
     ("what does a K flag mean?", "what does %t show?"): the column the question asks for by
-    the header, else in two columns the other cell; scored `score`. None when the question
-    names no such token or no read passage holds a row keyed by it."""
+    the header, else in two columns the other cell, else the description column; scored as
+    the reader's best span in its passage (`scores`, by passage id; 0 without one). None when
+    the question names no such token or no read passage holds a row keyed by it."""
     keys = keys_named(question)
     if not keys:
         return None

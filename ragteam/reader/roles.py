@@ -87,24 +87,12 @@ def answer_by_reading(
     found answers (as when the answerability head says there is none). `earlier`: a passage's
     id -> the passages before it in its document, nearest last (where a table it starts
     inside of has its header: `Index.neighbours`)."""
-    polar = is_polar(question)
     top = EVIDENCE_KEPT * 4
     reading = read_traced(
         reader, trace, question, passages, top, rules.key_lines, rules.skip_echoes
     )
-    said = polar_answer(reading, question, _best_text(reading, passages)) if polar else None
-    if said is None and rules.headings and (kind := asks_heading(question)) is not None:
-        said = _under_heading(kind, reading, passages)
-    if said is None and rules.columns and not polar:  # a row named by its key, as written
-        said = _keyed(question, reading, passages, earlier)
-    if said is None and rules.columns and (best := reading.best) is not None:
-        before = earlier(best.passage_id) if earlier is not None else None
-        said = column_answer(question, {p.id: p for p in passages}[best.passage_id], best, before)
-    if said is None and rules.defaults and not polar and (best := reading.best) is not None:
-        said = default_answer(question, {p.id: p for p in passages}[best.passage_id].text, best)
-    if rules.codes and not polar and (token := code_answer(question, reading, said)):
-        said = token
-    if said is not None:  # yes, no or the heading first, the spans read after it
+    said = _ruled(question, reading, passages, rules, earlier)
+    if said is not None:  # a rule's answer first, the spans read after it
         others = tuple(s for s in reading.spans if s is not said)
         reading = replace(reading, spans=(said, *others))
     evidence = evidence_of(reading, passages, reader, answerable=not unmentioned)
@@ -121,6 +109,37 @@ def answer_by_reading(
         evidence=evidence,
         unmentioned=unmentioned,
     )
+
+
+def _ruled(
+    question: str,
+    reading: Reading,
+    passages: list[Passage],
+    rules: Rules,
+    earlier: Callable[[str], list[Passage]] | None,
+) -> Span | None:
+    """The answer a rule gives over `reading` (None: the reader's best span stands): yes or
+    no to a yes/no question (where neither is said, a heading or the best span's table cell);
+    to any other, the first of a heading, a row named by its key, the best span's table cell,
+    a stated default, then a code token where the answer so far holds none."""
+    by_id = {p.id: p for p in passages}
+    best = reading.best
+    polar = is_polar(question)
+    said = polar_answer(reading, question, _best_text(reading, passages)) if polar else None
+    if said is None and rules.headings and (kind := asks_heading(question)) is not None:
+        said = _under_heading(kind, reading, passages)
+    if said is None and rules.columns and not polar:  # a row named by its key, as written
+        said = _keyed(question, reading, passages, earlier)
+    if said is None and rules.columns and best is not None:
+        before = earlier(best.passage_id) if earlier is not None else None
+        said = column_answer(question, by_id[best.passage_id], best, before)
+    if polar:
+        return said
+    if said is None and rules.defaults and best is not None:
+        said = default_answer(question, by_id[best.passage_id].text, best)
+    if rules.codes and (token := code_answer(question, reading, said)) is not None:
+        said = token
+    return said
 
 
 def _keyed(

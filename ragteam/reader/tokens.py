@@ -64,7 +64,8 @@ def code_answer(question: str, reading: Reading, said: Span | None = None) -> Sp
     if first is None or first.kind != "span" or new_tokens(first):
         return None
     for span in [s for s in reading.spans if s.kind == "span"][:SPANS_LOOKED_AT]:
-        for at, token in new_tokens(span)[:1]:
+        if found := new_tokens(span):
+            at, token = found[0]
             start = span.start + at
             return replace(span, start=start, end=start + len(token), text=token)
     return None

@@ -89,7 +89,9 @@ def serve_workers(config: ServerConfig, workers: int, port: int) -> None:
 
 def worker_app() -> Any:  # noqa: ANN401 - a FastAPI app, built in a worker
     """uvicorn's factory in each worker: the app from the handed-over config."""
-    given = os.environ.get(CONFIG_ENV)
+    # taken out of this worker's environment: a process it starts (a conversion child) does not
+    # inherit the config and the API key in it
+    given = os.environ.pop(CONFIG_ENV, None)
     if not given:
         raise RagteamError(f"{CONFIG_ENV} is not set: start workers with `ragteam serve --workers`")
     # written by our own parent into the environment it started this process with
