@@ -11,11 +11,15 @@ import numpy as np
 import pytest
 from bm25s.tokenization import Tokenized
 
-from ragteam.retrieval import bm25_build
+from ragteam.retrieval import bm25, bm25_build
 from ragteam.retrieval.bm25 import PARAMS, BM25Retriever, _tokenizer
+from ragteam.retrieval.bm25_spool import Reuse
 from ragteam.retrieval.passage_file import PassageFile, write_passages
 from ragteam.types import Locator, Passage
 
+_PARAMS = bm25_build.BM25Params(
+    PARAMS["k1"], PARAMS["b"], bm25s.__version__, {"stemmer": "english"}
+)
 CORPUS = Path(__file__).parent.parent / "ragteam" / "data" / "demo_corpus.jsonl"
 
 
@@ -41,14 +45,12 @@ def test_the_matrix_is_bm25s_own(
     if small:  # many ranges, blocks and spool flushes over a small corpus
         monkeypatch.setattr(bm25_build, "RANGE_ENTRIES", 50)
         monkeypatch.setattr(bm25_build, "BLOCK_ENTRIES", 37)
-        monkeypatch.setattr(bm25_build, "FLUSH_ENTRIES", 29)
+        monkeypatch.setattr(bm25_build, "FLUSH_CHARS", 300)
     texts = _texts()
     ours, theirs = tmp_path / "ours", tmp_path / "theirs"
-    count = bm25_build.write_bm25(
-        iter(texts), _tokenizer("english"), ours, PARAMS["k1"], PARAMS["b"], bm25s.__version__
-    )
+    written = bm25_build.write_bm25(iter(texts), _tokenizer("english"), ours, _PARAMS)
     _bm25s_files(texts, theirs)
-    assert count == len(texts)
+    assert written == bm25_build.Written(len(texts), len(texts))
     for name in ("data", "indices", "indptr"):
         mine = np.load(ours / f"{name}.csc.index.npy")
         other = np.load(theirs / f"{name}.csc.index.npy")
@@ -56,7 +58,8 @@ def test_the_matrix_is_bm25s_own(
         assert np.allclose(mine, other, rtol=1e-6, atol=0), name
     for name in ("params.index.json", "vocab.index.json"):
         assert json.loads((ours / name).read_text()) == json.loads((theirs / name).read_text())
-    assert not list(ours.glob(".spool-*")), "the spool is removed"
+    assert Reuse.of(ours, _PARAMS.tag) is not None, "the spool is kept for the next sync"
+    assert Reuse.of(ours, {**_PARAMS.tag, "stemmer": "none"}) is None, "not under other settings"
 
 
 def test_a_retriever_built_so_ranks_as_before(tmp_path: Path) -> None:
@@ -104,3 +107,52 @@ def test_search_ranks_every_reached_passage_best_first_ties_by_place() -> None:
         for k in (1, 3, 100):
             want = [(i, float(-s)) for s, i in every[:k]]
             assert retriever.search(query, k) == want, (query, k)
+
+
+@pytest.mark.parametrize("stemmer", ["english", "none"])
+def test_a_sync_tokenizes_only_new_texts_and_equals_a_clean_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stemmer: str
+) -> None:
+    """The terms of texts the replaced index held come from its spool; the index written so
+    ranks and scores as a clean build of the same passages, and knows no word that only a
+    removed passage held (its term is dropped, the ids closed up)."""
+    monkeypatch.setattr(bm25_build, "FLUSH_CHARS", 400)  # many chunks, hits and misses mixed
+    texts = _texts()
+    first = [*texts, "Zorblatt harbour ledger of the Quillan pilots"]
+    second = [
+        texts[5] + " Amended by the harbour board.",  # changed
+        *texts[:5],  # moved
+        "Veltrane bridge tolls, new this year",  # new
+        *texts[6:],  # kept; the Zorblatt passage is gone
+    ]
+    # the changed passage and the new one gone, a dropped word back
+    third = [*[t for t in second[1:] if "Veltrane" not in t], "Zorblatt returns"]
+    old, new, clean = tmp_path / "old", tmp_path / "new", tmp_path / "clean"
+    assert bm25.write(_ps(first), old, stemmer).tokenized == len(first)
+    assert bm25.write(_ps(second), new, stemmer, reuse_from=old).tokenized == 2
+    bm25.write(_ps(second), clean, stemmer)
+    _same_search(new, clean, second, stemmer, gone="Zorblatt")
+    again, clean_again = tmp_path / "again", tmp_path / "clean_again"
+    assert bm25.write(_ps(third), again, stemmer, reuse_from=new).tokenized == 1
+    bm25.write(_ps(third), clean_again, stemmer)
+    _same_search(again, clean_again, third, stemmer, gone="Veltrane")
+    assert BM25Retriever.load(again, _ps(third), stemmer).knows("Zorblatt")
+    other = "none" if stemmer == "english" else "english"
+    assert bm25.write(_ps(third), tmp_path / "o", other, reuse_from=new).tokenized == len(third)
+
+
+def _ps(texts: list[str]) -> list[Passage]:
+    return [Passage(f"p{n}", "", t) for n, t in enumerate(texts)]
+
+
+def _same_search(ours: Path, clean: Path, texts: list[str], stemmer: str, gone: str) -> None:
+    mine = BM25Retriever.load(ours, _ps(texts), stemmer)
+    theirs = BM25Retriever.load(clean, _ps(texts), stemmer)
+    vocab = json.loads((ours / "bm25" / "vocab.index.json").read_text())
+    want = json.loads((clean / "bm25" / "vocab.index.json").read_text())
+    assert set(vocab) == set(want) and sorted(vocab.values()) == list(range(len(want)))
+    for query in ("capital of the Halvard Archipelago", "harbour board", "Veltrane tolls", "the"):
+        got, expected = mine.search(query, 5), theirs.search(query, 5)
+        assert [i for i, _ in got] == [i for i, _ in expected], query
+        assert np.allclose([s for _, s in got], [s for _, s in expected], rtol=1e-6), query
+    assert not mine.knows(gone) and not theirs.knows(gone)

@@ -450,3 +450,28 @@ def test_a_locator_s_fields_are_every_field_as_asdict_gives_them():
         if not loc.record:
             del expected["record"]
         assert list(loc.fields().items()) == list(expected.items())
+
+
+def test_bm25_tokenizes_only_the_changed_file_and_ranks_as_a_clean_build(folder, tmp_path):
+    """A sync takes the BM25 terms of unchanged text from the index it replaces: only the
+    changed file's passages are tokenized, and the index ranks as one built afresh. A damaged
+    index lends nothing (every passage is tokenized again)."""
+    out, clean = tmp_path / "ix", tmp_path / "clean"
+    first = sync(folder, out)
+    total = first.manifest["passage_count"]
+    assert first.tokenized == total
+    (folder / "MEETING.TXT").write_text("The board postponed the lighthouse repair to May.")
+    changed = sync(folder, out)
+    meeting = [p for p in load_index(out).passages if p.locator.source == "MEETING.TXT"]
+    assert changed.tokenized == len(meeting) == 1
+    sync(folder, clean)
+    ours, theirs = load_index(out), load_index(clean)
+    for query in ("lighthouse repair", "ferry timetable", "pump pressure", "installer twice"):
+        got, want = ours.retrieve(query, k=5), theirs.retrieve(query, k=5)
+        assert [h.id for h in got] == [h.id for h in want], query
+    spool = out / "bm25" / "terms.spool.i32"
+    raw = bytearray(spool.read_bytes())
+    raw[:4] = b"\xff\xff\xff\x7f"
+    spool.write_bytes(bytes(raw))
+    (folder / "MEETING.TXT").write_text("The board postponed the lighthouse repair to June.")
+    assert sync(folder, out).tokenized == total

@@ -181,6 +181,11 @@ def print_report(report: SyncReport, out_dir: Path) -> None:
         f"{passages} passages from {documents} documents in {read} files; "
         f"{report.converted} converted, "
         f"{report.embedded} passages embedded"
+        + (
+            f", {report.tokenized} tokenized for BM25"
+            if "bm25" in report.manifest.get("searchers", ())
+            else ""
+        )
         if report.rewritten
         else "nothing to re-index"
     )

@@ -5,10 +5,14 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ragteam.types import Passage
+
+if TYPE_CHECKING:
+    from ragteam.retrieval.bm25_build import Written
 
 PARAMS = {"k1": 1.5, "b": 0.75, "method": "lucene", "stopwords": "en"}
 STEMMER = "english"  # a Snowball language, or "none"
@@ -34,19 +38,29 @@ def _text(p: Passage) -> str:
     return "\n".join([*head, p.text])
 
 
-def write(passages: Iterable[Passage], directory: Path, stemmer: str = STEMMER) -> None:
+def write(
+    passages: Iterable[Passage],
+    directory: Path,
+    stemmer: str = STEMMER,
+    reuse_from: Path | None = None,
+) -> Written:
     """BM25's files for `passages` in `directory / "bm25"`, built in bounded memory
-    (`ragteam.retrieval.bm25_build`): the texts are read once, as they come."""
+    (`ragteam.retrieval.bm25_build`): the texts are read once, as they come. `reuse_from`: the
+    index this one replaces, whose kept terms spare tokenizing the texts it holds."""
     import bm25s
 
-    from ragteam.retrieval.bm25_build import write_bm25
+    from ragteam.retrieval.bm25_build import BM25Params, write_bm25
 
     tokenizer = _tokenizer(stemmer)
     folder = directory / "bm25"
     texts = (_text(p) for p in passages)
-    write_bm25(texts, tokenizer, folder, PARAMS["k1"], PARAMS["b"], bm25s.__version__)
+    tag = {"stemmer": stemmer, "stopwords": PARAMS["stopwords"], "bm25s": bm25s.__version__}
+    params = BM25Params(PARAMS["k1"], PARAMS["b"], bm25s.__version__, tag)
+    old = reuse_from / "bm25" if reuse_from is not None else None
+    written = write_bm25(texts, tokenizer, folder, params, old)
     tokenizer.save_vocab(str(folder))
     tokenizer.save_stopwords(str(folder))
+    return written
 
 
 class BM25Retriever:

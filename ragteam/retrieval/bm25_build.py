@@ -3,7 +3,8 @@
 bm25s builds its matrix from every document's token ids at once, then holds three arrays the
 size of the matrix beside them: a folder of a million passages would take several GB. Here the
 texts stream once through the tokenizer; each document's distinct terms and their counts are
-spooled to a file beside the index, with the document frequencies and lengths kept (a few
+spooled to files kept with the index (`ragteam.retrieval.bm25_spool`: the next sync tokenizes
+only the texts they do not hold), with the document frequencies and lengths kept (a few
 bytes a document). The matrix (columns by term, as bm25s stores it) is then written a range
 of terms at a time, each range read back from the spool: memory is that of one range and the
 vocabulary, not of the folder. The scores are bm25s's `lucene` ones (Lucene's idf, Robertson's
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,84 +21,104 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from ragteam.retrieval.bm25_spool import COUNTS, TERMS, Reuse, Spool, compact, digests, finish
+
 RANGE_ENTRIES = 1 << 23  # matrix entries written at a time (8M: 64 MB of scores and rows)
 BLOCK_ENTRIES = 1 << 22  # spool entries read back at a time
-FLUSH_ENTRIES = 1 << 20  # spool entries buffered before they are written
+FLUSH_CHARS = 1 << 22  # characters of text tokenized and spooled at a time
+FLUSH_DOCS = 1 << 14  # at most so many texts at a time
 
 
-@dataclass
-class _Spool:
-    """Each document's distinct term ids and counts, on disk, in document order."""
+@dataclass(frozen=True)
+class Written:
+    """What `write_bm25` wrote: documents, and how many of them were tokenized (the others'
+    terms came from the index it replaces)."""
 
-    terms: Any  # an open binary file of int32 term ids
-    counts: Any  # an open binary file of int32 counts
-    df: np.ndarray  # documents holding each term (grown with the vocabulary)
-    lengths: list[np.ndarray]  # tokens a document, per flushed chunk
-    widths: list[np.ndarray]  # distinct terms a document, per flushed chunk
-
-    def add(self, docs: list[np.ndarray]) -> None:
-        """Spool a chunk of documents' token ids."""
-        pairs = [np.unique(d, return_counts=True) for d in docs]
-        terms = np.concatenate([t for t, _ in pairs]).astype(np.int32) if pairs else None
-        if terms is None or not len(terms):
-            self.lengths.append(np.array([len(d) for d in docs], dtype=np.int32))
-            self.widths.append(np.zeros(len(docs), dtype=np.int32))
-            return
-        counts = np.concatenate([c for _, c in pairs]).astype(np.int32)
-        if terms.max() >= len(self.df):
-            grown = np.zeros(max(int(terms.max()) + 1, 2 * len(self.df)), dtype=np.int64)
-            grown[: len(self.df)] = self.df
-            self.df = grown
-        self.df += np.bincount(terms, minlength=len(self.df))
-        terms.tofile(self.terms)
-        counts.tofile(self.counts)
-        self.lengths.append(np.array([len(d) for d in docs], dtype=np.int32))
-        self.widths.append(np.array([len(t) for t, _ in pairs], dtype=np.int32))
+    documents: int
+    tokenized: int
 
 
 def write_bm25(
-    texts: Iterable[str], tokenizer: Any, folder: Path, k1: float, b: float, version: str
-) -> int:
+    texts: Iterable[str],
+    tokenizer: Any,
+    folder: Path,
+    params: BM25Params,
+    reuse_from: Path | None = None,
+) -> Written:
     """Tokenize `texts` (a bm25s `Tokenizer`, its vocabulary grown as it goes) and write the
-    BM25 files into `folder`; the number of documents."""
+    BM25 files and the spool into `folder`. `reuse_from`: a previous index's BM25 folder whose
+    spool (if made with the same tokenizer settings) gives the terms of the texts it holds."""
     folder.mkdir(parents=True, exist_ok=True)
-    spool_path = folder / f".spool-{os.getpid()}"
-    try:
-        with open(f"{spool_path}.terms", "wb") as terms, open(f"{spool_path}.counts", "wb") as cnt:
-            spool = _Spool(terms, cnt, np.zeros(1024, dtype=np.int64), [], [])
-            docs: list[np.ndarray] = []
-            buffered = 0
-            stream = tokenizer.tokenize(texts, return_as="stream", show_progress=False)
-            for ids in stream:
-                docs.append(np.asarray(ids, dtype=np.int32))
-                buffered += len(ids)
-                if buffered >= FLUSH_ENTRIES:
-                    spool.add(docs)
-                    docs, buffered = [], 0
-            spool.add(docs)
-        vocab = tokenizer.get_vocab_dict()
-        lengths = np.concatenate(spool.lengths) if spool.lengths else np.zeros(0, np.int32)
-        widths = np.concatenate(spool.widths) if spool.widths else np.zeros(0, np.int32)
-        df = np.zeros(len(vocab), dtype=np.int64)
-        df[: min(len(vocab), len(spool.df))] = spool.df[: len(vocab)]
-        _write_matrix(spool_path, folder, df, lengths, widths, k1, b)
-    finally:
-        for part in (".terms", ".counts"):
-            Path(f"{spool_path}{part}").unlink(missing_ok=True)
-    _write_params(folder, vocab, len(lengths), k1, b, version)
-    return len(lengths)
+    reuse = Reuse.of(reuse_from, params.tag) if reuse_from is not None else None
+    if reuse is not None and not reuse.lend_vocabulary(tokenizer):
+        reuse = None
+    with open(folder / TERMS, "wb") as terms, open(folder / COUNTS, "wb") as counts:
+        spool = Spool(terms, counts, np.zeros(1024, dtype=np.int64))
+        tokenized = sum(_spool_chunk(chunk, tokenizer, reuse, spool) for chunk in _chunks(texts))
+    table = spool.table()
+    vocab_size = len(tokenizer.get_vocab_dict())
+    df = np.zeros(vocab_size, dtype=np.int64)
+    df[: min(vocab_size, len(spool.df))] = spool.df[:vocab_size]
+    df = compact(folder, df, tokenizer)
+    starts = np.zeros(len(table) + 1, dtype=np.int64)
+    np.cumsum(table["width"], out=starts[1:])
+    _write_matrix(folder, df, table["length"], starts, params.k1, params.b)
+    finish(folder, table, params.tag)
+    _write_params(folder, tokenizer.get_vocab_dict(), len(table), params)
+    return Written(len(table), tokenized)
+
+
+@dataclass(frozen=True)
+class BM25Params:
+    """The scoring parameters and bm25s's version, and the tokenizer's settings (`tag`: a
+    spool made under other ones is not reused)."""
+
+    k1: float
+    b: float
+    version: str
+    tag: dict[str, Any]
+
+
+def _chunks(texts: Iterable[str]) -> Iterator[list[str]]:
+    """The texts in lists of about FLUSH_CHARS characters (at most FLUSH_DOCS texts)."""
+    chunk: list[str] = []
+    size = 0
+    for text in texts:
+        chunk.append(text)
+        size += len(text)
+        if size >= FLUSH_CHARS or len(chunk) >= FLUSH_DOCS:
+            yield chunk
+            chunk, size = [], 0
+    if chunk:
+        yield chunk
+
+
+def _spool_chunk(chunk: list[str], tokenizer: Any, reuse: Reuse | None, spool: Spool) -> int:
+    """Spool a chunk of texts, each one's terms taken from `reuse` where it holds the text,
+    else tokenized; how many were tokenized."""
+    keys = digests(chunk)
+    found = reuse.find(keys) if reuse is not None else np.full(len(chunk), -1, dtype=np.int64)
+    hit = found >= 0
+    old = iter(reuse.rows(found[hit]) if reuse is not None and hit.any() else [])
+    todo = [t for t, h in zip(chunk, hit.tolist(), strict=True) if not h]
+    fresh = iter(tokenizer.tokenize(todo, return_as="ids", update_vocab=True, show_progress=False))
+    rows = []
+    for h in hit.tolist():
+        if h:
+            rows.append(next(old))
+            continue
+        ids = np.asarray(next(fresh), dtype=np.int32)
+        terms, counts = np.unique(ids, return_counts=True)
+        rows.append((terms, counts, len(ids)))
+    spool.add(keys, rows)
+    return len(todo)
 
 
 def _write_matrix(
-    spool: Path,
-    folder: Path,
-    df: np.ndarray,
-    lengths: np.ndarray,
-    widths: np.ndarray,
-    k1: float,
-    b: float,
+    folder: Path, df: np.ndarray, lengths: np.ndarray, starts: np.ndarray, k1: float, b: float
 ) -> None:
-    """The CSC matrix (columns: terms) from the spool, a range of terms at a time."""
+    """The CSC matrix (columns: terms) from the spool in `folder`, a range of terms at a time
+    (`starts`: where each document's entries begin in the spool, and their end)."""
     n_docs = len(lengths)
     indptr = np.zeros(len(df) + 1, dtype=np.int64)
     np.cumsum(df, out=indptr[1:])
@@ -107,8 +127,6 @@ def _write_matrix(
     average = float(lengths.mean()) if n_docs else 0.0
     # each document's part of a score's denominator (Robertson's term-frequency component)
     norm = k1 * ((1 - b) + b * lengths / average) if average else np.full(n_docs, k1)
-    starts = np.zeros(n_docs + 1, dtype=np.int64)
-    np.cumsum(widths, out=starts[1:])
     np.save(folder / "indptr.csc.index.npy", indptr)
     # appended a range at a time (the ranges come in the matrix's order), never mapped: the
     # matrix is on disk, not in this process's memory
@@ -120,7 +138,7 @@ def _write_matrix(
         while first < len(df):
             last = int(np.searchsorted(indptr, indptr[first] + RANGE_ENTRIES, side="right")) - 1
             last = min(max(last, first + 1), len(df))
-            scores, docs = _range(spool, indptr, idf, norm, starts, first, last)
+            scores, docs = _range(folder, indptr, idf, norm, starts, first, last)
             scores.tofile(data)
             docs.tofile(rows)
             first = last
@@ -139,7 +157,7 @@ def _npy(path: Path, dtype: type, size: int) -> Iterator[BinaryIO]:
 
 
 def _range(
-    spool: Path,
+    folder: Path,
     indptr: np.ndarray,
     idf: np.ndarray,
     norm: np.ndarray,
@@ -156,13 +174,13 @@ def _range(
     total = int(starts[-1])
     for at in range(0, total, BLOCK_ENTRIES):
         count = min(BLOCK_ENTRIES, total - at)
-        terms = np.fromfile(f"{spool}.terms", dtype=np.int32, count=count, offset=4 * at)
+        terms = np.fromfile(folder / TERMS, dtype=np.int32, count=count, offset=4 * at)
         keep = (terms >= first) & (terms < last)
         if not keep.any():
             continue
         where = np.flatnonzero(keep)
         terms = terms[where] - first
-        tf = np.fromfile(f"{spool}.counts", dtype=np.int32, count=count, offset=4 * at)[where]
+        tf = np.fromfile(folder / COUNTS, dtype=np.int32, count=count, offset=4 * at)[where]
         doc = np.searchsorted(starts, where + at, side="right") - 1
         score = idf[terms + first] * (tf / (norm[doc] + tf))
         order = np.argsort(terms, kind="stable")
@@ -174,21 +192,19 @@ def _range(
     return scores, docs
 
 
-def _write_params(
-    folder: Path, vocab: dict[str, int], n_docs: int, k1: float, b: float, version: str
-) -> None:
+def _write_params(folder: Path, vocab: dict[str, int], n_docs: int, params: BM25Params) -> None:
     """bm25s's vocabulary and parameter files, as its `save` writes them."""
     (folder / "vocab.index.json").write_text(json.dumps(vocab, ensure_ascii=False), "utf-8")
     params = {
-        "k1": k1,
-        "b": b,
+        "k1": params.k1,
+        "b": params.b,
         "delta": 0.5,
         "method": "lucene",
         "idf_method": "lucene",
         "dtype": "float32",
         "int_dtype": "int32",
         "num_docs": n_docs,
-        "version": version,
+        "version": params.version,
         "backend": "numpy",
     }
     (folder / "params.index.json").write_text(json.dumps(params, indent=4), "utf-8")

@@ -43,7 +43,8 @@ class BM25Kind:
     def build(self, passages: Sequence[Passage], directory: Path, job: BuildJob) -> Built:
         if job.progress:
             job.progress("bm25", 0, 1)
-        write_bm25(passages, directory, job.settings.bm25_stemmer)
+        written = write_bm25(passages, directory, job.settings.bm25_stemmer, job.previous)
+        job.stats["tokenized"] = job.stats.get("tokenized", 0) + written.tokenized
         if job.progress:
             job.progress("bm25", 1, 1)
         return Built({**PARAMS, "stemmer": job.settings.bm25_stemmer})

@@ -182,10 +182,14 @@ def write_aside(
     progress: BuildProgress | None = None,
     *,
     started: float | None = None,
+    previous: Path | None = None,
+    stats: dict[str, int] | None = None,
 ) -> dict[str, Any]:
     """Write an index into a staging folder beside `out`, then swap it in: `out` is never
     half-written. `passages(staging)` gives the passages, streamed (a sync writes its state
-    files into the staging folder first and reads its passages back from them)."""
+    files into the staging folder first and reads its passages back from them). `previous`:
+    the whole index at `out`, whose kept work (BM25's terms) the kinds may reuse; `stats`
+    gets their counts."""
     if settings.retriever not in retriever_names():
         raise UnknownName("retriever", settings.retriever, retriever_names())
     started = time.perf_counter() if started is None else started
@@ -197,7 +201,8 @@ def write_aside(
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     try:
-        manifest = _write_index(staging, passages(staging), source, settings, encode, progress)
+        job = BuildJob(settings, encode, progress, previous, {} if stats is None else stats)
+        manifest = _write_index(staging, passages(staging), source, job)
         manifest["build_seconds"] = round(time.perf_counter() - started, 3)
         manifest = seal(manifest)
         atomic.write_json(staging / "manifest.json", manifest)
@@ -230,17 +235,12 @@ def _alive(pid: int) -> bool:
 
 
 def _write_index(
-    directory: Path,
-    passages: Iterable[Passage],
-    source: dict[str, Any],
-    settings: IndexSettings,
-    encode: RemoteEncode | None,
-    progress: BuildProgress | None,
+    directory: Path, passages: Iterable[Passage], source: dict[str, Any], job: BuildJob
 ) -> dict[str, Any]:
+    settings = job.settings
     path = directory / "passages.jsonl"
     written = write_passages(path, passages)
     stored = PassageFile(path, written.starts)  # the kinds read it back, a passage at a time
-    job = BuildJob(settings, encode, progress)
     built = {name: kind(name).build(stored, directory, job) for name in settings.searchers}
     embedding = next((b.embedding_model for b in built.values() if b.embedding_model), None)
     return {

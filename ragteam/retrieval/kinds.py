@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -60,11 +60,15 @@ class IndexSettings:
 @dataclass(frozen=True)
 class BuildJob:
     """What a kind's build is given besides the passages: the settings, where the vectors
-    may be computed (`encode`, e.g. on Ray) and who hears of progress."""
+    may be computed (`encode`, e.g. on Ray), who hears of progress, the whole index this one
+    replaces (`previous`: what it kept may spare work) and `stats`, where a kind counts what
+    it did (e.g. `tokenized`)."""
 
     settings: IndexSettings
     encode: RemoteEncode | None = None
     progress: BuildProgress | None = None
+    previous: Path | None = None
+    stats: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

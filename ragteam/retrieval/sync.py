@@ -106,6 +106,7 @@ class SyncReport:
     changes: dict[str, list[str]]  # new, changed, renamed, deleted, touched, unchanged
     converted: int = 0
     embedded: int = 0
+    tokenized: int = 0  # passages BM25 tokenized (the others' terms kept from the last sync)
     rewritten: bool = False
     seconds: float = 0.0
     manifest: dict[str, Any] = field(default_factory=dict)
@@ -233,8 +234,11 @@ def _sync_locked(
             index,
             cached_encode(cache, encode, stats),
             progress,
+            previous=out if whole else None,  # a damaged index lends nothing
+            stats=stats,
         )
         report.embedded, report.rewritten = stats.get("embedded", 0), True
+        report.tokenized = stats.get("tokenized", 0)
         return report
     finally:
         cache.close()
@@ -392,6 +396,7 @@ def report_dict(report: SyncReport) -> dict[str, Any]:
         "unchanged": len(report.changes["unchanged"]),
         "converted": report.converted,
         "embedded": report.embedded,
+        "tokenized": report.tokenized,
         "rewritten": report.rewritten,
         "passages": report.manifest.get("passage_count"),
         "seconds": report.seconds,
