@@ -4,10 +4,13 @@ any benchmark or training run here reads, to choose and fit by (docqa-dev is onl
     python bench/manuals_build.py --work /tmp/manuals
     python bench/docqa_dev.py run --data /tmp/manuals --work /tmp/manuals/runs --tag read
 
-`bench/data/manuals/questions.jsonl` holds the questions (86 answerable, 11 unanswerable), in
+`bench/data/manuals/questions.jsonl` holds the questions (100 answerable, 11 unanswerable), in
 docqa-dev's record format (`kind`, gold `file`, `page` for a PDF, `section` otherwise, the
 `evidence` copied from the document); they were written by a ragteam engineer after reading
-passages drawn at random from each manual, phrased as a user of it would ask. The manuals are
+passages drawn at random from each manual, phrased as a user of it would ask. The last 14
+(`list-001`..`list-014`, kind `phrase`) ask for several things at once; they were written
+over lists the manuals write out ("SIGTTIN, SIGTTOU, and SIGTSTP"), to choose the list rule
+by (`ragteam.reader.lists`, docs/benchmarks.md §62). The manuals are
 not shipped: this fetches them (apt-get download and dpkg -x for Debian 12's packages,
 `pip download` for two sdists), checks each file's SHA-256 against `EXPECTED`, so a changed
 package is said, never used silently, and writes WORK/files and WORK/questions.jsonl.

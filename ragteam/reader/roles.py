@@ -12,6 +12,7 @@ from ragteam.reader import Reader, Reading, Span, read_traced
 from ragteam.reader.columns import column_answer, keyed_answer
 from ragteam.reader.defaults import default_answer
 from ragteam.reader.headings import asks_heading, heading_span
+from ragteam.reader.lists import list_answer
 from ragteam.reader.polar import is_polar, polar_answer
 from ragteam.reader.tokens import code_answer
 from ragteam.trace import Trace
@@ -60,7 +61,9 @@ class Rules:
     in a table row by the cell of the column asked for (`ragteam.reader.columns`); `codes`,
     "which option, command or file" by the first code token the question does not hold among
     the best spans (`ragteam.reader.tokens`); `defaults`, a question about a default by the
-    value its entry states (`ragteam.reader.defaults`). None of them by default."""
+    value its entry states (`ragteam.reader.defaults`); `lists`, an answer that is one item of
+    a list written out grown to the whole list when the question asks for several things
+    (`ragteam.reader.lists`). None of them by default."""
 
     key_lines: bool = False
     headings: bool = False
@@ -68,6 +71,7 @@ class Rules:
     columns: bool = False
     codes: bool = False
     defaults: bool = False
+    lists: bool = False
 
 
 def answer_by_reading(
@@ -121,7 +125,8 @@ def _ruled(
     """The answer a rule gives over `reading` (None: the reader's best span stands): yes or
     no to a yes/no question (where neither is said, a heading or the best span's table cell);
     to any other, the first of a heading, a row named by its key, the best span's table cell,
-    a stated default, then a code token where the answer so far holds none."""
+    a stated default, then a code token where the answer so far holds none; an answer that is
+    one item of a list grows to the list where the question asks for several things."""
     by_id = {p.id: p for p in passages}
     best = reading.best
     polar = is_polar(question)
@@ -139,6 +144,10 @@ def _ruled(
         said = default_answer(question, by_id[best.passage_id].text, best)
     if rules.codes and (token := code_answer(question, reading, said)) is not None:
         said = token
+    so_far = said if said is not None else best
+    if rules.lists and so_far is not None and so_far.kind == "span":
+        grown = list_answer(question, by_id[so_far.passage_id].text, so_far)
+        said = grown if grown is not None else said
     return said
 
 

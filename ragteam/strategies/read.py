@@ -61,6 +61,9 @@ class Read:
     # a question about a default answered by the value the best span's entry states as its
     # default ("(Default: none)", "The default value is ~/.bash_history": `ragteam.reader.defaults`)
     default_values: bool = True
+    # an answer that is one item of a list written out ("-b, -j, and -e") grown to the whole
+    # list when the question asks for several things (`ragteam.reader.lists`; §62)
+    list_answers: bool = True
     # no span made only of the question's own words ("the default X?" is not "X"), except
     # where the question offers a choice (`ragteam.reader.bounds.echoes`)
     skip_echoes: bool = False
@@ -92,6 +95,7 @@ class Read:
             self.table_columns,
             self.code_tokens,
             self.default_values,
+            self.list_answers,
         )
         read = answer_by_reading(
             question, found, ctx.trace, self.name, reader, rules, names, _earlier(index)
