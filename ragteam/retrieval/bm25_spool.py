@@ -85,9 +85,6 @@ class Reuse:
         np.cumsum(table["width"], out=self._starts[1:])
         self._order = np.argsort(table["hi"], kind="stable")
         self._sorted_hi = table["hi"][self._order]
-        entries = int(self._starts[-1])
-        self._terms = _mapped(folder / TERMS, entries)
-        self._counts = _mapped(folder / COUNTS, entries)
 
     @classmethod
     def of(cls, folder: Path, tag: dict[str, Any]) -> Reuse | None:
@@ -130,24 +127,27 @@ class Reuse:
         return np.where(same, doc, -1).astype(np.int64)
 
     def rows(self, docs: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, int]]:
-        """The (term ids, counts, length) of old documents `docs`, read at once."""
+        """The (term ids, counts, length) of old documents `docs`, read a run of consecutive
+        documents at a time (read, not mapped: the old spool's pages are not held)."""
         widths = self._table["width"][docs].astype(np.int64)
-        total = int(widths.sum())
-        ends = np.cumsum(widths)
-        where = np.repeat(self._starts[docs] - (ends - widths), widths) + np.arange(total)
-        terms = np.asarray(self._terms[where]) if total else np.zeros(0, np.int32)
-        counts = np.asarray(self._counts[where]) if total else np.zeros(0, np.int32)
-        lengths = self._table["length"][docs]
-        cuts = ends[:-1]
+        terms, counts = [], []
+        breaks = np.flatnonzero(np.diff(docs) != 1) + 1
+        for run in np.split(docs, breaks) if len(docs) else []:
+            lo, hi = int(self._starts[run[0]]), int(self._starts[run[-1] + 1])
+            terms.append(_read(self.folder / TERMS, lo, hi))
+            counts.append(_read(self.folder / COUNTS, lo, hi))
+        cuts = np.cumsum(widths)[:-1]
+        every_term = np.concatenate(terms) if terms else np.zeros(0, np.int32)
+        every_count = np.concatenate(counts) if counts else np.zeros(0, np.int32)
+        lengths = self._table["length"][docs].tolist()
         return list(
-            zip(np.split(terms, cuts), np.split(counts, cuts), lengths.tolist(), strict=True)
+            zip(np.split(every_term, cuts), np.split(every_count, cuts), lengths, strict=True)
         )
 
 
-def _mapped(path: Path, entries: int) -> np.ndarray:
-    if not entries:
-        return np.zeros(0, dtype=np.int32)
-    return np.memmap(path, dtype=np.int32, mode="r", shape=(entries,))
+def _read(path: Path, lo: int, hi: int) -> np.ndarray:
+    """Entries `lo` to `hi` (excluded) of a spool file of int32."""
+    return np.fromfile(path, dtype=np.int32, count=hi - lo, offset=4 * lo)
 
 
 def compact(folder: Path, df: np.ndarray, tokenizer: Any) -> np.ndarray:
