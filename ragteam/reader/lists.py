@@ -29,34 +29,9 @@ _ASKS = re.compile(
     rf"(?:[\w'.-]+\s+){{0,3}}?([a-z]{{3,}}s)\s+{_VERB}\b)|\b(?:which|what)\s+are\b",
     re.I,
 )
-_NOT_PLURAL = frozenset(
-    [
-        "does",
-        "has",
-        "was",
-        "is",
-        "its",
-        "this",
-        "thus",
-        "plus",
-        "less",
-        "unless",
-        "always",
-        "perhaps",
-        "whereas",
-        "yes",
-        "status",
-        "focus",
-        "bonus",
-        "series",
-        "process",
-        "access",
-        "address",
-        "class",
-        "pass",
-        "glass",
-        "bus",
-    ]
+_NOT_PLURAL = frozenset(  # words ending in s that are no plural noun
+    "does has was is its this thus plus less unless always perhaps whereas yes status "  # noqa: SIM905
+    "focus bonus series process access address class pass glass bus".split()
 )
 # between two items: a comma (", and" / ", or" closing the list) or "and" / "or"
 _SEP_RIGHT = re.compile(r",\s*(?:(and|or)\s+)?|\s+(and|or)\s+")
