@@ -58,7 +58,7 @@ def list_answer(question: str, text: str, span: Span) -> Span | None:
     heading's or a yes/no reading, or it stands in no list of items shaped like it."""
     if span.kind != "span" or span.heading or not asks_many(question):
         return None
-    start, end = _quoted(text, span.start, span.end)
+    start, end = was = _quoted(text, span.start, span.end)
     words = _items(text[start:end])
     if not words or max(len(w.split()) for w in words) > MAX_ITEM_WORDS:
         return None
@@ -67,7 +67,7 @@ def list_answer(question: str, text: str, span: Span) -> Span | None:
     if not _joined(text[start:end]):  # a list the span closes with "and" ends there
         end = _grow_right(text, end, last, code)
     start = _grow_left(text, start, first, code)
-    if (start, end) == _quoted(text, span.start, span.end):
+    if (start, end) == was:
         return None
     if not (code or _joined(text[start:end])):  # a list of plain words says "and" or "or"
         return None

@@ -145,7 +145,7 @@ def _ruled(
     if rules.codes and (token := code_answer(question, reading, said)) is not None:
         said = token
     so_far = said if said is not None else best
-    if rules.lists and so_far is not None and so_far.kind == "span":
+    if rules.lists and so_far is not None:
         grown = list_answer(question, by_id[so_far.passage_id].text, so_far)
         said = grown if grown is not None else said
     return said
