@@ -82,3 +82,21 @@ def test_the_token_count_is_the_embedding_models_own():
     for text in texts:
         assert count(text) == len(model(text, add_special_tokens=False)["input_ids"])
     assert count(texts[3]) > limit
+
+
+def test_a_table_is_cut_between_its_rows_never_inside_one():
+    """A paragraph of table rows too long for one passage is cut on its rows (a passage cut
+    inside "a4 | 8.3 x 11.7 | 210 x 297 | 595 x 842" loses the cell it ends in); a paragraph
+    of prose with line breaks is still cut on its sentences."""
+    rows = "\n".join(
+        f"size{i} | {i}.3 x {i}1.7 in | {i}10 x 2{i}7 mm | 5{i}5 x 8{i}2 pt | note {i}"
+        for i in range(60)
+    )
+    pieces, _ = _check("Name | Inches | mm | Points | Notes\n" + rows)
+    assert len(pieces) > 3
+    assert all(
+        p.text.startswith(("Name", "size")) and p.text.endswith(tuple("0123456789")) for p in pieces
+    )
+    prose = "\n".join(f"Line {i} of a wrapped paragraph that goes on" for i in range(40)) + "."
+    cut = chunk([Unit(prose)], 64, token_counter(EncoderSpec("torch"))[0], overlap=0)
+    assert len(cut) > 1 and any(not p.text.startswith("Line") for p in cut)

@@ -1,8 +1,9 @@
 """Structure-aware passages: a unit (page, slide or section) is cut on paragraphs, then
-sentences, then words, to a token budget counted by the embedding model's own tokenizer; a
-passage never crosses a unit, so it has one page, slide and section. A passage is an exact
-span of its unit's text (`start`, `end`), and may begin with the previous passage's last
-sentence when that is short (the overlap)."""
+sentences (a paragraph of table rows on its rows: a row is never cut), then words, to a token
+budget counted by the embedding model's own tokenizer; a passage never crosses a unit, so it
+has one page, slide and section. A passage is an exact span of its unit's text (`start`,
+`end`), and may begin with the previous passage's last sentence when that is short (the
+overlap)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,10 @@ _LINE = re.compile(r"\n")
 # counting it would tokenize megabytes at once): it is cut first
 HUGE_CHARS_PER_TOKEN = 64
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+(?=[\"'(\[A-Z0-9])")
+_ROW = re.compile(r"\s\|\s|\s\|$|^\|\s")  # a cell border as the converters write a table row
+ROWS = 0.5  # the share of a paragraph's lines that must be table rows for it to be a table
+# how passages are cut: recorded with a sync's settings, so that a change re-cuts every file
+CHUNKING_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -80,13 +85,18 @@ def segments(text: str, budget: int, count: TokenCount) -> list[tuple[int, int, 
     whole (a log or a CSV without blank lines) is cut on its lines first."""
     out = []
     for span in _spans(text, _PARAGRAPH, 0, len(text)):
-        levels = (
-            (_LINE, _SENTENCE)
-            if span[1] - span[0] > HUGE_CHARS_PER_TOKEN * budget
-            else (_SENTENCE,)
-        )
+        huge = span[1] - span[0] > HUGE_CHARS_PER_TOKEN * budget
+        levels = (_LINE, _SENTENCE) if huge or _is_table(text, span) else (_SENTENCE,)
         out += _fitted(text, span, budget, count, levels)
     return out
+
+
+def _is_table(text: str, span: tuple[int, int]) -> bool:
+    """Whether the paragraph at `span` is table rows ("a4 | 8.3 x 11.7 | 210 x 297"): at least
+    ROWS of its lines (and two) hold a cell border."""
+    lines = text[span[0] : span[1]].split("\n")
+    rows = sum(1 for line in lines if _ROW.search(line.strip()))
+    return rows >= 2 and rows >= ROWS * len(lines)
 
 
 def _fitted(

@@ -1,17 +1,25 @@
 """Questions whose answer is a heading: which version or release (a changelog's entries stand
 under their version), which chapter, which section. The reader finds the passage that holds
 the fact; the answer is then where that passage stands: the version in its heading path, its
-chapter, its innermost section. A rule on the question's grammar and the heading's shape, no
+chapter, its innermost section. The passage that holds the fact is the one whose text (its
+heading aside) says most of the question's words, the rarer ones in the block weighing more
+(`by_content`): the reader, asked "which version", ranks the spans of versions in headings
+first, whatever passage they head. Where a passage's text names a finer release of its
+heading's version ("worked incorrectly prior to version 5.4.2" under "version 5.4"), that
+release is the answer. A rule on the question's grammar and the heading's shape, no
 threshold: the answer keeps the confidence of the words that found the passage, and says
-that it came from the heading (`Span.heading`)."""
+that it came from the heading (`Span.heading`) when it did."""
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
 from dataclasses import replace
 
 from ragteam.reader.spans import Span
 from ragteam.reader.view import heading_path
+from ragteam.text import sentence_around, stems
 from ragteam.types import Passage
 
 # the wh-word, then within three words the noun it asks for ("which gnuplot version", "what
@@ -25,20 +33,33 @@ _ASKS = (
         "version",
         re.compile(
             r"^\s*when (?:was|were|did)\b.*\b(?:added|introduced|removed|"
-            r"deprecated|dropped|fixed)\s*\??\s*$",
+            r"deprecated|dropped|fixed)\b(?:\s+(?:to|in|from)\s+[\w.-]+)?\s*\??\s*$",
             re.I,
         ),
     ),  # fmt: skip
     ("chapter", re.compile(_WH + r"(?:chapter|appendix)\b", re.I)),
     ("section", re.compile(_WH + r"(?:sub)?(?:section|heading)\b", re.I)),
 )
-_VERSION = re.compile(r"(?<![\w.])v?\d+(?:\.\d+)+[a-z]?\d*(?![\w.])")
+_VERSION = re.compile(r"(?<![\w.])v?\d+(?:\.\d+)+[a-z]?\d*(?!\w|\.\w)")
 _CHAPTER = re.compile(r"^(?:chapter|appendix|part)\b|^\d+(?:\.\d+)*\.?\s", re.I)
 
 
 def asks_heading(question: str) -> str | None:
     """ "version", "chapter" or "section" when the question asks which one; else None."""
     return next((kind for kind, rule in _ASKS if rule.search(question)), None)
+
+
+def by_content(question: str, passages: list[Passage]) -> list[Passage]:
+    """`passages` ordered by how much of the question their text says (their order kept among
+    equals): the sum, over the question's content words in the text, of log(1 + N / df), df
+    the passages of the N that say the word."""
+    asked = stems(question)
+    said = [stems(p.text) & asked for p in passages]
+    df = Counter(w for words in said for w in words)
+    weight = {w: math.log(1 + len(passages) / n) for w, n in df.items()}
+    score = [sum(weight[w] for w in words) for words in said]
+    order = sorted(range(len(passages)), key=lambda i: -score[i])
+    return [passages[i] for i in order]
 
 
 def heading_span(kind: str, passage: Passage, found: Span) -> Span | None:
@@ -57,6 +78,13 @@ def heading_span(kind: str, passage: Passage, found: Span) -> Span | None:
         if not found_in:
             return None
         start, text = found_in[-1]  # the innermost version
+        if (finer := _finer(passage.text, text)) is not None:
+            lo, hi = finer.span()
+            at, to = sentence_around(passage.text, lo, hi)
+            sentence = passage.text[at:to]
+            return replace(
+                found, start=lo, end=hi, text=finer.group(), sentence=sentence, sentence_start=at
+            )
     elif kind == "chapter":
         start, text = next(((a, p) for a, p in parts if _CHAPTER.search(p)), parts[-1])
     else:
@@ -71,3 +99,10 @@ def heading_span(kind: str, passage: Passage, found: Span) -> Span | None:
         kind="span",
         heading=True,
     )
+
+
+def _finer(text: str, version: str) -> re.Match[str] | None:
+    """The one finer release of `version` that `text` names ("5.4.2" of "5.4"), else None."""
+    prefix = f"{version.lstrip('v')}."
+    finer = [m for m in _VERSION.finditer(text) if m.group().lstrip("v").startswith(prefix)]
+    return finer[0] if finer and len({m.group() for m in finer}) == 1 else None

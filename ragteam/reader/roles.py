@@ -11,14 +11,14 @@ from dataclasses import dataclass, replace
 from ragteam.reader import Reader, Reading, Span, read_traced
 from ragteam.reader.columns import column_answer, keyed_answer
 from ragteam.reader.defaults import default_answer
-from ragteam.reader.headings import asks_heading, heading_span
+from ragteam.reader.headings import asks_heading, by_content, heading_span
 from ragteam.reader.lists import list_answer
 from ragteam.reader.polar import is_polar, polar_answer
 from ragteam.reader.tokens import code_answer
 from ragteam.trace import Trace
 from ragteam.types import Answer, Citation, Evidence, Judgement, Passage
 
-HEADED = 3  # best spans whose passages' headings a heading question is answered from
+HEADED = 3  # passages (the best by content) whose headings a heading question is answered from
 RELEVANT = 2  # passages judged relevant: the bridge and the answer of a two-hop question
 EVIDENCE_KEPT = 3  # readings kept as an answer's evidence (the best first)
 
@@ -132,7 +132,7 @@ def _ruled(
     polar = is_polar(question)
     said = polar_answer(reading, question, _best_text(reading, passages)) if polar else None
     if said is None and rules.headings and (kind := asks_heading(question)) is not None:
-        said = _under_heading(kind, reading, passages)
+        said = _under_heading(kind, question, reading, passages)
     if said is None and rules.columns and not polar:  # a row named by its key, as written
         said = _keyed(question, reading, passages, earlier)
     if said is None and rules.columns and best is not None:
@@ -170,13 +170,20 @@ def _best_text(reading: Reading, passages: list[Passage]) -> str:
     return next((p.text for p in passages if best is not None and p.id == best.passage_id), "")
 
 
-def _under_heading(kind: str, reading: Reading, passages: list[Passage]) -> Span | None:
-    """The heading that answers a `kind` question, of the passage of the best span that
-    stands under one (of the HEADED best spans)."""
-    by_id = {p.id: p for p in passages}
-    for span in [s for s in reading.spans if s.kind == "span" and not s.heading][:HEADED]:
-        if (found := heading_span(kind, by_id[span.passage_id], span)) is not None:
-            return found
+def _under_heading(
+    kind: str, question: str, reading: Reading, passages: list[Passage]
+) -> Span | None:
+    """The heading that answers a `kind` question, of the first of the HEADED passages that
+    say most of the question (`by_content`) to stand under one, found by that passage's best
+    span (the reading's best when the reader ranked none of its words)."""
+    spans = [s for s in reading.spans if s.kind == "span" and not s.heading]
+    if not spans:
+        return None
+    for passage in by_content(question, passages)[:HEADED]:
+        found = next((s for s in spans if s.passage_id == passage.id), None)
+        found = found or replace(spans[0], passage_id=passage.id, score=0.0)
+        if (said := heading_span(kind, passage, found)) is not None:
+            return said
     return None
 
 

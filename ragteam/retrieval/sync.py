@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ragteam.documents import ConvertSettings
+from ragteam.documents.chunking import CHUNKING_VERSION
 from ragteam.documents.isolated import DEFAULT_MEMORY_MB, DEFAULT_SECONDS
 from ragteam.errors import IndexUnusable, InputError, RagteamError
 from ragteam.paths import sync_cache_file
@@ -86,6 +87,7 @@ class SyncSettings:
             "overlap_tokens": self.overlap_tokens,
             "convert": self.convert.key(),
             "tokenizer": tokenizer,
+            "chunking": CHUNKING_VERSION,  # another cut: every file's passages cut again
         }
 
     @classmethod

@@ -1,0 +1,129 @@
+"""Questions whose answer is a heading (issue 66): told by their grammar, answered by the
+heading of the passage that says most of the question, or by the finer release its text names."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragteam.locator import Locator
+from ragteam.reader.headings import asks_heading, by_content, heading_span
+from ragteam.types import Passage, Span
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("Which gnuplot version introduced spider plots?", "version"),
+        ("Since which python-pptx version can I embed an Excel file?", "version"),
+        ("Which httpx release first supported Python 3.12?", "version"),
+        ("When was zstd content decoding added?", "version"),
+        ("When was the --socks flag added to httpx?", "version"),
+        ("Which chapter of the nano manual lists the toggles?", "chapter"),
+        ("In which section of the manual is hypcap explained?", "section"),
+        ("Under which heading does the guide discuss config.sub?", "section"),
+        ("Which subsection covers the watch file?", "section"),
+        ("What epoch did gnuplot versions before 5 use?", None),  # asks for an epoch
+        ("What is one difference in the mini version of baccarat?", None),
+        ("In what year did the film release that introduced the Predators?", None),
+        ("When was the scientist who introduced Rule 30 born?", None),
+        ("Which part of Ireland is Munster in?", None),
+    ],
+)
+def test_questions_that_ask_for_a_heading_are_told_by_their_grammar(question, kind):
+    assert asks_heading(question) == kind
+
+
+def test_a_heading_question_is_answered_by_the_heading_its_passage_stands_under(tmp_path):
+    """A changelog's versions stand only in its headings: the reader finds the entry, the
+    answer is the version it stands under, marked as a heading span of that passage."""
+    from ragteam import answer
+    from ragteam.retrieval import sync_folder
+    from ragteam.retrieval.index import IndexSettings
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "CHANGELOG.md").write_text(
+        "# Changelog\n\n## 2.4.1 (3rd May, 2024)\n\n### Added\n\n"
+        "- Support for reading tide tables from CSV files.\n\n"
+        "## 2.3.0 (1st March, 2024)\n\n### Fixed\n\n"
+        "- The ferry timetable no longer skips Sundays.\n"
+    )
+    (docs / "guide.md").write_text(
+        "# Harbour guide\n\n## 3 Moorings\n\nVisitors moor at the north pier for two nights.\n"
+    )
+    sync_folder(docs, tmp_path / "ix", index=IndexSettings(retriever="bm25"))
+    asked = answer("Which release added reading tide tables from CSV?", index=tmp_path / "ix")
+    assert asked.text == "2.4.1" and asked.evidence[0].heading
+    assert asked.evidence[0].sentence.startswith("Changelog > 2.4.1 (3rd May, 2024)")
+    chapter = answer("Which chapter of the guide says where visitors moor?", index=tmp_path / "ix")
+    assert chapter.text == "3 Moorings" and chapter.evidence[0].heading
+    plain = answer("Where do visitors moor?", index=tmp_path / "ix")
+    assert not plain.evidence[0].heading  # not a heading question: the reader's own words
+    off = answer(
+        "Which release added reading tide tables from CSV?",
+        index=tmp_path / "ix",
+        options={"heading_answers": False},
+    )
+    assert off.text != "2.4.1"
+
+
+def _under(pid: str, section: tuple[str, ...], text: str) -> Passage:
+    return Passage(pid, "", text, locator=Locator("NEWS", section=section))
+
+
+def test_the_passage_that_says_most_of_the_question_rarer_words_weighing_more_comes_first():
+    """Every passage says "version"; only one says the rare "week-date": it comes first, and
+    passages that say as much keep their order."""
+    passages = [
+        _under("a", ("5.5",), "The version string changed."),
+        _under("b", ("5.4",), "Week-date formats now parse; see the version notes."),
+        _under("c", ("5.3",), "A version flag was added."),
+        _under("d", ("5.2",), "A version flag was renamed."),
+    ]
+    ranked = by_content("In which version were week-date formats fixed?", passages)
+    assert [p.id for p in ranked] == ["b", "a", "c", "d"]
+    assert by_content("zzz?", passages) == passages  # no word said: the order is kept
+
+
+def _found(pid: str) -> Span:
+    return Span(pid, 0, 4, "week", "week", 0, 0.7)
+
+
+def test_a_finer_release_named_in_the_text_answers_before_the_heading_s_version():
+    text = "Week-date formats worked incorrectly prior to version 5.4.2. Fixed now."
+    passage = _under("p", ("Changes in version 5.4", "Week-date"), text)
+    said = heading_span("version", passage, _found("p"))
+    assert said is not None and said.text == "5.4.2" and not said.heading
+    assert text[said.start : said.end] == "5.4.2" and said.sentence.endswith("5.4.2.")
+    assert said.score == 0.7  # the confidence of the words that found the passage
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Fixed between 5.4.1 and 5.4.3.",  # two finer releases: which one is not said
+        "Since 5.40 week-dates parse.",  # not a release of 5.4
+        "See 15.4.2 for details.",  # a release of another version
+        "No release is named.",
+    ],
+)
+def test_the_heading_s_version_answers_unless_the_text_names_one_finer_release(text):
+    passage = _under("p", ("Changes in version 5.4", "Week-date"), text)
+    said = heading_span("version", passage, _found("p"))
+    assert said is not None and said.heading and said.text == "5.4"
+    assert said.sentence == "Changes in version 5.4 > Week-date"
+
+
+def test_a_heading_question_is_answered_from_the_passage_that_says_it_not_the_best_span():
+    """The reader's best span stands in an entry about another thing; the passage that says
+    the question's words is the one whose heading answers."""
+    from ragteam.reader import Reading
+    from ragteam.reader.roles import _under_heading
+
+    passages = [
+        _under("x", ("Changes in 2.0",), "Proxies are read from the environment."),
+        _under("y", ("Changes in 1.9",), "Brotli decoding of responses is supported."),
+    ]
+    reading = Reading((Span("x", 0, 7, "Proxies", "Proxies are read.", 0, 0.9),), 0.1)
+    said = _under_heading("version", "Which release added brotli decoding?", reading, passages)
+    assert said is not None and said.passage_id == "y" and said.text == "1.9" and said.heading
