@@ -100,3 +100,29 @@ def test_a_table_is_cut_between_its_rows_never_inside_one():
     prose = "\n".join(f"Line {i} of a wrapped paragraph that goes on" for i in range(40)) + "."
     cut = chunk([Unit(prose)], 64, token_counter(EncoderSpec("torch"))[0], overlap=0)
     assert len(cut) > 1 and any(not p.text.startswith("Line") for p in cut)
+
+
+def test_another_cut_cuts_every_file_again_its_cached_conversion_not_reused(tmp_path, monkeypatch):
+    """The pieces are cached with a file's conversion: a sync under another chunking version
+    cuts the unchanged file again (its cached pieces were cut the old way), once."""
+    from ragteam.retrieval import changes, sync, sync_folder
+    from ragteam.retrieval.index import IndexSettings
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "sizes.md").write_text(
+        "# Sizes\n\n" + "\n".join(f"a{n} | {n} x {n + 1} |" for n in range(9))
+    )
+    cut: list[int] = []
+    real = changes.chunk
+    monkeypatch.setattr(changes, "chunk", lambda *a, **k: cut.append(1) or real(*a, **k))
+    settings = IndexSettings(retriever="bm25")
+    assert sync_folder(docs, tmp_path / "ix", index=settings).converted == 1 and len(cut) == 1
+    assert sync_folder(docs, tmp_path / "ix", index=settings).converted == 0 and len(cut) == 1
+    (tmp_path / "again").mkdir()
+    sync_folder(docs, tmp_path / "again", index=settings)  # the cache's pieces: not cut again
+    assert len(cut) == 1
+    for module in (changes, sync):
+        monkeypatch.setattr(module, "CHUNKING_VERSION", 999)
+    report = sync_folder(docs, tmp_path / "ix", index=settings)
+    assert report.converted == 1 and len(cut) == 2 and report.count("read") == 1

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from ragteam.reader.defaults import asks_default, default_answer, stated_defaults
-from ragteam.types import Span
+from ragteam.locator import Locator
+from ragteam.reader.defaults import asks_default, default_answer, named_default, stated_defaults
+from ragteam.types import Passage, Span
 
 
 @pytest.mark.parametrize(
@@ -82,3 +83,88 @@ def test_a_default_asked_of_a_real_reference_page_is_the_value_its_entry_states(
     assert asked.text == "\\fboxsep"
     off = answer(question, index=index, options={"default_values": False})
     assert off.text != "\\fboxsep"
+
+
+def _entry(pid: str, heading: str, text: str) -> Passage:
+    return Passage(pid, "", text, locator=Locator("ref.html", section=("Reference", heading)))
+
+
+LISTED = (
+    "Default is 96 MiB on all platforms.\n\ncore.bigFileThreshold\n\nThe size of files "
+    'considered "big". The default is 512 MiB. Common unit suffixes are supported.'
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "passages", "expected"),
+    [
+        # the default stated after the entry's name, not the one before it (another entry's)
+        (
+            "What is the default core.bigFileThreshold?",
+            [_entry("g", "Variables", LISTED)],
+            "512 MiB",
+        ),
+        # the entry whose heading names it, though the reader ranked another first
+        (
+            "What's the default value of -dBlackThresholdL?",
+            [
+                _entry(
+                    "c", "-dBlackThresholdC= float", "Set by BlackThresholdL. Default value is 3."
+                ),
+                _entry("l", "-dBlackThresholdL= float", "Sets the threshold. Default is 90."),
+            ],
+            "90",
+        ),
+        # no default stated: the value it is set to in code, not a longer name holding it
+        (
+            "What is the default \\heavyrulewidth?",
+            [
+                _entry(
+                    "b", "9 The code", "5 \\newdimen\\heavyrulewidth\n15 \\heavyrulewidth=.08em\n16"
+                )
+            ],
+            ".08em",
+        ),
+        # the next entry's default is not this one's
+        (
+            "What is the default opt.alpha?",
+            [_entry("n", "Options", "opt.alpha\n\nTurns it on.\n\nopt.beta\n\nThe default is 5.")],
+            None,
+        ),
+        ("What is the default of the gap?", [_entry("g", "Variables", LISTED)], None),  # no name
+        ("What is core.bigFileThreshold?", [_entry("g", "Variables", LISTED)], None),  # no default
+    ],
+)
+def test_the_default_of_the_entry_the_question_names_as_code(question, passages, expected):
+    said = named_default(question, passages, {"l": 0.25})
+    assert (said.text if said else None) == expected
+    if said is not None:
+        text = next(p.text for p in passages if p.id == said.passage_id)
+        assert text[said.start : said.end] == said.text and said.text in said.sentence
+        assert said.score == (0.25 if said.passage_id == "l" else 0.0)
+
+
+def test_a_default_asked_of_an_entry_named_as_code_on_a_real_page(html_index):
+    """Through the default strategy, over an HTML list of variables (each name a term, its
+    description after it): the answer is the default its description states."""
+    from ragteam import answer
+
+    terms = {
+        "core.packedGitLimit": "The most bytes mapped at once. Default is 256 MiB.",
+        "core.bigFileThreshold": "The size of files considered big. The default is 512 MiB.",
+        "core.compression": "The compression level. Defaults to 1.",
+    }
+    body = "".join(f"<dt>{t}</dt><dd><p>{d}</p></dd>" for t, d in terms.items())
+    index = html_index("config.html", "Variables", f"<h1>Variables</h1><dl>{body}</dl>")
+    asked = answer("What is the default core.bigFileThreshold?", index=index)
+    assert asked.text == "512 MiB"
+
+
+def test_a_default_asked_of_another_release_is_not_the_one_stated_without_it():
+    text = "where \\cmidrulekern defaults to 0.5 em, but can be set in the preamble."
+    passages = [_entry("k", "3 Use", text)]
+    asked = "What did \\cmidrulekern default to in version 1.00?"
+    assert named_default(asked, passages, {}) is None
+    in_it = [_entry("k", "3 Use", text.replace("defaults", "in version 1.00 defaults"))]
+    said = named_default(asked, in_it, {})
+    assert said is not None and said.text == "0.5 em"

@@ -6,7 +6,13 @@ first. The entry is the one the reader's best span stands in: the first default 
 that span on, in its paragraph, else the last one stated in the BEFORE characters before it
 (a reference entry that heads with its type and default: "net_inc Type: number Default: 10").
 A rule on the question's words and the statement's shape, no threshold: the answer keeps the
-best span's score (chosen on the manuals set, docs/benchmarks.md §61)."""
+best span's score (chosen on the manuals set, docs/benchmarks.md §61).
+
+A question that names its entry as code ("the default core.bigFileThreshold", "of
+-dBlackThresholdL", "\\heavyrulewidth") is answered from that entry wherever the reader's best
+span stands (`named_default`): the passage whose innermost heading names it, else one whose
+text does, and the first default stated after the name, before the next entry's name; where
+none is stated, the value the entry is set to in code ("\\heavyrulewidth=.08em")."""
 
 from __future__ import annotations
 
@@ -14,9 +20,13 @@ import re
 from dataclasses import replace
 
 from ragteam.reader.spans import Span
+from ragteam.reader.tokens import code_tokens
+from ragteam.reader.view import heading_path
 from ragteam.text import sentence_around
+from ragteam.types import Passage
 
 BEFORE = 300  # characters before the best span where its entry's default may stand
+AFTER = 600  # characters after an entry's name where its default may stand
 MAX_VALUE = 60  # characters: a longer "value" is a sentence, not a setting's default
 _ASKS = re.compile(r"\bdefault(?:s|ed)?\b", re.I)
 # "(Default: none)", "Default: 10", "default value: x", "The default (value) is x", "defaults
@@ -25,6 +35,9 @@ _STATES = re.compile(
     r"\bdefault(?:\s+value)?\s*(?::|=|\bis\b)\s*|\bdefaults\s+to\s+",
     re.I,
 )
+_RELEASE = re.compile(r"(?<![\w.])\d+(?:\.\d+)+(?![\w.])")  # a release the question names
+# "=VALUE" after an entry's name in code, the value to the line's end
+_SET = re.compile(rf"\s*=\s*([^\s=][^\n]{{0,{MAX_VALUE}}}?)\s*(?:\n|$)")
 _VALUE = re.compile(r"[^\s)(;,][^)\n;]*?(?=\s*(?:\)|;|\n|\.\s|\.$|,\s|$))")
 
 
@@ -77,3 +90,53 @@ def default_answer(question: str, text: str, best: Span) -> Span | None:
     return replace(
         best, start=lo, end=hi, text=text[lo:hi], sentence=text[start:end], sentence_start=start
     )
+
+
+def named_default(question: str, passages: list[Passage], scores: dict[str, float]) -> Span | None:
+    """The default of the entry the question names as code, among `passages` (in the order
+    the reader ranks them), scored as the reader's best span in its passage (`scores`, by
+    passage id; 0 without one); None when the question asks for no default, names no entry
+    as code, or no passage states one for it."""
+    if not asks_default(question):
+        return None
+    versions = _RELEASE.findall(question)  # "back in version 1.00": another release's default
+    for name in {t for _, t in code_tokens(question)}:
+        mention = re.compile(rf"(?<![\w\\-]){re.escape(name)}(?![\w-])", re.I)
+        headed = [p for p in passages if mention.search(heading_path(p).split(" > ")[-1])]
+        said = [(p, m.start()) for p in passages if (m := mention.search(p.text))]
+        places = [(p, 0) for p in headed] + said
+        found = next((f for p, at in places if (f := _stated_after(p, at, name))), None)
+        found = found or next((f for p, _ in said if (f := _set_to(p, mention))), None)
+        if found is not None:
+            passage, lo, hi = found
+            text = passage.text
+            start, end = sentence_around(text, lo, hi)
+            if any(v not in text[start:end] for v in versions):
+                return None  # the default stated is not said to be that release's
+            score = scores.get(passage.id, 0.0)
+            return Span(passage.id, lo, hi, text[lo:hi], text[start:end], start, score)
+    return None
+
+
+def _stated_after(passage: Passage, at: int, name: str) -> tuple[Passage, int, int] | None:
+    """The first default stated in `passage` from `at` (the entry's name) on, within AFTER
+    characters and before the next entry's name (a paragraph that is one code token alone)."""
+    text = passage.text
+    end = min(len(text), at + AFTER)
+    for entry in re.finditer(r"(?:^|\n\n)([^\s]+)(?=\n\n|$)", text[at + len(name) : end]):
+        if code_tokens(entry.group(1)):
+            end = at + len(name) + entry.start()
+            break
+    for lo, hi in stated_defaults(text):
+        if at <= lo < end and name.lower() not in text[lo:hi].lower():
+            return passage, lo, hi
+    return None
+
+
+def _set_to(passage: Passage, mention: re.Pattern[str]) -> tuple[Passage, int, int] | None:
+    """The value the entry is set to in code (`\\heavyrulewidth=.08em`): to the line's end."""
+    for m in mention.finditer(passage.text):
+        value = _SET.match(passage.text, m.end())
+        if value is not None:
+            return passage, value.start(1), value.end(1)
+    return None

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 from ragteam.reader import Reader, Reading, Span, read_traced
 from ragteam.reader.columns import column_answer, keyed_answer
-from ragteam.reader.defaults import default_answer
+from ragteam.reader.defaults import default_answer, named_default
 from ragteam.reader.headings import asks_heading, by_content, heading_span
 from ragteam.reader.lists import list_answer
 from ragteam.reader.polar import is_polar, polar_answer
@@ -140,6 +140,8 @@ def _ruled(
         said = column_answer(question, by_id[best.passage_id], best, before)
     if polar:
         return said
+    if said is None and rules.defaults:  # the entry the question names, then the best span's
+        said = named_default(question, *_ranked(reading, passages))
     if said is None and rules.defaults and best is not None:
         said = default_answer(question, by_id[best.passage_id].text, best)
     if rules.codes and (token := code_answer(question, reading, said)) is not None:
@@ -159,9 +161,13 @@ def _keyed(
 ) -> Span | None:
     """A table row the question names by its key cell as written, among the passages in the
     order the reader ranks them (`ragteam.reader.columns.keyed_answer`)."""
+    return keyed_answer(question, *_ranked(reading, passages), earlier)
+
+
+def _ranked(reading: Reading, passages: list[Passage]) -> tuple[list[Passage], dict[str, float]]:
+    """`passages` in the order the reader ranks them (by their best spans), and those scores."""
     best = {pid: score for pid, (score, _) in best_by_passage(reading).items()}
-    ordered = sorted(passages, key=lambda p: -best.get(p.id, -1.0))
-    return keyed_answer(question, ordered, best, earlier)
+    return sorted(passages, key=lambda p: -best.get(p.id, -1.0)), best
 
 
 def _best_text(reading: Reading, passages: list[Passage]) -> str:

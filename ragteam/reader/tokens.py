@@ -23,7 +23,7 @@ _ASKS = re.compile(
     re.I,
 )
 _WORD = re.compile(r"\S+")
-_EDGES = ".,;:()'\"`"
+_EDGES = ".,;:?()'\"`"
 # an option (-x, --all), a TeX macro (\usepackage), a variable ($HOME); a path, a placeholder
 # or a name with an underscore or braces; a dotted name (typing.Dict, mt-cmr.cfg), not "e.g."
 _CODE = re.compile(

@@ -8,7 +8,7 @@ from typing import Any
 
 from ragteam.documents import ConversionFailed, ConvertSettings, converters_by_suffix
 from ragteam.documents.base import is_isolated, size_cap_mb
-from ragteam.documents.chunking import Piece, TokenCount, chunk
+from ragteam.documents.chunking import CHUNKING_VERSION, Piece, TokenCount, chunk
 from ragteam.documents.isolated import DEFAULT_MEMORY_MB, DEFAULT_SECONDS, Isolated, OverBudget
 from ragteam.retrieval.digests import sha256_of
 from ragteam.retrieval.index import BuildProgress
@@ -140,7 +140,9 @@ class Walk:
 
     def _convert(self, file: Found, sha: str, converter: Any) -> Source:
         label = _label(converter)
-        key = f"{sha}:{label}:{self.convert.key()}:{self.budget}:{self.overlap}"
+        # the pieces are kept with the conversion: another cut is another key
+        cut = f"{self.budget}:{self.overlap}:{CHUNKING_VERSION}"
+        key = f"{sha}:{label}:{self.convert.key()}:{cut}"
         done = self.cache.conversion(key)
         if done is not None and "timed_out" in done:
             if not self._more_budget(done):  # the budgets it ran out of: not again
