@@ -44,8 +44,15 @@ PACKAGES = {
     ),
 }
 SDISTS = {"attrs==23.2.0": "attrs-23.2.0/CHANGELOG.md", "click==8.1.7": "click-8.1.7/CHANGES.rst"}
-# as fetched on 2026-12-02 (Debian 12: mutt 2.2.12-0.1~deb12u1, bash-doc 5.2.15-2, ffmpeg-doc
-# 5.1.9-0+deb12u1, developers-reference 12.18, texlive-latex-recommended-doc 2022.20230122-3)
+# the versions fetched on 2026-12-02, downloaded as such (a security update of mutt since
+# changed its manual: the newest is not what the questions were checked against)
+VERSIONS = {
+    "mutt": "2.2.12-0.1~deb12u1",
+    "bash-doc": "5.2.15-2",
+    "ffmpeg-doc": "7:5.1.9-0+deb12u1",
+    "developers-reference": "12.18",
+    "texlive-latex-recommended-doc": "2022.20230122-3",
+}
 EXPECTED = {
     "manual.html": "54b008cd0ed75781ee6c540970c42c9fb06d7c78f9cee46eeb05f08366989375",
     "bashref.pdf": "104971d389c0b9b7a261b0b3070a53b0d8cce6db1ffddefcc8423ddda92acd87",
@@ -63,9 +70,11 @@ EXPECTED = {
 def _debs(work: Path) -> list[Path]:
     found = []
     for package, paths in PACKAGES.items():
-        if not list(work.glob(f"{package}_*.deb")):
-            subprocess.run(["apt-get", "download", package], cwd=work, check=True)
-        deb = next(work.glob(f"{package}_*.deb"))
+        version = VERSIONS[package].split(":")[-1]  # a file name leaves the epoch out
+        if not [d for d in work.glob(f"{package}_*.deb") if version in d.name]:
+            wanted = f"{package}={VERSIONS[package]}"
+            subprocess.run(["apt-get", "download", wanted], cwd=work, check=True)
+        deb = next(d for d in work.glob(f"{package}_*.deb") if version in d.name)
         subprocess.run(["dpkg", "-x", str(deb), str(work / "pkg")], check=True)
         found += [work / "pkg" / p for p in ([paths] if isinstance(paths, str) else paths)]
     return found

@@ -127,3 +127,53 @@ def test_a_heading_question_is_answered_from_the_passage_that_says_it_not_the_be
     reading = Reading((Span("x", 0, 7, "Proxies", "Proxies are read.", 0, 0.9),), 0.1)
     said = _under_heading("version", "Which release added brotli decoding?", reading, passages)
     assert said is not None and said.passage_id == "y" and said.text == "1.9" and said.heading
+
+
+def test_a_question_that_names_a_release_is_read_over_the_entries_under_it():
+    from ragteam.reader.headings import under_release
+
+    passages = [
+        _under("a", ("Changelog", "0.12.0", "Changed"), "Switched to private module names."),
+        _under("b", ("Changelog", "0.23.0", "Changed"), "Use utf-8 as the default charset."),
+        _under("c", ("Changelog", "v0.23.0", "Fixed"), "Empty query parameters are kept."),
+    ]
+    named = under_release("What default charset did it switch to in 0.23.0?", passages)
+    assert [p.id for p in named] == ["b", "c"]
+    assert under_release("What did it switch to in 9.9.9?", passages) == passages  # none: all
+    assert under_release("What did it switch to?", passages) == passages
+    assert under_release("What changed in 0.23?", passages) == passages  # not 0.23.0
+
+
+def test_a_release_named_in_a_question_is_answered_from_its_entries(tmp_path):
+    from ragteam import answer
+    from ragteam.retrieval import sync_folder
+    from ragteam.retrieval.index import IndexSettings
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "CHANGELOG.md").write_text(
+        "# Changelog\n\n## 0.23.0 (23rd May, 2022)\n\n### Changed\n\n"
+        "- Use utf-8 as the default character set for decoding responses.\n\n"
+        "## 0.12.0 (March 9th, 2020)\n\n### Changed\n\n"
+        "- The 0.12 release switches the default character set detection to chardet, "
+        "by switching to private module names.\n"
+    )
+    sync_folder(docs, tmp_path / "ix", index=IndexSettings(retriever="bm25"))
+    question = "What default character set did the library switch to in 0.23.0?"
+    asked = answer(question, index=tmp_path / "ix")
+    section = asked.evidence[0].place.section
+    assert asked.text == "utf-8" and any(h.startswith("0.23.0") for h in section), section
+    off = answer(question, index=tmp_path / "ix", options={"heading_answers": False})
+    assert off.text != "utf-8"  # without it, the reader reads the other release's entry
+
+
+def test_a_light_verb_of_the_question_does_not_choose_the_passage():
+    """ "made" is the rarest word of the question in the block, but says nothing of the entry
+    asked for: the entry that says the rest of the question comes first."""
+    passages = [
+        _under("a", ("17.1.0",), "It made it easier to define attributes."),
+        _under("b", ("21.3.0",), "Converters now run on attributes."),
+        *(_under(f"c{n}", (f"20.{n}.0",), "Converters run faster.") for n in range(3)),
+    ]
+    asked = "Which release made converters run on attributes?"
+    assert by_content(asked, passages)[0].id == "b"

@@ -8,7 +8,9 @@ first, whatever passage they head. Where a passage's text names a finer release 
 heading's version ("worked incorrectly prior to version 5.4.2" under "version 5.4"), that
 release is the answer. A rule on the question's grammar and the heading's shape, no
 threshold: the answer keeps the confidence of the words that found the passage, and says
-that it came from the heading (`Span.heading`) when it did."""
+that it came from the heading (`Span.heading`) when it did. A question that names a release
+("what did httpx switch to in 0.23.0?") is read over the passages under that release's
+heading alone (`under_release`), when any was retrieved."""
 
 from __future__ import annotations
 
@@ -41,6 +43,8 @@ _ASKS = (
     ("section", re.compile(_WH + r"(?:sub)?(?:section|heading)\b", re.I)),
 )
 _VERSION = re.compile(r"(?<![\w.])v?\d+(?:\.\d+)+[a-z]?\d*(?!\w|\.\w)")
+# verbs a question says nothing of its fact with ("which release made X run?")
+_LIGHT = stems("made make makes making do does did done get gets got")
 _CHAPTER = re.compile(r"^(?:chapter|appendix|part)\b|^\d+(?:\.\d+)*\.?\s", re.I)
 
 
@@ -52,14 +56,31 @@ def asks_heading(question: str) -> str | None:
 def by_content(question: str, passages: list[Passage]) -> list[Passage]:
     """`passages` ordered by how much of the question their text says (their order kept among
     equals): the sum, over the question's content words in the text, of log(1 + N / df), df
-    the passages of the N that say the word."""
-    asked = stems(question)
+    the passages of the N that say the word; verbs that say nothing of the fact ("which
+    release made X run") left out."""
+    asked = stems(question) - _LIGHT
     said = [stems(p.text) & asked for p in passages]
     df = Counter(w for words in said for w in words)
     weight = {w: math.log(1 + len(passages) / n) for w, n in df.items()}
     score = [sum(weight[w] for w in words) for words in said]
     order = sorted(range(len(passages)), key=lambda i: -score[i])
     return [passages[i] for i in order]
+
+
+def under_release(question: str, passages: list[Passage]) -> list[Passage]:
+    """The passages whose heading path names a release the question names ("what did httpx
+    switch to in 0.23.0?": the entries under "0.23.0"), all of them when none does."""
+    named = {m.group().lstrip("v") for m in _VERSION.finditer(question)}
+    if not named:
+        return passages
+    under = [
+        p
+        for p in passages
+        if p.locator is not None
+        and p.locator.section
+        and named & {m.group().lstrip("v") for m in _VERSION.finditer(heading_path(p))}
+    ]
+    return under or passages
 
 
 def heading_span(kind: str, passage: Passage, found: Span) -> Span | None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from ragteam.reader import Reader, Reading, Span, read_traced
 from ragteam.reader.columns import column_answer, keyed_answer
 from ragteam.reader.defaults import default_answer, named_default
-from ragteam.reader.headings import asks_heading, by_content, heading_span
+from ragteam.reader.headings import asks_heading, by_content, heading_span, under_release
 from ragteam.reader.lists import list_answer
 from ragteam.reader.polar import is_polar, polar_answer
 from ragteam.reader.tokens import code_answer
@@ -92,6 +92,8 @@ def answer_by_reading(
     id -> the passages before it in its document, nearest last (where a table it starts
     inside of has its header: `Index.neighbours`)."""
     top = EVIDENCE_KEPT * 4
+    if rules.headings:  # a release the question names: the entries under it
+        passages = under_release(question, passages)
     reading = read_traced(
         reader, trace, question, passages, top, rules.key_lines, rules.skip_echoes
     )
