@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from ragteam.reader.headings import releases
 from ragteam.reader.spans import Span
 from ragteam.reader.tokens import code_tokens
 from ragteam.reader.view import heading_path
@@ -35,9 +36,9 @@ _STATES = re.compile(
     r"\bdefault(?:\s+value)?\s*(?::|=|\bis\b)\s*|\bdefaults\s+to\s+",
     re.I,
 )
-_RELEASE = re.compile(r"(?<![\w.])\d+(?:\.\d+)+(?![\w.])")  # a release the question names
 # "=VALUE" after an entry's name in code, the value to the line's end
 _SET = re.compile(rf"\s*=\s*([^\s=][^\n]{{0,{MAX_VALUE}}}?)\s*(?:\n|$)")
+_ENTRY = re.compile(r"(?:^|\n\n)(\S+)(?=\n\n|$)")  # a paragraph of one word: an entry's name
 _VALUE = re.compile(r"[^\s)(;,][^)\n;]*?(?=\s*(?:\)|;|\n|\.\s|\.$|,\s|$))")
 
 
@@ -99,7 +100,7 @@ def named_default(question: str, passages: list[Passage], scores: dict[str, floa
     as code, or no passage states one for it."""
     if not asks_default(question):
         return None
-    versions = _RELEASE.findall(question)  # "back in version 1.00": another release's default
+    versions = releases(question)  # "back in version 1.00": another release's default
     for name in {t for _, t in code_tokens(question)}:
         mention = re.compile(rf"(?<![\w\\-]){re.escape(name)}(?![\w-])", re.I)
         headed = [p for p in passages if mention.search(heading_path(p).split(" > ")[-1])]
@@ -123,7 +124,7 @@ def _stated_after(passage: Passage, at: int, name: str) -> tuple[Passage, int, i
     characters and before the next entry's name (a paragraph that is one code token alone)."""
     text = passage.text
     end = min(len(text), at + AFTER)
-    for entry in re.finditer(r"(?:^|\n\n)([^\s]+)(?=\n\n|$)", text[at + len(name) : end]):
+    for entry in _ENTRY.finditer(text[at + len(name) : end]):
         if code_tokens(entry.group(1)):
             end = at + len(name) + entry.start()
             break

@@ -67,18 +67,21 @@ def by_content(question: str, passages: list[Passage]) -> list[Passage]:
     return [passages[i] for i in order]
 
 
+def releases(text: str) -> set[str]:
+    """The releases `text` names ("5.4.2", "v0.23.0" as "0.23.0")."""
+    return {m.group().lstrip("v") for m in _VERSION.finditer(text)}
+
+
 def under_release(question: str, passages: list[Passage]) -> list[Passage]:
     """The passages whose heading path names a release the question names ("what did httpx
     switch to in 0.23.0?": the entries under "0.23.0"), all of them when none does."""
-    named = {m.group().lstrip("v") for m in _VERSION.finditer(question)}
+    named = releases(question)
     if not named:
         return passages
     under = [
         p
         for p in passages
-        if p.locator is not None
-        and p.locator.section
-        and named & {m.group().lstrip("v") for m in _VERSION.finditer(heading_path(p))}
+        if p.locator is not None and p.locator.section and named & releases(heading_path(p))
     ]
     return under or passages
 

@@ -56,7 +56,8 @@ class Rules:
     """How a reading becomes an answer, beyond the reader's best span (each measured in
     docs/benchmarks.md): `key_lines`, a passage of lines read again as the line the question
     singles out (`ragteam.reader.view`); `headings`, "which version, chapter or section" by
-    the heading the best passage stands under (`ragteam.reader.headings`); `skip_echoes`, no
+    the heading the passage saying the question stands under, and a release the question names
+    read over the entries under it (`ragteam.reader.headings`); `skip_echoes`, no
     span of the question's own words alone (`ragteam.reader.bounds`); `columns`, a best span
     in a table row by the cell of the column asked for (`ragteam.reader.columns`); `codes`,
     "which option, command or file" by the first code token the question does not hold among
