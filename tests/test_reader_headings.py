@@ -142,6 +142,13 @@ def test_a_question_that_names_a_release_is_read_over_the_entries_under_it():
     assert under_release("What did it switch to in 9.9.9?", passages) == passages  # none: all
     assert under_release("What did it switch to?", passages) == passages
     assert under_release("What changed in 0.23?", passages) == passages  # not 0.23.0
+    history = [
+        _under("h", ("Version history",), "So a new regular release 3.0 could be built."),
+        _under("k", ("Compatibility", "caption v3.0"), "Only this check was added."),
+        _under("m", ("Version history",), "The 2.0 side-version was made public."),
+    ]
+    named = under_release("Who helped build release 3.0?", history)
+    assert [p.id for p in named] == ["h", "k"]  # the text naming it counts as its heading does
 
 
 def test_a_release_named_in_a_question_is_answered_from_its_entries(tmp_path):

@@ -10,7 +10,7 @@ release is the answer. A rule on the question's grammar and the heading's shape,
 threshold: the answer keeps the confidence of the words that found the passage, and says
 that it came from the heading (`Span.heading`) when it did. A question that names a release
 ("what did httpx switch to in 0.23.0?") is read over the passages under that release's
-heading alone (`under_release`), when any was retrieved."""
+heading or naming it in their text alone (`under_release`), when any was retrieved."""
 
 from __future__ import annotations
 
@@ -73,15 +73,17 @@ def releases(text: str) -> set[str]:
 
 
 def under_release(question: str, passages: list[Passage]) -> list[Passage]:
-    """The passages whose heading path names a release the question names ("what did httpx
-    switch to in 0.23.0?": the entries under "0.23.0"), all of them when none does."""
+    """The passages whose heading path or text names a release the question names ("what did
+    httpx switch to in 0.23.0?": the entries under "0.23.0"; "who helped build release 3.0?":
+    the history saying "a new regular release 3.0"), all of them when none does."""
     named = releases(question)
     if not named:
         return passages
     under = [
         p
         for p in passages
-        if p.locator is not None and p.locator.section and named & releases(heading_path(p))
+        if named & releases(p.text)
+        or (p.locator is not None and p.locator.section and named & releases(heading_path(p)))
     ]
     return under or passages
 
