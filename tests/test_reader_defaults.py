@@ -6,7 +6,13 @@ from __future__ import annotations
 import pytest
 
 from ragteam.locator import Locator
-from ragteam.reader.defaults import asks_default, default_answer, named_default, stated_defaults
+from ragteam.reader.defaults import (
+    asks_default,
+    default_answer,
+    named_default,
+    said_default,
+    stated_defaults,
+)
 from ragteam.types import Passage, Span
 
 
@@ -22,6 +28,10 @@ from ragteam.types import Passage, Span
             ["on_setattr=[a.convert, a.validate]"],
         ),
         ("It is off by default, and nothing says what it is.", []),
+        ("The default server when using instaweb is lighttpd.", ["lighttpd"]),
+        ("to change the default epsilon limit (1e-5) to detect it", ["1e-5"]),
+        ("The columns default to the rows, which defaults to 10.", ["10"]),
+        ("The default behaviour of the command when the file is missing is", []),
     ],
 )
 def test_the_values_a_default_is_stated_as(text, values):
@@ -168,3 +178,70 @@ def test_a_default_asked_of_another_release_is_not_the_one_stated_without_it():
     in_it = [_entry("k", "3 Use", text.replace("defaults", "in version 1.00 defaults"))]
     said = named_default(asked, in_it, {})
     assert said is not None and said.text == "0.5 em"
+
+
+@pytest.mark.parametrize(
+    "question, asks",
+    [
+        ("How many rows does the grid have if I don't specify it?", True),
+        ("Which port is used when not specified?", True),
+        ("What is used if unspecified?", True),
+        ("What does -q do by default?", True),
+        ("How many rows does the grid have?", False),
+        ("Which option did you specify?", False),
+    ],
+)
+def test_a_default_is_asked_for_in_other_words(question, asks):
+    assert asks_default(question) is asks
+
+
+GRID = (
+    "Up to three parameters can be given: the number of rows, the number of columns and the "
+    "norm. The plot takes them in order. The number of columns defaults to the number of rows, "
+    "which defaults to 10."
+)
+FIT = (
+    "The limit abs option imposes an absolute limit and defaults to zero. The limit option "
+    "can be used to change the default epsilon limit (1e-5) to detect convergence."
+)
+
+
+def _reading(passages, words):
+    """The reader's best span: `words` in the first passage."""
+    text = passages[0].text
+    at = text.index(words)
+    return Span(passages[0].id, at, at + len(words), words, words, at, 0.2)
+
+
+@pytest.mark.parametrize(
+    "question, passages, best, expected",
+    [
+        # the best span states no default; the one stated with the question's words, a number
+        ("How many rows does the grid have if I don't specify it?", [_entry("g", "Grid", GRID)],
+         "number of rows", "10"),
+        # the best span is another option's default: the one whose sentence says the question
+        ("What is the default epsilon limit to detect convergence?", [_entry("f", "Fit", FIT)],
+         "zero", "1e-5"),
+        # the default asked for stands in a passage the reader ranked second
+        ("What web server does instaweb use by default?",
+         [_entry("b", "web.browser", "Specify a web browser that may be used."),
+          _entry("i", "instaweb", "The default server when using instaweb is lighttpd.")],
+         "web browser", "lighttpd"),
+        # a statement the question rules out ("(not eps)") is not the one asked for
+        ("What is the default size of postscript output (not eps)?",
+         [_entry("g", "Postscript", "The default size for postscript output is 10 x 7 inches. "
+                 "The default for eps output is 5 x 3.5 inches.")],
+         "5 x 3.5 inches", "10 x 7 inches"),
+        # no stated default says more of the question than the best span's own does: it stands
+        ("What is the default limit abs?", [_entry("f", "Fit", FIT)], "zero", None),
+        ("How many rows does the grid have?", [_entry("g", "Grid", GRID)], "number of rows", None),
+    ],
+)  # fmt: skip
+def test_the_default_said_with_most_of_the_question_s_words(question, passages, best, expected):
+    scores = {"g": 0.2, "f": 0.2, "b": 0.2, "i": 0.4}  # the reader's best in each passage
+    said = said_default(question, passages, scores, _reading(passages, best))
+    assert (said.text if said else None) == expected
+    if said is not None:
+        text = next(p.text for p in passages if p.id == said.passage_id)
+        assert text[said.start : said.end] == said.text and said.text in said.sentence
+        assert said.score == scores[said.passage_id]

@@ -97,7 +97,7 @@ def _row_named(text: str, body: list[Row], asked: set[str], own: int | None) -> 
     held = [asked & stems(text[r.start : r.end]) for r in body]
     on = {w: sum(w in h for h in held) for w in asked}
     weight = {w: math.log(1 + len(held) / n) for w, n in on.items() if n}
-    scores = [sum(weight.get(w, 0.0) for w in h) for h in held]
+    scores = [math.fsum(weight.get(w, 0.0) for w in h) for h in held]  # fsum: any set order
     best = max(scores, default=0.0)
     return scores.index(best) if best > 0 else None
 

@@ -16,29 +16,49 @@ none is stated, the value the entry is set to in code ("\\heavyrulewidth=.08em")
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
 from dataclasses import replace
 
-from ragteam.reader.headings import releases
+from ragteam.reader.headings import LIGHT_VERBS, releases
 from ragteam.reader.spans import Span
 from ragteam.reader.tokens import code_tokens
 from ragteam.reader.view import heading_path
-from ragteam.text import sentence_around
+from ragteam.text import sentence_around, stems
 from ragteam.types import Passage
 
 BEFORE = 300  # characters before the best span where its entry's default may stand
 AFTER = 600  # characters after an entry's name where its default may stand
 MAX_VALUE = 60  # characters: a longer "value" is a sentence, not a setting's default
-_ASKS = re.compile(r"\bdefault(?:s|ed)?\b", re.I)
+# "by default", "the default X", and the ways of saying it without the word ("if I don't
+# specify it", "when omitted", "if unspecified")
+_ASKS = re.compile(
+    r"\bdefault(?:s|ed)?\b|\bif (?:i|you|we|one) (?:do not|don't|dont|does not|doesn't) "
+    r"(?:specify|set|give|pass|choose|say)\b|\bif (?:not |un)(?:specified|set|given)\b|"
+    r"\bwhen (?:omitted|not (?:specified|set|given))\b|\bwithout (?:specifying|setting)\b",
+    re.I,
+)
 # "(Default: none)", "Default: 10", "default value: x", "The default (value) is x", "defaults
-# to x"; the value runs to a closing bracket, a semicolon, a line's end or a full stop
+# to x", "The default server when using instaweb is x" (up to five words between), "the default
+# epsilon limit (x)" (up to three)
 _STATES = re.compile(
-    r"\bdefault(?:\s+value)?\s*(?::|=|\bis\b)\s*|\bdefaults\s+to\s+",
+    r"\bdefault(?:\s+value)?\s*(?::|=|\bis\b)\s*|\bdefaults\s+to\s+|"
+    r"\bdefault\s+(?:(?!is\b|are\b)[\w-]+\s+){1,5}?(?:is|are)\s+|"
+    r"\bdefault\s+(?:[\w-]+\s+){0,3}?\(\s*",
     re.I,
 )
 # "=VALUE" after an entry's name in code, the value to the line's end
 _SET = re.compile(rf"\s*=\s*([^\s=][^\n]{{0,{MAX_VALUE}}}?)\s*(?:\n|$)")
+_SAYS_NOTHING = LIGHT_VERBS | stems("default defaults value use uses")
+# "(not eps)", "except eps", "other than eps": a word whose statement is not the one asked for
+_RULED_OUT = re.compile(
+    r"(?:\((?:not|except|excluding)|\b(?:except|excluding|other than))\s+([\w.-]+)", re.I
+)
+_HOW_MUCH = re.compile(r"\bhow (?:many|much|big|large|long|wide|high|tall|small|often)\b", re.I)
+_NUMBER = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve)\b", re.I)
 _ENTRY = re.compile(r"(?:^|\n\n)(\S+)(?=\n\n|$)")  # a paragraph of one word: an entry's name
+# the value runs to a closing bracket, a semicolon, a line's end, a comma or a full stop
 _VALUE = re.compile(r"[^\s)(;,][^)\n;]*?(?=\s*(?:\)|;|\n|\.\s|\.$|,\s|$))")
 
 
@@ -67,6 +87,68 @@ def _closed(text: str, start: int, end: int) -> int:
             at = text.find(closing, end, start + MAX_VALUE + 1)
             end = at + 1 if at >= 0 else end
     return end
+
+
+def said_default(
+    question: str, passages: list[Passage], scores: dict[str, float], best: Span | None
+) -> Span | None:
+    """The default stated among `passages` whose words say most of the question (its
+    sentence and its passage's innermost heading: `_context`; IDF-weighted
+    over the passages, "default" and light verbs aside), where they say more of it than the
+    words of the answer so far do (the default of the best span's entry, `default_answer`,
+    else the best span; as many, where that span states no default); that answer otherwise
+    (None: the best span stands). A question
+    asking how many, how big or how long takes only values with a number."""
+    if not asks_default(question) or best is None or best.kind != "span" or best.heading:
+        return None
+    by_id = {p.id: p for p in passages}
+    numeric = _HOW_MUCH.search(question) is not None
+    entry = default_answer(question, by_id[best.passage_id].text, best)
+    if entry is not None and numeric and not _NUMBER.search(entry.text):
+        entry = None  # "how many rows": not "defaults to the number of rows"
+    asked = stems(_ASKS.sub(" ", question)) - _SAYS_NOTHING  # not the words asking for it
+    ruled_out = {w for m in _RULED_OUT.finditer(question) for w in stems(m.group(1))}
+    asked -= ruled_out
+    df = Counter(w for p in passages for w in stems(p.text) & asked)
+    weight = {w: math.log(1 + len(passages) / n) for w, n in df.items()}
+
+    def says(passage: Passage, lo: int, hi: int) -> float:
+        words = stems(_context(passage, lo, hi))
+        against = len(words & ruled_out) * max(weight.values(), default=0.0)
+        return math.fsum(weight.get(w, 0.0) for w in words & asked) - against
+
+    stated = [
+        (says(p, lo, hi), p, lo, hi)
+        for p in passages
+        for lo, hi in stated_defaults(p.text)
+        if not numeric or _NUMBER.search(p.text[lo:hi])
+    ]
+    if not stated:
+        return entry
+    so_far = entry or best
+    top, passage, lo, hi = max(stated, key=lambda c: c[0])
+    standing = says(by_id[so_far.passage_id], so_far.start, so_far.end)
+    is_stated = entry is not None or any(
+        p.id == best.passage_id and lo_ <= best.start < hi_ for _, p, lo_, hi_ in stated
+    )
+    if top <= 0 or top < standing or (is_stated and top == standing):
+        return entry  # a stated default wins a tie only over a span that states none
+    text = passage.text
+    start, end = sentence_around(text, lo, hi)
+    score = scores.get(passage.id, 0.0)
+    return Span(passage.id, lo, hi, text[lo:hi], text[start:end], start, score)
+
+
+def _context(passage: Passage, lo: int, hi: int) -> str:
+    """The words a default at [lo, hi) of `passage` is stated with: its passage's innermost
+    heading and its sentence, and the sentence before where its own names nothing but the
+    value ("... set the size of the text block. The default is 79 by 24.")."""
+    text = passage.text
+    start, end = sentence_around(text, lo, hi)
+    own = text[start:lo] + " " + text[hi:end]
+    if start and not stems(own) - _SAYS_NOTHING:
+        start = sentence_around(text, max(0, start - 2), max(0, start - 1))[0]
+    return heading_path(passage).split(" > ")[-1] + " " + text[start:end]
 
 
 def default_answer(question: str, text: str, best: Span) -> Span | None:

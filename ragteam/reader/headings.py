@@ -44,7 +44,7 @@ _ASKS = (
 )
 _VERSION = re.compile(r"(?<![\w.])v?\d+(?:\.\d+)+[a-z]?\d*(?!\w|\.\w)")
 # verbs a question says nothing of its fact with ("which release made X run?")
-_LIGHT = stems("made make makes making do does did done get gets got")
+LIGHT_VERBS = stems("made make makes making do does did done get gets got")
 _CHAPTER = re.compile(r"^(?:chapter|appendix|part)\b|^\d+(?:\.\d+)*\.?\s", re.I)
 
 
@@ -58,11 +58,11 @@ def by_content(question: str, passages: list[Passage]) -> list[Passage]:
     equals): the sum, over the question's content words in the text, of log(1 + N / df), df
     the passages of the N that say the word; verbs that say nothing of the fact ("which
     release made X run") left out."""
-    asked = stems(question) - _LIGHT
+    asked = stems(question) - LIGHT_VERBS
     said = [stems(p.text) & asked for p in passages]
     df = Counter(w for words in said for w in words)
     weight = {w: math.log(1 + len(passages) / n) for w, n in df.items()}
-    score = [sum(weight[w] for w in words) for words in said]
+    score = [math.fsum(weight[w] for w in words) for words in said]  # fsum: any set order
     order = sorted(range(len(passages)), key=lambda i: -score[i])
     return [passages[i] for i in order]
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 from ragteam.reader import Reader, Reading, Span, read_traced
 from ragteam.reader.columns import column_answer, keyed_answer
-from ragteam.reader.defaults import default_answer, named_default
+from ragteam.reader.defaults import named_default, said_default
 from ragteam.reader.headings import asks_heading, by_content, heading_span, under_release
 from ragteam.reader.lists import list_answer
 from ragteam.reader.polar import is_polar, polar_answer
@@ -145,8 +145,8 @@ def _ruled(
         return said
     if said is None and rules.defaults:  # the entry the question names, then the best span's
         said = named_default(question, *_ranked(reading, passages))
-    if said is None and rules.defaults and best is not None:
-        said = default_answer(question, by_id[best.passage_id].text, best)
+    if said is None and rules.defaults:  # the default said with most of the question's words
+        said = said_default(question, *_ranked(reading, passages), best)
     if rules.codes and (token := code_answer(question, reading, said)) is not None:
         said = token
     so_far = said if said is not None else best

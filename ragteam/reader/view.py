@@ -114,7 +114,7 @@ def key_line(text: str, question: str) -> tuple[str, int, int] | None:
     held = [asked & set(re.findall(r"\w+", text[a:b].lower())) for a, b in lines]
     on = {w: sum(w in h for h in held) for w in asked}
     weight = {w: math.log(1 + len(lines) / n) for w, n in on.items() if 0 < n < len(lines)}
-    scores = [sum(weight.get(w, 0.0) for w in h) for h in held]
+    scores = [math.fsum(weight.get(w, 0.0) for w in h) for h in held]  # fsum: any set order
     first = text[lines[0][0] : lines[0][1]][:MAX_HEADING]
     if " | " in first:
         scores[0] = 0.0  # a table's header row names columns, not a row
