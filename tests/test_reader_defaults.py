@@ -245,3 +245,18 @@ def test_the_default_said_with_most_of_the_question_s_words(question, passages, 
         text = next(p.text for p in passages if p.id == said.passage_id)
         assert text[said.start : said.end] == said.text and said.text in said.sentence
         assert said.score == scores[said.passage_id]
+
+
+def test_a_default_whose_value_stands_in_a_paragraph_of_its_own_is_its_entry_s():
+    """HTML's `<code>` value converted into a paragraph of its own: the statement begins in
+    the best span's paragraph, so it is that entry's default."""
+    text = (
+        "set errorcolor fgcolor,bgcolor\n\nUse this color combination for the status bar when "
+        "an error message is displayed. The default value is\n\nbold,white,red\n\n. See\n\n"
+        "set keycolor fgcolor,bgcolor\n\nUse this color combination. The default is black."
+    )
+    at = text.index("color combination")
+    best = Span("p", at, at + 17, "color combination", "Use this ...", at, 0.5)
+    said = default_answer("What colours does the status bar use by default?", text, best)
+    assert said is not None and said.text == "bold,white,red" and said.score == 0.5
+    assert said.sentence.startswith("The default value is")

@@ -68,6 +68,13 @@ def asks_default(question: str) -> bool:
 
 def stated_defaults(text: str) -> list[tuple[int, int]]:
     """(start, end) in `text` of each value a default is stated as."""
+    return [(lo, hi) for _, lo, hi in statements(text)]
+
+
+def statements(text: str) -> list[tuple[int, int, int]]:
+    """(said, start, end) of each default `text` states: where its statement begins ("The
+    default value is"), and the value's extent (which may stand in a paragraph of its own, as
+    a converted `<code>` value does: "The default value is\n\nbold,white,red")."""
     found = []
     for m in _STATES.finditer(text):
         value = _VALUE.match(text, m.end())
@@ -75,7 +82,7 @@ def stated_defaults(text: str) -> list[tuple[int, int]]:
             continue
         end = _closed(text, value.start(), value.end())
         if 0 < end - value.start() <= MAX_VALUE:
-            found.append((value.start(), end))
+            found.append((m.start(), value.start(), end))
     return found
 
 
@@ -112,39 +119,40 @@ def said_default(
     df = Counter(w for p in passages for w in stems(p.text) & asked)
     weight = {w: math.log(1 + len(passages) / n) for w, n in df.items()}
 
-    def says(passage: Passage, lo: int, hi: int) -> float:
-        words = stems(_context(passage, lo, hi))
+    def says(passage: Passage, said: int, lo: int, hi: int) -> float:
+        words = stems(_context(passage, said, lo, hi))
         against = len(words & ruled_out) * max(weight.values(), default=0.0)
         return math.fsum(weight.get(w, 0.0) for w in words & asked) - against
 
     stated = [
-        (says(p, lo, hi), p, lo, hi)
+        (says(p, said, lo, hi), p, said, lo, hi)
         for p in passages
-        for lo, hi in stated_defaults(p.text)
+        for said, lo, hi in statements(p.text)
         if not numeric or _NUMBER.search(p.text[lo:hi])
     ]
     if not stated:
         return entry
     so_far = entry or best
-    top, passage, lo, hi = max(stated, key=lambda c: c[0])
-    standing = says(by_id[so_far.passage_id], so_far.start, so_far.end)
+    top, passage, said, lo, hi = max(stated, key=lambda c: c[0])
+    standing = says(by_id[so_far.passage_id], so_far.sentence_start, so_far.start, so_far.end)
     is_stated = entry is not None or any(
-        p.id == best.passage_id and lo_ <= best.start < hi_ for _, p, lo_, hi_ in stated
+        p.id == best.passage_id and lo_ <= best.start < hi_ for _, p, _, lo_, hi_ in stated
     )
     if top <= 0 or top < standing or (is_stated and top == standing):
         return entry  # a stated default wins a tie only over a span that states none
     text = passage.text
-    start, end = sentence_around(text, lo, hi)
+    start, end = sentence_around(text, said, hi)
     score = scores.get(passage.id, 0.0)
     return Span(passage.id, lo, hi, text[lo:hi], text[start:end], start, score)
 
 
-def _context(passage: Passage, lo: int, hi: int) -> str:
-    """The words a default at [lo, hi) of `passage` is stated with: its passage's innermost
-    heading and its sentence, and the sentence before where its own names nothing but the
-    value ("... set the size of the text block. The default is 79 by 24.")."""
+def _context(passage: Passage, said: int, lo: int, hi: int) -> str:
+    """The words a default at [lo, hi) of `passage`, stated from `said` on, is stated with:
+    its passage's innermost heading and its sentence, and the sentence before where its own
+    names nothing but the value ("... set the size of the text block. The default is 79 by
+    24.")."""
     text = passage.text
-    start, end = sentence_around(text, lo, hi)
+    start, end = sentence_around(text, min(said, lo), hi)
     own = text[start:lo] + " " + text[hi:end]
     if start and not stems(own) - _SAYS_NOTHING:
         start = sentence_around(text, max(0, start - 2), max(0, start - 1))[0]
@@ -158,18 +166,20 @@ def default_answer(question: str, text: str, best: Span) -> Span | None:
     that value."""
     if not asks_default(question) or best.kind != "span" or best.heading:
         return None
-    values = stated_defaults(text)
+    stated = statements(text)  # where each statement begins: its paragraph is the entry's
+    if any(
+        lo <= best.start < hi and best.text.strip(".,;: ") in text[lo:hi] for _, lo, hi in stated
+    ):
+        return None  # the reader's span is (part of) a stated value already: its extent stands
     paragraph_end = text.find("\n\n", best.start)
     paragraph_end = len(text) if paragraph_end < 0 else paragraph_end
-    after = [v for v in values if best.start <= v[0] < paragraph_end]
-    before = [v for v in values if best.start - BEFORE <= v[0] < best.start]
+    after = [v for v in stated if best.start <= v[0] < paragraph_end]
+    before = [v for v in stated if best.start - BEFORE <= v[0] < best.start]
     chosen = after[0] if after else before[-1] if before else None
     if chosen is None:
         return None
-    lo, hi = chosen
-    if lo <= best.start < hi and best.text.strip(".,;: ") in text[lo:hi]:
-        return None  # the reader's span is (part of) that value already: its extent stands
-    start, end = sentence_around(text, lo, hi)
+    said, lo, hi = chosen
+    start, end = sentence_around(text, said, hi)
     return replace(
         best, start=lo, end=hi, text=text[lo:hi], sentence=text[start:end], sentence_start=start
     )
