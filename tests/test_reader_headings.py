@@ -170,6 +170,9 @@ def test_a_release_named_in_a_question_is_answered_from_its_entries(tmp_path):
     asked = answer(question, index=tmp_path / "ix")
     section = asked.evidence[0].place.section
     assert asked.text == "utf-8" and any(h.startswith("0.23.0") for h in section), section
+    reads = [s for s in asked.trace.steps if s.kind == "read"]
+    whole, named = reads[-2], reads[-1]  # all it found, then the release's entries alone
+    assert len(named.input["passages"]) < len(whole.input["passages"])
     off = answer(question, index=tmp_path / "ix", options={"heading_answers": False})
     assert off.text != "utf-8"  # without it, the reader reads the other release's entry
 
@@ -184,3 +187,43 @@ def test_a_light_verb_of_the_question_does_not_choose_the_passage():
     ]
     asked = "Which release made converters run on attributes?"
     assert by_content(asked, passages)[0].id == "b"
+
+
+class _Scripted:
+    """A reader whose answerability head says "no answer" only over fewer than three
+    passages, its best span the first passage's first word (control flow only: the real
+    reader is read in the test above)."""
+
+    identity = "scripted"
+    calibration = type("C", (), {"abstain": 0.5})()
+
+    def read(self, question, passages, top=5, key_lines=False, skip_echoes=False):  # noqa: ANN001, ANN201
+        from ragteam.reader.spans import Reading, Span
+
+        first = passages[0]
+        word = first.text.split()[0]
+        span = Span(first.id, 0, len(word), word, first.text, 0, 0.9)
+        return Reading((span,), 0.1 if len(passages) >= 3 else 0.9)
+
+    def confidence(self, reading, span, passages):  # noqa: ANN001, ANN201
+        return 0.8
+
+
+def test_whether_a_release_s_entries_hold_the_answer_is_judged_over_all_it_found():
+    from ragteam.reader.roles import Rules, answer_by_reading
+    from ragteam.trace import Trace
+
+    passages = [
+        _under("a", ("Changelog", "0.12.0"), "chardet switched to private module names."),
+        _under("b", ("Changelog", "0.23.0"), "utf-8 is the default charset."),
+        _under("c", ("Changelog", "0.20.0"), "brotli decoding is supported."),
+    ]
+    trace = Trace()
+    said = answer_by_reading(
+        "What charset did it switch to in 0.23.0?", passages, trace, "read", _Scripted(),
+        Rules(headings=True),
+    )  # fmt: skip
+    reads = [s for s in trace.steps if s.kind == "read"]
+    assert [len(s.input["passages"]) for s in reads] == [3, 1]
+    assert said is not None and said.text == "utf-8"  # from the release's entry
+    assert said.evidence[0].answerable  # "no answer" over the one entry (0.9) not taken

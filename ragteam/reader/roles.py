@@ -93,11 +93,15 @@ def answer_by_reading(
     id -> the passages before it in its document, nearest last (where a table it starts
     inside of has its header: `Index.neighbours`)."""
     top = EVIDENCE_KEPT * 4
-    if rules.headings:  # a release the question names: the entries under it
-        passages = under_release(question, passages)
+    named = under_release(question, passages) if rules.headings else passages
     reading = read_traced(
         reader, trace, question, passages, top, rules.key_lines, rules.skip_echoes
     )
+    if len(named) < len(passages):  # a release the question names: its entries answer it,
+        narrowed = read_traced(  # whether an answer was found is judged over all it found
+            reader, trace, question, named, top, rules.key_lines, rules.skip_echoes
+        )
+        reading, passages = replace(narrowed, no_answer=reading.no_answer), named
     said = _ruled(question, reading, passages, rules, earlier)
     if said is not None:  # a rule's answer first, the spans read after it
         others = tuple(s for s in reading.spans if s is not said)
