@@ -171,7 +171,7 @@ def test_a_release_named_in_a_question_is_answered_from_its_entries(tmp_path):
     section = asked.evidence[0].place.section
     assert asked.text == "utf-8" and any(h.startswith("0.23.0") for h in section), section
     reads = [s for s in asked.trace.steps if s.kind == "read"]
-    whole, named = reads[-2], reads[-1]  # all it found, then the release's entries alone
+    named, whole = reads[-2], reads[-1]  # the release's entries alone, then all it found
     assert len(named.input["passages"]) < len(whole.input["passages"])
     off = answer(question, index=tmp_path / "ix", options={"heading_answers": False})
     assert off.text != "utf-8"  # without it, the reader reads the other release's entry
@@ -224,6 +224,6 @@ def test_whether_a_release_s_entries_hold_the_answer_is_judged_over_all_it_found
         Rules(headings=True),
     )  # fmt: skip
     reads = [s for s in trace.steps if s.kind == "read"]
-    assert [len(s.input["passages"]) for s in reads] == [3, 1]
+    assert [len(s.input["passages"]) for s in reads] == [1, 3]
     assert said is not None and said.text == "utf-8"  # from the release's entry
     assert said.evidence[0].answerable  # "no answer" over the one entry (0.9) not taken

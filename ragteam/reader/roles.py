@@ -94,14 +94,12 @@ def answer_by_reading(
     inside of has its header: `Index.neighbours`)."""
     top = EVIDENCE_KEPT * 4
     named = under_release(question, passages) if rules.headings else passages
-    reading = read_traced(
-        reader, trace, question, passages, top, rules.key_lines, rules.skip_echoes
-    )
-    if len(named) < len(passages):  # a release the question names: its entries answer it,
-        narrowed = read_traced(  # whether an answer was found is judged over all it found
-            reader, trace, question, named, top, rules.key_lines, rules.skip_echoes
-        )
-        reading, passages = replace(narrowed, no_answer=reading.no_answer), named
+    reading = read_traced(reader, trace, question, named, top, rules.key_lines, rules.skip_echoes)
+    if len(named) < len(passages):  # a release the question names: its entries answer it;
+        whole = read_traced(  # whether an answer was found is judged over all it found (the
+            reader, trace, question, passages, top, rules.key_lines, rules.skip_echoes
+        )  # last reading, as `--abstain`'s threshold was fitted on: bench/abstain_fit.py)
+        reading, passages = replace(reading, no_answer=whole.no_answer), named
     said = _ruled(question, reading, passages, rules, earlier)
     if said is not None:  # a rule's answer first, the spans read after it
         others = tuple(s for s in reading.spans if s is not said)
