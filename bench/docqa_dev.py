@@ -85,10 +85,12 @@ def one(index, q: dict, strategy: str, options: dict[str, str]) -> dict:  # noqa
         and all(s.supported for s in result.support.sentences),
         "sure": result.support.sure if result.support is not None else None,
         "confidence": evidence.score if evidence is not None else None,
-        # the answerability head's "no answer" over the passages first read (the trace's
-        # first reading), what `--abstain`'s threshold is compared with
+        # the answerability head's "no answer" over every passage the answer was read from
+        # (the trace's last reading), what `--abstain`'s threshold is compared with and fitted
+        # on (bench/abstain_fit.py); runs before §64 recorded the first reading's
         "no_answer": next(
-            (s.output["no_answer"] for s in result.trace.steps if s.kind == "read"), None
+            (s.output["no_answer"] for s in reversed(result.trace.steps) if s.kind == "read"),
+            None,
         ),
         "seconds": round(seconds, 3),
     }
