@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
 
 from ragteam.metrics import normalize_answer
 
@@ -80,3 +83,17 @@ def _stem(word: str) -> str:
         return word
     word = _SUFFIX.sub("", word)
     return word[:-1] if len(word) > 3 and word.endswith("e") else word
+
+
+def rarity(held: list[set[str]], everywhere: bool = True) -> dict[str, float]:
+    """Each word of the sets in `held` weighed log(1 + N / n), n of the N sets holding it: a
+    word few hold says more (a word every set holds left out unless `everywhere`)."""
+    counts = Counter(w for words in held for w in words)
+    n_sets = len(held)
+    return {w: math.log(1 + n_sets / n) for w, n in counts.items() if everywhere or n < n_sets}
+
+
+def weighed(words: Iterable[str], weight: Mapping[str, float]) -> float:
+    """The weights of `words` summed exactly (`math.fsum`: the same sum whatever order a set
+    gives its words, so a tie between two sets of the same words is a tie)."""
+    return math.fsum(weight.get(w, 0.0) for w in words)

@@ -44,3 +44,16 @@ def test_the_word_weighing_rules_choose_alike_under_any_hash_seed():
     lines, ordered = seen[0]
     assert all(lines)  # each text's two lines of the same words tie: no key line
     assert all(o[:2] == ["p0", "p2"] for o in ordered)  # the tie keeps the passages' order
+
+
+def test_a_word_s_weight_is_its_rarity_among_the_sets():
+    import math
+
+    from ragteam.text import rarity, weighed
+
+    held = [{"easter", "egg"}, {"egg"}, {"egg", "help"}]
+    assert rarity(held) == {"egg": math.log(2), "easter": math.log(4), "help": math.log(4)}
+    assert rarity(held, everywhere=False) == {"easter": math.log(4), "help": math.log(4)}
+    assert rarity([]) == {}
+    weight = rarity(held)
+    assert weighed({"easter", "egg", "unknown"}, weight) == math.log(4) + math.log(2)

@@ -15,13 +15,12 @@ that found the row, and cites the same passage."""
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ragteam.reader.spans import Span
-from ragteam.text import bare, stems
+from ragteam.text import bare, rarity, stems, weighed
 from ragteam.types import Passage
 
 SEPARATOR = " | "
@@ -95,9 +94,8 @@ def _row_named(text: str, body: list[Row], asked: set[str], own: int | None) -> 
     if own is not None:
         return own
     held = [asked & stems(text[r.start : r.end]) for r in body]
-    on = {w: sum(w in h for h in held) for w in asked}
-    weight = {w: math.log(1 + len(held) / n) for w, n in on.items() if n}
-    scores = [math.fsum(weight.get(w, 0.0) for w in h) for h in held]  # fsum: any set order
+    weight = rarity(held)
+    scores = [weighed(h, weight) for h in held]
     best = max(scores, default=0.0)
     return scores.index(best) if best > 0 else None
 

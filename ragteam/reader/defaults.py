@@ -16,16 +16,14 @@ none is stated, the value the entry is set to in code ("\\heavyrulewidth=.08em")
 
 from __future__ import annotations
 
-import math
 import re
-from collections import Counter
 from dataclasses import replace
 
 from ragteam.reader.headings import LIGHT_VERBS, releases
 from ragteam.reader.spans import Span
 from ragteam.reader.tokens import code_tokens
 from ragteam.reader.view import heading_path
-from ragteam.text import sentence_around, stems
+from ragteam.text import rarity, sentence_around, stems, weighed
 from ragteam.types import Passage
 
 BEFORE = 300  # characters before the best span where its entry's default may stand
@@ -116,13 +114,12 @@ def said_default(
     asked = stems(_ASKS.sub(" ", question)) - _SAYS_NOTHING  # not the words asking for it
     ruled_out = {w for m in _RULED_OUT.finditer(question) for w in stems(m.group(1))}
     asked -= ruled_out
-    df = Counter(w for p in passages for w in stems(p.text) & asked)
-    weight = {w: math.log(1 + len(passages) / n) for w, n in df.items()}
+    weight = rarity([stems(p.text) & asked for p in passages])
 
     def says(passage: Passage, said: int, lo: int, hi: int) -> float:
         words = stems(_context(passage, said, lo, hi))
         against = len(words & ruled_out) * max(weight.values(), default=0.0)
-        return math.fsum(weight.get(w, 0.0) for w in words & asked) - against
+        return weighed(words & asked, weight) - against
 
     stated = [
         (says(p, said, lo, hi), p, said, lo, hi)

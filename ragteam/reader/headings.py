@@ -14,14 +14,12 @@ heading or naming it in their text alone (`under_release`), when any was retriev
 
 from __future__ import annotations
 
-import math
 import re
-from collections import Counter
 from dataclasses import replace
 
 from ragteam.reader.spans import Span
 from ragteam.reader.view import heading_path
-from ragteam.text import sentence_around, stems
+from ragteam.text import rarity, sentence_around, stems, weighed
 from ragteam.types import Passage
 
 # the wh-word, then within three words the noun it asks for ("which gnuplot version", "what
@@ -60,9 +58,8 @@ def by_content(question: str, passages: list[Passage]) -> list[Passage]:
     release made X run") left out."""
     asked = stems(question) - LIGHT_VERBS
     said = [stems(p.text) & asked for p in passages]
-    df = Counter(w for words in said for w in words)
-    weight = {w: math.log(1 + len(passages) / n) for w, n in df.items()}
-    score = [math.fsum(weight[w] for w in words) for words in said]  # fsum: any set order
+    weight = rarity(said)
+    score = [weighed(words, weight) for words in said]
     order = sorted(range(len(passages)), key=lambda i: -score[i])
     return [passages[i] for i in order]
 

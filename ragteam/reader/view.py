@@ -15,12 +15,11 @@ probabilities summed: the row the question names weighs more than its neighbours
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 
 from ragteam.documents.text import heading_words
-from ragteam.text import STOPWORDS
+from ragteam.text import STOPWORDS, rarity, weighed
 from ragteam.types import Passage
 
 MAX_HEADING = 200  # characters of a heading path read before a passage (the innermost kept)
@@ -112,9 +111,8 @@ def key_line(text: str, question: str) -> tuple[str, int, int] | None:
         return None
     asked = {w for w in re.findall(r"\w+", question.lower()) if w not in STOPWORDS}
     held = [asked & set(re.findall(r"\w+", text[a:b].lower())) for a, b in lines]
-    on = {w: sum(w in h for h in held) for w in asked}
-    weight = {w: math.log(1 + len(lines) / n) for w, n in on.items() if 0 < n < len(lines)}
-    scores = [math.fsum(weight.get(w, 0.0) for w in h) for h in held]  # fsum: any set order
+    weight = rarity(held, everywhere=False)  # a word on every line says nothing
+    scores = [weighed(h, weight) for h in held]
     first = text[lines[0][0] : lines[0][1]][:MAX_HEADING]
     if " | " in first:
         scores[0] = 0.0  # a table's header row names columns, not a row
