@@ -44,19 +44,31 @@ def hybrid_index_dir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture
-def html_index(tmp_path):
-    """A BM25 index synced from one real HTML page: `html_index(name, title, body)` writes
-    `name` (`<title>` and `<body>` as given) in a folder of its own and returns the index."""
+def folder_index(tmp_path):
+    """A BM25 index synced from a folder of real files: `folder_index({name: text})` writes
+    each file in `tmp_path / "docs"` and returns the index's path."""
     from ragteam.retrieval import sync_folder
     from ragteam.retrieval.index import IndexSettings
 
-    def made(name: str, title: str, body: str) -> Path:
+    def made(files: dict[str, str]) -> Path:
         docs = tmp_path / "docs"
         docs.mkdir(exist_ok=True)
-        page = f"<html><head><title>{title}</title></head><body>{body}</body></html>"
-        (docs / name).write_text(page, encoding="utf-8")
+        for name, text in files.items():
+            (docs / name).write_text(text, encoding="utf-8")
         sync_folder(docs, tmp_path / "ix", index=IndexSettings(retriever="bm25"))
         return tmp_path / "ix"
+
+    return made
+
+
+@pytest.fixture
+def html_index(folder_index):
+    """A BM25 index synced from one real HTML page: `html_index(name, title, body)` writes
+    `name` (`<title>` and `<body>` as given) in a folder of its own and returns the index."""
+
+    def made(name: str, title: str, body: str) -> Path:
+        page = f"<html><head><title>{title}</title></head><body>{body}</body></html>"
+        return folder_index({name: page})
 
     return made
 

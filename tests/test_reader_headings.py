@@ -33,35 +33,31 @@ def test_questions_that_ask_for_a_heading_are_told_by_their_grammar(question, ki
     assert asks_heading(question) == kind
 
 
-def test_a_heading_question_is_answered_by_the_heading_its_passage_stands_under(tmp_path):
+def test_a_heading_question_is_answered_by_the_heading_its_passage_stands_under(folder_index):
     """A changelog's versions stand only in its headings: the reader finds the entry, the
     answer is the version it stands under, marked as a heading span of that passage."""
     from ragteam import answer
-    from ragteam.retrieval import sync_folder
-    from ragteam.retrieval.index import IndexSettings
 
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "CHANGELOG.md").write_text(
-        "# Changelog\n\n## 2.4.1 (3rd May, 2024)\n\n### Added\n\n"
-        "- Support for reading tide tables from CSV files.\n\n"
-        "## 2.3.0 (1st March, 2024)\n\n### Fixed\n\n"
-        "- The ferry timetable no longer skips Sundays.\n"
+    ix = folder_index(
+        {
+            "CHANGELOG.md": "# Changelog\n\n## 2.4.1 (3rd May, 2024)\n\n### Added\n\n"
+            "- Support for reading tide tables from CSV files.\n\n"
+            "## 2.3.0 (1st March, 2024)\n\n### Fixed\n\n"
+            "- The ferry timetable no longer skips Sundays.\n",
+            "guide.md": "# Harbour guide\n\n## 3 Moorings\n\n"
+            "Visitors moor at the north pier for two nights.\n",
+        }
     )
-    (docs / "guide.md").write_text(
-        "# Harbour guide\n\n## 3 Moorings\n\nVisitors moor at the north pier for two nights.\n"
-    )
-    sync_folder(docs, tmp_path / "ix", index=IndexSettings(retriever="bm25"))
-    asked = answer("Which release added reading tide tables from CSV?", index=tmp_path / "ix")
+    asked = answer("Which release added reading tide tables from CSV?", index=ix)
     assert asked.text == "2.4.1" and asked.evidence[0].heading
     assert asked.evidence[0].sentence.startswith("Changelog > 2.4.1 (3rd May, 2024)")
-    chapter = answer("Which chapter of the guide says where visitors moor?", index=tmp_path / "ix")
+    chapter = answer("Which chapter of the guide says where visitors moor?", index=ix)
     assert chapter.text == "3 Moorings" and chapter.evidence[0].heading
-    plain = answer("Where do visitors moor?", index=tmp_path / "ix")
+    plain = answer("Where do visitors moor?", index=ix)
     assert not plain.evidence[0].heading  # not a heading question: the reader's own words
     off = answer(
         "Which release added reading tide tables from CSV?",
-        index=tmp_path / "ix",
+        index=ix,
         options={"heading_answers": False},
     )
     assert off.text != "2.4.1"
@@ -151,29 +147,26 @@ def test_a_question_that_names_a_release_is_read_over_the_entries_under_it():
     assert [p.id for p in named] == ["h", "k"]  # the text naming it counts as its heading does
 
 
-def test_a_release_named_in_a_question_is_answered_from_its_entries(tmp_path):
+def test_a_release_named_in_a_question_is_answered_from_its_entries(folder_index):
     from ragteam import answer
-    from ragteam.retrieval import sync_folder
-    from ragteam.retrieval.index import IndexSettings
 
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "CHANGELOG.md").write_text(
-        "# Changelog\n\n## 0.23.0 (23rd May, 2022)\n\n### Changed\n\n"
-        "- Use utf-8 as the default character set for decoding responses.\n\n"
-        "## 0.12.0 (March 9th, 2020)\n\n### Changed\n\n"
-        "- The 0.12 release switches the default character set detection to chardet, "
-        "by switching to private module names.\n"
+    ix = folder_index(
+        {
+            "CHANGELOG.md": "# Changelog\n\n## 0.23.0 (23rd May, 2022)\n\n### Changed\n\n"
+            "- Use utf-8 as the default character set for decoding responses.\n\n"
+            "## 0.12.0 (March 9th, 2020)\n\n### Changed\n\n"
+            "- The 0.12 release switches the default character set detection to chardet, "
+            "by switching to private module names.\n"
+        }
     )
-    sync_folder(docs, tmp_path / "ix", index=IndexSettings(retriever="bm25"))
     question = "What default character set did the library switch to in 0.23.0?"
-    asked = answer(question, index=tmp_path / "ix")
+    asked = answer(question, index=ix)
     section = asked.evidence[0].place.section
     assert asked.text == "utf-8" and any(h.startswith("0.23.0") for h in section), section
     reads = [s for s in asked.trace.steps if s.kind == "read"]
     named, whole = reads[-2], reads[-1]  # the release's entries alone, then all it found
     assert len(named.input["passages"]) < len(whole.input["passages"])
-    off = answer(question, index=tmp_path / "ix", options={"heading_answers": False})
+    off = answer(question, index=ix, options={"heading_answers": False})
     assert off.text != "utf-8"  # without it, the reader reads the other release's entry
 
 

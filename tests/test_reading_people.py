@@ -278,23 +278,20 @@ def test_a_passage_is_read_after_its_heading_path_and_a_span_there_says_so():
     assert plain.text == passage.text and plain.cut == 0
 
 
-def test_an_unsure_answer_is_shown_as_the_closest_passage_not_as_an_answer(tmp_path):
+def test_an_unsure_answer_is_shown_as_the_closest_passage_not_as_an_answer(folder_index):
     from rich.console import Console
 
     from ragteam import answer
     from ragteam.commands.render import answer_view
-    from ragteam.retrieval import sync_folder
-    from ragteam.retrieval.index import IndexSettings
     from ragteam.server.openai_chat import answer_text
 
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    (folder / "ferry.md").write_text(
-        "# Ferries\n\nThe ferry to Hevik leaves at nine from the north pier.\n\n"
-        "# Tides\n\nSpring tides reach four metres in March.\n"
+    ix = folder_index(
+        {
+            "ferry.md": "# Ferries\n\nThe ferry to Hevik leaves at nine from the north pier.\n\n"
+            "# Tides\n\nSpring tides reach four metres in March.\n"
+        }
     )
-    sync_folder(folder, tmp_path / "ix", index=IndexSettings(retriever="bm25"))
-    result = answer("Which bird nests on the north pier at Hevik?", index=tmp_path / "ix")
+    result = answer("Which bird nests on the north pier at Hevik?", index=ix)
     closest = result.closest()
     assert closest is not None and result.grounding().level != "supported"
     console = Console(record=True, width=200)

@@ -12,7 +12,13 @@ A question that names its entry as code ("the default core.bigFileThreshold", "o
 -dBlackThresholdL", "\\heavyrulewidth") is answered from that entry wherever the reader's best
 span stands (`named_default`): the passage whose innermost heading names it, else one whose
 text does, and the first default stated after the name, before the next entry's name; where
-none is stated, the value the entry is set to in code ("\\heavyrulewidth=.08em")."""
+none is stated, the value the entry is set to in code ("\\heavyrulewidth=.08em").
+
+A question that names its setting in words ("What web server does git instaweb use by
+default?", "How many rows ... if I don't specify it?") is answered by the default stated
+among the passages read whose statement says most of the question (`said_default`), where it
+says more of it than the best span's entry's default or the best span itself does
+(docs/benchmarks.md §64)."""
 
 from __future__ import annotations
 
@@ -98,12 +104,13 @@ def said_default(
     question: str, passages: list[Passage], scores: dict[str, float], best: Span | None
 ) -> Span | None:
     """The default stated among `passages` whose words say most of the question (its
-    sentence and its passage's innermost heading: `_context`; IDF-weighted
-    over the passages, "default" and light verbs aside), where they say more of it than the
-    words of the answer so far do (the default of the best span's entry, `default_answer`,
-    else the best span; as many, where that span states no default); that answer otherwise
-    (None: the best span stands). A question
-    asking how many, how big or how long takes only values with a number."""
+    sentence and its passage's innermost heading, `_context`; each word weighed by its rarity
+    over the passages, the words asking for a default and light verbs aside, a word the
+    question rules out counting against), where they say more of it than the words of the
+    answer so far (the best span's entry's default, `default_answer`, else the best span; as
+    many, where that span states no default); that answer otherwise (None: the best span
+    stands). A question asking how many, how big or how long takes only values with a
+    number."""
     if not asks_default(question) or best is None or best.kind != "span" or best.heading:
         return None
     by_id = {p.id: p for p in passages}

@@ -10,7 +10,8 @@ release is the answer. A rule on the question's grammar and the heading's shape,
 threshold: the answer keeps the confidence of the words that found the passage, and says
 that it came from the heading (`Span.heading`) when it did. A question that names a release
 ("what did httpx switch to in 0.23.0?") is read over the passages under that release's
-heading or naming it in their text alone (`under_release`), when any was retrieved."""
+heading or naming it in their text (`under_release`), when any was retrieved; whether an
+answer was found at all is judged over every passage retrieved (`roles.answer_by_reading`)."""
 
 from __future__ import annotations
 

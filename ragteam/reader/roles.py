@@ -62,7 +62,8 @@ class Rules:
     in a table row by the cell of the column asked for (`ragteam.reader.columns`); `codes`,
     "which option, command or file" by the first code token the question does not hold among
     the best spans (`ragteam.reader.tokens`); `defaults`, a question about a default by the
-    value its entry states (`ragteam.reader.defaults`); `lists`, an answer that is one item of
+    value its entry states, or the default stated with most of the question's words
+    (`ragteam.reader.defaults`); `lists`, an answer that is one item of
     a list written out grown to the whole list when the question asks for several things
     (`ragteam.reader.lists`). None of them by default."""
 
@@ -93,12 +94,15 @@ def answer_by_reading(
     id -> the passages before it in its document, nearest last (where a table it starts
     inside of has its header: `Index.neighbours`)."""
     top = EVIDENCE_KEPT * 4
+    # a release the question names: its entries answer it, but whether an answer was found
+    # is judged over all it found (read last: the reading `--abstain`'s threshold is fitted
+    # on, bench/abstain_fit.py)
     named = under_release(question, passages) if rules.headings else passages
     reading = read_traced(reader, trace, question, named, top, rules.key_lines, rules.skip_echoes)
-    if len(named) < len(passages):  # a release the question names: its entries answer it;
-        whole = read_traced(  # whether an answer was found is judged over all it found (the
+    if len(named) < len(passages):
+        whole = read_traced(
             reader, trace, question, passages, top, rules.key_lines, rules.skip_echoes
-        )  # last reading, as `--abstain`'s threshold was fitted on: bench/abstain_fit.py)
+        )
         reading, passages = replace(reading, no_answer=whole.no_answer), named
     said = _ruled(question, reading, passages, rules, earlier)
     if said is not None:  # a rule's answer first, the spans read after it
