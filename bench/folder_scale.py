@@ -25,9 +25,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -48,17 +50,21 @@ def make_folder(corpus: Path, folder: Path, files: int, paragraphs: int = 2) -> 
 
 
 def timed_sync(folder: Path, out: Path, retriever: str, env: dict[str, str]) -> list[float]:
-    """[seconds, peak RSS in MB] of one `index sync` process (and its reaped children)."""
+    """[seconds, peak RSS in MB, passages embedded] of one `index sync` process (and its
+    reaped children)."""
     command = [sys.executable, "-m", "ragteam.cli", "index", "sync", str(folder), "--out", str(out)]
     command += ["--retriever", retriever]
     started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    said = process.stderr.read() if process.stderr else b""
-    _, status, usage = os.wait4(process.pid, 0)
+    with tempfile.TemporaryFile("w+") as log:  # a file, not a pipe: wait4 must reap it
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+        _, status, usage = os.wait4(process.pid, 0)
+        log.seek(0)
+        told = log.read()
     seconds = time.perf_counter() - started
     if os.waitstatus_to_exitcode(status):
-        raise SystemExit(f"sync failed: {said.decode()[-2000:]}")
-    return [round(seconds, 1), round(usage.ru_maxrss / 1024)]
+        raise SystemExit(f"sync failed: {told[-2000:]}")
+    embedded = re.search(r"(\d+) passages embedded", told)
+    return [round(seconds, 1), round(usage.ru_maxrss / 1024), int(embedded[1]) if embedded else 0]
 
 
 SEARCH = """
@@ -142,15 +148,16 @@ def main() -> None:
         return
     print(
         "| files | passages | sync s / peak MB | no-change re-sync s / MB | one changed s / MB | "
-        "search p50 / p95 ms |"
+        "embedded (sync, re-sync, one changed) | search p50 / p95 ms |"
     )
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|")
     for files in (int(n) for n in args.files.split(",")):
         r = one_size(args, files)
         print(
             f"| {r['files']:,} | {r['passages']:,} | {r['sync'][0]} / {r['sync'][1]} | "
             f"{r['no_change'][0]} / {r['no_change'][1]} | {r['one_changed'][0]} / "
-            f"{r['one_changed'][1]} | {r['p50']:.1f} / {r['p95']:.1f} |",
+            f"{r['one_changed'][1]} | {r['sync'][2]:,}, {r['no_change'][2]:,}, "
+            f"{r['one_changed'][2]:,} | {r['p50']:.1f} / {r['p95']:.1f} |",
             flush=True,
         )
 

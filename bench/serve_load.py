@@ -1,7 +1,7 @@
 """Many people at once: `ragteam serve` answering `read` questions from 1, 8 and 32 clients that
 each ask in a loop (issue 70). Starts the server on 127.0.0.1 in its own process, waits for
 /healthz, then for each client count runs SECONDS of load and reports the answers per second,
-latency percentiles of the answered, and every other outcome by its HTTP status (429 with
+latency percentiles of the answered, and every other outcome by its HTTP status (503 with
 Retry-After when the queue is full, which each client then waits out as a polite client does;
 never a hang: each request has a client timeout).
 

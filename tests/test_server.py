@@ -271,7 +271,7 @@ def test_feedback_reaches_the_router_of_an_adaptive_answer(bm25_index_dir, tmp_p
     assert again.status_code == 400
 
 
-def test_a_full_queue_answers_429_with_retry_after(bm25_index_dir):
+def test_a_full_queue_answers_503_with_retry_after(bm25_index_dir):
     release = threading.Event()
 
     def slow(messages, params):
@@ -295,11 +295,34 @@ def test_a_full_queue_answers_429_with_retry_after(bm25_index_dir):
     streamed_busy = api.post("/v1/chat/completions", json={**chat_body, "stream": True})
     release.set()
     worker.join(10)
-    assert busy.status_code == 429 and busy.headers["retry-after"]
+    # overloaded, not over a quota: 503 (a 429 would tell the client it asked too often)
+    assert busy.status_code == 503 and busy.headers["retry-after"] == "5"
+    assert busy.json()["code"] == "busy"
     for refused in (chat_busy, streamed_busy):  # the chat route too, in OpenAI's shape
-        assert refused.status_code == 429 and refused.headers["retry-after"]
+        assert refused.status_code == 503 and refused.headers["retry-after"] == "5"
         assert refused.json()["error"]["code"] == "busy"
     assert results["first"].status_code == 200
+
+
+def test_an_answer_that_waits_past_the_queue_timeout_gets_503(bm25_index_dir):
+    release = threading.Event()
+
+    def slow(messages, params):
+        release.wait(10)
+        return "Hevik"
+
+    api = client(bm25_index_dir, FakeModel(slow), queue_size=1, queue_timeout=0.5)
+    body = {"question": QUESTION, "index": "demo", "strategy": "oner"}
+    worker = threading.Thread(target=lambda: api.post("/v1/answer", json=body))
+    worker.start()
+    time.sleep(0.3)
+    began = time.monotonic()
+    waited = api.post("/v1/answer", json=body)  # queued (the queue has room), then let go
+    took = time.monotonic() - began
+    release.set()
+    worker.join(10)
+    assert waited.status_code == 503 and waited.headers["retry-after"] == "10"
+    assert "within 0.5 s" in waited.json()["detail"] and 0.4 < took < 5
 
 
 def test_redaction_goes_by_path_component_and_speaks_to_clients(tmp_path):

@@ -38,6 +38,14 @@ def serve_command(
     model: ModelOpt = "embedded",
     concurrency: ConcurrencyOpt = 1,
     queue: Annotated[int, typer.Option(min=0, max=10_000, help="answers that may wait")] = 8,
+    queue_timeout: Annotated[
+        float,
+        typer.Option(
+            min=0.1,
+            max=3600,
+            help="seconds an answer may wait for a slot before it is refused (503, Retry-After)",
+        ),
+    ] = 120.0,
     workers: Annotated[
         int,
         typer.Option(
@@ -75,6 +83,7 @@ def serve_command(
             host=host,
             concurrency=concurrency,
             queue_size=queue,
+            queue_timeout=queue_timeout,
             cors_origins=cors,
             watch=watch,
             max_upload_mb=max_upload_mb,

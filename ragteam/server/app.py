@@ -221,7 +221,7 @@ def _add_limits(app: FastAPI, config: ServerConfig) -> None:
 _STATUS: list[tuple[type[BaseException], int, str]] = [
     (Unauthorized, 401, "unauthorized"),
     (Closing, 503, "shutting down"),
-    (Busy, 429, "busy"),
+    (Busy, 503, "busy"),  # the server is overloaded, not the client over a quota (429)
     (UnknownName, 404, "not found"),
     (IndexBusy, 409, "index busy"),
     (TooLarge, 413, "body too large"),

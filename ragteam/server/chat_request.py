@@ -29,7 +29,7 @@ class ChatError(Exception):
     def __init__(self, status: int, message: str, kind: str, code: str, param: str | None = None):
         super().__init__(message)
         self.status, self.kind, self.code, self.param = status, kind, code, param
-        self.retry_after: int | None = None  # seconds, for a 429
+        self.retry_after: int | None = None  # seconds, for a 503 (busy or shutting down)
 
     def response(self) -> JSONResponse:
         body = {"message": str(self), "type": self.kind, "param": self.param, "code": self.code}

@@ -25,7 +25,7 @@ class ServerConfig:
     max_body_bytes: int = 64 * 1024
     max_upload_mb: int = 100  # a document added over the API (PUT .../documents/NAME)
     concurrency: int = 1  # answers at once (1 for the in-process model)
-    queue_size: int = 8  # answers waiting for a slot before 429
+    queue_size: int = 8  # answers waiting for a slot before a 503 with Retry-After
     queue_timeout: float = 120.0  # seconds an answer may wait for a slot
     cors_origins: list[str] = field(default_factory=list)
     watch: bool = False  # sync each served folder index when its folder changes

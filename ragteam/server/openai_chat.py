@@ -165,7 +165,7 @@ def _extension(answer: Answer, reply: Reply) -> dict[str, Any]:
 
 _STATUS = [
     (Closing, 503, "api_error", "shutting_down"),
-    (Busy, 429, "rate_limit_error", "busy"),
+    (Busy, 503, "api_error", "busy"),
     (UnknownName, 404, "invalid_request_error", "not_found"),
     (InputError, 400, "invalid_request_error", "bad_request"),
     # as /v1/answer: the served index or the router's state is there but unusable
