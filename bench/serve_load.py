@@ -41,15 +41,38 @@ def start_server(
 ) -> subprocess.Popen:
     command = [
         sys.executable, "-m", "ragteam", "serve", "--index", f"bench={index}",
-        "--port", str(port), "--concurrency", str(concurrency), "--queue", str(queue),
-        "--workers", str(workers),
-        "--no-watch",
+        "--port", str(port), "--queue", str(queue), "--workers", str(workers), "--no-watch",
     ]  # fmt: skip
+    command += ["--concurrency", str(concurrency)] if concurrency else []  # else the default
     return healthy(command, port)
 
 
-def load(port: int, questions: list[str], clients: int, seconds: float) -> dict:
-    """`clients` threads asking in a loop for `seconds`; each answer's latency and status."""
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) used so far by process `pid` and every live descendant (the
+    workers), from /proc; 0 for a process already gone."""
+    tick = os.sysconf("SC_CLK_TCK")
+    parents: dict[int, int] = {}
+    used: dict[int, float] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        n = int(stat.parent.name)
+        parents[n] = int(fields[1])
+        used[n] = (int(fields[11]) + int(fields[12])) / tick
+    total = 0.0
+    for n, seconds in used.items():
+        m = n
+        while m not in (0, 1) and m != pid:
+            m = parents.get(m, 0)
+        total += seconds if m == pid else 0.0
+    return total
+
+
+def load(port: int, questions: list[str], clients: int, seconds: float, server: int) -> dict:
+    """`clients` threads asking in a loop for `seconds`; each answer's latency and status,
+    and the cores the server (`server`, a pid, with its workers) and these clients used."""
     done: list[tuple[int, float]] = []
     lock = threading.Lock()
     stop = time.monotonic() + seconds
@@ -74,12 +97,15 @@ def load(port: int, questions: list[str], clients: int, seconds: float) -> dict:
                 time.sleep(max(0.0, min(wait, stop - time.monotonic())))
 
     threads = [threading.Thread(target=client, args=(n,)) for n in range(clients)]
+    server_before, ours_before = cpu_seconds(server), time.process_time()
     started = time.monotonic()
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     wall = time.monotonic() - started
+    server_cores = (cpu_seconds(server) - server_before) / wall
+    client_cores = (time.process_time() - ours_before) / wall
     ok = sorted(s for status, s in done if status == 200)
 
     def pct(p: float) -> float | None:
@@ -95,6 +121,9 @@ def load(port: int, questions: list[str], clients: int, seconds: float) -> dict:
         "p99": pct(0.99),
         "mean": round(statistics.fmean(ok), 3) if ok else None,
         "other": dict(Counter(str(status) for status, _ in done if status != 200)),
+        "server_cores": round(server_cores, 2),
+        "client_cores": round(client_cores, 2),
+        "server_cpu_s_an_answer": round(server_cores * wall / len(ok), 3) if ok else None,
     }
 
 
@@ -162,7 +191,7 @@ def main() -> None:
     parser.add_argument("--questions", type=Path)
     parser.add_argument("--clients", default="1,8,32")
     parser.add_argument("--seconds", type=float, default=60)
-    parser.add_argument("--concurrency", type=int, default=1)
+    parser.add_argument("--concurrency", type=int, default=0, help="0: the server's default")
     parser.add_argument("--queue", type=int, default=8)
     parser.add_argument("--workers", type=int, default=1, help="the server's processes")
     parser.add_argument("--out", type=Path)
@@ -183,7 +212,7 @@ def main() -> None:
             results.append(flood(port, questions[0], args.flood))
             print(json.dumps(results[-1]), flush=True)
         for clients in (int(c) for c in args.clients.split(",")) if not args.flood else ():
-            results.append(load(port, questions, clients, args.seconds))
+            results.append(load(port, questions, clients, args.seconds, server.pid))
             print(json.dumps(results[-1]), flush=True)
     finally:
         server.terminate()

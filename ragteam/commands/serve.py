@@ -22,10 +22,13 @@ ConcurrencyOpt = Annotated[
     typer.Option(
         min=1,
         max=256,
-        help="answers at once; a model that serves one call at a time (the embedded one) "
-        "takes its calls in turn, while searching and reading run at once",
+        help="answers at once (default: the cores, at most 8), sharing the cores as they run; "
+        "a model that serves one call at a time (the embedded one) takes its calls in turn, "
+        "while searching and reading run at once",
     ),
 ]
+# as many answers at once as cores: a lone one still gets every core (`server.cores`)
+CONCURRENCY = max(1, min(8, os.cpu_count() or 1))
 
 
 @with_model_options
@@ -36,7 +39,7 @@ def serve_command(
     host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=1, max=65535)] = 8000,
     model: ModelOpt = "embedded",
-    concurrency: ConcurrencyOpt = 1,
+    concurrency: ConcurrencyOpt = CONCURRENCY,
     queue: Annotated[int, typer.Option(min=0, max=10_000, help="answers that may wait")] = 8,
     queue_timeout: Annotated[
         float,
@@ -97,7 +100,7 @@ def _serve(config: ServerConfig, port: int, workers: int) -> None:
         import uvicorn  # noqa: F401 - checked here, used by run_server
 
         from ragteam.server.app import create_app
-        from ragteam.server.workers import check_workers, serve_workers, threads_an_answer
+        from ragteam.server.workers import check_workers, serve_workers
     except ImportError as exc:
         raise InputError("serving needs the server extra: pip install 'ragteam[server]'") from exc
     check_workers(config, workers)
@@ -107,20 +110,9 @@ def _serve(config: ServerConfig, port: int, workers: int) -> None:
         err.print(f"ragteam serving on {where} ({workers} workers, {key}; API docs at /docs)")
         serve_workers(config, workers, port)
         return
-    if config.concurrency > 1:
-        torch_threads(threads_an_answer(config.concurrency))
     app = create_app(config)
     err.print(f"ragteam serving on {where} ({key}; API docs at /docs)")
     run_server(app, config.host, port, app.state.service.gate.close)
-
-
-def torch_threads(threads: int) -> None:
-    """Answers at once share the cores: each one's network passes (the span reader, the
-    encoders) get cores / N threads, not all of them each (docs/benchmarks.md §54: on 2 cores
-    at N=2, 8 clients got 4.48 answers/s this way, 3.82 with 2 threads each)."""
-    import torch
-
-    torch.set_num_threads(threads)
 
 
 def _config(index: list[str], key_env: str | None, **settings: Any) -> ServerConfig:

@@ -6,6 +6,7 @@ import errno
 import hmac
 import json
 import logging
+import os
 import secrets
 from collections.abc import AsyncIterator
 from importlib import resources
@@ -66,7 +67,7 @@ def create_app(
 ) -> FastAPI:
     """The app; `model` replaces the configured one (tests pass a scripted model). One of
     `workers` processes (`server.workers`) leaves the uploads' leftovers to its parent."""
-    service = Service(config, model)
+    service = Service(config, model, cores=max(1, (os.cpu_count() or 1) // workers))
     if clean:
         clean_served(service)  # what uploads cut by a kill left behind
     app = FastAPI(title="ragteam", version=__version__, docs_url=None, redoc_url=None)

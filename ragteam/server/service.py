@@ -24,6 +24,7 @@ from ragteam.retrieval.manifest import Manifest
 from ragteam.server.asking import Asked
 from ragteam.server.config import ServerConfig
 from ragteam.server.followup import standalone
+from ragteam.server.cores import CoreShare
 from ragteam.server.limits import Closing, Gate
 from ragteam.server.on_disk import manifest_stamp, on_disk, raise_if_unbuilt
 from ragteam.server.words import with_words
@@ -41,9 +42,13 @@ class Cancelled(Exception):
 
 
 class Service:
-    def __init__(self, config: ServerConfig, model: ChatModel | None = None) -> None:
+    def __init__(
+        self, config: ServerConfig, model: ChatModel | None = None, cores: int | None = None
+    ) -> None:
+        """`cores`: this process's share of the machine's (all of them without --workers)."""
         config.check()
         self.config = config
+        self.cores = CoreShare(cores)
         self._model = self._shared(model) if model is not None else None
         # name -> (its manifest's identity when loaded, the index, when it was loaded)
         self._indexes: dict[str, tuple[tuple[int, int] | None, Index, float]] = {}
@@ -220,8 +225,13 @@ class Service:
         return replace(asked, options=self._options(asked.strategy, asked.options))
 
     def answer(self, request: Asked, on_step=None, on_writing=None) -> Answer:  # noqa: ANN001
-        """Answer one request in the calling thread; at shutdown it stops at its next step (the
-        process would otherwise wait for it to finish before exiting)."""
+        """Answer one request in the calling thread, with the cores that answers running now
+        leave it (`CoreShare`); at shutdown it stops at its next step (the process would
+        otherwise wait for it to finish before exiting)."""
+        with self.cores.running():
+            return self._answer(request, on_step, on_writing)
+
+    def _answer(self, request: Asked, on_step=None, on_writing=None) -> Answer:  # noqa: ANN001
         asked = self.check(request)
         question, follows = standalone(
             request.question, request.earlier_turns(), self.config.max_question_chars

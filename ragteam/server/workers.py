@@ -35,7 +35,7 @@ class Handover:
 
     config: ServerConfig
     workers: int
-    threads: int  # torch threads an answer
+    threads: int  # torch threads in each worker, until its answers share them
 
 
 def check_workers(config: ServerConfig, workers: int) -> None:
@@ -54,9 +54,9 @@ def check_workers(config: ServerConfig, workers: int) -> None:
         )
 
 
-def threads_an_answer(answers_at_once: int) -> int:
-    """The cores shared by every answer that may run at once (docs/benchmarks.md §54)."""
-    return max(1, (os.cpu_count() or 1) // max(1, answers_at_once))
+def threads_an_answer(processes: int) -> int:
+    """Each worker's share of the cores (its answers then split it as they run: `CoreShare`)."""
+    return max(1, (os.cpu_count() or 1) // max(1, processes))
 
 
 def serve_workers(config: ServerConfig, workers: int, port: int) -> None:
@@ -69,7 +69,7 @@ def serve_workers(config: ServerConfig, workers: int, port: int) -> None:
 
     check_workers(config, workers)
     clean_served(Service(config))  # once, here: a worker started later must not clean another's
-    handover = Handover(config, workers, threads_an_answer(workers * config.concurrency))
+    handover = Handover(config, workers, threads_an_answer(workers))
     # uvicorn spawns the workers (and restarts one that dies): they inherit the environment
     os.environ[CONFIG_ENV] = base64.b64encode(pickle.dumps(handover)).decode("ascii")
     settings = uvicorn.Config(
