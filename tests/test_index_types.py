@@ -188,3 +188,28 @@ def test_bm25_is_mapped_from_a_size_up_unless_the_load_says(bm25_index_dir, monk
     assert not load_index(bm25_index_dir, mmap=False).searchers["bm25"].mapped
     mapped, why = builtin_kinds.bm25_mapped(read_manifest(bm25_index_dir), 12)
     assert mapped and "from 10" in why
+
+
+def test_one_query_searches_faiss_on_one_thread_and_leaves_the_count_as_it_was(tmp_path):
+    import faiss
+
+    from ragteam.demo import demo_corpus_path
+
+    out = tmp_path / "ix"
+    build_index(demo_corpus_path(), out, retriever="dense")
+    dense = load_index(out).searchers["dense"]
+    seen: list[int] = []
+
+    class Watched:  # the FAISS index, reporting the threads it is searched with
+        def __init__(self, inner):
+            self.inner, self.ntotal = inner, inner.ntotal
+
+        def search(self, vector, k):
+            seen.append(faiss.omp_get_max_threads())
+            return self.inner.search(vector, k)
+
+    dense._parts = [(start, Watched(index)) for start, index in dense._parts]
+    faiss.omp_set_num_threads(2)
+    hits = dense.search("a question about a river", 3)
+    assert len(hits) == 3 and seen == [1]
+    assert faiss.omp_get_max_threads() == 2  # as it was, for a build in the same thread

@@ -5,6 +5,8 @@ optionally split into shards searched one by one and merged, optionally memory-m
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path, PurePath
 from typing import Any
@@ -18,11 +20,12 @@ from ragteam.settings import flag, group
 from ragteam.types import Passage
 
 INDEX_KINDS = ("auto", "flat", "hnsw", "ivfpq")
-# `auto` builds HNSW from this many passages (flat below): exact search costs 5.6 ms a query
-# per 100,000 passages on the 2 cores measured (56 ms at 1M), HNSW 0.2 ms at 1M with 99.8% of
-# the exact top 10, for build time (114 s at 1M) and 18% more memory (docs/benchmarks.md §13c,
-# §56): from 200,000 on, exact search alone would take 11 ms and more of a query's budget
-HNSW_FROM = 200_000
+# `auto` builds HNSW from this many passages (flat below): exact search of one query costs
+# about 0.2 ms per 1,000 passages on the 2 cores measured (5 ms at 26k, 20 at 100k, 57 at 300k;
+# docs/benchmarks.md §65, which corrects §56's 5.6 ms per 100,000), HNSW 0.2 ms at 1M with
+# 99.8% of the exact top 10 (.996 on HotpotQA's vectors), for build time (114 s at 1M) and 18%
+# more memory (§13c): from 50,000 on, exact search alone would take 10 ms and more
+HNSW_FROM = 50_000
 
 
 def _encoder(given: dict[str, Any]) -> EncoderSpec:
@@ -221,13 +224,31 @@ class DenseRetriever:
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
         vector = self.encoder.encode([query])
         hits: list[tuple[int, float]] = []
-        for start, index in self._parts:
-            scores, ids = index.search(vector, min(k, index.ntotal))
-            hits += [
-                (start + int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i >= 0
-            ]
+        with one_thread():
+            for start, index in self._parts:
+                scores, ids = index.search(vector, min(k, index.ntotal))
+                hits += [
+                    (start + int(i), float(s))
+                    for i, s in zip(ids[0], scores[0], strict=True)
+                    if i >= 0
+                ]
         hits.sort(key=lambda hit: (-hit[1], hit[0]))
         return hits[:k]
+
+
+@contextlib.contextmanager
+def one_thread() -> Iterator[None]:
+    """FAISS on one thread in the calling thread meanwhile (OpenMP keeps the count a thread at
+    a time): one query's search is memory-bound, and FAISS's threads made it 15-25% slower on
+    2 cores (docs/benchmarks.md §65), and slower still beside answers running at once."""
+    import faiss
+
+    before = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try:
+        yield
+    finally:
+        faiss.omp_set_num_threads(before)
 
 
 def encode(texts: list[str], progress: EncodeProgress | None = None) -> np.ndarray:
