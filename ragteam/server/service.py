@@ -23,8 +23,8 @@ from ragteam.retrieval.index import Index, load_index, read_manifest
 from ragteam.retrieval.manifest import Manifest
 from ragteam.server.asking import Asked
 from ragteam.server.config import ServerConfig
-from ragteam.server.followup import standalone
 from ragteam.server.cores import CoreShare
+from ragteam.server.followup import standalone
 from ragteam.server.limits import Closing, Gate
 from ragteam.server.on_disk import manifest_stamp, on_disk, raise_if_unbuilt
 from ragteam.server.words import with_words
