@@ -68,9 +68,12 @@ def timed_sync(folder: Path, out: Path, retriever: str, env: dict[str, str]) -> 
 
 
 SEARCH = """
-import json, random, statistics, sys, time
+import json, random, resource, sys, time
+began = time.perf_counter()
 from ragteam.retrieval import load_index
 index = load_index(sys.argv[1])
+index.retrieve("warm the encoder", 10)
+loaded, rss = time.perf_counter() - began, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 rng = random.Random(7)
 texts = [p.text.split() for p in rng.sample(index.passages, 200)]
 times = []
@@ -81,7 +84,9 @@ for words in texts:
     index.retrieve(query, 10)
     times.append((time.perf_counter() - began) * 1000)
 times.sort()
-print(json.dumps({"passages": len(index.passages), "p50": times[100], "p95": times[190]}))
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"passages": len(index.passages), "p50": times[100], "p95": times[190],
+                  "load_s": round(loaded, 1), "load_mb": rss // 1024, "search_mb": peak // 1024}))
 """
 
 
@@ -148,16 +153,17 @@ def main() -> None:
         return
     print(
         "| files | passages | sync s / peak MB | no-change re-sync s / MB | one changed s / MB | "
-        "embedded (sync, re-sync, one changed) | search p50 / p95 ms |"
+        "embedded (sync, re-sync, one changed) | search p50 / p95 ms | load s / MB, after search |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for files in (int(n) for n in args.files.split(",")):
         r = one_size(args, files)
         print(
             f"| {r['files']:,} | {r['passages']:,} | {r['sync'][0]} / {r['sync'][1]} | "
             f"{r['no_change'][0]} / {r['no_change'][1]} | {r['one_changed'][0]} / "
             f"{r['one_changed'][1]} | {r['sync'][2]:,}, {r['no_change'][2]:,}, "
-            f"{r['one_changed'][2]:,} | {r['p50']:.1f} / {r['p95']:.1f} |",
+            f"{r['one_changed'][2]:,} | {r['p50']:.1f} / {r['p95']:.1f} | "
+            f"{r['load_s']} / {r['load_mb']}, {r['search_mb']} |",
             flush=True,
         )
 
