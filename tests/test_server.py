@@ -271,14 +271,28 @@ def test_feedback_reaches_the_router_of_an_adaptive_answer(bm25_index_dir, tmp_p
     assert again.status_code == 400
 
 
-def test_a_full_queue_answers_503_with_retry_after(bm25_index_dir):
+def _held(bm25_index_dir, **limits):
+    """A server whose model answers only once `release` is set: its one slot stays taken."""
     release = threading.Event()
 
     def slow(messages, params):
         release.wait(10)
         return "Hevik"
 
-    api = client(bm25_index_dir, FakeModel(slow), queue_size=0, queue_timeout=5)
+    return client(bm25_index_dir, FakeModel(slow), **limits), release
+
+
+def _until_answering(api, deadline: float = 10.0) -> None:
+    """Wait until an answer holds the slot (it runs in the service: `CoreShare.now`)."""
+    service = api.app.state.service
+    began = time.monotonic()
+    while service.cores.now < 1 and time.monotonic() - began < deadline:
+        time.sleep(0.02)
+    assert service.cores.now == 1
+
+
+def test_a_full_queue_answers_503_with_retry_after(bm25_index_dir):
+    api, release = _held(bm25_index_dir, queue_size=0, queue_timeout=5)
     results = {}
 
     def first():
@@ -288,13 +302,13 @@ def test_a_full_queue_answers_503_with_retry_after(bm25_index_dir):
 
     worker = threading.Thread(target=first)
     worker.start()
-    time.sleep(0.5)
+    _until_answering(api)
     busy = api.post("/v1/answer", json={"question": QUESTION, "index": "demo", "strategy": "oner"})
     chat_body = {"model": "oner", "messages": [{"role": "user", "content": QUESTION}]}
     chat_busy = api.post("/v1/chat/completions", json=chat_body)
     streamed_busy = api.post("/v1/chat/completions", json={**chat_body, "stream": True})
     release.set()
-    worker.join(10)
+    worker.join(60)  # the first answer still loads what oner needs (seconds on 2 busy cores)
     # overloaded, not over a quota: 503 (a 429 would tell the client it asked too often)
     assert busy.status_code == 503 and busy.headers["retry-after"] == "5"
     assert busy.json()["code"] == "busy"
@@ -305,17 +319,11 @@ def test_a_full_queue_answers_503_with_retry_after(bm25_index_dir):
 
 
 def test_an_answer_that_waits_past_the_queue_timeout_gets_503(bm25_index_dir):
-    release = threading.Event()
-
-    def slow(messages, params):
-        release.wait(10)
-        return "Hevik"
-
-    api = client(bm25_index_dir, FakeModel(slow), queue_size=1, queue_timeout=0.5)
+    api, release = _held(bm25_index_dir, queue_size=1, queue_timeout=0.5)
     body = {"question": QUESTION, "index": "demo", "strategy": "oner"}
     worker = threading.Thread(target=lambda: api.post("/v1/answer", json=body))
     worker.start()
-    time.sleep(0.3)
+    _until_answering(api)
     began = time.monotonic()
     waited = api.post("/v1/answer", json=body)  # queued (the queue has room), then let go
     took = time.monotonic() - began
