@@ -18,7 +18,8 @@ from ragteam.errors import InputError  # noqa: E402
 from ragteam.retrieval import sync_folder  # noqa: E402
 from ragteam.retrieval.index import IndexSettings  # noqa: E402
 from ragteam.server.config import ServerConfig  # noqa: E402
-from ragteam.server.workers import check_workers, threads_an_answer  # noqa: E402
+from ragteam.server.cores import process_share  # noqa: E402
+from ragteam.server.workers import check_workers  # noqa: E402
 
 QUESTION = "Where does the harbour ferry leave from?"
 
@@ -29,7 +30,7 @@ def test_what_workers_cannot_share_is_refused_before_anything_starts(tmp_path):
         check_workers(ServerConfig(watch=True), 2)
     with pytest.raises(InputError, match="--router-state"):
         check_workers(ServerConfig(router_state=tmp_path / "router.json"), 3)
-    assert threads_an_answer(10_000) == 1
+    assert process_share(10_000) == 1
 
 
 def _free_port() -> int:

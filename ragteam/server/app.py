@@ -6,7 +6,6 @@ import errno
 import hmac
 import json
 import logging
-import os
 import secrets
 from collections.abc import AsyncIterator
 from importlib import resources
@@ -34,6 +33,7 @@ from ragteam.llm.base import ChatModel
 from ragteam.router.state import RouterStateError
 from ragteam.server.asking import Asked
 from ragteam.server.config import ServerConfig
+from ragteam.server.cores import process_share
 from ragteam.server.docs import add_docs_routes
 from ragteam.server.guard import BodyGuard
 from ragteam.server.limits import Busy, Closing
@@ -67,7 +67,7 @@ def create_app(
 ) -> FastAPI:
     """The app; `model` replaces the configured one (tests pass a scripted model). One of
     `workers` processes (`server.workers`) leaves the uploads' leftovers to its parent."""
-    service = Service(config, model, cores=max(1, (os.cpu_count() or 1) // workers))
+    service = Service(config, model, cores=process_share(workers))
     if clean:
         clean_served(service)  # what uploads cut by a kill left behind
     app = FastAPI(title="ragteam", version=__version__, docs_url=None, redoc_url=None)

@@ -24,7 +24,7 @@ class ServerConfig:
     max_question_chars: int = 4000
     max_body_bytes: int = 64 * 1024
     max_upload_mb: int = 100  # a document added over the API (PUT .../documents/NAME)
-    concurrency: int = 1  # answers at once (1 for the in-process model)
+    concurrency: int = 1  # answers at once (`serve`'s default: the cores, at most 8)
     queue_size: int = 8  # answers waiting for a slot before a 503 with Retry-After
     queue_timeout: float = 120.0  # seconds an answer may wait for a slot
     cors_origins: list[str] = field(default_factory=list)

@@ -12,13 +12,18 @@ import threading
 from collections.abc import Iterator
 
 
+def process_share(processes: int) -> int:
+    """Each of `processes` serving processes' share of the machine's cores (at least 1)."""
+    return max(1, (os.cpu_count() or 1) // max(1, processes))
+
+
 class CoreShare:
     """Counts the answers running; `running()` wraps one answer in its worker thread and sets
     that thread's torch threads (torch keeps the count a thread at a time) to `cores` over
     the answers running then, at least 1."""
 
     def __init__(self, cores: int | None = None) -> None:
-        self.cores = max(1, cores or os.cpu_count() or 1)
+        self.cores = max(1, cores or process_share(1))
         self._running = 0
         self._lock = threading.Lock()
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from ragteam.errors import InputError, RagteamError
 from ragteam.server.config import ServerConfig
+from ragteam.server.cores import process_share
 
 CONFIG_ENV = "RAGTEAM_SERVE_CONFIG"
 
@@ -54,11 +55,6 @@ def check_workers(config: ServerConfig, workers: int) -> None:
         )
 
 
-def threads_an_answer(processes: int) -> int:
-    """Each worker's share of the cores (its answers then split it as they run: `CoreShare`)."""
-    return max(1, (os.cpu_count() or 1) // max(1, processes))
-
-
 def serve_workers(config: ServerConfig, workers: int, port: int) -> None:
     """Serve with `workers` processes on `config.host`:`port` until a signal stops them."""
     import uvicorn
@@ -69,7 +65,7 @@ def serve_workers(config: ServerConfig, workers: int, port: int) -> None:
 
     check_workers(config, workers)
     clean_served(Service(config))  # once, here: a worker started later must not clean another's
-    handover = Handover(config, workers, threads_an_answer(workers))
+    handover = Handover(config, workers, process_share(workers))
     # uvicorn spawns the workers (and restarts one that dies): they inherit the environment
     os.environ[CONFIG_ENV] = base64.b64encode(pickle.dumps(handover)).decode("ascii")
     settings = uvicorn.Config(
