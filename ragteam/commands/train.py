@@ -277,6 +277,14 @@ def reader_command(
         ),
     ] = None,
     tables: TablesOpt = None,
+    people: Annotated[
+        Path | None,
+        typer.Option(
+            "--people",
+            help="questions people wrote over documents (docqa-train's layout: PART/files, "
+            "PART/questions.jsonl); its validation files are never read",
+        ),
+    ] = None,
 ) -> None:
     """Train the span reader (MiniLM with start/end and no-answer/yes/no heads, shared
     normalisation over a question's passages) on HotpotQA and MuSiQue train and cloze questions
@@ -296,6 +304,7 @@ def reader_command(
             groups,
             tuple(squad or ()),
             tables,
+            people,
         )
     last = record["history"][-1] if record["history"] else {}
     out.print(

@@ -19,6 +19,7 @@ from ragteam.once import loaded_once
 from ragteam.reader.bounds import asked_words, crosses, echoes, whole
 from ragteam.reader.confidence import Confidence
 from ragteam.reader.model import EXTRAS, MAX_SPAN, SpanNet, group_log_parts
+from ragteam.reader.ranker import Ranker, ranker_path
 from ragteam.reader.spans import Reading, Span
 from ragteam.reader.view import Viewed
 from ragteam.text import sentence_around
@@ -83,13 +84,25 @@ class Reader:
     A missing, truncated or foreign file is an `InputError` naming it, never a fallback."""
 
     def __init__(
-        self, net: SpanNet, meta: dict[str, str], digest: str, calibration: Calibration
+        self,
+        net: SpanNet,
+        meta: dict[str, str],
+        digest: str,
+        calibration: Calibration,
+        ranker: Ranker | None = None,
     ) -> None:
         self.net, self.meta, self.digest, self.calibration = net, meta, digest, calibration
+        self.ranker = ranker  # the answer ranker fitted with these weights, if any
         self.identity = f"{FORMAT}@{digest}"
         self._kept: OrderedDict[tuple[str, str], _Logits] = OrderedDict()
         self._kept_windows = 0
         self._lock = threading.Lock()
+
+    @property
+    def answer_threshold(self) -> float:
+        """The confidence at or above which the reader's own answer is labelled supported:
+        the ranker's threshold where it picks the answer, else the calibration's `span`."""
+        return self.ranker.threshold if self.ranker is not None else self.calibration.span
 
     def pieces(self, word: str) -> int:
         """How many word pieces the reader's vocabulary holds `word` in (1: a word it knows
@@ -314,9 +327,11 @@ def load_reader(path: Path | None = None, threads: int | None = None) -> Reader:
 @loaded_once(maxsize=2)
 def _loaded(
     path: Path, _stamp: tuple[int, int], threads: int | None
-) -> tuple[SpanNet, dict[str, str], str, Calibration]:
+) -> tuple[SpanNet, dict[str, str], str, Calibration, Ranker | None]:
     net, meta, digest = load_net(path, threads)
-    return net, meta, digest, Calibration.read(calibration_path(path))
+    ranked = ranker_path(path)
+    ranker = Ranker.read(ranked) if ranked.exists() else None
+    return net, meta, digest, Calibration.read(calibration_path(path)), ranker
 
 
 WEIGHTS = Weights("span reader", RETRAIN, FORMAT)

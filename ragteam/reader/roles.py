@@ -8,12 +8,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+import numpy as np
+
+from ragteam.metrics import normalize_answer
 from ragteam.reader import Reader, Reading, Span, read_traced
 from ragteam.reader.columns import column_answer, keyed_answer
 from ragteam.reader.defaults import named_default, said_default
 from ragteam.reader.headings import asks_heading, by_content, heading_span, under_release
 from ragteam.reader.lists import list_answer
 from ragteam.reader.polar import is_polar, polar_answer
+from ragteam.reader.ranker import RANKED, Candidate, Ranker, features, polar_features
 from ragteam.reader.tokens import code_answer
 from ragteam.trace import Trace
 from ragteam.types import Answer, Citation, Evidence, Judgement, Passage
@@ -93,24 +97,22 @@ def answer_by_reading(
     found answers (as when the answerability head says there is none). `earlier`: a passage's
     id -> the passages before it in its document, nearest last (where a table it starts
     inside of has its header: `Index.neighbours`)."""
-    top = EVIDENCE_KEPT * 4
-    # a release the question names: its entries answer it, but whether an answer was found
-    # is judged over all it found (read last: the reading `--abstain`'s threshold is fitted
-    # on, bench/abstain_fit.py)
-    named = under_release(question, passages) if rules.headings else passages
-    reading = read_traced(reader, trace, question, named, top, rules.key_lines, rules.skip_echoes)
-    if len(named) < len(passages):
-        whole = read_traced(
-            reader, trace, question, passages, top, rules.key_lines, rules.skip_echoes
-        )
-        reading, passages = replace(reading, no_answer=whole.no_answer), named
-    said = _ruled(question, reading, passages, rules, earlier)
-    if said is not None:  # a rule's answer first, the spans read after it
+    reading, passages = reading_for(question, passages, trace, reader, rules)
+    sure: float | None = None
+    if reader.ranker is not None:  # the fitted ranker picks among every proposal
+        said, sure = _picked(question, reading, passages, rules, earlier, reader.ranker)
+        if said is not None:
+            trace.note("reader", f"the answer ranker's pick: {sure:.3f}", event="ranked")
+    else:
+        said = _ruled(question, reading, passages, rules, earlier)
+    if said is not None:  # the chosen answer first, the spans read after it
         others = tuple(s for s in reading.spans if s is not said)
         reading = replace(reading, spans=(said, *others))
     evidence = evidence_of(reading, passages, reader, answerable=not unmentioned)
     if not evidence:
         return None
+    if sure is not None and evidence[0].answerable:  # the ranker's probability is its confidence
+        evidence[0] = replace(evidence[0], score=sure)
     best = {p.id: p for p in passages}[evidence[0].passage_id]
     cited = [Citation.of(best)]
     return Answer(
@@ -122,6 +124,24 @@ def answer_by_reading(
         evidence=evidence,
         unmentioned=unmentioned,
     )
+
+
+def reading_for(
+    question: str, passages: list[Passage], trace: Trace, reader: Reader, rules: Rules
+) -> tuple[Reading, list[Passage]]:
+    """The reading an answer is chosen from, and the passages it read: all of them, or the
+    entries of a release the question names (`rules.headings`), whether an answer was found
+    then judged over all (read last: the reading `--abstain`'s threshold is fitted on,
+    bench/abstain_fit.py)."""
+    top = EVIDENCE_KEPT * 4
+    named = under_release(question, passages) if rules.headings else passages
+    reading = read_traced(reader, trace, question, named, top, rules.key_lines, rules.skip_echoes)
+    if len(named) < len(passages):
+        whole = read_traced(
+            reader, trace, question, passages, top, rules.key_lines, rules.skip_echoes
+        )
+        reading, passages = replace(reading, no_answer=whole.no_answer), named
+    return reading, passages
 
 
 def _ruled(
@@ -160,6 +180,75 @@ def _ruled(
         grown = list_answer(question, by_id[so_far.passage_id].text, so_far)
         said = grown if grown is not None else said
     return said
+
+
+def proposals(
+    question: str,
+    reading: Reading,
+    passages: list[Passage],
+    rules: Rules,
+    earlier: Callable[[str], list[Passage]] | None,
+) -> list[Candidate]:
+    """Every answer proposed for a question that is not yes/no: the reader's RANKED best
+    different spans and each rule's answer (as `rules` allow), the same words one candidate
+    with all their sources."""
+    by_id = {p.id: p for p in passages}
+    best = reading.best if reading.best is not None and reading.best.kind == "span" else None
+    found: list[tuple[str, Span | None]] = []
+    seen: set[str] = set()
+    for span in reading.spans:
+        words = normalize_answer(span.text)
+        if span.kind == "span" and words not in seen and len(seen) < RANKED:
+            seen.add(words)
+            found.append(("reader", span))
+    if rules.headings and (kind := asks_heading(question)) is not None:
+        found.append(("heading", _under_heading(kind, question, reading, passages)))
+    if rules.columns:
+        found.append(("keyed", _keyed(question, reading, passages, earlier)))
+        if best is not None:
+            before = earlier(best.passage_id) if earlier is not None else None
+            found.append(("column", column_answer(question, by_id[best.passage_id], best, before)))
+    if rules.defaults:
+        found.append(("default", named_default(question, *_ranked(reading, passages))))
+        found.append(("said_default", said_default(question, *_ranked(reading, passages), best)))
+    if rules.codes:
+        found.append(("code", code_answer(question, reading, None)))
+    if rules.lists and best is not None:
+        found.append(("list", list_answer(question, by_id[best.passage_id].text, best)))
+    merged: dict[str, tuple[Span, set[str]]] = {}
+    for source, span in found:
+        if span is not None and span.text.strip():
+            key = normalize_answer(span.text) or span.text
+            merged.setdefault(key, (span, set()))[1].add(source)
+    return [Candidate(span, frozenset(sources)) for span, sources in merged.values()]
+
+
+def _picked(
+    question: str,
+    reading: Reading,
+    passages: list[Passage],
+    rules: Rules,
+    earlier: Callable[[str], list[Passage]] | None,
+    ranker: Ranker,
+) -> tuple[Span | None, float]:
+    """The ranker's answer and its probability of being right: yes or no to a yes/no
+    question, else the most probable of the proposals."""
+    if is_polar(question):
+        text = _best_text(reading, passages)
+        said = polar_answer(reading, question, text)
+        if said is None:
+            return None, 0.0
+        yes = ranker.yes(polar_features(question, reading, text))
+        word = "yes" if yes >= 0.5 else "no"
+        return replace(said, text=word, kind=word), max(yes, 1 - yes)
+    candidates = proposals(question, reading, passages, rules, earlier)
+    if not candidates:
+        return None, 0.0
+    texts = {p.id: p.text for p in passages}
+    order = {p.id: n for n, p in enumerate(passages)}
+    scores = ranker.right([features(question, reading, c, texts, order) for c in candidates])
+    best = int(np.argmax(scores))
+    return candidates[best].span, float(scores[best])
 
 
 def _keyed(

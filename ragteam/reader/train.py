@@ -122,6 +122,7 @@ def train_reader(
     groups: Path | None = None,
     squad: tuple[Path, ...] = (),
     tables: Path | None = None,
+    people: Path | None = None,
 ) -> dict[str, Any]:
     """Build the groups from the training folder `data` (and questions made from the real
     documents under `documents`), or read them from `groups` when an earlier run wrote them
@@ -129,7 +130,7 @@ def train_reader(
     from the bare encoder, resuming from `out`.ckpt; `squad` names SQuAD-format files to read
     too. Returns the run's record (also written to
     `out`.json)."""
-    built = reader_groups(data, settings, documents, groups, report, squad, tables)
+    built = reader_groups(data, settings, documents, groups, report, squad, tables, people)
     report(f"{len(built.train)} training groups, {len(built.held)} held")
     state = train_groups(built.train, built.held, out, settings, report, start)
     from ragteam.reader.calibrate import calibrate
@@ -168,12 +169,13 @@ def reader_groups(
     report: Callable[[str], None],
     squad: tuple[Path, ...] = (),
     tables: Path | None = None,
+    people: Path | None = None,
 ) -> Built:
     """The groups: read from `groups` when it exists (made with these settings), else built
     (and written to `groups` when given)."""
     from ragteam.reader.train_groups import Wanted, build, load_groups, save_groups
 
-    made_with = _made_with(settings, documents, squad, tables)
+    made_with = _made_with(settings, documents, squad, tables, people)
     if groups is not None and groups.is_file():
         report(f"reading the groups from {groups}")
         return load_groups(groups, made_with)
@@ -194,6 +196,11 @@ def reader_groups(
         tables,
         settings.table_questions,
         settings.headings,
+        table_rows=settings.table_rows,
+        people=people,
+        # each part's index beside the groups file (bench/docqa_train.py's default work)
+        people_work=None if groups is None else groups.parent / "people",
+        people_held=settings.people_held,
     )
     built = build(data, wanted, settings.held_share, settings.seed)
     if groups is not None:
@@ -203,7 +210,11 @@ def reader_groups(
 
 
 def _made_with(
-    settings: ReaderSettings, documents: Path | None, squad: tuple[Path, ...], tables: Path | None
+    settings: ReaderSettings,
+    documents: Path | None,
+    squad: tuple[Path, ...],
+    tables: Path | None,
+    people: Path | None = None,
 ) -> dict[str, Any]:
     """What a groups file says it was built with (a source is named only when it is used, so
     that earlier runs' files still load); an InputError for a named source that is missing."""
@@ -222,6 +233,12 @@ def _made_with(
         if not tables.is_dir():
             raise InputError(f"{tables} is not a folder: name a WikiTableQuestions checkout")
         made_with["tables"] = [tables.name, settings.table_questions]
+        if settings.table_rows:
+            made_with["table_rows"] = True
+    if people is not None:  # likewise
+        if not people.is_dir():
+            raise InputError(f"{people} is not a folder: name a docqa-train folder")
+        made_with["people"] = [people.name, settings.people_held]
     if settings.headings:
         made_with["headings"] = True
     if squad:  # likewise

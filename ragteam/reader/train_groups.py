@@ -40,6 +40,12 @@ class Wanted:
     tables: Path | None = None  # a WikiTableQuestions folder (training/reader_tables.py)
     table_questions: int = 0
     headings: bool = False  # paragraphs read with their title as a heading line
+    table_rows: bool = False  # the tables' rows as `cell | cell`, not records
+    # questions people wrote over documents (docqa-train's layout: reader/train_people.py),
+    # their parts' indexes kept under `people_work`; `people_held` of their files held out
+    people: Path | None = None
+    people_work: Path | None = None
+    people_held: float = 0.25
 
 
 def build(train_dir: Path, wanted: Wanted, held: float = 0.1, seed: int = 13) -> Built:
@@ -66,12 +72,18 @@ def build(train_dir: Path, wanted: Wanted, held: float = 0.1, seed: int = 13) ->
     if wanted.tables is not None:  # after SQuAD, for the same reason
         from ragteam.reader.train_tables import wtq
 
-        groups += wtq(wanted.tables, wanted.table_questions, rng)
+        groups += wtq(wanted.tables, wanted.table_questions, rng, not wanted.table_rows)
+    if wanted.people is not None:  # last, for the same reason
+        from ragteam.reader.train_people import people_groups
+
+        work = wanted.people_work or wanted.people / ".indexes"
+        groups += people_groups(wanted.people, work, rng, headings=wanted.headings)
     built = Built()
     for g in groups:
         root = g.qid.split("/")[0]
-        (built.held if held_out(root, held) else built.train).append(g)
-    if wanted.documents is not None:
+        share = wanted.people_held if g.source == "people" else held
+        (built.held if held_out(root, share) else built.train).append(g)
+    if wanted.documents is not None or wanted.people is not None:
         random.Random(seed).shuffle(built.held)
     return built
 

@@ -34,6 +34,10 @@ class ReaderSettings:
     line_marks: bool = flag(True, "read line breaks as a mark (model.LINE_MARK), not spaces")
     # WikiTableQuestions (--tables DIR): questions people wrote over tables, read as records
     table_questions: int = flag(3000, "questions from --tables (one cell's answers)", min=0)
+    table_rows: bool = flag(False, "--tables' rows as `cell | cell`, as index sync writes them")
+    # questions people wrote (--people DIR, docqa-train's layout): the share of their files
+    # held out (the answer ranker is fitted on the held files' readings)
+    people_held: float = flag(0.25, "share of --people's files held out", min=0.0, max=0.9)
     # each Wikipedia paragraph read with its title on a first line, as documents' passages are
     # read with their heading path: the weights then say they read headings (`heading_view`)
     headings: bool = flag(False, "read passages with their heading (title) line first")

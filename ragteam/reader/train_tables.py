@@ -44,15 +44,24 @@ def _title(folder: Path, context: str) -> str:
         return ""
 
 
-def passages(title: str, header: list[str], rows: list[list[str]]) -> list[tuple[str, list[int]]]:
+def passages(
+    title: str, header: list[str], rows: list[list[str]], records: bool = True
+) -> list[tuple[str, list[int]]]:
     """The table's passages (the title on the first line, then up to ROWS_A_PASSAGE records),
-    each with the numbers of the rows it holds."""
+    each with the numbers of the rows it holds. Without `records`, rows are `cell | cell` as
+    `index sync` writes a table by default, each passage's rows after the header row's."""
     head = f"{title}\n" if title else ""
+    if not records:
+        head += " | ".join(" ".join(h.replace("|", "/").split()) for h in header) + "\n"
     out: list[tuple[str, list[int]]] = []
     lines: list[str] = []
     held: list[int] = []
     for n, cells in enumerate(rows):
-        line = table_lines(header, [cells])[-1] if any(c.strip() for c in cells) else ""
+        line = (
+            (table_lines(header, [cells])[-1] if records else table_lines(None, [cells])[0])
+            if any(c.strip() for c in cells)
+            else ""
+        )
         if not line:
             continue
         if lines and (len(lines) >= ROWS_A_PASSAGE or sum(map(len, lines)) + len(line) > MAX_CHARS):
@@ -72,9 +81,10 @@ def cell_spans(text: str, answer: str) -> list[tuple[int, int]]:
     return [m.span(1) for m in pattern.finditer(text)]
 
 
-def wtq(folder: Path, count: int, rng: random.Random) -> Iterator[Group]:
+def wtq(folder: Path, count: int, rng: random.Random, records: bool = True) -> Iterator[Group]:
     """Up to `count` questions of WikiTableQuestions' training file whose answer is one cell,
-    each over its table's passages (a span group) and over another table's (a none group)."""
+    each over its table's passages (a span group) and over another table's (a none group);
+    the rows as records, or (`records` False) as `cell | cell`."""
     tsv = folder / "data" / "training.tsv"
     if not tsv.is_file():
         raise InputError(f"{folder} holds no data/training.tsv: name a WikiTableQuestions folder")
@@ -90,7 +100,7 @@ def wtq(folder: Path, count: int, rng: random.Random) -> Iterator[Group]:
         if row["context"] not in tables:
             table = _table(folder / row["context"])
             title = _title(folder, row["context"])
-            tables[row["context"]] = passages(title, *table) if table else []
+            tables[row["context"]] = passages(title, *table, records) if table else []
         parts = [t for t, _ in tables[row["context"]]]
         gold = [t for t in parts if cell_spans(t, answer)]
         if not gold or len(gold) > 2:

@@ -80,6 +80,29 @@ class Read:
                 index, ctx.trace, ctx.retrieved, "retriever", search_text(question), self.k
             )
             return self._verdict(question, stem, choices, found, ctx)
+        found, names = self.gathered(question, ctx)
+        reader = ctx.readers.get(self.weights)
+        read = answer_by_reading(
+            question, found, ctx.trace, self.name, reader, self.rules(), names, _earlier(index)
+        )
+        return read or Answer(question, "", self.name, [], ctx.trace)
+
+    def rules(self) -> Rules:
+        """The proposers and views this strategy's options turn on, by name."""
+        return Rules(
+            key_lines=self.key_lines,
+            headings=self.heading_answers,
+            skip_echoes=self.skip_echoes,
+            columns=self.table_columns,
+            codes=self.code_tokens,
+            defaults=self.default_values,
+            lists=self.list_answers,
+        )
+
+    def gathered(self, question: str, ctx: Context) -> tuple[list[Passage], tuple[str, ...]]:
+        """The passages an open question is read over (every search round's), and the names
+        of the question no passage mentions (`ragteam.reader.unmentioned`)."""
+        index = ctx.require_index(self.name)
         found = retrieve_traced(index, ctx.trace, ctx.retrieved, "retriever", question, self.k)
         reader = ctx.readers.get(self.weights)
         for _ in range(self.hops - 1):
@@ -88,19 +111,7 @@ class Read:
         if names:
             said = ", ".join(names)
             ctx.trace.note("reader", f"no passage mentions {said}", event="unmentioned")
-        rules = Rules(
-            self.key_lines,
-            self.heading_answers,
-            self.skip_echoes,
-            self.table_columns,
-            self.code_tokens,
-            self.default_values,
-            self.list_answers,
-        )
-        read = answer_by_reading(
-            question, found, ctx.trace, self.name, reader, rules, names, _earlier(index)
-        )
-        return read or Answer(question, "", self.name, [], ctx.trace)
+        return found, names
 
     def _follow(self, question: str, found: list[Passage], ctx: Context) -> list[Passage]:
         """Passages not in `found` that a search for the question with each of the best

@@ -60,7 +60,7 @@ def reader(pairs: Pairs) -> Scored:
     sure = None
     if own is not None:
         i, j, confidence = own
-        scores[i][j] = _scaled(confidence, model.calibration.span)
+        scores[i][j] = _scaled(confidence, model.answer_threshold)
     else:
         sure = reader_would_say(model, pairs.question, pairs.sentences, list(pairs.passages))
     return Scored("reader", THRESHOLD, scores, extra={"reader": model.identity}, sure=sure)

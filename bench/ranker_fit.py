@@ -1,0 +1,89 @@
+"""Fit the answer ranker (`ragteam.reader.ranker`) for a reader, on readings of docqa-train's
+training questions that the reader was not trained on, and write it beside the weights.
+
+    python bench/ranker_fit.py collect --data ../shared/data/docqa-train --weights W \\
+        --work /tmp/dqt/people --examples /tmp/dqt/examples.jsonl [--files held|all]
+    python bench/ranker_fit.py fit --examples /tmp/dqt/examples.jsonl --out W.ranker.json
+
+`collect` reads, part by part, the questions of the training files (never the validation
+files) that `ragteam train reader --people` held out of training (`--files held`, by the same
+hash and share), or of every training file (`--files all`: for a reader that never saw
+docqa-train), each searched and read as `read` does over WORK/PART/ix, one Example a line
+(resumable). `fit` fits the two models and the label's threshold (cross-fitted by file) and
+writes the ranker's JSON."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import time
+from pathlib import Path
+
+from docqa_dev import index_of
+
+from ragteam.reader.ranker_fit import Example, example, fit_ranker
+from ragteam.reader.train_data import held_out
+from ragteam.reader.train_people import VALIDATION
+
+
+def _group(part: str, q: dict) -> str:
+    where = q["file"] or q["id"]
+    return "people-" + hashlib.sha256(f"{part}/{where}".encode()).hexdigest()[:12]
+
+
+def collect(args: argparse.Namespace) -> None:
+    done = set()
+    if args.examples.exists():
+        done = {json.loads(x)["qid"] for x in args.examples.read_text().splitlines() if x}
+    parts = sorted(p for p in args.data.iterdir() if (p / "questions.jsonl").is_file())
+    with args.examples.open("a", encoding="utf-8") as handle:
+        for part in parts:
+            index = index_of(part, args.work / part.name)
+            rows = [json.loads(x) for x in (part / "questions.jsonl").read_text().splitlines() if x]
+            started, n = time.perf_counter(), 0
+            for q in rows:
+                group = _group(part.name, q)
+                if q["file"] is None or Path(q["file"]).name in VALIDATION or q["id"] in done:
+                    continue
+                if args.files == "held" and not held_out(group, args.held):
+                    continue
+                handle.write(json.dumps(example(q, index, args.weights, group).to_json()) + "\n")
+                handle.flush()
+                n += 1
+            print(
+                f"{part.name}: {n} questions in {time.perf_counter() - started:.0f} s", flush=True
+            )
+
+
+def fit(args: argparse.Namespace) -> None:
+    examples = [
+        Example.from_json(json.loads(x)) for x in args.examples.read_text().splitlines() if x
+    ]
+    ranker = fit_ranker(examples, args.precision)
+    tmp = args.out.with_name(args.out.name + ".tmp")
+    tmp.write_text(json.dumps(ranker.to_json(), indent=1) + "\n", encoding="utf-8")
+    tmp.replace(args.out)
+    print(f"wrote {args.out}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    a = sub.add_parser("collect")
+    a.add_argument("--data", type=Path, required=True, help="the docqa-train folder")
+    a.add_argument("--weights", type=Path, required=True, help="the reader's weights")
+    a.add_argument("--work", type=Path, default=Path("/tmp/dqt/people"))
+    a.add_argument("--examples", type=Path, required=True)
+    a.add_argument("--files", choices=("held", "all"), default="held")
+    a.add_argument("--held", type=float, default=0.25, help="train reader's --people-held")
+    b = sub.add_parser("fit")
+    b.add_argument("--examples", type=Path, required=True)
+    b.add_argument("--out", type=Path, required=True, help="NAME.ranker.json beside the weights")
+    b.add_argument("--precision", type=float, default=0.85)
+    args = parser.parse_args()
+    collect(args) if args.command == "collect" else fit(args)
+
+
+if __name__ == "__main__":
+    main()
