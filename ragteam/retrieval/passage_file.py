@@ -4,8 +4,10 @@ passages to its retriever kinds without holding their text."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -92,12 +94,56 @@ class PassageFile(Sequence[Passage]):
     """The passages of a `passages.jsonl`, read when asked for: iterated in order, or one by
     its number (with the lines' starts known), or by its id (`position`: a table of 8-byte id
     digests made on first use, 16 bytes a passage). Memory is the starts and that table, not
-    the passages: a million passages load in a second or two and hold about 24 MB."""
+    the passages: a million passages load in a second or two and hold about 24 MB.
+
+    The file is opened once, when this is made, and every read goes through that descriptor
+    (`os.pread`, at the offsets of this very file): a sync that renames a new generation into
+    place meanwhile leaves this one readable as it was, so an answer running over the loaded
+    index never reads the new file at the old file's offsets."""
 
     def __init__(self, path: Path, starts: np.ndarray) -> None:
         self.path, self._starts = path, starts  # where each line starts, and the file's end
         self._ids: tuple[np.ndarray, np.ndarray] | None = None  # sorted digests, positions
         self._lock = threading.Lock()
+        self._fd = os.open(path, os.O_RDONLY)
+
+    def __del__(self) -> None:
+        fd = getattr(self, "_fd", None)
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+            self._fd = None
+
+    def __getstate__(self) -> dict[str, Any]:  # another process opens the file anew
+        return {"path": self.path, "starts": self._starts}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["path"], state["starts"])  # type: ignore[misc]
+
+    def _read(self, start: int, end: int) -> bytes:
+        """Bytes [start, end) of this generation of the file."""
+        parts, at = [], start
+        while at < end:
+            chunk = os.pread(self._fd, end - at, at)
+            if not chunk:
+                break
+            parts.append(chunk)
+            at += len(chunk)
+        return b"".join(parts)
+
+    def _lines(self) -> Iterator[bytes]:
+        """Every line in order, read SCAN_BYTES or so at a time (whole lines)."""
+        first, count = 0, len(self)
+        while first < count:
+            last = first + 1
+            top = int(self._starts[first]) + SCAN_BYTES
+            while last < count and int(self._starts[last + 1]) <= top:
+                last += 1
+            block = self._read(int(self._starts[first]), int(self._starts[last]))
+            base = int(self._starts[first])
+            for n in range(first, last):
+                yield block[int(self._starts[n]) - base : int(self._starts[n + 1]) - base]
+            first = last
 
     @classmethod
     def scanned(cls, path: Path) -> PassageFile:
@@ -120,9 +166,8 @@ class PassageFile(Sequence[Passage]):
         return len(self._starts) - 1
 
     def __iter__(self) -> Iterator[Passage]:
-        with self.path.open("rb") as handle:
-            for number, line in enumerate(handle, start=1):
-                yield self._parsed(line, number)
+        for number, line in enumerate(self._lines(), start=1):
+            yield self._parsed(line, number)
 
     @overload
     def __getitem__(self, at: int) -> Passage: ...
@@ -132,9 +177,7 @@ class PassageFile(Sequence[Passage]):
         if isinstance(at, slice):
             return [self[i] for i in range(*at.indices(len(self)))]
         at = range(len(self))[at]
-        with self.path.open("rb") as handle:
-            handle.seek(int(self._starts[at]))
-            return self._parsed(handle.readline(), at + 1)
+        return self._parsed(self._read(int(self._starts[at]), int(self._starts[at + 1])), at + 1)
 
     def position(self, passage_id: str) -> int | None:
         """The number of the passage with `passage_id`, or None."""
@@ -170,15 +213,14 @@ class PassageFile(Sequence[Passage]):
         """Every passage's id in order, read off the start of its line (`passage_row` writes
         the id first) without parsing the rest; a line written otherwise is parsed whole."""
         scan = json.decoder.scanstring  # type: ignore[attr-defined]
-        with self.path.open("rb") as handle:
-            for number, raw in enumerate(handle, start=1):
-                if raw.startswith(_ID_FIRST):
-                    try:
-                        yield scan(raw.decode("utf-8"), len(_ID_FIRST))[0]
-                        continue
-                    except (UnicodeDecodeError, ValueError):
-                        pass
-                yield self._parsed(raw, number).id
+        for number, raw in enumerate(self._lines(), start=1):
+            if raw.startswith(_ID_FIRST):
+                try:
+                    yield scan(raw.decode("utf-8"), len(_ID_FIRST))[0]
+                    continue
+                except (UnicodeDecodeError, ValueError):
+                    pass
+            yield self._parsed(raw, number).id
 
     def _parsed(self, line: bytes, number: int) -> Passage:
         try:
