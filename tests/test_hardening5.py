@@ -30,3 +30,59 @@ def test_an_index_loaded_before_a_sync_reads_its_own_passages_after_it(tmp_path)
     new = load_index(tmp_path / "ix")
     assert any("much longer" in p.text for p in new.passages)
     assert not any(p.id.startswith("f3") for p in new.passages)
+
+
+def _synced(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "aldra.txt").write_text("The harbour master code is 4711.\n")
+    (docs / "other.txt").write_text("Boats are counted every spring.\n")
+    settings = IndexSettings(retriever="bm25")
+    sync_folder(docs, tmp_path / "ix", index=settings)
+    return docs, tmp_path / "ix", settings
+
+
+def test_a_sources_file_that_is_not_a_database_is_said_and_every_file_read_again(tmp_path):
+    """D-H2: garbage in sources.sqlite: the sync says so and rewrites it, never a traceback."""
+    import pytest
+
+    from ragteam.retrieval.sources import DamagedSources, read_sources
+
+    docs, ix, settings = _synced(tmp_path)
+    (ix / "sources.sqlite").write_bytes(b"garbage " * 600)
+    with pytest.raises(DamagedSources, match="reads every file again"):
+        read_sources(ix)
+    (docs / "new.txt").write_text("A new file about ropes.\n")
+    report = sync_folder(docs, ix, index=settings)
+    assert any("every file was read again" in n for n in report.notes)
+    sources, _ = read_sources(ix)
+    assert set(sources) == {"aldra.txt", "other.txt", "new.txt"}
+    assert sync_folder(docs, ix, index=settings).notes == []  # repaired
+
+
+def test_a_changed_byte_in_the_sync_state_is_never_indexed_as_the_files_text(tmp_path):
+    """D-H2: 4711 -> 4712 inside sources.sqlite: the next rewrite reads the file, not the
+    altered state, and search says what the file says."""
+    import sqlite3
+
+    docs, ix, settings = _synced(tmp_path)
+    db = sqlite3.connect(ix / "sources.sqlite")
+    with db:
+        db.execute("UPDATE sources SET pieces = replace(pieces, '4711', '4712')")
+    db.close()
+    (docs / "unrelated.txt").write_text("Gulls nest on the pier.\n")
+    report = sync_folder(docs, ix, index=settings)
+    assert any("every file was read again" in n for n in report.notes)
+    hits = load_index(ix).retrieve("harbour master code", k=1)
+    assert "4711" in hits[0].text and "4712" not in hits[0].text
+
+
+def test_a_damaged_sync_state_is_repaired_by_a_resync(tmp_path):
+    """D-H2: the server's sync route and --watch resync with the recorded settings: a damaged
+    state gives the index's own settings and a sync that reads every file again."""
+    from ragteam.retrieval.sync import resync
+
+    docs, ix, _settings = _synced(tmp_path)
+    (ix / "sources.sqlite").write_bytes(b"\x00garbage" * 100)
+    report = resync(ix)
+    assert report.notes and load_index(ix).retrieve("harbour", k=1)[0].text.endswith("4711.")

@@ -155,6 +155,8 @@ _SHOWN = ("new", "changed", "renamed", "deleted")
 
 def print_report(report: SyncReport, out_dir: Path) -> None:
     """A line per file that changed or was not read, then one summary line."""
+    for note in report.notes:
+        out.print(f"[yellow]note[/]     {shown(note)}", highlight=False, soft_wrap=True)
     for kind in _SHOWN:
         for path in report.changes[kind]:
             out.print(f"{kind:8} {shown(path)}", highlight=False, soft_wrap=True)

@@ -66,20 +66,48 @@ class Source:
             self.stored() if self.stored else json.dumps(self.pieces, ensure_ascii=False),
         )
 
+    def sealed_row(self) -> tuple[Any, ...]:
+        """`row()` with its seal (`row_seal`) last."""
+        row = self.row()
+        return (*row, row_seal(row))
+
+
+class DamagedSources(IndexUnusable):
+    """The index's sync state (`sources.sqlite`) cannot be read, or a row of it is not what
+    was written (its seal): a sync reads every file again (`sync_folder` does so itself)."""
+
+
+def row_seal(row: tuple[Any, ...]) -> str:
+    """The SHA-256 of a source row's fields (what `Source.row` gives): what a later read of
+    the row checks, so that a changed byte in the state is never indexed as the file's text."""
+    return hashlib.sha256(json.dumps(list(row), ensure_ascii=False).encode("utf-8")).hexdigest()
+
 
 _COLUMNS = "path, size, mtime_ns, sha256, converter, status, reason, notes, title, pieces"
 _RECORD = _COLUMNS.removesuffix(", pieces")  # a source without its pieces (read when needed)
 
 
 def _connect(path: Path, check_same_thread: bool = True) -> sqlite3.Connection:
-    db = sqlite3.connect(str(path), timeout=30, check_same_thread=check_same_thread)
-    db.execute(
-        "CREATE TABLE IF NOT EXISTS sources (path TEXT PRIMARY KEY, size INTEGER, "
-        "mtime_ns INTEGER, sha256 TEXT, converter TEXT, status TEXT, reason TEXT, notes TEXT, "
-        "title TEXT, pieces TEXT)"
-    )
-    db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+    """The sources file at `path`, its tables made if missing; DamagedSources when it is not
+    a database (sqlite reads no schema from it)."""
+    try:
+        db = sqlite3.connect(str(path), timeout=30, check_same_thread=check_same_thread)
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS sources (path TEXT PRIMARY KEY, size INTEGER, "
+            "mtime_ns INTEGER, sha256 TEXT, converter TEXT, status TEXT, reason TEXT, "
+            "notes TEXT, title TEXT, pieces TEXT, seal TEXT)"
+        )
+        db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+    except sqlite3.DatabaseError as exc:
+        raise _damaged(path, exc) from exc
     return db
+
+
+def _damaged(path: Path, why: object) -> DamagedSources:
+    return DamagedSources(
+        f"the index's sync state {path} is damaged ({why}): `ragteam index sync` reads "
+        "every file again and rewrites it"
+    )
 
 
 def read_sources(directory: Path) -> tuple[dict[str, Source], dict[str, Any]]:
@@ -93,32 +121,46 @@ def read_sources(directory: Path) -> tuple[dict[str, Source], dict[str, Any]]:
     try:
         rows = db.execute(f"SELECT {_RECORD} FROM sources").fetchall()
         meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
-    except sqlite3.DatabaseError:
+        sealed = "seal" in {r[1] for r in db.execute("PRAGMA table_info(sources)")}
+        settings = json.loads(meta.get("settings", "{}"))
+    except (sqlite3.DatabaseError, ValueError) as exc:
         db.close()
-        return {}, {}
-    kept = _Rows(db, "SELECT pieces FROM sources WHERE path = ?")
+        raise _damaged(path, exc) from exc
+    # a file written before rows were sealed has no seal column: its rows are taken as read
+    query = f"SELECT pieces, {_RECORD}, seal" if sealed else "SELECT pieces"
+    kept = _Rows(db, f"{query} FROM sources WHERE path = ?", path=path)
     sources = {
         r[0]: Source(*r[:7], _notes(r[7]), r[8], [], stored=functools.partial(kept.text, r[0]))
         for r in rows
     }
-    return sources, json.loads(meta.get("settings", "{}"))
+    return sources, settings
 
 
 class _Rows:
     """One text column of an open SQLite file, by key; safe from any thread. It closes the
-    connection when it goes only if it `owns` it (the cache closes its own)."""
+    connection when it goes only if it `owns` it (the cache closes its own). A query that
+    also selects the row's other fields and its seal (after the text) has the seal checked:
+    DamagedSources where the row is not what was written."""
 
-    def __init__(self, db: sqlite3.Connection, query: str, owns: bool = True) -> None:
+    def __init__(
+        self, db: sqlite3.Connection, query: str, owns: bool = True, path: Path | None = None
+    ) -> None:
         self._db, self._query, self._lock, self._owns = db, query, threading.Lock(), owns
+        self._path = path
 
     def text(self, key: str) -> str:
-        with self._lock:
-            row = self._db.execute(self._query, (key,)).fetchone()
+        try:
+            with self._lock:
+                row = self._db.execute(self._query, (key,)).fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise _damaged(self._path or Path("?"), exc) from exc
         if row is None or row[0] is None:  # another process replaced what was kept
             raise IndexUnusable(
                 f"the passages of '{key}' are no longer where the last read kept them; "
                 "sync the index again"
             )
+        if len(row) > 2 and row[-1] is not None and row_seal((*row[1:-1], row[0])) != row[-1]:
+            raise _damaged(self._path or Path("?"), f"the row of '{key}' is not as written")
         return str(row[0])
 
     def __del__(self) -> None:
@@ -153,8 +195,8 @@ def write_sources(path: Path, sources: Iterable[Source], settings: dict[str, Any
     try:
         with db:
             db.executemany(  # a row at a time: each source's pieces are read as it is written
-                f"INSERT INTO sources ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (s.row() for s in sources),
+                f"INSERT INTO sources ({_COLUMNS}, seal) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (s.sealed_row() for s in sources),
             )
             db.execute("INSERT INTO meta VALUES ('settings', ?)", (json.dumps(settings),))
         db.close()

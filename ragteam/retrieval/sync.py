@@ -41,6 +41,7 @@ from ragteam.retrieval.kinds import SYNC_PASSAGE_TOKENS
 from ragteam.retrieval.scan import scan, unreadable
 from ragteam.retrieval.sources import (
     SOURCES_FILE,
+    DamagedSources,
     Source,
     SyncCache,
     read_back,
@@ -112,6 +113,8 @@ class SyncReport:
     rewritten: bool = False
     seconds: float = 0.0
     manifest: dict[str, Any] = field(default_factory=dict)
+    # said of the sync as a whole (the sync state was damaged and every file read again)
+    notes: list[str] = field(default_factory=list)
 
     def count(self, status: str) -> int:
         return sum(1 for s in self.files if s.status == status)
@@ -169,10 +172,15 @@ def sync_folder(
         raise InputError(f"nothing at {root}; pass the folder of documents (or one file) to index")
     out = Path(out).expanduser().resolve()
     refuse_overlap(root, out)
+    settings = (sync or SyncSettings(), index or IndexSettings(), encode, progress)
     with one_writer(out):
-        report = _sync_locked(
-            root, out, sync or SyncSettings(), index or IndexSettings(), encode, progress, fresh
-        )
+        try:
+            report = _sync_locked(root, out, *settings, fresh)
+        except DamagedSources as exc:  # the state the next index is built from is not trusted
+            if fresh:
+                raise
+            report = _sync_locked(root, out, *settings, True)
+            report.notes.append(f"{exc.args[0].split(': `')[0]}: every file was read again")
     report.seconds = round(time.perf_counter() - started, 3)
     return report
 
@@ -364,7 +372,10 @@ def recorded_settings(out: str | Path) -> tuple[SyncSettings, IndexSettings, str
     if not (out / "manifest.json").is_file():
         return None
     manifest = read_manifest(out)
-    _sources, recorded = read_sources(out)
+    try:
+        _sources, recorded = read_sources(out)
+    except DamagedSources:  # the state is lost: the index's own settings, sync's defaults
+        return SyncSettings(), settings_of(manifest), manifest.source.path
     if not recorded:  # a JSONL index built before corpora were synced like folders
         return None
     try:
@@ -400,6 +411,7 @@ def report_dict(report: SyncReport) -> dict[str, Any]:
         "embedded": report.embedded,
         "tokenized": report.tokenized,
         "rewritten": report.rewritten,
+        "notes": report.notes,
         "passages": report.manifest.get("passage_count"),
         "seconds": report.seconds,
         "not_read": [
