@@ -121,7 +121,9 @@ def _linear(weights):
 
 
 def test_a_ranker_round_trips_and_refuses_other_features(tmp_path):
-    ranker = Ranker(_linear(range(len(FEATURES))), _linear([1.0] * len(POLAR_FEATURES)), 0.6, {})
+    ranker = Ranker(
+        _linear(range(len(FEATURES))), _linear([1.0] * len(POLAR_FEATURES)), 0.6, 0.7, {}
+    )
     again = Ranker.from_json(json.loads(json.dumps(ranker.to_json())))
     assert again == ranker
     data = ranker.to_json()
@@ -151,7 +153,7 @@ def test_the_fit_learns_which_candidates_are_right_and_sets_the_threshold_for_pr
     low = [0.0] * len(FEATURES)
     assert ranker.right([top, low])[0] > ranker.right([top, low])[1]
     assert ranker.yes([2.0] + [0.0] * 4) > 0.5 > ranker.yes([-2.0] + [0.0] * 4)
-    assert 0.0 < ranker.threshold < 1.0
+    assert 0.0 < ranker.threshold < 1.0 and 0.5 <= ranker.polar_threshold < 1.0
 
 
 def test_threshold_and_rightness():
@@ -179,7 +181,7 @@ def test_the_ranker_not_the_rule_order_picks_the_answer_and_gives_its_confidence
     assert len(candidates) >= 2 and all(c.sources == {"reader"} for c in candidates)
     weights = [0.0] * len(FEATURES)
     weights[FEATURES.index("reader_rank")] = 5.0  # the later the better
-    ranker = Ranker(_linear(weights), _linear([0.0] * len(POLAR_FEATURES)), 0.5, {})
+    ranker = Ranker(_linear(weights), _linear([0.0] * len(POLAR_FEATURES)), 0.5, 0.9, {})
     reader = replace_ranker(shipped, ranker)
     said = answer_by_reading(question, found, Trace(), "read", reader, Rules())
     best = answer_by_reading(question, found, Trace(), "read", shipped, Rules())

@@ -199,12 +199,13 @@ def polar_features(question: str, reading: Reading, text: str) -> list[float]:
 @dataclass(frozen=True)
 class Ranker:
     """The fitted models (`spans`, `polar`), the probability at or above which a pick is
-    labelled supported (`threshold`: fitted for the precision the label promises) and how they
-    were fitted (`fitted`)."""
+    labelled supported (`threshold` for a span, `polar_threshold` for a yes or no: each fitted
+    for the precision the label promises) and how they were fitted (`fitted`)."""
 
     spans: Linear
     polar: Linear
     threshold: float
+    polar_threshold: float
     fitted: dict[str, Any]
 
     def right(self, rows: list[list[float]]) -> np.ndarray:
@@ -224,6 +225,7 @@ class Ranker:
             "spans": asdict(self.spans),
             "polar": asdict(self.polar),
             "threshold": self.threshold,
+            "polar_threshold": self.polar_threshold,
             "fitted": self.fitted,
         }
 
@@ -240,6 +242,7 @@ class Ranker:
             Linear(**data["spans"]),
             Linear(**data["polar"]),
             float(data["threshold"]),
+            float(data["polar_threshold"]),
             data.get("fitted", {}),
         )
 

@@ -112,6 +112,16 @@ def picks(model: Any, examples: Iterable[Example]) -> list[tuple[float, int]]:
     return out
 
 
+def polar_picks(model: Any, examples: Iterable[Example]) -> list[tuple[float, int]]:
+    """(probability of the word said, right) of each yes/no example."""
+    out = []
+    for e in examples:
+        if e.polar and e.rows:
+            yes = float(sigmoid(model(np.asarray(e.rows, dtype="float32")))[0])
+            out.append((max(yes, 1 - yes), int((yes >= 0.5) == bool(e.right[0]))))
+    return out
+
+
 def threshold_for(picked: list[tuple[float, int]], precision: float) -> float:
     """The lowest probability above which the picks are right at least `precision` of the
     time (1.0 when no such probability leaves any pick)."""
@@ -129,13 +139,17 @@ def fit_ranker(
 ) -> Ranker:
     """The ranker fitted on every example, with the label threshold set on cross-fitted picks."""
     held: list[tuple[float, int]] = []
+    held_polar: list[tuple[float, int]] = []
     for k in range(FOLDS):
         train = [e for e in examples if _fold(e.group) != k]
         test = [e for e in examples if _fold(e.group) == k]
         if any(not e.polar for e in train) and test:
             held += picks(_fit(train, False), test)
+        if any(e.polar for e in train) and test:
+            held_polar += polar_picks(_fit(train, True), test)
     spans, polar = _fit(examples, False), _fit(examples, True)
     threshold = threshold_for(held, precision)
+    polar_threshold = threshold_for(held_polar, precision)
     spans_n = [e for e in examples if not e.polar]
     right_any = sum(any(e.right) for e in spans_n)
     cross_right = sum(y for _, y in held)
@@ -146,9 +160,12 @@ def fit_ranker(
         "with_a_right_candidate": right_any,
         "cross_fitted_picks_right": cross_right,
         "cross_fitted_picks": len(held),
+        "cross_fitted_polar_right": sum(y for _, y in held_polar),
+        "cross_fitted_polar": len(held_polar),
+        "polar_threshold": polar_threshold,
         "precision": precision,
         "l2": L2,
     }
     report(f"ranker: {json.dumps(fitted)}; threshold {threshold:.3f}")
     assert len(spans.weights) == len(FEATURES) and len(polar.weights) == len(POLAR_FEATURES)
-    return Ranker(spans, polar, threshold, fitted)
+    return Ranker(spans, polar, threshold, polar_threshold, fitted)

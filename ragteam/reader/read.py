@@ -98,11 +98,13 @@ class Reader:
         self._kept_windows = 0
         self._lock = threading.Lock()
 
-    @property
-    def answer_threshold(self) -> float:
-        """The confidence at or above which the reader's own answer is labelled supported:
-        the ranker's threshold where it picks the answer, else the calibration's `span`."""
-        return self.ranker.threshold if self.ranker is not None else self.calibration.span
+    def answer_threshold(self, polar: bool = False) -> float:
+        """The confidence at or above which the reader's own answer (a yes or no: `polar`)
+        is labelled supported: the ranker's threshold where it picks the answer, else the
+        calibration's `span`."""
+        if self.ranker is None:
+            return self.calibration.span
+        return self.ranker.polar_threshold if polar else self.ranker.threshold
 
     def pieces(self, word: str) -> int:
         """How many word pieces the reader's vocabulary holds `word` in (1: a word it knows

@@ -60,7 +60,8 @@ def reader(pairs: Pairs) -> Scored:
     sure = None
     if own is not None:
         i, j, confidence = own
-        scores[i][j] = _scaled(confidence, model.answer_threshold)
+        polar = bool(pairs.evidence) and pairs.evidence[0].span.kind in ("yes", "no")
+        scores[i][j] = _scaled(confidence, model.answer_threshold(polar))
     else:
         sure = reader_would_say(model, pairs.question, pairs.sentences, list(pairs.passages))
     return Scored("reader", THRESHOLD, scores, extra={"reader": model.identity}, sure=sure)
