@@ -214,3 +214,29 @@ def test_a_reader_without_a_ranker_keeps_the_rules_order(folder_index):
     )
     assert said is not None and "Ada Quill" in said.text
     assert not [s for s in trace.steps if "ranker" in str(s.output)]
+
+
+def test_bad_questions_and_a_table_of_2000_rows_get_an_answer_or_not_found_quickly(folder_index):
+    """Issue 86's bad input: a one-word question, one in another language, a 5,000-character
+    one, over a table of 2,000 rows: an answer (or none) in a few seconds, never a crash."""
+    import time
+
+    from ragteam import answer
+    from ragteam.retrieval import load_index
+
+    rows = "\n".join(f"| host{n:04d} | {1000 + n} | rack {n % 40} |" for n in range(2000))
+    table = f"# Hosts\n\n| Host | Port | Place |\n|---|---|---|\n{rows}\n"
+    index = load_index(folder_index({"hosts.md": table, "frob.md": MANUAL}))
+    asked = [
+        "port",
+        "Quel est le port de host0042 ?",
+        "What is the port of host0042? " + "please tell me " * 330,
+        "What is the port of host1999?",
+    ]
+    answer("warm up: the reader loads once", index=index)
+    for question in asked:
+        started = time.perf_counter()
+        said = answer(question[:5000], index=index)
+        assert time.perf_counter() - started < 5, question[:40]
+        # words of the table or nothing: a question about its hosts is read from it
+        assert not said.text or said.evidence[0].passage_id.startswith("hosts.md"), said.text
