@@ -1,6 +1,6 @@
 """Follow-up questions: is the gold passage found when a follow-up is searched as it stands, as
 a chat client pastes the conversation, or as ragteam makes it stand alone
-(`ragteam.server.followup`)? docs/benchmarks.md §34.
+(`ragteam.followup`)? docs/benchmarks.md §34.
 
     python bench/follow_ups.py --work /tmp/docqa [--turns 3]
 
@@ -26,8 +26,8 @@ from pathlib import Path
 from doc_answers import bootstrap
 from doc_qa import at_gold
 
+from ragteam.followup import standalone
 from ragteam.retrieval import load_index
-from ragteam.server.followup import standalone
 
 ASKED = re.compile(r"What is the (.+?) of (.+)\?$")
 

@@ -22,9 +22,25 @@ from pathlib import Path
 
 from docqa_dev import index_of
 
-from ragteam.reader.ranker_fit import Example, example, fit_ranker
+from ragteam.reader.ranker_fit import Example, example_of, fit_ranker
 from ragteam.reader.train_data import held_out
 from ragteam.reader.train_people import VALIDATION
+
+
+def example(question: dict, index, weights: Path, group: str) -> Example:  # noqa: ANN001
+    """Search and read `question` (a docqa row) as `read` does with the reader `weights`."""
+    from ragteam.reader.roles import reading_for
+    from ragteam.strategies.base import Context
+    from ragteam.strategies.read import Read, _earlier
+    from ragteam.trace import Trace
+
+    strategy = Read(weights=str(weights))
+    ctx = Context(model=None, index=index, trace=Trace())  # reads only: no model
+    found, _ = strategy.gathered(question["question"], ctx)
+    reader = ctx.readers.get(weights)
+    rules = strategy.rules()
+    reading, passages = reading_for(question["question"], found, ctx.trace, reader, rules)
+    return example_of(question, reading, passages, rules, _earlier(index), group)
 
 
 def _group(part: str, q: dict) -> str:

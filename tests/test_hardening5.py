@@ -80,7 +80,7 @@ def test_a_changed_byte_in_the_sync_state_is_never_indexed_as_the_files_text(tmp
 def test_a_damaged_sync_state_is_repaired_by_a_resync(tmp_path):
     """D-H2: the server's sync route and --watch resync with the recorded settings: a damaged
     state gives the index's own settings and a sync that reads every file again."""
-    from ragteam.retrieval.sync import resync
+    from ragteam.retrieval.resync import resync
 
     docs, ix, _settings = _synced(tmp_path)
     (ix / "sources.sqlite").write_bytes(b"\x00garbage" * 100)

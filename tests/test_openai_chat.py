@@ -214,9 +214,10 @@ def test_a_follow_up_is_searched_with_the_earlier_question_never_the_earlier_rep
     ]
     done = client.chat.completions.create(model="oner@demo", messages=turns)
     talk = done.model_extra["ragteam"]["conversation"]
-    assert talk["question"] == f"And when was it built? (following: {QUESTION} Hevik)"
+    carried = "village engineer Wrenhold Lighthouse born Hevik"  # never the reply's sources
+    assert talk["question"] == f"And when was it built? (following: {carried})"
     assert talk["question"] in seen[-1]  # what the model was asked
-    assert talk["follows"] == QUESTION + " Hevik" and talk["earlier_turns"] == 2
+    assert talk["follows"] == carried and talk["earlier_turns"] == 2
     searched = [s for s in done.model_extra["ragteam"]["trace"]["steps"] if s["kind"] == "retrieve"]
     assert "Wrenhold Lighthouse" in searched[0]["input"]["query"]
     fresh = [*turns[:2], {"role": "user", "content": "Who wrote the Hevik saga?"}]

@@ -207,19 +207,23 @@ def test_the_reader_reads_a_huge_passage_in_bounded_time_and_says_what_it_left(t
     assert reading.best is not None and "Oda Rusk" in passage.text[reading.best.start - 5 :]
 
 
-def test_a_follow_up_keeps_the_subject_of_a_question_that_holds_a_pronoun():
-    from ragteam.server.followup import standalone
+def test_a_follow_up_carries_the_words_people_carry_not_the_earlier_answer():
+    """Issue 87: the fitted model (ragteam.followup) carries the conversation's subject, not
+    the earlier answer whole ("And what about -1?" read 1001 again), through a pronoun-only
+    second turn to the third, and leaves a fresh question alone."""
+    from ragteam.followup import standalone
 
     first = "Which Pin-Priority value installs a package even if it is a downgrade?"
     turns = [("user", first), ("assistant", "1001 [1]\n\nSources: [1] apt.pdf p. 3")]
     question, follows = standalone("And what about -1?", turns, 2000)
-    assert follows == f"{first} 1001" and question.startswith("And what about -1? (following:")
-    # a chain of follow-ups keeps the first question's subject, with the latest answer
-    turns += [("user", "And what about -1?"), ("assistant", "never installed [2]")]
-    _question, follows = standalone("And 990?", turns, 2000)
-    assert follows == f"{first} never installed"
-    # a question that stands alone stays as it is
+    assert question.startswith("And what about -1? (following: ") and "Pin-Priority" in follows
+    assert "1001" not in follows and "Sources" not in follows
+    chain = [("user", "What does ServerAliveInterval do?"), ("assistant", "Sets a timeout")]
+    chain += [("user", "What is its default?"), ("assistant", "0")]
+    _question, follows = standalone("What are its Debian-specific aliases?", chain, 2000)
+    assert "ServerAliveInterval" in follows
     assert standalone("Who wrote the Hevik saga?", turns, 2000) == ("Who wrote the Hevik saga?", "")
+    assert standalone("And then?", turns, 20) == ("And then?", "")  # over the limit: alone
 
 
 def test_office_tables_read_as_records_when_asked_and_a_slide_title_s_body_is_kept(tmp_path):

@@ -220,7 +220,7 @@ def test_recorded_sync_settings_read_back_as_written_and_damage_is_named(tmp_pat
     import pytest
 
     from ragteam.errors import IndexUnusable
-    from ragteam.retrieval.sync import recorded_settings
+    from ragteam.retrieval.resync import recorded_settings
 
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -243,7 +243,7 @@ def test_recorded_sync_settings_read_back_as_written_and_damage_is_named(tmp_pat
 def test_the_index_settings_are_recorded_once_in_the_manifest(tmp_path):
     import sqlite3
 
-    from ragteam.retrieval.sync import recorded_settings
+    from ragteam.retrieval.resync import recorded_settings
 
     docs = tmp_path / "docs"
     docs.mkdir()

@@ -50,7 +50,7 @@ def kept_or_changed(
 ) -> tuple[SyncSettings, IndexSettings]:
     """The settings an existing folder index was synced with, except those a flag gives; every
     change from the recorded ones is said first."""
-    from ragteam.retrieval.sync import recorded_settings
+    from ragteam.retrieval.resync import recorded_settings
 
     recorded = recorded_settings(out_dir)
     if recorded is None:

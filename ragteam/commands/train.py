@@ -241,6 +241,16 @@ TablesOpt = Annotated[
 ]
 
 
+PeopleOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--people",
+        help="questions people wrote over documents (docqa-train's layout: PART/files, "
+        "PART/questions.jsonl); its validation files are never read",
+    ),
+]
+
+
 @train_app.command("reader")
 @with_settings("settings", ReaderSettings())
 def reader_command(
@@ -277,14 +287,7 @@ def reader_command(
         ),
     ] = None,
     tables: TablesOpt = None,
-    people: Annotated[
-        Path | None,
-        typer.Option(
-            "--people",
-            help="questions people wrote over documents (docqa-train's layout: PART/files, "
-            "PART/questions.jsonl); its validation files are never read",
-        ),
-    ] = None,
+    people: PeopleOpt = None,
 ) -> None:
     """Train the span reader (MiniLM with start/end and no-answer/yes/no heads, shared
     normalisation over a question's passages) on HotpotQA and MuSiQue train and cloze questions
@@ -294,18 +297,8 @@ def reader_command(
     from ragteam.reader.train import train_reader
 
     with friendly_errors():
-        record = train_reader(
-            data,
-            out_file,
-            settings,
-            lambda line: out.print(line),
-            documents,
-            start,
-            groups,
-            tuple(squad or ()),
-            tables,
-            people,
-        )
+        sources = (documents, start, groups, tuple(squad or ()), tables, people)
+        record = train_reader(data, out_file, settings, lambda line: out.print(line), *sources)
     last = record["history"][-1] if record["history"] else {}
     out.print(
         f"wrote {out_file} (step {record['step']}/{record['steps']}; best held "

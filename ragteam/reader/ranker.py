@@ -107,16 +107,10 @@ def _line_of(text: str, start: int, end: int) -> str:
     return text[lo : hi if hi >= 0 else len(text)]
 
 
-def features(
-    question: str,
-    reading: Reading,
-    candidate: Candidate,
-    texts: dict[str, str],
-    order: dict[str, int],
-) -> list[float]:
-    """FEATURES of `candidate` in `reading`; `texts` maps passage ids to their texts, `order`
-    to their place in the order read."""
-    span = candidate.span
+def _standing(reading: Reading, span: Span) -> tuple[float, float, int, int]:
+    """How the reading stands by `span`'s words: their probability over every passage, its
+    margin over the next different answer's, the passages saying them, and the rank of the
+    first span saying them among the different answers (RANKED when none does)."""
     said = normalize_answer(span.text)
     probability, others, agreeing, rank = 0.0, {}, set(), RANKED
     seen: list[str] = []
@@ -131,6 +125,20 @@ def features(
         else:
             others[words] = others.get(words, 0.0) + s.score
     probability = min(1.0, probability)
+    return probability, probability - max(others.values(), default=0.0), len(agreeing), rank
+
+
+def features(
+    question: str,
+    reading: Reading,
+    candidate: Candidate,
+    texts: dict[str, str],
+    order: dict[str, int],
+) -> list[float]:
+    """FEATURES of `candidate` in `reading`; `texts` maps passage ids to their texts, `order`
+    to their place in the order read."""
+    span = candidate.span
+    probability, margin, agreeing, rank = _standing(reading, span)
     asks = _asked(question)
     text = texts.get(span.passage_id, "")
     line = "" if span.heading else _line_of(text, span.start, span.end)
@@ -146,8 +154,8 @@ def features(
     return [
         _log_odds(probability),
         _log_odds(reading.no_answer),
-        probability - max(others.values(), default=0.0),
-        float(len(agreeing)),
+        margin,
+        float(agreeing),
         float(order.get(span.passage_id, len(order))),
         float(rank),
         *(float(s in src) for s in SOURCES),

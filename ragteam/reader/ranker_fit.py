@@ -1,6 +1,7 @@
 """Fitting the answer ranker (`ragteam.reader.ranker`) on readings of questions people wrote:
-each question is searched and read as the `read` strategy does, every candidate its reading
-proposes is labelled right or wrong against the gold answers, and two logistic regressions
+each question is searched and read as the `read` strategy does (bench/ranker_fit.py makes the
+examples: `example_of`), every candidate its reading proposes is labelled right or wrong
+against the gold answers (`is_right`), and two logistic regressions
 are fitted (`spans` on the candidates of questions that are not yes/no, `polar` on the yes/no
 ones). The label's threshold is the lowest probability at which the picks of the fitted
 questions are right at least `precision` of the time (cross-fitted by file, so the threshold
@@ -12,7 +13,6 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,6 +20,9 @@ import numpy as np
 from ragteam.linear import fit_logistic, sigmoid
 from ragteam.metrics import match, normalize_answer
 from ragteam.reader.ranker import FEATURES, POLAR_FEATURES, Ranker, features, polar_features
+from ragteam.reader.roles import Rules, _best_text, proposals
+from ragteam.reader.spans import Reading
+from ragteam.types import Passage
 
 FOLDS = 5  # cross-fitting folds, by file
 L2 = 1.0
@@ -56,27 +59,23 @@ def is_right(text: str, golds: list[str]) -> bool:
     return len(normalize_answer(text).split()) <= 2 * longest + 3
 
 
-def example(question: dict[str, Any], index: Any, weights: Path, group: str) -> Example:
-    """Search and read `question` (a docqa row) as `read` does with the reader `weights`;
-    its Example."""
+def example_of(
+    question: dict[str, Any],
+    reading: Reading,
+    passages: list[Passage],
+    rules: Rules,
+    earlier: Callable[[str], list[Passage]] | None,
+    group: str,
+) -> Example:
+    """The Example of `question` (a docqa row) whose reading over `passages` is `reading`."""
     from ragteam.reader.polar import is_polar
-    from ragteam.reader.roles import _best_text, proposals, reading_for
-    from ragteam.strategies.base import Context
-    from ragteam.strategies.read import Read, _earlier
-    from ragteam.trace import Trace
 
-    strategy = Read(weights=str(weights))
-    ctx = Context(model=None, index=index, trace=Trace())  # type: ignore[arg-type]  # reads only
-    reader = ctx.readers.get(weights)
     asked, golds = question["question"], question["answers"]
-    found, _ = strategy.gathered(asked, ctx)
-    rules = strategy.rules()
-    reading, passages = reading_for(asked, found, ctx.trace, reader, rules)
     if is_polar(asked):
         row = polar_features(asked, reading, _best_text(reading, passages))
         yes = golds[0].lower() == "yes"
         return Example(question["id"], group, True, [row], [int(yes)], [golds[0].lower()])
-    candidates = proposals(asked, reading, passages, rules, _earlier(index))
+    candidates = proposals(asked, reading, passages, rules, earlier)
     texts = {p.id: p.text for p in passages}
     order = {p.id: n for n, p in enumerate(passages)}
     return Example(

@@ -22,6 +22,7 @@ from typing import Any
 from ragteam.errors import InputError
 from ragteam.reader.model import EXTRAS, LINE_MARK, SpanNet, Windows, group_log_parts
 from ragteam.reader.train_data import Built, Group
+from ragteam.reader.train_groups import file_digest
 from ragteam.reader.train_settings import ReaderSettings
 
 
@@ -152,7 +153,7 @@ def write_record(
     record = {
         "settings": asdict(settings),
         "documents": None if documents is None else documents.name,
-        "started_from": None if start is None else _digest(start),
+        "started_from": None if start is None else file_digest(start),
         "groups": {"train": len(built.train), "held": len(built.held)},
         "sources": _sources(built.train),
         **state,
@@ -173,9 +174,15 @@ def reader_groups(
 ) -> Built:
     """The groups: read from `groups` when it exists (made with these settings), else built
     (and written to `groups` when given)."""
-    from ragteam.reader.train_groups import Wanted, build, load_groups, save_groups
+    from ragteam.reader.train_groups import (
+        Wanted,
+        build,
+        groups_made_with_settings,
+        load_groups,
+        save_groups,
+    )
 
-    made_with = _made_with(settings, documents, squad, tables, people)
+    made_with = groups_made_with_settings(settings, documents, squad, tables, people)
     if groups is not None and groups.is_file():
         report(f"reading the groups from {groups}")
         return load_groups(groups, made_with)
@@ -207,52 +214,6 @@ def reader_groups(
         save_groups(built, groups, made_with)
         report(f"wrote the groups to {groups}")
     return built
-
-
-def _made_with(
-    settings: ReaderSettings,
-    documents: Path | None,
-    squad: tuple[Path, ...],
-    tables: Path | None,
-    people: Path | None = None,
-) -> dict[str, Any]:
-    """What a groups file says it was built with (a source is named only when it is used, so
-    that earlier runs' files still load); an InputError for a named source that is missing."""
-    made_with = {
-        "clozes": settings.clozes,
-        "documents": None if documents is None else documents.name,
-        "doc_tables": settings.doc_tables,
-        "doc_clozes": settings.doc_clozes,
-        "doc_pdfs": settings.doc_pdfs,
-        "held_share": settings.held_share,
-        "seed": settings.seed,
-    }
-    if settings.wordings:  # named only when on, so that earlier runs' files still load
-        made_with["wordings"] = True
-    if tables is not None:  # likewise
-        if not tables.is_dir():
-            raise InputError(f"{tables} is not a folder: name a WikiTableQuestions checkout")
-        made_with["tables"] = [tables.name, settings.table_questions]
-        if settings.table_rows:
-            made_with["table_rows"] = True
-    if people is not None:  # likewise
-        if not people.is_dir():
-            raise InputError(f"{people} is not a folder: name a docqa-train folder")
-        made_with["people"] = [people.name, settings.people_held]
-    if settings.headings:
-        made_with["headings"] = True
-    if squad:  # likewise
-        missing = [str(p) for p in squad if not p.is_file()]
-        if missing:
-            raise InputError(f"no such SQuAD-format file: {', '.join(missing)}")
-        made_with["squad"] = [_digest(p) for p in squad]
-    return made_with
-
-
-def _digest(path: Path) -> str:
-    import hashlib
-
-    return f"{path.name} sha256:{hashlib.sha256(path.read_bytes()).hexdigest()[:16]}"
 
 
 def _sources(groups: Sequence[Group]) -> dict[str, int]:

@@ -23,6 +23,7 @@ from ragteam.reader.train_data import (
     squad,
 )
 from ragteam.reader.train_documents import document_groups
+from ragteam.reader.train_settings import ReaderSettings
 
 
 @dataclass(frozen=True)
@@ -147,3 +148,49 @@ def _group(row: dict[str, Any]) -> Group:
         row["source"],
         row["qid"],
     )
+
+
+def groups_made_with_settings(
+    settings: ReaderSettings,
+    documents: Path | None,
+    squad: tuple[Path, ...],
+    tables: Path | None,
+    people: Path | None = None,
+) -> dict[str, Any]:
+    """What a groups file says it was built with (a source is named only when it is used, so
+    that earlier runs' files still load); an InputError for a named source that is missing."""
+    made_with = {
+        "clozes": settings.clozes,
+        "documents": None if documents is None else documents.name,
+        "doc_tables": settings.doc_tables,
+        "doc_clozes": settings.doc_clozes,
+        "doc_pdfs": settings.doc_pdfs,
+        "held_share": settings.held_share,
+        "seed": settings.seed,
+    }
+    if settings.wordings:  # named only when on, so that earlier runs' files still load
+        made_with["wordings"] = True
+    if tables is not None:  # likewise
+        if not tables.is_dir():
+            raise InputError(f"{tables} is not a folder: name a WikiTableQuestions checkout")
+        made_with["tables"] = [tables.name, settings.table_questions]
+        if settings.table_rows:
+            made_with["table_rows"] = True
+    if people is not None:  # likewise
+        if not people.is_dir():
+            raise InputError(f"{people} is not a folder: name a docqa-train folder")
+        made_with["people"] = [people.name, settings.people_held]
+    if settings.headings:
+        made_with["headings"] = True
+    if squad:  # likewise
+        missing = [str(p) for p in squad if not p.is_file()]
+        if missing:
+            raise InputError(f"no such SQuAD-format file: {', '.join(missing)}")
+        made_with["squad"] = [file_digest(p) for p in squad]
+    return made_with
+
+
+def file_digest(path: Path) -> str:
+    import hashlib
+
+    return f"{path.name} sha256:{hashlib.sha256(path.read_bytes()).hexdigest()[:16]}"

@@ -10,8 +10,8 @@ from typing import Any
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from ragteam.followup import standalone
 from ragteam.server.asking import AskOptions
-from ragteam.server.followup import standalone
 
 
 class ChatRequest(BaseModel):
@@ -60,7 +60,7 @@ def _text(message: dict[str, Any]) -> str:
 @dataclass(frozen=True)
 class Conversation:
     """What a chat request asks, read once. `question` is what the team answers and searches
-    for: the last user message, made to stand alone (`ragteam.server.followup`);
+    for: the last user message, made to stand alone (`ragteam.followup`);
     `instructions`: the system and developer messages."""
 
     question: str

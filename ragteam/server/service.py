@@ -16,6 +16,7 @@ from ragteam.asking import AskRequest
 from ragteam.asking.api import answer
 from ragteam.documents import supported_suffixes
 from ragteam.errors import IndexUnusable, InputError, RagteamError, UnknownName, refuse_unknown
+from ragteam.followup import standalone
 from ragteam.llm import load_model
 from ragteam.llm.base import ChatModel
 from ragteam.llm.deferred import Deferred, TakingTurns
@@ -24,7 +25,6 @@ from ragteam.retrieval.manifest import Manifest
 from ragteam.server.asking import Asked
 from ragteam.server.config import ServerConfig
 from ragteam.server.cores import CoreShare
-from ragteam.server.followup import standalone
 from ragteam.server.limits import Closing, Gate
 from ragteam.server.on_disk import manifest_stamp, on_disk, raise_if_unbuilt
 from ragteam.server.words import with_words
@@ -140,7 +140,8 @@ class Service:
 
     def sync(self, name: str) -> dict[str, Any]:
         """Sync a served folder index from its folder (one sync at a time per index)."""
-        from ragteam.retrieval.sync import report_dict, resync
+        from ragteam.retrieval.resync import resync
+        from ragteam.retrieval.sync import report_dict
 
         at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         try:
@@ -160,7 +161,7 @@ class Service:
     def folder(self, name: str) -> Path:
         """The folder a served folder index is synced from (an InputError for an index of
         one file, such as a JSONL corpus)."""
-        from ragteam.retrieval.sync import recorded_settings
+        from ragteam.retrieval.resync import recorded_settings
 
         found = recorded_settings(self._index_dir(name))
         if found is None or not Path(found[2]).is_dir():
