@@ -210,6 +210,7 @@ class Evidence:
             "score": round(self.score, 4),
             "answerable": self.answerable,
             "heading": s.heading,
+            "kind": s.kind,  # span, or the reader's yes or no (the sentence then decides it)
         }
 
 

@@ -86,3 +86,27 @@ def test_a_damaged_sync_state_is_repaired_by_a_resync(tmp_path):
     (ix / "sources.sqlite").write_bytes(b"\x00garbage" * 100)
     report = resync(ix)
     assert report.notes and load_index(ix).retrieve("harbour", k=1)[0].text.endswith("4711.")
+
+
+def test_an_unsure_yes_or_no_is_shown_as_what_it_is_in_chat_and_mcp():
+    """Issue 87: a yes/no the reader is not sure of is said as "not sure: yes" with its
+    deciding sentence (chat), and MCP's `ask` gives the closest evidence with its kind."""
+    from ragteam.server.mcp_app import _payload
+    from ragteam.server.openai_chat import answer_text
+    from ragteam.trace import Trace
+    from ragteam.types import Answer, Evidence, Span
+
+    sentence = "Logging cannot be turned off."
+    span = Span("frob.md", 0, len(sentence), "no", sentence, 0, 0.4, kind="no")
+    said = Answer(
+        "Can I turn logging off?",
+        "no",
+        "read",
+        [],
+        Trace(),
+        evidence=[Evidence(span, None, 0.4, True, "frob.md")],
+    )
+    assert said.grounding().level != "supported" and said.closest() is not None
+    assert answer_text(said).startswith('Not sure: no. The deciding sentence: "Logging cannot')
+    closest = _payload(said)["closest"]
+    assert closest["kind"] == "no" and closest["sentence"] == sentence

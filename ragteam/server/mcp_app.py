@@ -181,6 +181,8 @@ def _payload(answer: Any) -> dict[str, Any]:
         "evidence": [e.to_dict() for e in answer.evidence],
         "why": answer.why,
         "grounding": answer.grounding().to_dict(),
+        # the reader's words it is not sure of: where to look, not an answer (as the page shows)
+        "closest": closest.to_dict() if (closest := answer.closest()) else None,
         "steps": [
             {
                 "kind": s.kind,

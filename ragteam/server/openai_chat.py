@@ -89,9 +89,16 @@ def answer_text(answer: Answer) -> str:
     interface shows no extension field), then the sources it cites."""
     grounded = answer.grounding()
     if (closest := answer.closest()) is not None:  # not an answer: where to look
-        text = (
-            f'Closest passage found (not a sure answer): "{closest.sentence}" ({closest.locator})'
-        )
+        if closest.span.kind in ("yes", "no"):  # a yes or no it is not sure of, as what it is
+            text = (
+                f"Not sure: {closest.span.kind}. The deciding sentence: "
+                f'"{closest.sentence}" ({closest.locator})'
+            )
+        else:
+            text = (
+                f'Closest passage found (not a sure answer): "{closest.sentence}" '
+                f"({closest.locator})"
+            )
         return _with_sources(text, answer)
     text = answer.marked_text()
     if answer.why:

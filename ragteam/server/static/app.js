@@ -190,15 +190,38 @@ function evidenceLine(e, open) {
     el("span", { class: "muted" }, "(", place, ", reader " + Number(e.score).toFixed(2) + ")"));
 }
 
-// An answer the reader is not sure of: the sentence it stands in, with its place, in normal type.
+// A yes or no (the reader's verdict, `kind`), with the sentence that decides it.
+function isPolar(e) {
+  return !!e && (e.kind === "yes" || e.kind === "no");
+}
+
+// An answer the reader is not sure of: the sentence it stands in, with its place, in normal type;
+// a yes or no it is not sure of says which, as what it is ("not sure: yes"), before its sentence.
 function closestLine(e, open) {
   const line = evidenceLine(e, open);
-  line.firstChild.textContent = "closest passage found: “";
+  line.firstChild.textContent = isPolar(e) ? "deciding sentence: “" : "closest passage found: “";
   line.setAttribute("data-testid", "closest");
-  return line;
+  if (!isPolar(e)) return line;
+  return el("div", { "data-testid": "closest-polar" },
+    el("div", { class: "text unsure", "data-testid": "unsure-verdict" }, "not sure: " + e.kind), line);
+}
+
+// What an answer says in one line (the answers bar, a copy): an unsure span is not the answer.
+function answerSaid(result) {
+  if (!result) return "";
+  if (!result.closest) return result.answer || "";
+  return isPolar(result.closest) ? "not sure: " + result.closest.kind : "not sure (closest passage found)";
 }
 
 // chip labels: a passage's locator, numbered where several passages share one ("p. 65", "p. 65 (2)")
+// A yes or no the reader is sure of shows its deciding sentence as such; any other answer its
+// sentence, the span marked.
+function polarLine(e, answer, open) {
+  const line = evidenceLine(e, open);
+  if (line && isPolar(e) && e.kind === String(answer).toLowerCase()) line.firstChild.textContent = "deciding sentence: “";
+  return line;
+}
+
 function chipLabels(citations) {
   const seen = {};
   return citations.map((c) => {
@@ -229,7 +252,7 @@ function answerBox(result, index, feedbackId, facts, record) {
     result.closest ? closestLine(result.closest, open)
       : el("div", { class: "text" }, result.marked || result.answer || "(no answer)"),
     result.why ? el("div", { class: "evidence", "data-testid": "why" }, "why: " + result.why) : null,
-    result.closest ? null : evidenceLine((result.evidence || [])[0], open),
+    result.closest ? null : polarLine((result.evidence || [])[0], result.answer, open),
     cites.length ? el("div", { "data-testid": "citations" }, "cited: ", ...cites) : null,
     unbacked.length ? el("div", { class: "unbacked" }, "not backed by the passages read:", el("ul", {}, ...unbacked)) : null,
     unused.length ? el("div", { class: "meta", "data-testid": "read" }, "read, not cited: ", ...unused) : null,
@@ -458,10 +481,11 @@ function showStored() {
 
 // The answer as a person pastes it: the text with its [n] marks, why (a verdict), the sources.
 function answerAsText(result) {
-  const lines = [result.marked || result.answer || ""];
+  const lines = [result.closest ? answerSaid(result) : result.marked || result.answer || ""];
   if (result.why) lines.push("", "Why: " + result.why);
-  const e = (result.evidence || [])[0];
-  if (e) lines.push("", "Found in: \u201c" + e.sentence + "\u201d (" + e.locator + ")");
+  const e = result.closest || (result.evidence || [])[0];
+  const said = isPolar(e) ? "Deciding sentence" : result.closest ? "Closest passage found" : "Found in";
+  if (e) lines.push("", said + ": \u201c" + e.sentence + "\u201d (" + e.locator + ")");
   if (result.citations.length) {
     lines.push("", ...result.citations.map((c, n) => "[" + (n + 1) + "] " + (c.locator || c.title) + " (" + c.passage_id + ")"));
   }
@@ -617,7 +641,7 @@ async function ask(event) {
         conversation.turns[chosen[i]].push({ question, answer: records[i].answer.answer });
         showConversation();
       }
-      const answered = records[i].answer ? records[i].answer.answer : outcomes[i];
+      const answered = records[i].answer ? answerSaid(records[i].answer) : outcomes[i];
       $("answers-nav").querySelector('[data-strategy="' + chosen[i] + '"]').textContent = chosen[i] + ": " + (answered || "no answer");
     }
   };
