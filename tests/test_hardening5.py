@@ -110,3 +110,25 @@ def test_an_unsure_yes_or_no_is_shown_as_what_it_is_in_chat_and_mcp():
     assert answer_text(said).startswith('Not sure: no. The deciding sentence: "Logging cannot')
     closest = _payload(said)["closest"]
     assert closest["kind"] == "no" and closest["sentence"] == sentence
+
+
+def test_a_server_starting_beside_another_leaves_its_upload_in_flight_alone(tmp_path):
+    """D-M1: the start-up cleanup removes only uploads whose writer is gone; an upload whose
+    file vanished is an error naming it, and no empty file is left under its name."""
+    import os
+
+    import pytest
+
+    from ragteam.errors import InputError
+    from ragteam.server.uploads import UPLOAD_PREFIX, _link_new, clean_leftovers
+
+    live = tmp_path / f"{UPLOAD_PREFIX}{os.getppid()}-abc123"  # another live process's
+    dead = tmp_path / f"{UPLOAD_PREFIX}999999999-abc123"
+    old = tmp_path / f"{UPLOAD_PREFIX}77d52def961b"  # named before the pid was
+    for f in (live, dead, old):
+        f.write_bytes(b"part of a body")
+    assert sorted(clean_leftovers(tmp_path)) == sorted([dead.name, old.name])
+    assert live.exists()
+    with pytest.raises(InputError, match="lost before it was saved"):
+        _link_new(tmp_path / f"{UPLOAD_PREFIX}gone", tmp_path / "raced.txt")
+    assert not (tmp_path / "raced.txt").exists()

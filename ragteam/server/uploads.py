@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
 import secrets
 from collections.abc import AsyncIterator
@@ -98,7 +99,8 @@ async def receive(chunks: AsyncIterator[bytes], target: Path, limit: int, replac
         raise NameTaken.of(target.name)
     if target.exists() and not target.is_file():
         raise InputError(f"{target.name} is not a file in the folder")
-    tmp = target.with_name(f"{UPLOAD_PREFIX}{secrets.token_hex(6)}")
+    # the writer's pid in the name: a server starting beside it leaves a live upload alone
+    tmp = target.with_name(f"{UPLOAD_PREFIX}{os.getpid()}-{secrets.token_hex(6)}")
     size = 0
     try:
         with open(tmp, "xb") as out:
@@ -121,27 +123,58 @@ async def receive(chunks: AsyncIterator[bytes], target: Path, limit: int, replac
     return size
 
 
+# what os.link says on a file system without hard links (FAT, some network shares)
+NO_HARD_LINKS = {errno.EPERM, errno.EXDEV, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK}
+
+
 def _link_new(tmp: Path, target: Path) -> None:
-    """Give `tmp`'s file the name `target`, never over a file of that name (NameTaken)."""
+    """Give `tmp`'s file the name `target`, never over a file of that name (NameTaken). Only
+    a file system without hard links takes the other way (the name taken exclusively, then
+    filled); any other failure (the upload's file gone) is raised, and nothing is left under
+    the name."""
     try:
         os.link(tmp, target)
         return
     except FileExistsError:
         raise NameTaken.of(target.name) from None
-    except OSError:  # a file system without hard links: take the name exclusively, then fill it
-        pass
+    except OSError as exc:
+        if exc.errno not in NO_HARD_LINKS:
+            raise InputError(
+                f"the upload of {target.name} was lost before it was saved ({exc.strerror}): "
+                "send it again"
+            ) from exc
     try:
         os.close(os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
     except FileExistsError:
         raise NameTaken.of(target.name) from None
-    os.replace(tmp, target)
+    try:
+        os.replace(tmp, target)
+    except OSError:
+        with contextlib.suppress(OSError):
+            target.unlink()  # the empty file that held the name
+        raise
+
+
+def _writer_alive(name: str) -> bool:
+    """Whether the process that named an upload's file (`.ragteam-upload-PID-TOKEN`) runs."""
+    pid = name.removeprefix(UPLOAD_PREFIX).split("-", 1)[0]
+    if not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's process: alive
+    return True
 
 
 def clean_leftovers(folder: Path) -> list[str]:
-    """Remove the hidden files of uploads a kill cut short from the top of `folder`; their names."""
+    """Remove the hidden files of uploads a kill cut short from the top of `folder` (never one
+    a live process is writing: another server on the same folder); their names."""
     removed = []
     for leftover in folder.glob(f"{UPLOAD_PREFIX}*"):
-        if leftover.is_file() and not leftover.is_symlink():
+        if leftover.is_file() and not leftover.is_symlink() and not _writer_alive(leftover.name):
             with contextlib.suppress(OSError):
                 leftover.unlink()
                 removed.append(leftover.name)
