@@ -132,3 +132,30 @@ def test_a_server_starting_beside_another_leaves_its_upload_in_flight_alone(tmp_
     with pytest.raises(InputError, match="lost before it was saved"):
         _link_new(tmp_path / f"{UPLOAD_PREFIX}gone", tmp_path / "raced.txt")
     assert not (tmp_path / "raced.txt").exists()
+
+
+def test_markdown_lists_and_html_nested_past_the_parsers_limits_keep_their_text(tmp_path):
+    """D-M2, D-M3: a Markdown list nested 14 and 600 levels deep, an HTML page nested 20,000
+    levels: every line's text is indexed (the deepest with a note), none dropped in silence."""
+    from ragteam.documents.base import ConvertSettings
+    from ragteam.documents.text import MarkdownConverter
+    from ragteam.documents.web import HtmlConverter
+
+    for depth in (14, 600):
+        md = tmp_path / f"outline{depth}.md"
+        lines = [f"{'  ' * i}- level {i} says the berth number is {100 + i}" for i in range(depth)]
+        md.write_text("# Outline\n\n" + "\n".join(lines) + "\n")
+        read = MarkdownConverter().convert(md, ConvertSettings())
+        text = " ".join(u.text for u in read.units)
+        assert all(f"berth number is {100 + i}" in text for i in range(depth))
+        assert bool(read.notes) == (depth == 600)
+    page = tmp_path / "deep.html"
+    page.write_text(
+        "<html><head><title>Deep</title></head><body><h1>Top</h1><p>first line</p>"
+        + "".join(f"<div>Reply {n}" for n in range(20000))
+        + "</body></html>"
+    )
+    read = HtmlConverter().convert(page, ConvertSettings())
+    text = " ".join(u.text for u in read.units)
+    assert "Reply 2100" in text and "Reply 19999" in text and "first line" in text
+    assert read.title == "Deep" and "read as plain text" in read.notes[0]

@@ -124,11 +124,30 @@ def _inline_text(token: Any) -> str:
     return re.sub(r"[ \t]+", " ", "".join(parts)).strip()
 
 
-def markdown_units(text: str, records: bool = False) -> tuple[str, list[Unit]]:
-    """The title (front matter `title:` or the first level-1 heading) and the units; a
-    table's rows as `cell | cell`, or with `records` as records by its header row."""
+MAX_NESTING = 400  # markdown-it's nesting (two a list level); deeper, its parser recurses too far
+
+
+def _parsed(text: str, notes: list[str] | None) -> list[Any]:
+    """markdown-it's tokens of `text`. Past MAX_NESTING levels markdown-it drops what is
+    deeper: the text is then read with every line's indentation removed (its lists flat),
+    and `notes` says so."""
     from markdown_it import MarkdownIt
 
+    parser = MarkdownIt("commonmark", {"maxNesting": MAX_NESTING}).enable("table")
+    tokens = parser.parse(text)
+    if max((t.level for t in tokens), default=0) < MAX_NESTING - 2:
+        return tokens
+    if notes is not None:
+        notes.append(f"nested more than {MAX_NESTING // 2} levels deep: its lists read flat")
+    return parser.parse("\n".join(line.lstrip() for line in text.splitlines()))
+
+
+def markdown_units(
+    text: str, records: bool = False, notes: list[str] | None = None
+) -> tuple[str, list[Unit]]:
+    """The title (front matter `title:` or the first level-1 heading) and the units; a
+    table's rows as `cell | cell`, or with `records` as records by its header row; what
+    could not be read as written is said in `notes`."""
     title = ""
     if match := _FRONT_MATTER.match(text):
         for line in match.group(1).splitlines():
@@ -136,7 +155,7 @@ def markdown_units(text: str, records: bool = False) -> tuple[str, list[Unit]]:
             if key.strip().lower() == "title":
                 title = value.strip().strip("'\"")
         text = text[match.end() :]
-    tokens = MarkdownIt("commonmark").enable("table").parse(text)
+    tokens = _parsed(text, notes)
     sections = _Sections()
     row: list[str] = []
     table: list[list[str]] = []
@@ -173,15 +192,16 @@ def markdown_units(text: str, records: bool = False) -> tuple[str, list[Unit]]:
 
 class MarkdownConverter:
     name: ClassVar[str] = "markdown"
-    # 2: encodings detected (with a note), UTF-16 read; 3-4: tables as records when asked
-    version: ClassVar[str] = "4"
+    # 2: encodings detected (with a note), UTF-16 read; 3-4: tables as records when asked;
+    # 5: lists nested past 200 levels read flat, with a note (markdown-it dropped them)
+    version: ClassVar[str] = "5"
     suffixes: ClassVar[tuple[str, ...]] = (".md", ".markdown", ".mdown", ".mkd")
     max_mb: ClassVar[int] = 100  # larger files are skipped, never read
     isolated: ClassVar[bool] = True  # under the file budgets (the module's doc)
 
     def convert(self, path: Path, settings: ConvertSettings) -> Converted:
         text, notes = read_text(path)
-        title, units = markdown_units(text, settings.records)
+        title, units = markdown_units(text, settings.records, notes)
         return Converted(title, units, notes)
 
 

@@ -25,6 +25,9 @@ HEADINGS_KEPT = 0.5  # share of the page's headings the main content must keep
 _LEVELS = ("h1", "h2", "h3", "h4", "h5", "h6")
 MAX_MAIN_DEPTH = 500  # deeper pages are read whole: main-content search drops their depths
 MAX_MAIN_BYTES = 8 * 1024 * 1024  # larger pages are read whole: main-content search is slow
+# libxml2's HTML parser nests at most about this many elements, even with huge_tree: what
+# stands deeper is not in its tree, so a page that reaches it is read by a flat parser
+PARSER_DEPTH = 2040
 _SKIP = {"script", "style", "noscript", "template", "svg", "head"}
 _PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII mark Markdown could read
 _INLINE = {
@@ -192,7 +195,8 @@ class HtmlConverter:
     # 4-5: a table's rows as records by its header row when asked, pages of any depth read;
     # 6: a whole page's text read literally (`<Return>` kept), furniture links dropped, a page
     # whose main content lost its tables' rows read whole
-    version: ClassVar[str] = "6"
+    # 7: a page nested past the HTML parser's depth read flat (its deeper text was lost)
+    version: ClassVar[str] = "7"
     suffixes: ClassVar[tuple[str, ...]] = (".html", ".htm", ".xhtml")
     max_mb: ClassVar[int] = 50  # larger files are skipped, never read
     isolated: ClassVar[bool] = True
@@ -200,6 +204,14 @@ class HtmlConverter:
     def convert(self, path: Path, settings: ConvertSettings) -> Converted:
         html = _decode(path)
         records = settings.records
+        tree = _tree(html)
+        if (depth := _depth(tree)) >= PARSER_DEPTH:  # the tree lost what is deeper
+            title, units = flat_page(html, records)
+            note = (
+                f"nested more than {PARSER_DEPTH} levels deep, past what the HTML parser keeps: "
+                "read as plain text (headings and table rows as lines)"
+            )
+            return Converted(title, units, [note])
         if settings.html == "whole" or len(html) > MAX_MAIN_BYTES:
             title, units = whole_page(html, records)
             notes = (
@@ -210,10 +222,9 @@ class HtmlConverter:
                 ]
             )
             return Converted(title, units, notes)
-        tree = _tree(html)
         if not isinstance(tree, str):
             drop_furniture(tree)
-        if (depth := _depth(tree)) > MAX_MAIN_DEPTH:  # main-content search cuts deep pages
+        if depth > MAX_MAIN_DEPTH:  # main-content search cuts deep pages
             title, units = whole_page(html, records)
             note = f"nested {depth} levels deep: read whole, without main-content extraction"
             return Converted(title, units, [note])
@@ -236,6 +247,77 @@ class HtmlConverter:
             return Converted(title, whole, [note])
         main_title, units = markdown_units(extracted, records)
         return Converted(title or main_title, units)
+
+
+_BREAKS = {
+    "p",
+    "div",
+    "br",
+    "li",
+    "tr",
+    "table",
+    "section",
+    "article",
+    "pre",
+    "blockquote",
+    "ul",
+    "ol",
+    "dl",
+    "dt",
+    "dd",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "title",
+}
+_UNSEEN = {"script", "style", "template", "noscript"}
+
+
+def flat_page(html: str, records: bool = False) -> tuple[str, list[Unit]]:
+    """The page's text read by a streaming parser that keeps no tree (so no depth limit):
+    a line break at each block, `#` before a heading's text, ` | ` between a row's cells,
+    then read by the Markdown reader."""
+    from html.parser import HTMLParser
+
+    parts: list[str] = []
+    title: list[str] = []
+    state = {"unseen": 0, "title": False}
+
+    class Flat(HTMLParser):
+        def handle_starttag(self, tag: str, attrs: Any) -> None:
+            if tag in _UNSEEN:
+                state["unseen"] += 1
+            if tag in _BREAKS:
+                parts.append("\n\n")
+            if len(tag) == 2 and tag[0] == "h" and tag[1] in "123456":
+                parts.append("#" * int(tag[1]) + " ")
+            state["title"] = state["title"] or tag == "title"
+
+        def handle_endtag(self, tag: str) -> None:
+            if tag in _UNSEEN:
+                state["unseen"] = max(0, state["unseen"] - 1)
+            if tag in ("td", "th"):
+                parts.append(" | ")
+            if tag == "title":
+                state["title"] = False
+            if tag in _BREAKS:
+                parts.append("\n\n")
+
+        def handle_data(self, data: str) -> None:
+            if state["title"]:
+                title.append(data)
+            elif not state["unseen"]:
+                parts.append(" ".join(data.split()) + " " if data.strip() else "")
+
+    reader = Flat(convert_charrefs=True)
+    reader.feed(html)
+    reader.close()
+    text = "\n".join(line.strip().strip("|").strip() for line in "".join(parts).split("\n"))
+    page_title, units = markdown_units(text, records)
+    return " ".join("".join(title).split()) or page_title, units
 
 
 def _has_data_table(tree: Any) -> bool:
