@@ -159,3 +159,37 @@ def test_markdown_lists_and_html_nested_past_the_parsers_limits_keep_their_text(
     text = " ".join(u.text for u in read.units)
     assert "Reply 2100" in text and "Reply 19999" in text and "first line" in text
     assert read.title == "Deep" and "read as plain text" in read.notes[0]
+
+
+def test_an_all_nul_html_file_is_binary_not_replacement_characters(tmp_path):
+    """D-L5: NUL bytes named .html fail as binary, as they do named .txt; UTF-16 still reads."""
+    import pytest
+
+    from ragteam.documents.base import ConversionFailed, ConvertSettings
+    from ragteam.documents.web import HtmlConverter
+
+    nul = tmp_path / "nul.html"
+    nul.write_bytes(b"\0" * 100_000)
+    with pytest.raises(ConversionFailed, match="binary"):
+        HtmlConverter().convert(nul, ConvertSettings())
+    wide = tmp_path / "wide.html"
+    wide.write_bytes("<html><body><p>Harbour code 4711</p></body></html>".encode("utf-16"))
+    read = HtmlConverter().convert(wide, ConvertSettings())
+    assert "4711" in " ".join(u.text for u in read.units)
+
+
+def test_syncing_another_folder_into_an_index_is_refused_not_a_silent_replacement(tmp_path):
+    """D-L3: a mistyped folder no longer deletes every passage of the index."""
+    import pytest
+
+    from ragteam.errors import InputError
+
+    docs, ix, settings = _synced(tmp_path)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "a.txt").write_text("Something else entirely.\n")
+    with pytest.raises(InputError, match="was synced from .*rebuild it"):
+        sync_folder(other, ix, index=settings)
+    assert "4711" in load_index(ix).retrieve("harbour master", k=1)[0].text
+    sync_folder(other, ix, index=settings, fresh=True)  # a rebuild: asked for
+    assert load_index(ix).retrieve("else", k=1)[0].text.startswith("Something else")

@@ -11,6 +11,7 @@ not words."""
 
 from __future__ import annotations
 
+import codecs
 import re
 from pathlib import Path
 from typing import Any, ClassVar
@@ -61,9 +62,16 @@ _INLINE = {
 
 
 def _decode(path: Path) -> str:
+    """The page's characters; a file with a NUL byte in its first 8 KB (and no UTF-16
+    byte-order mark) is binary, as a text file is (never indexed as replacement characters)."""
     data = path.read_bytes()
-    if not data.strip():
-        raise ConversionFailed("the file is empty")
+    if not data.strip(b" \t\r\n\x00"):
+        raise ConversionFailed("the file is empty" if b"\0" not in data else "binary, not HTML")
+    head = data[:8192]
+    if b"\0" in head and not head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        raise ConversionFailed(
+            f"binary, not HTML, though it is named {path.suffix}; rename or move it"
+        )
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:

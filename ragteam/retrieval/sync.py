@@ -174,6 +174,8 @@ def sync_folder(
     refuse_overlap(root, out)
     settings = (sync or SyncSettings(), index or IndexSettings(), encode, progress)
     with one_writer(out):
+        if not fresh:
+            _same_source(root, out)
         try:
             report = _sync_locked(root, out, *settings, fresh)
         except DamagedSources as exc:  # the state the next index is built from is not trusted
@@ -183,6 +185,25 @@ def sync_folder(
             report.notes.append(f"{exc.args[0].split(': `')[0]}: every file was read again")
     report.seconds = round(time.perf_counter() - started, 3)
     return report
+
+
+def _same_source(root: Path, out: Path) -> None:
+    """Refuse to sync `root` into an index synced from another folder or file: a mistyped
+    folder would replace the index's every passage (and its embeddings) without a word. A
+    damaged manifest says nothing here (the sync repairs it)."""
+    from ragteam.retrieval.index import read_manifest
+
+    if not (out / "manifest.json").is_file():
+        return
+    try:
+        was = read_manifest(out).source.path
+    except RagteamError:
+        return
+    if was and Path(was) != root:
+        raise InputError(
+            f"{out} was synced from {was}, not {root}: to index {root} there instead, rebuild "
+            f"it (`ragteam index build {root} --out {out}`); else sync into another --out"
+        )
 
 
 def _built_as(out: Path, index: IndexSettings) -> bool:
