@@ -193,3 +193,24 @@ def test_syncing_another_folder_into_an_index_is_refused_not_a_silent_replacemen
     assert "4711" in load_index(ix).retrieve("harbour master", k=1)[0].text
     sync_folder(other, ix, index=settings, fresh=True)  # a rebuild: asked for
     assert load_index(ix).retrieve("else", k=1)[0].text.startswith("Something else")
+
+
+def test_the_front_doors_check_a_request_alike():
+    """D-L4: `temperature: true` is refused as the chat route refuses it, and MCP says which
+    argument is wrong (an empty question) instead of "internal error"."""
+    from types import SimpleNamespace
+
+    import pytest
+    from pydantic import ValidationError
+
+    from ragteam.server.asking import Asked
+    from ragteam.server.mcp_app import _said
+
+    with pytest.raises(ValidationError, match="valid number"):
+        Asked(question="x", temperature=True)
+    assert Asked(question="x", temperature=1).temperature == 1.0
+    try:
+        Asked(question="")
+    except ValidationError as exc:
+        said = _said(exc, SimpleNamespace(config=None))  # type: ignore[arg-type]
+    assert said.startswith("question: String should have at least 1 character")

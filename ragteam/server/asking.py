@@ -22,10 +22,15 @@ def _fields(where: str) -> dict[str, Any]:
         reach = f.metadata["reach"]
         kind = Literal[reach.names()] if reach.names else hints[f.name]  # type: ignore[misc]
         help_ = f.metadata["flag"].help
+        # a number is a number: `true` is not a temperature of 1 (strict: no bool, no string)
+        strict = {"strict": True} if kind in (int, float) else {}
         if f.default_factory is not dataclasses.MISSING:
-            made[f.name] = (kind, Field(default_factory=f.default_factory, description=help_))
+            made[f.name] = (
+                kind,
+                Field(default_factory=f.default_factory, description=help_, **strict),
+            )
         else:
-            made[f.name] = (kind, Field(default=f.default, description=help_))
+            made[f.name] = (kind, Field(default=f.default, description=help_, **strict))
     return made
 
 

@@ -164,8 +164,14 @@ def _unavailable(service: Service, name: str) -> str:
 
 
 def _said(exc: Exception, service: Service) -> str:
-    """An error as a client of the server reads it: no server paths, the API's terms."""
-    message = str(exc) if isinstance(exc, RagteamError | Busy) else "internal error"
+    """An error as a client of the server reads it: no server paths, the API's terms (a
+    request the checks refuse says which argument and why, as HTTP's 422 does)."""
+    if isinstance(exc, ValidationError):
+        message = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'request'}: {e['msg']}" for e in exc.errors()
+        )
+    else:
+        message = str(exc) if isinstance(exc, RagteamError | Busy) else "internal error"
     return redact_paths(message, service.config)
 
 
