@@ -214,3 +214,18 @@ def test_the_front_doors_check_a_request_alike():
     except ValidationError as exc:
         said = _said(exc, SimpleNamespace(config=None))  # type: ignore[arg-type]
     assert said.startswith("question: String should have at least 1 character")
+
+
+def test_a_per_file_budget_is_not_announced_as_a_settings_change():
+    """D-L2: --file-memory-mb / --file-seconds bound conversion only: no 'changing the
+    settings ... every file is read' on every sync given them."""
+    from dataclasses import replace
+
+    from ragteam.commands.index_settings import setting_changes
+    from ragteam.retrieval.sync import SyncSettings
+
+    old = (SyncSettings(), IndexSettings(retriever="bm25"))
+    budget = (replace(old[0], file_memory_mb=1024, file_seconds=50), old[1])
+    assert setting_changes(old, budget) == []
+    tokens = (replace(old[0], passage_tokens=64), old[1])
+    assert setting_changes(old, tokens) == [f"passage_tokens: {old[0].passage_tokens} -> 64"]

@@ -100,4 +100,5 @@ def setting_changes(
         return out
 
     before, after = flat(old), flat(new)
-    return [f"{k}: {before[k]} -> {after[k]}" for k in after if before.get(k) != after[k]]
+    shaping = [k for k in after if k not in SyncSettings.BUDGETS]  # budgets change no passage
+    return [f"{k}: {before[k]} -> {after[k]}" for k in shaping if before.get(k) != after[k]]

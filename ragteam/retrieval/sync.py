@@ -71,16 +71,19 @@ class SyncSettings:
     # read; a file that ran out of time is tried again only under a larger one)
     file_seconds: float = flag(
         DEFAULT_SECONDS,
-        "the most seconds one PDF, Office or HTML file may take to read (past it the file "
-        "fails alone and the sync goes on)",
+        "the most seconds one file may take to convert (PDF, Office, HTML, Markdown, RST, "
+        "text; past it the file fails alone and the sync goes on)",
         min=1,
     )
     file_memory_mb: int = flag(  # the same for the memory one file may take
         DEFAULT_MEMORY_MB,
-        "the most memory (MB) one PDF, Office or HTML file may take to read (past it the "
-        "file fails alone and the sync goes on)",
+        "the most memory (MB) one file may take to convert (past it the file fails alone "
+        "and the sync goes on)",
         min=256,
     )
+
+    # budgets, not settings of the index: a change re-reads nothing and is not recorded
+    BUDGETS = ("file_seconds", "file_memory_mb")
 
     def to_json(self, tokenizer: str) -> dict[str, Any]:
         return {
