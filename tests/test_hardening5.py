@@ -229,3 +229,19 @@ def test_a_per_file_budget_is_not_announced_as_a_settings_change():
     assert setting_changes(old, budget) == []
     tokens = (replace(old[0], passage_tokens=64), old[1])
     assert setting_changes(old, tokens) == [f"passage_tokens: {old[0].passage_tokens} -> 64"]
+
+
+def test_a_server_path_sent_as_an_index_is_not_echoed_back(bm25_index_dir):
+    """D-L1: the served folder's path, another path and a name with a slash get the same
+    404, which confirms nothing about where the server keeps its indexes."""
+    from fastapi.testclient import TestClient
+
+    from ragteam.server import ServerConfig, create_app
+
+    web = TestClient(create_app(ServerConfig(indexes={"demo": bm25_index_dir})))
+    said = set()
+    for index in (str(bm25_index_dir), str(bm25_index_dir) + "/", "/etc/passwd", "a/b"):
+        got = web.post("/v1/answer", json={"question": "x", "index": index})
+        assert got.status_code == 404
+        said.add(got.json()["detail"])
+    assert len(said) == 1 and "a path, not a served name" in said.pop()

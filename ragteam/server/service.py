@@ -4,6 +4,7 @@ worker threads. Answers run in worker threads; the event loop only waits."""
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -209,7 +210,10 @@ class Service:
 
     def _index_dir(self, name: str) -> Path:
         if name not in self.config.indexes:
-            raise UnknownName("index", name, list(self.config.indexes))
+            # a name with a path's marks is not echoed: redacting a served folder out of it
+            # would say which server path holds that index
+            said = name if not re.search(r"[/\\]", name) else "(a path, not a served name)"
+            raise UnknownName("index", said, list(self.config.indexes))
         return self.config.indexes[name]
 
     def check(self, request: Asked) -> AskRequest:
