@@ -72,6 +72,21 @@ def collect(args: argparse.Namespace) -> None:
             )
 
 
+def abstain_threshold(examples: list[Example], refused: float = 0.10) -> float:
+    """The answerability head's "no answer" probability at or above which at most `refused`
+    of these answerable questions are declined (bench/abstain_fit.py's rule, on the same
+    readings the ranker is fitted on: each example's features hold it as log-odds)."""
+    import math
+
+    def no_answer(e: Example) -> float:
+        at = 2 if e.polar else 1  # POLAR_FEATURES / FEATURES index of the no-answer log-odds
+        return 1 / (1 + math.exp(-e.rows[0][at])) if e.rows else 1.0
+
+    values = sorted((no_answer(e) for e in examples), reverse=True)
+    allowed = int(refused * len(values))
+    return min(1.0, values[allowed] + 1e-6) if allowed < len(values) else 1.0
+
+
 def fit(args: argparse.Namespace) -> None:
     examples = [
         Example.from_json(json.loads(x)) for x in args.examples.read_text().splitlines() if x
@@ -81,6 +96,15 @@ def fit(args: argparse.Namespace) -> None:
     tmp.write_text(json.dumps(ranker.to_json(), indent=1) + "\n", encoding="utf-8")
     tmp.replace(args.out)
     print(f"wrote {args.out}")
+    if args.calibration is not None:  # --abstain's threshold on the same held readings
+        data = json.loads(args.calibration.read_text(encoding="utf-8"))
+        was, data["abstain"] = data["abstain"], abstain_threshold(examples)
+        data["abstain_fitted_on"] = (
+            f"docqa-train's held training files ({len(examples)} answerable questions, "
+            "at most 0.10 refused): bench/ranker_fit.py"
+        )
+        args.calibration.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        print(f"--abstain's threshold {was:.3f} -> {data['abstain']:.3f} in {args.calibration}")
 
 
 def main() -> None:
@@ -97,6 +121,7 @@ def main() -> None:
     b.add_argument("--examples", type=Path, required=True)
     b.add_argument("--out", type=Path, required=True, help="NAME.ranker.json beside the weights")
     b.add_argument("--precision", type=float, default=0.85)
+    b.add_argument("--calibration", type=Path, help="refit --abstain's threshold in this file")
     args = parser.parse_args()
     collect(args) if args.command == "collect" else fit(args)
 
