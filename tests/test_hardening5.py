@@ -245,3 +245,21 @@ def test_a_server_path_sent_as_an_index_is_not_echoed_back(bm25_index_dir):
         assert got.status_code == 404
         said.add(got.json()["detail"])
     assert len(said) == 1 and "a path, not a served name" in said.pop()
+
+
+def test_a_damaged_manifest_is_repaired_by_sync_with_the_retriever_its_files_show(tmp_path):
+    """D-L6: `index sync` rebuilds an index whose manifest is truncated (it refused before),
+    as BM25 when its files are BM25's, and the hint names that retriever."""
+    from typer.testing import CliRunner
+
+    from ragteam.cli import app
+    from ragteam.retrieval.kinds import rebuild_hint
+
+    docs, ix, _settings = _synced(tmp_path)  # a BM25 index
+    manifest = ix / "manifest.json"
+    manifest.write_text(manifest.read_text()[:40])
+    assert "--retriever bm25" in rebuild_hint(ix)
+    done = CliRunner().invoke(app, ["index", "sync", str(docs), "--out", str(ix)])
+    assert done.exit_code == 0, done.output
+    index = load_index(ix)
+    assert index.retriever == "bm25" and "4711" in index.retrieve("harbour", k=1)[0].text

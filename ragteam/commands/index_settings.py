@@ -50,13 +50,25 @@ def kept_or_changed(
 ) -> tuple[SyncSettings, IndexSettings]:
     """The settings an existing folder index was synced with, except those a flag gives; every
     change from the recorded ones is said first."""
+    from ragteam.errors import IndexUnusable
+    from ragteam.retrieval.kinds import retriever_on_disk
     from ragteam.retrieval.resync import recorded_settings
 
-    recorded = recorded_settings(out_dir)
+    given = {n for n in _SETTING_FLAGS if _source(ctx, n) != "DEFAULT"}
+    try:
+        recorded = recorded_settings(out_dir)
+    except IndexUnusable as exc:  # a damaged manifest: the sync rebuilds the index
+        found = retriever_on_disk(out_dir)
+        if found and "retriever" not in given:
+            settings = replace(settings, retriever=found)
+        err.print(
+            f"{out_dir}'s manifest is damaged ({str(exc).split(';')[0]}): it is rebuilt with "
+            f"the settings given (retriever {settings.retriever})"
+        )
+        return sync, settings
     if recorded is None:
         return sync, settings
-    # by name: typer may carry its own copy of click's ParameterSource
-    given = {n for n in _SETTING_FLAGS if _source(ctx, n) != "DEFAULT"}
+    # by name: typer may carry its own copy of click's ParameterSource (`given` above)
     old_sync, old_index = recorded[0], recorded[1]
     sync = replace(
         sync,

@@ -142,6 +142,16 @@ def kind(name: str) -> RetrieverKind:
 SYNC_PASSAGE_TOKENS = 128  # the passage budget a sync cuts to when none is given
 
 
+def retriever_on_disk(directory: Path) -> str | None:
+    """The built-in retriever an index's files say it was built with (its BM25 folder, its
+    FAISS files, or both), for a manifest too damaged to say; None when neither is there."""
+    bm25 = (directory / "bm25").exists()
+    dense = any(directory.glob("dense*.faiss"))
+    if bm25 and dense:
+        return HYBRID
+    return "bm25" if bm25 else "dense" if dense else None
+
+
 def rebuild_hint(directory: Path, manifest: dict[str, Any] | None = None) -> str:
     """The command that rebuilds the index as it was built (its non-default settings too,
     each kind saying its own); best effort from a manifest that may be damaged."""
@@ -149,7 +159,7 @@ def rebuild_hint(directory: Path, manifest: dict[str, Any] | None = None) -> str
     source = manifest.get("source") if isinstance(manifest.get("source"), dict) else {}
     params = manifest.get("params") if isinstance(manifest.get("params"), dict) else {}
     src = source.get("path") or "SRC"
-    retriever = manifest.get("retriever") or HYBRID
+    retriever = manifest.get("retriever") or retriever_on_disk(directory) or HYBRID
     extra = ""
     if "passage_tokens" in source:  # synced: cut by the tokens of the embedding model
         if source["passage_tokens"] != SYNC_PASSAGE_TOKENS:
