@@ -135,20 +135,21 @@ def test_a_server_starting_beside_another_leaves_its_upload_in_flight_alone(tmp_
 
 
 def test_markdown_lists_and_html_nested_past_the_parsers_limits_keep_their_text(tmp_path):
-    """D-M2, D-M3: a Markdown list nested 14 and 600 levels deep, an HTML page nested 20,000
-    levels: every line's text is indexed (the deepest with a note), none dropped in silence."""
+    """D-M2, D-M3: a Markdown list nested 8, 14 and 600 levels deep, an HTML page nested 20,000
+    levels: every line's text is indexed (past markdown-it's limit with a note), none dropped
+    in silence."""
     from ragteam.documents.base import ConvertSettings
     from ragteam.documents.text import MarkdownConverter
     from ragteam.documents.web import HtmlConverter
 
-    for depth in (14, 600):
+    for depth in (8, 14, 600):
         md = tmp_path / f"outline{depth}.md"
         lines = [f"{'  ' * i}- level {i} says the berth number is {100 + i}" for i in range(depth)]
         md.write_text("# Outline\n\n" + "\n".join(lines) + "\n")
         read = MarkdownConverter().convert(md, ConvertSettings())
         text = " ".join(u.text for u in read.units)
         assert all(f"berth number is {100 + i}" in text for i in range(depth))
-        assert bool(read.notes) == (depth == 600)
+        assert bool(read.notes) == (depth > 8)
     page = tmp_path / "deep.html"
     page.write_text(
         "<html><head><title>Deep</title></head><body><h1>Top</h1><p>first line</p>"

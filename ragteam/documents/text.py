@@ -124,21 +124,21 @@ def _inline_text(token: Any) -> str:
     return re.sub(r"[ \t]+", " ", "".join(parts)).strip()
 
 
-MAX_NESTING = 400  # markdown-it's nesting (two a list level); deeper, its parser recurses too far
-
-
 def _parsed(text: str, notes: list[str] | None) -> list[Any]:
-    """markdown-it's tokens of `text`. Past MAX_NESTING levels markdown-it drops what is
-    deeper: the text is then read with every line's indentation removed (its lists flat),
-    and `notes` says so."""
+    """markdown-it's tokens of `text`. Past its nesting limit (commonmark's 20: a list about
+    ten levels deep) markdown-it drops what is deeper without a word: the text is then read
+    with every line's indentation removed (its lists flat), and `notes` says so. (The limit
+    is not raised: it bounds inline nesting too, where "[" a million times deep would recurse
+    past Python's stack.)"""
     from markdown_it import MarkdownIt
 
-    parser = MarkdownIt("commonmark", {"maxNesting": MAX_NESTING}).enable("table")
+    parser = MarkdownIt("commonmark").enable("table")
     tokens = parser.parse(text)
-    if max((t.level for t in tokens), default=0) < MAX_NESTING - 2:
+    limit = int(parser.options["maxNesting"])
+    if max((t.level for t in tokens), default=0) < limit - 2:
         return tokens
     if notes is not None:
-        notes.append(f"nested more than {MAX_NESTING // 2} levels deep: its lists read flat")
+        notes.append(f"nested deeper than markdown's {limit // 2} levels: its lists read flat")
     return parser.parse("\n".join(line.lstrip() for line in text.splitlines()))
 
 
@@ -193,7 +193,7 @@ def markdown_units(
 class MarkdownConverter:
     name: ClassVar[str] = "markdown"
     # 2: encodings detected (with a note), UTF-16 read; 3-4: tables as records when asked;
-    # 5: lists nested past 200 levels read flat, with a note (markdown-it dropped them)
+    # 5: lists nested past markdown-it's limit read flat, with a note (it dropped them)
     version: ClassVar[str] = "5"
     suffixes: ClassVar[tuple[str, ...]] = (".md", ".markdown", ".mdown", ".mkd")
     max_mb: ClassVar[int] = 100  # larger files are skipped, never read
