@@ -990,3 +990,39 @@ def test_an_unsure_read_answer_shows_the_closest_passage_not_a_big_answer(browse
         assert len(sunday) == 1 and "11:30" in sunday[0] and "Monday" not in sunday[0], rows
         page.screenshot(path=str(shots / "table-passage.png"))
     assert not errors
+
+
+def test_an_unsure_yes_or_no_is_shown_as_not_sure_with_its_deciding_sentence(
+    browser, tmp_path, shots
+):
+    """Issue 87: a yes/no answer the reader is not sure of reads "not sure: yes|no" above
+    its deciding sentence (not a bare sentence), at desktop and phone widths."""
+    from ragteam.retrieval import sync_folder
+    from ragteam.retrieval.index import IndexSettings
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "daemon.md").write_text(
+        "# Logging\n\nThe daemon writes its messages to syslog. Logging cannot be turned off.\n\n"
+        "# Tides\n\nSpring tides reach four metres in March.\n"
+    )
+    sync_folder(folder, tmp_path / "ix", index=IndexSettings(retriever="bm25"))
+    config = ServerConfig(indexes={"docs": tmp_path / "ix"})
+    errors: list[str] = []
+    with Serving(create_app(config, FakeModel(_slow_reply))) as url:
+        page = _page(browser, errors)
+        page.goto(url + "/")
+        _ask(page, "Can the daemon's logging be turned off?", "read")
+        box = page.locator(".column[data-strategy=read] [data-testid=answer]")
+        box.wait_for(timeout=60_000)
+        assert box.get_attribute("data-grounding") != "supported"
+        verdict = box.locator("[data-testid=unsure-verdict]").inner_text()
+        assert verdict in ("not sure: yes", "not sure: no")
+        closest = box.locator("[data-testid=closest]").inner_text()
+        assert closest.startswith("deciding sentence:") and "daemon.md" in closest
+        assert box.locator(".text:not(.unsure)").count() == 0  # no bare answer beside it
+        page.screenshot(path=str(shots / "unsure-yes-no.png"))
+        page.set_viewport_size({"width": 390, "height": 844})
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        page.screenshot(path=str(shots / "unsure-yes-no-390.png"), full_page=True)
+    assert errors == []

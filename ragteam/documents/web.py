@@ -94,17 +94,20 @@ def _tree(html: str) -> Any:
         return html
 
 
-def whole_page(html: str, records: bool = False) -> tuple[str, list[Unit]]:
+def whole_page(html: str, records: bool = False, root: Any = None) -> tuple[str, list[Unit]]:
     """Every visible text of the page, headings kept as Markdown headings, then read by the
-    Markdown reader (so sections and stripping are one code path)."""
+    Markdown reader (so sections and stripping are one code path); `root`: the page already
+    parsed by `_tree` and not yet changed (else it is parsed here)."""
     import lxml.html
 
-    html = _XML_DECLARATION.sub("", html, count=1)  # XHTML: lxml refuses str with one
-    try:
-        # huge_tree: without it lxml stops at depth 255 and the deeper text is lost
-        root = lxml.html.document_fromstring(html, parser=lxml.html.HTMLParser(huge_tree=True))
-    except (ValueError, lxml.etree.ParserError) as exc:
-        raise ConversionFailed(f"not readable HTML ({exc})") from exc
+    if root is None:
+        html = _XML_DECLARATION.sub("", html, count=1)  # XHTML: lxml refuses str with one
+        try:
+            # huge_tree: without it lxml stops at depth 255 and the deeper text is lost
+            parser = lxml.html.HTMLParser(huge_tree=True)
+            root = lxml.html.document_fromstring(html, parser=parser)
+        except (ValueError, lxml.etree.ParserError) as exc:
+            raise ConversionFailed(f"not readable HTML ({exc})") from exc
     title = " ".join((root.findtext(".//title") or "").split())
     lines: list[str] = []
     drop_furniture(root)
@@ -220,8 +223,8 @@ class HtmlConverter:
                 "read as plain text (headings and table rows as lines)"
             )
             return Converted(title, units, [note])
-        if settings.html == "whole" or len(html) > MAX_MAIN_BYTES:
-            title, units = whole_page(html, records)
+        if settings.html == "whole" or len(html) > MAX_MAIN_BYTES:  # the tree parsed once
+            title, units = whole_page(html, records, None if isinstance(tree, str) else tree)
             notes = (
                 []
                 if settings.html == "whole"

@@ -99,15 +99,15 @@ def lean_features(asked: str, questions: list[str], answers: list[str]) -> list[
 
 
 def candidates(
-    asked: str, questions: list[str], answers: list[str]
+    asked: str, questions: list[str], answers: list[str], lean: list[float] | None = None
 ) -> list[tuple[str, list[float]]]:
     """Each word the earlier turns said that `asked` does not, once (first said first), with
-    its CARRY_FEATURES."""
+    its CARRY_FEATURES (`lean`: `asked`'s LEAN_FEATURES, when already computed)."""
     own = {w.lower() for w in words(asked)}
     last_answer = answers[-1] if answers else ""
     sources = [*questions, last_answer]
     found: dict[str, tuple[str, list[float]]] = {}
-    lean = lean_features(asked, questions, answers)
+    lean = lean if lean is not None else lean_features(asked, questions, answers)
     lows = [{w.lower() for w in content(q)} for q in questions]
     for text in sources:
         said = content(text)
@@ -149,10 +149,10 @@ class FollowUps:
         """The words `asked` goes on with (none: it stands alone)."""
         if not questions:
             return []
-        lean = self.leans(np.asarray([lean_features(asked, questions, answers)], "float32"))
-        if float(sigmoid(lean)[0]) < 0.5:
+        lean = lean_features(asked, questions, answers)
+        if float(sigmoid(self.leans(np.asarray([lean], "float32")))[0]) < 0.5:
             return []
-        found = candidates(asked, questions, answers)
+        found = candidates(asked, questions, answers, lean)
         if not found:
             return []
         p = sigmoid(self.carried(np.asarray([f for _, f in found], "float32")))

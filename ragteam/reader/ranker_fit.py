@@ -20,7 +20,7 @@ import numpy as np
 from ragteam.linear import fit_logistic, sigmoid
 from ragteam.metrics import match, normalize_answer
 from ragteam.reader.ranker import FEATURES, POLAR_FEATURES, Ranker, features, polar_features
-from ragteam.reader.roles import Rules, _best_text, proposals
+from ragteam.reader.roles import Rules, best_text, proposals
 from ragteam.reader.spans import Reading
 from ragteam.types import Passage
 
@@ -72,7 +72,7 @@ def example_of(
 
     asked, golds = question["question"], question["answers"]
     if is_polar(asked):
-        row = polar_features(asked, reading, _best_text(reading, passages))
+        row = polar_features(asked, reading, best_text(reading, passages))
         yes = golds[0].lower() == "yes"
         return Example(question["id"], group, True, [row], [int(yes)], [golds[0].lower()])
     candidates = proposals(asked, reading, passages, rules, earlier)

@@ -159,7 +159,7 @@ def _ruled(
     by_id = {p.id: p for p in passages}
     best = reading.best
     polar = is_polar(question)
-    said = polar_answer(reading, question, _best_text(reading, passages)) if polar else None
+    said = polar_answer(reading, question, best_text(reading, passages)) if polar else None
     if said is None and rules.headings and (kind := asks_heading(question)) is not None:
         said = _under_heading(kind, question, reading, passages)
     if said is None and rules.columns and not polar:  # a row named by its key, as written
@@ -234,7 +234,7 @@ def _picked(
     """The ranker's answer and its probability of being right: yes or no to a yes/no
     question, else the most probable of the proposals."""
     if is_polar(question):
-        text = _best_text(reading, passages)
+        text = best_text(reading, passages)
         said = polar_answer(reading, question, text)
         if said is None:
             return None, 0.0
@@ -268,7 +268,7 @@ def _ranked(reading: Reading, passages: list[Passage]) -> tuple[list[Passage], d
     return sorted(passages, key=lambda p: -best.get(p.id, -1.0)), best
 
 
-def _best_text(reading: Reading, passages: list[Passage]) -> str:
+def best_text(reading: Reading, passages: list[Passage]) -> str:
     """The text of the passage of the reading's best span ("" when it found none)."""
     best = next((s for s in reading.spans if s.kind == "span"), None)
     return next((p.text for p in passages if best is not None and p.id == best.passage_id), "")
