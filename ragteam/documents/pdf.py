@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ragteam.documents.base import ConversionFailed, Converted, ConvertSettings, Unit
-from ragteam.documents.furniture import strip_furniture, without_contents
+from ragteam.documents.furniture import strip_furniture, without_contents, without_leaders
 
 # a line with room for the next word within this share of the page's full width was broken on
 # purpose (proportional fonts make a full line's count of characters vary)
@@ -279,8 +279,9 @@ def _joined(lines: list[str]) -> str:
 class PdfConverter:
     name: ClassVar[str] = "pdf"
     # 3: short lines (headings, list items, table rows) kept apart; 4: sections by position;
-    # 5: chapters' running headers and contents and index entries left out, blank pages told
-    version: ClassVar[str] = "5"
+    # 5: chapters' running headers and contents and index entries left out, blank pages told;
+    # 6: chapters' headers without the page's number and chapters' own contents lists left out
+    version: ClassVar[str] = "6"
     suffixes: ClassVar[tuple[str, ...]] = (".pdf",)
     max_mb: ClassVar[int] = 500  # larger files are skipped, never read
     isolated: ClassVar[bool] = True
@@ -297,10 +298,15 @@ class PdfConverter:
         at_top = sections_at(starts, len(parts))
         if len(labels) != len(parts):
             labels = [""] * len(parts)
-        pages = strip_furniture([_lines("\n".join(p)) for p in parts])
+        read = [_lines("\n".join(p)) for p in parts]
+        pages = strip_furniture(read)
+        headed = sum(len(a) != len(b) for a, b in zip(read, pages, strict=True))
         units, empty, contents = [], 0, 0
         for number, lines in enumerate(pages):
-            if (left := without_contents(lines, len(pages))) is not None:
+            left = without_contents(lines, len(pages))
+            if left is None:
+                left = without_leaders(lines, len(pages))
+            if left is not None:
                 contents, lines = contents + 1, left
             elif not lines:
                 empty += bool(parts[number])  # a blank page is not a scan
@@ -325,6 +331,8 @@ class PdfConverter:
             if empty
             else []
         )
+        if headed:
+            notes.append(f"page numbers, running headers or footers left out of {headed} pages")
         if contents:
             notes.append(f"{contents} pages of contents or index entries left out of the text")
         notes += [f"pypdf: {line}" for line in dict.fromkeys(said)][:5]
