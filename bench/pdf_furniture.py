@@ -71,8 +71,18 @@ def main() -> None:
     pdfs = fetch(args.work)
     index = args.work / "index"
     subprocess.run(
-        [sys.executable, "-m", "ragteam", "index", "sync", str(pdfs), "--out", str(index),
-         "--retriever", "bm25"],
+        [
+            sys.executable,
+            "-m",
+            "ragteam",
+            "index",
+            "sync",
+            str(pdfs),
+            "--out",
+            str(index),
+            "--retriever",
+            "bm25",
+        ],
         check=True,
     )
     print(json.dumps(count(index), indent=1))

@@ -44,9 +44,14 @@ def test_a_latex_header_naming_chapter_and_section_leaves_every_page(tmp_path):
     pages = []
     for n, place in enumerate(places, start=1):
         chapter = (n + 1) // 2
-        top = [(800, f"CHAPTER {chapter}. FERRIES OF THE… {chapter}.{n}. ROUTE TO {place.upper()}…")]
+        top = [
+            (800, f"CHAPTER {chapter}. FERRIES OF THE… {chapter}.{n}. ROUTE TO {place.upper()}…")
+        ]
         if n in (1, 5):
-            top = [(800, f"Chapter {chapter}"), (780, f"Ferries of the {'north' if n == 1 else 'south'}")]
+            top = [
+                (800, f"Chapter {chapter}"),
+                (780, f"Ferries of the {'north' if n == 1 else 'south'}"),
+            ]
         pages.append([*top, *_body(place), (40, str(n))])
     text, _ = _text(_write(tmp_path / "faq.pdf", pages))
     assert "CHAPTER" not in text and "ROUTE TO" not in text
@@ -78,8 +83,13 @@ def test_docbook_chapter_contents_and_title_headers_leave_the_text(tmp_path):
     table whose header row repeats on each page's top stays, rows and header."""
     entries = ["2.1. NAME", "2.2. SYNOPSIS", "2.3. OPTIONS"]
     opening = [(800, "2. How to use ferries"), (780, "Table of Contents")]
-    opening += [(760 - 20 * n, f"{e} . . . . . . . . . . . . . . {n + 2}") for n, e in enumerate(entries)]
-    opening += [(700, "2.4. Recovering tickets lost on a long"), (680, "crossing . . . . . . . . . 5")]
+    opening += [
+        (760 - 20 * n, f"{e} . . . . . . . . . . . . . . {n + 2}") for n, e in enumerate(entries)
+    ]
+    opening += [
+        (700, "2.4. Recovering tickets lost on a long"),
+        (680, "crossing . . . . . . . . . 5"),
+    ]
     opening += [*_body("Ostra", 640), (40, "2")]
     pages = [[(800, "1. Introduction"), *_body("Vell"), (40, "1")], opening]
     for n, place in enumerate(["Marn", "Tessa", "Lund"], start=3):

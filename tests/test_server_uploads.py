@@ -91,7 +91,7 @@ def test_a_file_that_is_not_what_its_name_says_is_kept_and_reported(tmp_path):
 def test_names_that_are_not_plain_supported_file_names_are_refused(tmp_path, name, said):
     folder, client = served(tmp_path)
     with client:
-        refused = client.put(f"/v1/indexes/docs/documents/{name}", content=b"text")
+        refused = client.put(f"/v1/indexes/docs/documents/{name}", content=b"MZ\x90\x00\x03")
         assert refused.status_code == 400 and said in refused.json()["detail"]
     assert sorted(p.name for p in folder.iterdir()) == ["base.md"]
 
@@ -254,3 +254,16 @@ def test_a_full_disk_or_a_folder_the_server_may_not_write_is_said_and_loses_noth
         assert client.put("/v1/indexes/docs/documents/x.md", content=b"# X\n").status_code == 401
         ok = client.put("/v1/indexes/docs/documents/ferry.md", content=b"# F\n", headers=KEY)
         assert ok.status_code == 200, ok.text  # the next try, with room, works
+
+
+def test_a_text_file_of_any_suffix_is_taken_and_read_as_plain_text(tmp_path):
+    folder, client = served(tmp_path)
+    with client:
+        put = client.put(
+            "/v1/indexes/docs/documents/squid.conf",
+            content=b"#  TAG: cache_mem (bytes)\n#Default:\n# cache_mem 256 MB\n",
+        )
+        assert put.status_code == 200, put.text
+        state = put.json()["file"]
+        assert state["status"] == "read" and "read as plain text" in " ".join(state["notes"])
+    assert (folder / "squid.conf").is_file()

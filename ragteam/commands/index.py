@@ -259,13 +259,20 @@ def _print_sources(sources: list[dict[str, Any]], root: Path) -> None:
 
 @index_app.command("formats")
 def index_formats() -> None:
-    """The document formats an index can read, and the converter of each."""
+    """The document formats an index can read, and the converter of each; a file of any
+    other suffix (or none) is read as plain text when its bytes are text."""
     for suffix, converter in sorted(converters_by_suffix().items()):
         out.print(
             f"{suffix:10} {converter.name} (version {converter.version})",
             highlight=False,
             soft_wrap=True,
         )
+    out.print(
+        "other      text, when the file's bytes are text (squid.conf, README, tar.1); "
+        "otherwise skipped",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 def _progress(label: str) -> Any:

@@ -140,9 +140,37 @@ def converters_by_suffix() -> dict[str, Converter]:
     return found
 
 
-def converter_for(path: Path) -> Converter | None:
-    """The converter for a file, by its suffix in any case (`MEETING.TXT` is text)."""
-    return converters_by_suffix().get(path.suffix.lower())
+def converter_for(path: Path, by_suffix: dict[str, Converter] | None = None) -> Converter | None:
+    """The converter for a file, by its suffix in any case (`MEETING.TXT` is text); for a
+    suffix no converter names (`squid.conf`, `README`, `tar.1`), the text converter when the
+    file's bytes are text (`looks_like_text`); None otherwise."""
+    known = converters_by_suffix() if by_suffix is None else by_suffix
+    found = known.get(path.suffix.lower())
+    if found is None and looks_like_text(path):
+        return known.get(".txt")
+    return found
+
+
+SNIFF_BYTES = 8192
+CONTROL_SHARE = 0.01  # of a text file's first bytes that are control characters, at most
+_TEXT_CONTROLS = frozenset(b"\t\n\r\f\v\b\x1b")  # tabs, breaks, man's overstrike, escapes
+
+
+def looks_like_text(path: Path) -> bool:
+    """Whether a file's first SNIFF_BYTES are text: UTF-16 with its byte-order mark, or no NUL
+    byte and at most CONTROL_SHARE of other control characters (UTF-8, Latin-1 and the like
+    pass; images, archives, executables and databases hold NULs or controls early)."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(SNIFF_BYTES)
+    except OSError:
+        return False
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return True
+    if not head or b"\0" in head:
+        return False
+    controls = sum(1 for b in head if (b < 32 or b == 127) and b not in _TEXT_CONTROLS)
+    return controls <= CONTROL_SHARE * len(head)
 
 
 def supported_suffixes() -> list[str]:

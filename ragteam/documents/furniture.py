@@ -139,13 +139,19 @@ def without_leaders(lines: list[str], pages: int) -> list[str] | None:
     drop: set[int] = set()
     run: list[int] = []
     for i, line in enumerate([*lines, ""]):
-        if _leader(line, pages) or (run and _NUMBERED.match(line) and _leader(_at(lines, i + 1), pages)):
+        if _leader(line, pages) or (
+            run and _NUMBERED.match(line) and _leader(_at(lines, i + 1), pages)
+        ):
             run.append(i)
             continue
         if sum(_leader(lines[j], pages) for j in run) >= LEADER_RUN:
             drop.update(run)
             caption = run[0] - 1
-            if caption > 0 and len(lines[caption].split()) <= 4 and not _DIGITS.search(lines[caption]):
+            if (
+                caption > 0
+                and len(lines[caption].split()) <= 4
+                and not _DIGITS.search(lines[caption])
+            ):
                 drop.add(caption)
         run = []
     return [line for i, line in enumerate(lines) if i not in drop] if drop else None

@@ -281,17 +281,26 @@ class RstConverter:
         return Converted(title, units, notes)
 
 
+_OVERSTRUCK = re.compile(r"[^\n]\x08")
+
+
 class TextConverter:
     """Plain text: paragraphs kept, no sections; a first line `# Title` names the document."""
 
     name: ClassVar[str] = "text"
-    version: ClassVar[str] = "2"  # 2: encodings detected (with a note), UTF-16 read
+    # 2: encodings detected (with a note), UTF-16 read; 3: overstruck characters (bold and
+    # underline in a man page rendered for a terminal) read as the letters they show
+    version: ClassVar[str] = "3"
     suffixes: ClassVar[tuple[str, ...]] = (".txt", ".text")
     max_mb: ClassVar[int] = 100  # larger files are skipped, never read
     isolated: ClassVar[bool] = True  # under the file budgets (the module's doc)
 
     def convert(self, path: Path, settings: ConvertSettings) -> Converted:
         text, notes = read_text(path)
+        if path.suffix.lower() not in self.suffixes:
+            named = f"{path.suffix} files" if path.suffix else "files without a suffix"
+            notes.insert(0, f"read as plain text: no converter names {named}; its bytes are text")
+        text = _OVERSTRUCK.sub("", text)  # a man page rendered for a terminal: "N\bNA\bA"
         first = text.lstrip().split("\n", 1)[0]
         title = first[2:].strip() if first.startswith("# ") else ""
         blocks = [b.strip() for b in re.split(r"\n\s*\n", text) if b.strip()]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ragteam.documents import ConversionFailed, ConvertSettings, converters_by_suffix
-from ragteam.documents.base import is_isolated, size_cap_mb
+from ragteam.documents.base import converter_for, is_isolated, size_cap_mb
 from ragteam.documents.chunking import CHUNKING_VERSION, Piece, TokenCount, chunk
 from ragteam.documents.isolated import DEFAULT_MEMORY_MB, DEFAULT_SECONDS, Isolated, OverBudget
 from ragteam.retrieval.digests import sha256_of
@@ -80,7 +80,7 @@ class Walk:
 
     def _one(self, file: Found) -> Source:
         prev = self.previous.get(file.path)
-        converter = self._by_suffix.get(file.file.suffix.lower())
+        converter = converter_for(file.file, self._by_suffix)
         if (
             prev
             and prev.status == "read"
@@ -91,7 +91,10 @@ class Walk:
             return prev
         if converter is None:
             suffix = file.file.suffix or "(no suffix)"
-            reason = f"no converter reads {suffix} files (`ragteam index formats` lists them)"
+            reason = (
+                f"no converter reads {suffix} files and its bytes are not text "
+                "(`ragteam index formats` lists the formats)"
+            )
             return Source(file.path, file.size, file.mtime_ns, status="skipped", reason=reason)
         if file.size == 0:
             return Source(file.path, 0, file.mtime_ns, status="failed", reason="the file is empty")

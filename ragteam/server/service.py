@@ -205,7 +205,9 @@ class Service:
             "folder": manifest.source.is_folder,
             "documents": files,
             "counts": counts,
-            "accepts": supported_suffixes(),  # what PUT .../documents/NAME takes
+            # the formats PUT .../documents/NAME reads; a file of another suffix is taken
+            # when its bytes are text (read as plain text)
+            "accepts": supported_suffixes(),
         }
 
     def _index_dir(self, name: str) -> Path:

@@ -5,7 +5,8 @@ indexed folder; `DELETE` removes it; both sync the index and answer with what th
 the file. What a client can do to the server's disk is kept small:
 
 - a name is one plain file name (no folder part, no `..`, not hidden, no control characters,
-  at most 255 bytes) with a suffix some converter reads; an existing file is replaced only
+  at most 255 bytes); a file whose suffix no converter reads is kept only when its bytes are
+  text (read as plain text: `squid.conf`, `README`); an existing file is replaced only
   when asked (`?replace=true`), never through a link;
 - the body is streamed to a hidden file beside its place and, when whole, linked in under its
   name, which fails if a file of that name appeared meanwhile (a 409: of concurrent uploads of
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from fastapi import FastAPI, Query, Request
 
 from ragteam.documents import supported_suffixes
+from ragteam.documents.base import looks_like_text
 from ragteam.errors import IndexBusy, InputError, RagteamError, UnknownName
 from ragteam.server.redact import redact_all
 
@@ -61,9 +63,8 @@ class NameTaken(InputError):
         return cls(f"{name} is already in the folder: add ?replace=true to replace it")
 
 
-def checked_name(name: str, adding: bool = True) -> str:
-    """`name` when it is a plain file name (one a converter reads, when `adding`); an
-    InputError saying why not. A file already there (a skipped photo) may be removed."""
+def checked_name(name: str) -> str:
+    """`name` when it is a plain file name; an InputError saying why not."""
     if not name or name in (".", "..") or "/" in name or "\\" in name:
         raise InputError(f"{name!r} is not a plain file name: send one name, no folder")
     if name.startswith("."):
@@ -72,19 +73,24 @@ def checked_name(name: str, adding: bool = True) -> str:
         raise InputError("the file name holds control characters")
     if len(name.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
         raise InputError(f"the file name is over {MAX_NAME_BYTES} bytes")
-    suffix = Path(name).suffix.lower()
-    if adding and suffix not in supported_suffixes():
-        raise InputError(
-            f"no converter reads {suffix or 'files without a suffix'}: "
-            f"send one of {', '.join(supported_suffixes())}"
-        )
     return name
 
 
-def place(folder: Path, name: str, adding: bool = True) -> Path:
+def text_unless_known(path: Path, name: str) -> None:
+    """Refuse the uploaded bytes at `path` for `name` when no converter reads its suffix and
+    the bytes are not text (an upload whose bytes are text is read as plain text)."""
+    suffix = Path(name).suffix.lower()
+    if suffix not in supported_suffixes() and not looks_like_text(path):
+        raise InputError(
+            f"no converter reads {suffix or 'files without a suffix'} and its bytes are not "
+            f"text: send one of {', '.join(supported_suffixes())}, or a text file"
+        )
+
+
+def place(folder: Path, name: str) -> Path:
     """Where `name` goes in `folder` (checked: inside it, not a link)."""
     root = folder.resolve()
-    target = root / checked_name(name, adding)
+    target = root / checked_name(name)
     if target.is_symlink():
         raise InputError(f"{name} is a link in the folder: ragteam does not write through it")
     if target.parent != root:
@@ -113,6 +119,7 @@ async def receive(chunks: AsyncIterator[bytes], target: Path, limit: int, replac
             os.fsync(out.fileno())
         if size == 0:
             raise InputError("the body is empty: send the file's bytes")
+        text_unless_known(tmp, target.name)
         if replace:
             os.replace(tmp, target)
         else:  # a link fails if the name was taken while the body streamed: nothing is lost
@@ -190,7 +197,7 @@ def clean_served(service: Service) -> None:
 
 def remove(folder: Path, name: str) -> None:
     """Delete `name` from the top of `folder` (a file, not a link); UnknownName when absent."""
-    target = place(folder, name, adding=False)
+    target = place(folder, name)
     if not target.is_file():
         present = sorted(p.name for p in folder.iterdir() if p.is_file())[:20]
         raise UnknownName("document", name, present)

@@ -808,7 +808,6 @@ async function showDocuments() {
         remove ? " " : null, remove,
         notes.length ? el("ul", { class: "notes" }, ...notes.map((n) => el("li", {}, n))) : null);
     });
-    $("doc-upload").accept = (listed.accepts || []).join(",");
     LISTED = new Set(listed.documents.map((d) => d.path));
     panel.querySelector("summary").textContent = "Documents in " + name + ": " + counts;
     $("documents-list").replaceChildren(...rows);
