@@ -141,6 +141,15 @@ async function showPage(index, passage, needle) {
   }
 }
 
+// the source dialog opens at its top (the title, the page, the passage), its Close button
+// focused without scrolling down to it
+function openDialog() {
+  const dialog = $("passage-dialog");
+  dialog.showModal();
+  $("passage-close").focus({ preventScroll: true });
+  dialog.scrollTop = 0;
+}
+
 async function openPassage(index, citation, answer, facts, evidence) {
   try {
     if (!index) throw new Error("no index");
@@ -154,16 +163,14 @@ async function openPassage(index, citation, answer, facts, evidence) {
     if (ev) highlightEvidence(passage.text, ev); else highlight(passage.text, needle);
     showAround(passage);
     showPage(index, passage, needle);
-    $("passage-dialog").showModal();
-    $("passage-close").focus();
+    openDialog();
   } catch (error) {  // said in the dialog, where the reader looks, whichever view is open
     $("passage-title").textContent = "could not open " + citation.passage_id;
     $("passage-id").textContent = "";
     $("passage-text").textContent = index ? error.message
       : "this run's index is not served here: start the server with the index it was made over (--index NAME=DIR)";
     showAround({});
-    $("passage-dialog").showModal();
-    $("passage-close").focus();
+    openDialog();
   }
 }
 
@@ -347,6 +354,24 @@ function countSteps(column) {
   column.querySelector(".how summary").textContent = "how it was found · " + plural(n, "step");
 }
 
+const BUSY_TRIES = 5;  // a 503 (the server's queue is full) is asked again this many times
+
+// POST `body`; while the server answers 503 with Retry-After, wait that long (said through
+// `waiting`) and ask again, at most BUSY_TRIES times; Stop ends the wait
+async function postRetrying(path, body, signal, waiting) {
+  for (let tries = 1; ; tries++) {
+    const response = await fetch(path, { method: "POST", headers: headers(true), signal, body });
+    const after = Number(response.headers.get("Retry-After"));
+    if (response.status !== 503 || !(after >= 0) || tries >= BUSY_TRIES) return response;
+    const wait = Math.min(Math.max(1, Math.ceil(after)), 60);
+    waiting(wait);
+    await new Promise((resolve, reject) => {
+      const timer = setTimeout(resolve, wait * 1000);
+      signal.addEventListener("abort", () => { clearTimeout(timer); reject(new DOMException("stopped", "AbortError")); }, { once: true });
+    });
+  }
+}
+
 async function runColumn(strategy, question, index, column, signal, record, earlier) {
   const steps = column.querySelector(".steps");
   const slot = column.querySelector(".answer-slot");
@@ -354,9 +379,10 @@ async function runColumn(strategy, question, index, column, signal, record, earl
   let feedbackId = null, outcome = "failed";
   const facts = record.facts;
   try {
-    const response = await fetch("/v1/answer/stream", { method: "POST", headers: headers(true), signal,
-      body: JSON.stringify({ question, index: index || null, strategy, abstain: $("abstain").checked,
-        earlier: earlier.slice(-TURNS_SENT) }) });
+    const body = JSON.stringify({ question, index: index || null, strategy, abstain: $("abstain").checked,
+      earlier: earlier.slice(-TURNS_SENT) });
+    const response = await postRetrying("/v1/answer/stream", body, signal, (wait) =>
+      stop.state("the server is busy: asking again in " + wait + " s"));
     if (!response.ok) {
       const body = await response.json();
       throw new Error(body.detail || body.error);
@@ -581,7 +607,7 @@ function summary(outcomes, records, chosen, seconds) {
     if (!r.answer) return chosen[i] + " failed";
     const read = r.answer.read || [];
     if (!read.length) return chosen[i] + " answered without reading any passage";
-    const files = new Set(read.map((c) => (c.locator || c.title || c.passage_id).split(/[,§]/)[0].trim()));
+    const files = new Set(read.map((c) => c.doc_id || c.title || c.passage_id));  // not its pages
     return chosen[i] + " answered from " + plural(read.length, "passage") + " of " + plural(files.size, "document");
   });
   return said.join("; ") + " in " + seconds.toFixed(1) + " s";
@@ -809,6 +835,7 @@ async function showDocuments() {
         notes.length ? el("ul", { class: "notes" }, ...notes.map((n) => el("li", {}, n))) : null);
     });
     LISTED = new Set(listed.documents.map((d) => d.path));
+    refreshIndexLabels();  // an upload or a removal changed the passage count the picker shows
     panel.querySelector("summary").textContent = "Documents in " + name + ": " + counts;
     $("documents-list").replaceChildren(...rows);
     panel.hidden = false;
@@ -816,6 +843,21 @@ async function showDocuments() {
     panel.hidden = false;
     panel.querySelector("summary").textContent = "Documents: could not be listed (" + error.message + ")";
     $("documents-list").replaceChildren();
+  }
+}
+
+function indexLabel(i) {
+  return i.name + " (" + i.passages + " passages)";
+}
+
+async function refreshIndexLabels() {
+  try {
+    const indexes = await getJSON("/v1/indexes");
+    for (const i of indexes.filter((x) => x.ok)) {
+      const option = [...$("index").options].find((o) => o.value === i.name);
+      if (option) option.textContent = indexLabel(i);
+    }
+  } catch (error) {  // the labels keep their last counts; the documents panel says what failed
   }
 }
 
@@ -872,7 +914,7 @@ async function load() {
     QUESTION_TOKENS = Number(health.question_tokens) || 0;
     countQuestion();
     $("index").replaceChildren(el("option", { value: "" }, "(none: for strategies that need no index)"),
-      ...indexes.filter((i) => i.ok).map((i) => el("option", { value: i.name }, i.name + " (" + i.passages + " passages)")));
+      ...indexes.filter((i) => i.ok).map((i) => el("option", { value: i.name }, indexLabel(i))));
     if (indexes.some((i) => i.ok)) $("index").selectedIndex = 1;
     const placeholder = () => { $("question").placeholder = $("index").value ? "Ask about the documents in " + $("index").value : "Ask a question (no index: the model answers from what it knows)"; };
     $("index").onchange = () => { placeholder(); showDocuments(); };

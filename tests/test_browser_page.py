@@ -1,0 +1,82 @@
+"""The page's smaller manners in a real headless Chromium against a real server (issue 87's
+low items): a busy server is asked again after its Retry-After; the index picker's passage
+count follows an upload; the source dialog opens at its top; the run's last line counts files,
+not a PDF's pages."""
+
+from __future__ import annotations
+
+import pytest
+from test_browser import (
+    QUESTION,
+    Serving,
+    _ask,
+    _page,
+    _served_docs,
+    _very_slow_reply,
+    browser,  # noqa: F401 - the fixture
+    shots,  # noqa: F401 - the fixture
+)
+
+from ragteam.llm import FakeModel
+from ragteam.server import ServerConfig, create_app
+
+
+def test_a_busy_server_is_asked_again_after_its_retry_after(browser, bm25_index_dir):  # noqa: F811
+    """No room in the queue: the second tab's answer gets 503 with Retry-After; the page says
+    it asks again in that many seconds, and does, and the answer comes."""
+    config = ServerConfig(indexes={"demo": bm25_index_dir}, concurrency=1, queue_size=0)
+    errors: list[str] = []
+    with Serving(create_app(config, FakeModel(_very_slow_reply))) as url:
+        first, second = _page(browser, errors), _page(browser, errors)
+        for page in (first, second):
+            page.goto(url + "/")
+        _ask(first, QUESTION, "oner")
+        first.wait_for_selector(".column[data-strategy=oner] .card", state="attached")
+        _ask(second, QUESTION, "oner")
+        second.wait_for_function(
+            "document.querySelector('.column .elapsed').textContent.includes('asking again in 5 s')"
+        )
+        second.wait_for_selector(".column[data-strategy=oner] [data-testid=answer]", timeout=60_000)
+        assert "answered" in second.locator(".column[data-strategy=oner] .elapsed").inner_text()
+    assert errors and all("503" in e for e in errors)  # Chromium logs the refused request
+
+
+@pytest.mark.parametrize("size", [(1280, 900), (390, 844)])
+def test_picker_count_dialog_top_and_files_counted(browser, tmp_path, shots, size):  # noqa: F811
+    """After an upload the picker shows the index's new passage count; a cited passage's
+    dialog opens at its top (not scrolled to its Close button); `read` answering from passages
+    of one PDF's pages says one document."""
+    config = _served_docs(tmp_path)
+    new = tmp_path / "upload" / "ferry.md"
+    new.parent.mkdir()
+    new.write_text("# Ferry\n\nThe ferry captain is Oda Rusk.\n")
+    errors: list[str] = []
+    with Serving(create_app(config, FakeModel(lambda m, p: "unused"))) as url:
+        page = _page(browser, errors)
+        page.set_viewport_size({"width": size[0], "height": size[1]})
+        page.goto(url + "/")
+        page.locator("#documents summary").wait_for()
+        before = int(page.inner_text("#index option:checked").split("(")[1].split()[0])
+        page.locator("#documents summary").click()
+        page.set_input_files("#doc-upload", [str(new)])
+        page.wait_for_function(
+            "document.querySelector('#doc-status').textContent.startsWith('ferry.md: read')"
+        )
+        page.wait_for_function(
+            f"!document.querySelector('#index option:checked').textContent.includes('({before} ')"
+        )
+        assert f"({before + 1} passages)" in page.inner_text("#index option:checked")
+        _ask(page, "Who is the harbour master, appointed in 1902?", "read")
+        page.wait_for_selector(".column[data-strategy=read] [data-testid=answer]", timeout=90_000)
+        # a passage taller than the screen (a long page's text): Close stands below the fold
+        page.eval_on_selector("#passage-text", "p => (p.style.minHeight = '3000px')")
+        page.locator(".column[data-strategy=read] [data-testid=citations] .cite").first.click()
+        dialog = page.locator("#passage-dialog")
+        dialog.wait_for(state="visible")
+        page.wait_for_timeout(300)
+        assert dialog.evaluate("d => d.scrollTop") == 0
+        assert page.evaluate("document.activeElement.id") == "passage-close"
+        page.screenshot(path=str(shots / f"dialog-opens-at-top-{size[0]}.png"))
+        status = page.inner_text("#ask-status")
+        assert "of 1 document" in status, status  # four passages of the report's pages
+    assert errors == []
