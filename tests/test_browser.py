@@ -1021,6 +1021,7 @@ def test_an_unsure_yes_or_no_is_shown_as_not_sure_with_its_deciding_sentence(
         assert verdict in ("not sure: yes", "not sure: no")
         closest = box.locator("[data-testid=closest]").inner_text()
         assert closest.startswith("deciding sentence:") and "daemon.md" in closest
+        assert "reader 0.00" not in closest  # a verdict has no span score to show
         assert box.locator(".text:not(.unsure)").count() == 0  # no bare answer beside it
         page.screenshot(path=str(shots / "unsure-yes-no.png"))
         page.set_viewport_size({"width": 390, "height": 844})

@@ -104,3 +104,16 @@ def test_docbook_chapter_contents_and_title_headers_leave_the_text(tmp_path):
     assert text.count("Port Fare Minutes") == 3 and "Dorn-East 14 50" in text
     assert all(f"ferry to {p} leaves" in text for p in ["Ostra", "Marn", "Lund", "Dorn"])
     assert any("1 pages of contents" in n for n in converted.notes)
+
+
+def test_tex_accents_set_apart_are_read_with_their_letters(tmp_path):
+    """TeX sets an accent as a character of its own before its letter, and PDFium reads it so
+    ("M¨oller"): the two are read as one letter; an acute mistyped for an apostrophe stays."""
+    lines = [
+        "Sch\u00a8afer and M\u00a8oller met at the caf\u00b4e on the fa\u00b8cade side.",
+        "The r\u02c6ole of the se\u02dcnor: it\u00b4s in the index.",
+    ]
+    path = _write(tmp_path / "tex.pdf", [[(700 - 20 * n, t) for n, t in enumerate(lines)]])
+    text, _ = _text(path)
+    assert "Schäfer and Möller met at the café on the façade side." in text
+    assert "rôle of the señor: it\u00b4s in the index" in text

@@ -280,7 +280,8 @@ class PdfConverter:
     name: ClassVar[str] = "pdf"
     # 3: short lines (headings, list items, table rows) kept apart; 4: sections by position;
     # 5: chapters' running headers and contents and index entries left out, blank pages told;
-    # 6: chapters' headers without the page's number and chapters' own contents lists left out
+    # 6: chapters' headers without the page's number and chapters' own contents lists left
+    # out; TeX's accents composed with their letters ("M¨oller" is "Möller")
     version: ClassVar[str] = "6"
     suffixes: ClassVar[tuple[str, ...]] = (".pdf",)
     max_mb: ClassVar[int] = 500  # larger files are skipped, never read
@@ -345,13 +346,40 @@ _HYPHEN_MARKS = "\ufffe\x02"
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\ufffe\ufeff]")
 
 
+# TeX sets an accent as a character of its own before its letter; PDFium reads "M¨oller"
+_SPACING_ACCENTS = {
+    "\u00a8": "\u0308",  # ¨ diaeresis
+    "\u00b4": "\u0301",  # ´ acute
+    "\u02c6": "\u0302",  # ˆ circumflex
+    "\u02dc": "\u0303",  # ˜ tilde
+    "\u00b8": "\u0327",  # ¸ cedilla
+    "\u02c7": "\u030c",  # ˇ caron
+    "\u02da": "\u030a",  # ˚ ring
+    "\u02d8": "\u0306",  # ˘ breve
+    "\u02dd": "\u030b",  # ˝ double acute
+}
+# an acute only over a vowel: "it´s" is an apostrophe mistyped, not an accented s
+_OVER_ANY = "".join(a for a in _SPACING_ACCENTS if a != "\u00b4")
+_ACCENTED = re.compile(f"([{_OVER_ANY}])([A-Za-z])|(\u00b4)([AEIOUYaeiouy])")
+
+
+def _composed(found: re.Match[str]) -> str:
+    """An accent and its letter as one character ("¨o" is "ö"); left as they are when no
+    single character is both."""
+    import unicodedata
+
+    accent, letter = found.group(1) or found.group(3), found.group(2) or found.group(4)
+    one = unicodedata.normalize("NFC", letter + _SPACING_ACCENTS[accent])
+    return one if len(one) == 1 else found.group(0)
+
+
 def _lines(text: str) -> list[str]:
     out = []
     for line in text.splitlines():
         line = " ".join(line.split())
         if line and line[-1] in _HYPHEN_MARKS:
             line = line[:-1] + "-"
-        line = _CONTROL.sub("", line)
+        line = _ACCENTED.sub(_composed, _CONTROL.sub("", line))
         if line.strip():
             out.append(line)
     return out

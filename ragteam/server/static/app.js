@@ -194,7 +194,12 @@ function evidenceLine(e, open) {
   const place = el("button", { type: "button", class: "link", "data-testid": "evidence-open",
     title: "open " + e.passage_id, onclick: () => open(e) }, e.locator || e.passage_id);
   return el("div", { class: "evidence", "data-testid": "evidence" }, "found in: “", ...words, "” ",
-    el("span", { class: "muted" }, "(", place, ", reader " + Number(e.score).toFixed(2) + ")"));
+    el("span", { class: "muted" }, "(", place, score(e) + ")"));
+}
+
+// the reader's confidence in a span; none for a yes or no (its verdict has no span score)
+function score(e) {
+  return isPolar(e) || !(Number(e.score) > 0) ? "" : ", reader " + Number(e.score).toFixed(2);
 }
 
 // A yes or no (the reader's verdict, `kind`), with the sentence that decides it.
