@@ -14,6 +14,7 @@ from ragteam._version import __version__
 _LAZY = {
     "answer": "ragteam.asking.api",
     "AskRequest": "ragteam.asking",
+    "Conversation": "ragteam.asking.conversation",
     "evaluate": "ragteam.eval.evaluate",
     "Tool": "ragteam.tools",
     "tool": "ragteam.tools",
@@ -37,6 +38,7 @@ _LAZY = {
 if TYPE_CHECKING:
     from ragteam.asking import AskRequest
     from ragteam.asking.api import answer
+    from ragteam.asking.conversation import Conversation
     from ragteam.errors import (
         IndexUnusable,
         InputError,
@@ -68,6 +70,7 @@ __all__ = [
     "AskRequest",
     "Answer",
     "Citation",
+    "Conversation",
     "IndexUnusable",
     "InputError",
     "ModelError",

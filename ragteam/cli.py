@@ -90,13 +90,23 @@ def ask(
     ] = False,
     tools: ToolsOpt = [],  # noqa: B006
     mcp: McpOpt = [],  # noqa: B006
+    follow: Annotated[
+        Path | None,
+        typer.Option(
+            help="a conversation file: the question may follow up on its turns (asked as the "
+            "question it means), and is kept there as the next turn (made if missing)"
+        ),
+    ] = None,
 ) -> None:
     """Answer a question over an index; the answer cites, sentence by sentence, the passages
     that support it, and says when none does. With --claim the answer is true or false, with
     --choice an option's label, and says why. (The answer options are `ragteam.AskRequest`'s.)"""
+    from ragteam.asking.conversation import Conversation
+
     with friendly_errors(), user_tools(tools, mcp, model_options.timeout) as extra:
+        talk = Conversation.load(follow) if follow is not None else Conversation()
         with live_answer(request.strategy) as (on_step, on_writing):
-            result = answer(
+            result = talk.ask(
                 question,
                 request,
                 index=index,
@@ -107,6 +117,10 @@ def ask(
                 on_step=on_step,
                 on_writing=on_writing,
             )
+        if follow is not None:
+            talk.save(follow)
+            if talk.turns[-1].answered_as != talk.turns[-1].question:
+                err.print(f"answered as: {talk.turns[-1].answered_as}", highlight=False)
         _print_answer(result, as_json, show_trace)
         _warn_unparsed(result, strict)
 

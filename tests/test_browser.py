@@ -895,6 +895,13 @@ def test_a_follow_up_on_the_page_is_asked_with_the_question_before_it(
         assert shown.startswith("answered as: And when was it built? (following: ")
         steps = page.locator(".column[data-strategy=oner] .steps").text_content()
         assert "leans on the question before it" in steps
+        before = len(asked)
+        page.click(".column[data-strategy=oner] [data-testid=as-written]")  # one click
+        page.wait_for_selector(".column[data-strategy=oner] [data-testid=answer]")
+        page.wait_for_function(DONE)
+        assert len(asked) > before and "following" not in asked[-1]
+        assert "And when was it built?" in asked[-1]
+        assert page.locator("[data-testid=answered-as]").count() == 0  # asked as it stands
         page.screenshot(path=str(shots / "follow-up.png"), full_page=True)
         page.set_viewport_size({"width": 390, "height": 844})  # a phone: nothing wider
         assert page.evaluate("document.documentElement.scrollWidth") <= 390

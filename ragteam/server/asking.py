@@ -58,13 +58,6 @@ class _Where(BaseModel):
     # the conversation so far, oldest first: a follow-up that leans on it is made to stand alone
     earlier: list[Turn] = Field(default_factory=list, max_length=50)
 
-    def earlier_turns(self) -> list[tuple[str, str]]:
-        """The earlier turns as (role, text), oldest first."""
-        turns: list[tuple[str, str]] = []
-        for turn in self.earlier:
-            turns += [("user", turn.question), ("assistant", turn.answer)]
-        return turns
-
     def request(self) -> AskRequest:
         """The answer options as the library takes them (an invalid one is an InputError)."""
         return AskRequest(**{f.name: getattr(self, f.name) for f in ask_fields("served")})

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ragteam.server.chat_request import Conversation
+from ragteam.server.chat_request import ChatAsked
 from ragteam.types import Answer
 
 SOURCES = "\n\nSources:\n"  # the block of cited places after the answer
@@ -68,7 +68,7 @@ def cut_reply(text: str, limit: int | None) -> tuple[str, bool]:
 class Reply:
     """How the client asked the reply to be written, and what the trace says was done."""
 
-    talk: Conversation
+    talk: ChatAsked
     limit: int | None = None
     temperature: float | None = None
 

@@ -10,7 +10,7 @@ from typing import Any
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragteam.followup import standalone
+from ragteam.asking.conversation import Conversation
 from ragteam.server.asking import AskOptions
 
 
@@ -58,7 +58,7 @@ def _text(message: dict[str, Any]) -> str:
 
 
 @dataclass(frozen=True)
-class Conversation:
+class ChatAsked:
     """What a chat request asks, read once. `question` is what the team answers and searches
     for: the last user message, made to stand alone (`ragteam.followup`);
     `instructions`: the system and developer messages."""
@@ -70,7 +70,7 @@ class Conversation:
     earlier_turns: int = 0
 
 
-def conversation_of(messages: list[dict[str, Any]], limit: int) -> Conversation:
+def conversation_of(messages: list[dict[str, Any]], limit: int) -> ChatAsked:
     turns = [m for m in messages if m.get("role") in ("user", "assistant")]
     if not turns or turns[-1].get("role") != "user" or not _text(turns[-1]).strip():
         raise ChatError(
@@ -85,8 +85,8 @@ def conversation_of(messages: list[dict[str, Any]], limit: int) -> Conversation:
         _text(m).strip() for m in messages if m.get("role") in ("system", "developer")
     ).strip()
     earlier = [(m["role"], _text(m)) for m in turns[:-1]]
-    question, follows = standalone(asked, earlier, limit)
-    return Conversation(question, asked, follows, instructions, len(turns) - 1)
+    question, follows = Conversation.of_messages(earlier, limit).meant(asked)
+    return ChatAsked(question, asked, follows, instructions, len(turns) - 1)
 
 
 def check_request(body: ChatRequest) -> None:

@@ -14,10 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragteam.asking import AskRequest
-from ragteam.asking.api import answer
+from ragteam.asking.conversation import Conversation, Turn
 from ragteam.documents import supported_suffixes
 from ragteam.errors import IndexUnusable, InputError, RagteamError, UnknownName, refuse_unknown
-from ragteam.followup import standalone
 from ragteam.llm import load_model
 from ragteam.llm.base import ChatModel
 from ragteam.llm.deferred import Deferred, TakingTurns
@@ -240,8 +239,8 @@ class Service:
 
     def _answer(self, request: Asked, on_step=None, on_writing=None) -> Answer:  # noqa: ANN001
         asked = self.check(request)
-        question, follows = standalone(
-            request.question, request.earlier_turns(), self.config.max_question_chars
+        talk = Conversation(
+            [Turn(t.question, t.answer) for t in request.earlier], self.config.max_question_chars
         )
 
         def stepped(step: Step) -> None:
@@ -251,8 +250,8 @@ class Service:
                 on_step(step)
 
         loading = self._load_said(request.strategy, stepped)
-        result = answer(
-            question,
+        result = talk.ask(
+            request.question,
             asked,
             index=self.index(request.index),
             model=Deferred(self.model),  # loaded only if the strategy asks it anything
@@ -261,13 +260,6 @@ class Service:
         )
         if loading and result.trace is not None:  # they happened first
             result.trace.put_first(loading)
-        if follows and result.trace is not None:
-            result.trace.note(
-                "follow-up",
-                f'"{" ".join(request.question.split())}" leans on the question before it: '
-                f'searched and answered as "{question}" (earlier replies are not searched)',
-                event="follow_up",
-            )
         return result
 
     def _load_said(self, strategy: str, stepped: Callable[[Step], None]) -> list[Step]:

@@ -422,7 +422,9 @@ async function runColumn(strategy, question, index, column, signal, record, earl
           if (live) live.remove();
           slot.replaceChildren(answerBox(data, index, feedbackId, facts, record));
           if (data.question && data.question !== question) {  // a follow-up made to stand alone
-            slot.prepend(el("div", { class: "meta", "data-testid": "answered-as" }, "answered as: " + data.question));
+            slot.prepend(el("div", { class: "meta", "data-testid": "answered-as" }, "answered as: " + data.question, " ",
+              el("button", { type: "button", class: "link", "data-testid": "as-written",
+                onclick: () => askAsWritten(question) }, "ask it as written")));
           }
           progress(column, "");
           record.answer = data;
@@ -625,8 +627,19 @@ function columnParts() {
     el("details", { class: "how" }, el("summary", {}, "how it was found"), el("div", { class: "steps" }))];
 }
 
+let asWritten = false;  // the next question is asked as it stands (one click: "ask it as written")
+
+function askAsWritten(question) {
+  if (running) return;
+  $("question").value = question;
+  asWritten = true;
+  $("ask-form").requestSubmit();
+}
+
 async function ask(event) {
   event.preventDefault();
+  const alone = asWritten;
+  asWritten = false;
   if (running) {
     $("ask-status").textContent = "a question is already running: stop it or wait for its answers";
     return;
@@ -642,7 +655,8 @@ async function ask(event) {
   if (!sameTeams(chosen, index)) {  // another index or other teams: a new conversation
     conversation = { index, strategies: chosen, turns: Object.fromEntries(chosen.map((n) => [n, []])) };
   }
-  const turns = chosen.map((name) => conversation.turns[name].slice());
+  // "ask it as written": this question alone, not made to follow the turns before it
+  const turns = chosen.map((name) => (alone ? [] : conversation.turns[name].slice()));
   const columns = chosen.map((name, i) => el("div", { class: "column", "data-strategy": name, id: "col-" + name },
     el("h2", {}, name, " ", el("span", { class: "elapsed meta" }, "queued: starts when a column before it is done")),
     ...earlierTurns(turns[i]),
