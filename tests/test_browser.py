@@ -601,16 +601,22 @@ def test_a_long_question_is_refused_with_a_counter_never_cut(browser, bm25_index
     assert errors == []
 
 
+def second_tab_asking(browser, url: str, errors: list[str]):
+    """Two tabs on the page; the first's `oner` is at work when the second asks the same."""
+    first, second = _page(browser, errors), _page(browser, errors)
+    for page in (first, second):
+        page.goto(url + "/")
+    _ask(first, QUESTION, "oner")
+    first.wait_for_selector(".column[data-strategy=oner] .card", state="attached")
+    _ask(second, QUESTION, "oner")
+    return second
+
+
 def test_a_second_tab_is_told_it_waits_in_the_servers_queue(browser, bm25_index_dir):
     config = ServerConfig(indexes={"demo": bm25_index_dir}, concurrency=1)
     errors: list[str] = []
     with Serving(create_app(config, FakeModel(_very_slow_reply))) as url:
-        first, second = _page(browser, errors), _page(browser, errors)
-        for page in (first, second):
-            page.goto(url + "/")
-        _ask(first, QUESTION, "oner")
-        first.wait_for_selector(".column[data-strategy=oner] .card", state="attached")
-        _ask(second, QUESTION, "oner")
+        second = second_tab_asking(browser, url, errors)
         waiting = second.locator(".column[data-strategy=oner] .elapsed")
         second.wait_for_function(
             "document.querySelector('.column .elapsed').textContent.includes('in the queue')"

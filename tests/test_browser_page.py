@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import pytest
 from test_browser import (
-    QUESTION,
     Serving,
     _ask,
     _page,
     _served_docs,
     _very_slow_reply,
     browser,  # noqa: F401 - the fixture
+    second_tab_asking,
     shots,  # noqa: F401 - the fixture
 )
 
@@ -27,12 +27,7 @@ def test_a_busy_server_is_asked_again_after_its_retry_after(browser, bm25_index_
     config = ServerConfig(indexes={"demo": bm25_index_dir}, concurrency=1, queue_size=0)
     errors: list[str] = []
     with Serving(create_app(config, FakeModel(_very_slow_reply))) as url:
-        first, second = _page(browser, errors), _page(browser, errors)
-        for page in (first, second):
-            page.goto(url + "/")
-        _ask(first, QUESTION, "oner")
-        first.wait_for_selector(".column[data-strategy=oner] .card", state="attached")
-        _ask(second, QUESTION, "oner")
+        second = second_tab_asking(browser, url, errors)
         second.wait_for_function(
             "document.querySelector('.column .elapsed').textContent.includes('asking again in 5 s')"
         )
