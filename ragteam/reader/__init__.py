@@ -42,7 +42,7 @@ def read_traced(
             output=reading.to_dict(),
             prompt_tokens=reading.tokens,
             seconds=time.perf_counter() - started,
-            meta={"reader": reader.identity},
+            meta={"reader": reader.identity, "runtime": reader.runtime},
         )
     )
     return reading
