@@ -31,11 +31,6 @@ def encoders_dir() -> Path:
     return cache_root() / "encoders"
 
 
-def readers_dir() -> Path:
-    """ONNX exports of the span reader, one per weights file (`ragteam.reader.onnx`)."""
-    return cache_root() / "readers"
-
-
 def llm_cache_file() -> Path:
     """The LLM call cache (`ragteam.llm.cache`); SQLite adds `-wal` and `-shm` beside it."""
     return cache_root() / "llm-cache.sqlite"
@@ -67,7 +62,6 @@ _PARTS: dict[str, Callable[[], list[Path]]] = {
     "merged": lambda: _children(merged_models_dir()),
     "models": lambda: _children(assembled_models_dir()),
     "encoders": lambda: _children(encoders_dir()),
-    "readers": lambda: _children(readers_dir()),
     "demo": lambda: _with_prefix(cache_root() / DEMO_INDEX_PREFIX),  # every version's
     "llm": lambda: _with_prefix(llm_cache_file()),  # with SQLite's -wal and -shm
     "sync": lambda: _with_prefix(sync_cache_file()),

@@ -42,7 +42,7 @@ def read_traced(
             output=reading.to_dict(),
             prompt_tokens=reading.tokens,
             seconds=time.perf_counter() - started,
-            meta={"reader": reader.identity, "runtime": reader.runtime},
+            meta={"reader": reader.identity},
         )
     )
     return reading

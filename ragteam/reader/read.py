@@ -90,12 +90,8 @@ class Reader:
         digest: str,
         calibration: Calibration,
         ranker: Ranker | None = None,
-        fast: Any = None,
     ) -> None:
         self.net, self.meta, self.digest, self.calibration = net, meta, digest, calibration
-        # the same network in ONNX Runtime (`ragteam.reader.onnx`), run in its place when given
-        self.fast = fast
-        self.runtime = "onnx" if fast is not None else "torch"
         self.ranker = ranker  # the answer ranker fitted with these weights, if any
         self.identity = f"{FORMAT}@{digest}"
         self._kept: OrderedDict[tuple[str, str], _Logits] = OrderedDict()
@@ -164,8 +160,7 @@ class Reader:
         missing = [t for t, found in known.items() if found is None]
         if missing:
             windows = self.net.windows(question, missing)
-            run = self.fast or self.net
-            start, end, extra = (t.float().cpu() for t in run.logits(windows))
+            start, end, extra = (t.float().cpu() for t in self.net.logits(windows))
             offsets = np.asarray(windows.offsets, dtype=np.int32).reshape(*start.shape, 2)
             context = np.asarray(windows.context, dtype=bool).reshape(start.shape)
             read = windows.inputs["attention_mask"].sum(-1).cpu().numpy()  # tokens a window
@@ -328,25 +323,17 @@ def load_reader(path: Path | None = None, threads: int | None = None) -> Reader:
             f"with `{RETRAIN} --out {path}`"
         )
     stat = path.stat()
-    from ragteam.reader.onnx import wanted_runtime
-
-    runtime = wanted_runtime()
-    return Reader(*_loaded(path.resolve(), (stat.st_mtime_ns, stat.st_size), threads, runtime))
+    return Reader(*_loaded(path.resolve(), (stat.st_mtime_ns, stat.st_size), threads))
 
 
 @loaded_once(maxsize=2)
 def _loaded(
-    path: Path, _stamp: tuple[int, int], threads: int | None, runtime: str
-) -> tuple[SpanNet, dict[str, str], str, Calibration, Ranker | None, Any]:
+    path: Path, _stamp: tuple[int, int], threads: int | None
+) -> tuple[SpanNet, dict[str, str], str, Calibration, Ranker | None]:
     net, meta, digest = load_net(path, threads)
     ranked = ranker_path(path)
     ranker = Ranker.read(ranked) if ranked.exists() else None
-    fast = None
-    if runtime == "onnx":
-        from ragteam.reader.onnx import OnnxSpanNet
-
-        fast = OnnxSpanNet(net, digest, threads)
-    return net, meta, digest, Calibration.read(calibration_path(path)), ranker, fast
+    return net, meta, digest, Calibration.read(calibration_path(path)), ranker
 
 
 WEIGHTS = Weights("span reader", RETRAIN, FORMAT)
