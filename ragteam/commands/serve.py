@@ -100,6 +100,7 @@ def _serve(config: ServerConfig, port: int, workers: int) -> None:
         import uvicorn  # noqa: F401 - checked here, used by run_server
 
         from ragteam.server.app import create_app
+        from ragteam.server.warm import start_warming
         from ragteam.server.workers import check_workers, serve_workers
     except ImportError as exc:
         raise InputError("serving needs the server extra: pip install 'ragteam[server]'") from exc
@@ -112,7 +113,8 @@ def _serve(config: ServerConfig, port: int, workers: int) -> None:
         return
     app = create_app(config)
     err.print(f"ragteam serving on {where} ({key}; API docs at /docs)")
-    run_server(app, config.host, port, app.state.service.gate.close)
+    service = app.state.service  # the indexes and the reader load before the first question
+    run_server(app, config.host, port, service.gate.close, lambda: start_warming(service))
 
 
 def _config(index: list[str], key_env: str | None, **settings: Any) -> ServerConfig:
@@ -124,16 +126,28 @@ def _config(index: list[str], key_env: str | None, **settings: Any) -> ServerCon
     return ServerConfig(indexes=parse_indexes(index), api_key=api_key, **settings)
 
 
-def run_server(app: object, host: str, port: int, on_exit: Callable[[], None]) -> None:
+def run_server(
+    app: object,
+    host: str,
+    port: int,
+    on_exit: Callable[[], None],
+    on_started: Callable[[], object] | None = None,
+) -> None:
     """uvicorn, as `serve` runs it: at SIGTERM `on_exit` refuses the answers still waiting
     for a slot (a JSON 503 at once, `Gate.close`); those running get 10 s to finish, then
-    stop at their next step (`Service.close`); a second signal stops at once."""
+    stop at their next step (`Service.close`); a second signal stops at once. `on_started`
+    runs once the port answers (/healthz first, then the warming)."""
     import uvicorn
 
     class Server(uvicorn.Server):
         def handle_exit(self, sig: int, frame: Any) -> None:
             on_exit()
             super().handle_exit(sig, frame)
+
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            if on_started is not None:
+                on_started()
 
     config = uvicorn.Config(
         app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=10

@@ -98,6 +98,7 @@ def create_app(
             "max_question_chars": config.max_question_chars,
             "question_tokens": service.question_tokens(),
             "indexes": indexes,  # loaded generations: a sync shows here
+            "warm": redact_all(service.warm_state, config),  # loaded before the first question
         }
 
     _add_answer_routes(app, service, auth)

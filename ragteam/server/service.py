@@ -56,10 +56,13 @@ class Service:
         # run name -> (results.jsonl's size and mtime, its table): read again only when it changed
         self._tables: dict[str, tuple[tuple[int, int], Table]] = {}
         self._lock = threading.Lock()
+        self._loading: dict[str, threading.Lock] = {}  # an index's own lock while it loads
         self.gate = Gate(config.concurrency, config.queue_size, config.queue_timeout)
         self.pool = ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix="answer")
         self.closing = threading.Event()  # set at shutdown: running answers stop at their next step
         self.watching: dict[str, dict[str, Any]] = {}
+        # what `server.warm` loaded before the first question ("not started": nothing asked it)
+        self.warm_state: dict[str, Any] = {"state": "not started"}
         if config.watch:
             from ragteam.server.watching import start_watching
 
@@ -100,7 +103,20 @@ class Service:
         directory = self._index_dir(name)
         stamp = manifest_stamp(directory)
         with self._lock:
+            loading = self._loading.setdefault(name, threading.Lock())
             known = self._indexes.get(name)
+        # one load of an index at a time, outside the service's lock: /healthz and the other
+        # indexes are not held up by a large index's seconds of loading, and while a new
+        # generation loads the one loaded goes on answering
+        if known is not None and (stamp is None or stamp == known[0]):
+            return known[1]
+        if known is not None and not loading.acquire(blocking=False):
+            return known[1]
+        if known is None:
+            loading.acquire()
+        try:
+            with self._lock:
+                known = self._indexes.get(name)
             if known is not None and (stamp is None or stamp == known[0]):
                 return known[1]
             try:
@@ -110,7 +126,10 @@ class Service:
                     raise_if_unbuilt(name, directory)
                     raise
                 return known[1]
-            self._indexes[name] = (stamp, loaded, time.time())
+            with self._lock:
+                self._indexes[name] = (stamp, loaded, time.time())
+        finally:
+            loading.release()
         # citations look passages up by id: their table is built beside the first answer
         threading.Thread(target=loaded.prepare_lookups, name="ids", daemon=True).start()
         return loaded

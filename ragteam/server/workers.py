@@ -95,9 +95,11 @@ def worker_app() -> Any:  # noqa: ANN401 - a FastAPI app, built in a worker
     import torch
 
     from ragteam.server.app import create_app
+    from ragteam.server.warm import start_warming
 
     torch.set_num_threads(handover.threads)
     app = create_app(handover.config, clean=False, workers=handover.workers)
+    start_warming(app.state.service)
     # uvicorn's signal handlers are in place when it calls this factory: at a stop signal the
     # answers still waiting for a slot are refused at once (a JSON 503), as in one process
     # (`commands.serve.run_server`), then uvicorn stops as it would
