@@ -321,6 +321,8 @@ class Answer:
     applied: frozenset[str] = frozenset()
     work: Work = field(default_factory=Work)  # what the team did (`run_posed` fills it in)
     feedback_id: str = ""  # the adaptive router's choice to give feedback on (`ragteam feedback`)
+    # the facts a fact locator copied from the passages, by passage id (SMART): a page marks them
+    facts: dict[str, str] = field(default_factory=dict)
     # names the question asks about that no passage mentions (`ragteam.reader.unmentioned`):
     # the passages cannot answer it, whatever words the reader found
     unmentioned: tuple[str, ...] = ()
@@ -392,6 +394,8 @@ class Answer:
             "why": self.why,
             "unmentioned": list(self.unmentioned),
             "applied": sorted(self.applied),
+            "feedback_id": self.feedback_id,
+            "facts": dict(self.facts),
             "cost": self.trace.totals() if self.trace else {},
             "grounding": self.grounding().to_dict(),
             "trace": self.trace.to_dict() if self.trace else None,

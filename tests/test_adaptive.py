@@ -60,6 +60,7 @@ def test_adaptive_runs_the_chosen_strategies_votes_and_learns(bm25_index_dir, tm
     llm_roles = {s.role for s in result.trace.steps if s.kind == "llm"}
     assert llm_roles == {f"{a}/answerer" for a in agents}
     fid = note.meta["feedback_id"]
+    assert result.to_dict()["feedback_id"] == fid  # the answer's own field, for clients
     assert fid in read_pending(path)
     assert path.read_bytes() == before  # answering appends to the log, never rewrites the state
 

@@ -91,6 +91,7 @@ def test_full_pipeline_locates_facts_and_cites(bm25_index_dir):
     assert trajectory.answer == "Hevik" and len(trajectory.intents) == 2
     assert sum(j.relevant for j in trajectory.judgements) == 2
     [facts] = [s.meta["facts"] for s in result.trace.steps if s.meta.get("event") == "facts"]
+    assert result.facts == facts and result.to_dict()["facts"] == facts  # the answer's own
     assert set(facts) == {c.passage_id for c in result.citations}
     assert all(index.passage(pid).text.find(f.split("\n")[0]) >= 0 for pid, f in facts.items())
 

@@ -108,6 +108,7 @@ class Smart:
         trajectory = Trajectory()
         passages: list[Passage] = []
         facts: list[tuple[int, str, str]] = []
+        located: dict[str, str] = {}
         reader, reading = ctx.readers.get() if self.fact_reader else None, None
         if self.retrieve:
             trajectory.intents = self._intents(ctx, asked)
@@ -118,7 +119,7 @@ class Smart:
                 )
             trajectory.passages = [(p.title, p.text) for p in passages]
             facts = self._facts(ctx, asked, passages, trajectory)
-            note_facts(ctx, passages, [(n, fact) for n, _title, fact in facts])
+            located = note_facts(ctx, passages, [(n, fact) for n, _title, fact in facts])
         try:
             text, numbers = roles.generate(ctx, asked, facts, self.max_answer_tokens)
         except ParseError as exc:
@@ -131,7 +132,13 @@ class Smart:
         cited = [passages[n - 1] for n in numbers if 0 < n <= len(passages)]
         evidence = _said_evidence(reading, passages, text, reader)
         return Answer(
-            question, text, self.name, [Citation.of(p) for p in cited], ctx.trace, evidence=evidence
+            question,
+            text,
+            self.name,
+            [Citation.of(p) for p in cited],
+            ctx.trace,
+            evidence=evidence,
+            facts=located,
         )
 
     def _mode(self, ctx: Context) -> tuple[str, ChatModel | None]:
@@ -206,7 +213,7 @@ class Smart:
         note_trajectory(ctx.trace, trajectory, passages)
         ctx.retrieved.show(passages)
         relevant = [(j.index, j.fact) for j in trajectory.judgements if j.relevant]
-        note_facts(ctx, passages, relevant)
+        located = note_facts(ctx, passages, relevant)
         cited = [passages[n - 1] for n in trajectory.citations]
         evidence = _said_evidence(ran.reading, passages, trajectory.answer, settings.reader)
         return Answer(
@@ -216,6 +223,7 @@ class Smart:
             [Citation.of(p) for p in cited],
             ctx.trace,
             evidence=evidence,
+            facts=located,
         )
 
     def _intents(self, ctx: Context, question: str) -> list[str]:
@@ -281,8 +289,12 @@ def _said_evidence(
     return [e for e in found if e.text and e.text in answer]
 
 
-def note_facts(ctx: Context, passages: list[Passage], facts: list[tuple[int, str]]) -> None:
-    """The located facts by passage id (machine-readable: a page highlights them)."""
+def note_facts(
+    ctx: Context, passages: list[Passage], facts: list[tuple[int, str]]
+) -> dict[str, str]:
+    """The located facts by passage id (the answer carries them: a page highlights them),
+    said in the trace."""
     found = {passages[n - 1].id: fact for n, fact in facts if 0 < n <= len(passages) and fact}
     if found:
         ctx.trace.note("smart", f"{len(found)} facts located", event="facts", facts=found)
+    return found

@@ -381,7 +381,7 @@ async function runColumn(strategy, question, index, column, signal, record, earl
   const steps = column.querySelector(".steps");
   const slot = column.querySelector(".answer-slot");
   const stop = clock(column);
-  let feedbackId = null, outcome = "failed";
+  let outcome = "failed";
   const facts = record.facts;
   try {
     const body = JSON.stringify({ question, index: index || null, strategy, abstain: $("abstain").checked,
@@ -411,8 +411,6 @@ async function runColumn(strategy, question, index, column, signal, record, earl
           stop.state("running");
           const working = column.querySelector(".working");
           if (working) working.remove();
-          if (data.meta && data.meta.feedback_id) feedbackId = data.meta.feedback_id;
-          if (data.meta && data.meta.event === "facts") Object.assign(facts, data.meta.facts);
           steps.append(stepCard(data, index));
           countSteps(column);
           progress(column, plainLabel(data) + ";");
@@ -420,7 +418,8 @@ async function runColumn(strategy, question, index, column, signal, record, earl
         } else if (event === "answer") {
           const live = column.querySelector(".answer.live");
           if (live) live.remove();
-          slot.replaceChildren(answerBox(data, index, feedbackId, facts, record));
+          Object.assign(facts, data.facts || {});  // the answer's own fields, not its trace's
+          slot.replaceChildren(answerBox(data, index, data.feedback_id || null, facts, record));
           if (data.question && data.question !== question) {  // a follow-up made to stand alone
             slot.prepend(el("div", { class: "meta", "data-testid": "answered-as" }, "answered as: " + data.question, " ",
               el("button", { type: "button", class: "link", "data-testid": "as-written",
