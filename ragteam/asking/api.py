@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +50,7 @@ def answer(
     tools: Iterable[Tool | Callable[..., Any]] = (),
     on_step: Callable[[Step], None] | None = None,
     on_writing: Callable[[Writing], None] | None = None,
+    before: Sequence[Step] = (),
     **asked: Any,
 ) -> Answer:
     """Answer one question. How to answer is an `AskRequest` (`request`), or its options by
@@ -66,7 +67,9 @@ def answer(
     {"planner": "openai:qwen2.5-7b"}. `tools` are functions (typed, with a docstring) or
     `Tool`s that tool-using strategies (smurfs) may call, next to search and lookup. `on_step`
     is called with every trace step as it happens (to stream the work), `on_writing` with every
-    model reply as it is written (`Writing.answer`: the answer so far)."""
+    model reply as it is written (`Writing.answer`: the answer so far). `before`: steps that
+    happened before the answer's own and were already said (a server's model load, a
+    follow-up's rewrite), put first in its trace: a finished answer is never edited after."""
     question = check_question(question)
     request = requested(request, **asked)  # every option checked before any work
     runner = make_strategy(request.strategy, request.options)
@@ -80,6 +83,7 @@ def answer(
         for role, spec in (role_models or {}).items()
     }
     trace = Trace(on_step=on_step, on_writing=on_writing)
+    trace.put_first(list(before))
     context = Context(
         chat,
         loaded,

@@ -11,6 +11,7 @@ from typing import Any
 from ragteam.asking.api import MAX_QUESTION_CHARS, answer, check_question
 from ragteam.errors import InputError
 from ragteam.followup import standalone
+from ragteam.trace import Step
 from ragteam.types import Answer
 
 FORMAT = "ragteam-conversation/1"
@@ -59,11 +60,17 @@ class Conversation:
 
     def ask(self, question: str, *args: Any, **kwargs: Any) -> Answer:
         """`ragteam.answer` of the question as meant (its arguments after the question as
-        `answer` takes them); the turn is kept, and the trace says how it was rewritten."""
+        `answer` takes them); the turn is kept, and the trace says first how it was
+        rewritten (said to `on_step` before the work begins)."""
         asked = check_question(question)
         meant, follows = self.meant(asked)
-        result = answer(meant, *args, **kwargs)
-        note_follow_up(result, asked, meant, follows)
+        before = list(kwargs.pop("before", ()))
+        if follows:
+            rewrite = follow_up_step(asked, meant)
+            if kwargs.get("on_step") is not None:
+                kwargs["on_step"](rewrite)
+            before.append(rewrite)
+        result = answer(meant, *args, before=before, **kwargs)
         self.turns.append(Turn(asked, result.text, meant))
         return result
 
@@ -93,12 +100,10 @@ class Conversation:
             ) from exc
 
 
-def note_follow_up(result: Answer, asked: str, meant: str, follows: str) -> None:
-    """Say in the answer's trace how a follow-up was made to stand alone."""
-    if follows and result.trace is not None:
-        result.trace.note(
-            "follow-up",
-            f'"{" ".join(asked.split())}" leans on the question before it: searched and '
-            f'answered as "{meant}" (earlier replies are not searched)',
-            event="follow_up",
-        )
+def follow_up_step(asked: str, meant: str) -> Step:
+    """The trace's note of how a follow-up was made to stand alone."""
+    said = (
+        f'"{" ".join(asked.split())}" leans on the question before it: searched and answered '
+        f'as "{meant}" (earlier replies are not searched)'
+    )
+    return Step("note", "follow-up", None, said, meta={"event": "follow_up"})

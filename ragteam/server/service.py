@@ -276,9 +276,8 @@ class Service:
             model=Deferred(self.model),  # loaded only if the strategy asks it anything
             on_step=stepped,
             on_writing=on_writing,
+            before=loading,  # they happened first, and were said as they did
         )
-        if loading and result.trace is not None:  # they happened first
-            result.trace.put_first(loading)
         return result
 
     def _load_said(self, strategy: str, stepped: Callable[[Step], None]) -> list[Step]:
