@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 from test_browser import (
+    QUESTION,
     Serving,
     _ask,
     _page,
@@ -74,4 +75,44 @@ def test_picker_count_dialog_top_and_files_counted(browser, tmp_path, shots, siz
         page.screenshot(path=str(shots / f"dialog-opens-at-top-{size[0]}.png"))
         status = page.inner_text("#ask-status")
         assert "of 1 document" in status, status  # four passages of the report's pages
+    assert errors == []
+
+
+def test_a_shared_link_shows_the_answers_in_another_browser(browser, bm25_index_dir, shots):  # noqa: F811
+    """'copy link' in the history gives a link that carries the answers itself: a browser with
+    an empty history opens it and sees them (the steps stay with the one that asked); a link
+    cut short says so."""
+    config = ServerConfig(indexes={"demo": bm25_index_dir})
+    errors: list[str] = []
+    with Serving(create_app(config, FakeModel(_very_slow_reply))) as url:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        context.grant_permissions(["clipboard-read", "clipboard-write"], origin=url)
+        page = context.new_page()
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(url + "/")
+        _ask(page, QUESTION, "oner")
+        page.wait_for_selector(".column[data-strategy=oner] [data-testid=answer]")
+        page.click("#history summary")
+        page.click("#history-list [data-testid=share]")
+        page.wait_for_function(
+            "document.querySelector('[data-testid=share]').textContent === 'link copied'"
+        )
+        link = page.evaluate("navigator.clipboard.readText()")
+        assert link.startswith(url + "/#a=")
+        shown = page.locator("[data-testid=answer] .text").inner_text()
+        other = browser.new_context(viewport={"width": 390, "height": 844})  # nothing stored
+        fresh = other.new_page()
+        fresh.on("pageerror", lambda e: errors.append(str(e)))
+        fresh.goto(link)
+        fresh.wait_for_selector(".column[data-strategy=oner] [data-testid=answer]")
+        assert fresh.locator("[data-testid=answer] .text").inner_text() == shown
+        assert "from a link" in fresh.inner_text("#ask-status")
+        assert fresh.input_value("#question") == QUESTION
+        fresh.screenshot(path=str(shots / "shared-link-390.png"), full_page=True)
+        fresh.goto(link[: len(link) - 40])  # cut short
+        fresh.wait_for_function(
+            "document.querySelector('#ask-status').textContent.includes('cannot be read')"
+        )
+        other.close()
+        context.close()
     assert errors == []

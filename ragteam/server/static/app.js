@@ -463,8 +463,43 @@ function storedHistory() {
   let found;
   try { found = JSON.parse(localStorage.getItem(HISTORY_KEY) || "[]"); } catch { return []; }
   if (!Array.isArray(found)) return [];
-  return found.filter((e) => e && typeof e === "object" && typeof e.id === "string" && typeof e.question === "string"
-    && Array.isArray(e.columns) && e.columns.every((c) => c && typeof c.strategy === "string" && Array.isArray(c.steps)));
+  return found.filter(validEntry);
+}
+
+function validEntry(e) {
+  return e && typeof e === "object" && typeof e.id === "string" && typeof e.question === "string"
+    && Array.isArray(e.columns) && e.columns.every((c) => c && typeof c.strategy === "string" && Array.isArray(c.steps));
+}
+
+// A link that shows a question's answers in any browser: the answers (not the steps) in the
+// link itself, deflated and base64url-encoded after "#a=" (nothing is stored on the server)
+async function shareLink(entry) {
+  const slim = { ...entry, columns: entry.columns.map((c) => ({ strategy: c.strategy, outcome: c.outcome, error: c.error,
+    facts: c.facts || {}, steps: [], answer: c.answer ? { ...c.answer, trace: null } : null })) };
+  const stream = new Blob([JSON.stringify(slim)]).stream().pipeThrough(new CompressionStream("deflate-raw"));
+  const bytes = new Uint8Array(await new Response(stream).arrayBuffer());
+  let binary = "";
+  for (const b of bytes) binary += String.fromCharCode(b);
+  const packed = btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return window.location.origin + window.location.pathname + "#a=" + packed;
+}
+
+async function sharedEntry(packed) {
+  const binary = atob(packed.replace(/-/g, "+").replace(/_/g, "/"));
+  const bytes = Uint8Array.from(binary, (c) => c.charCodeAt(0));
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate-raw"));
+  const entry = JSON.parse(await new Response(stream).text());
+  if (!validEntry(entry)) throw new Error("not a question's answers");
+  return entry;
+}
+
+async function copyShareLink(entry, button) {
+  try {
+    await navigator.clipboard.writeText(await shareLink(entry));
+    button.textContent = "link copied";
+  } catch (error) {
+    button.textContent = "could not copy: " + error.message;
+  }
 }
 
 function remember(entry) {
@@ -478,17 +513,31 @@ function remember(entry) {
 
 function showHistory() {
   const items = storedHistory().map((e) => el("li", {}, el("a", { href: "#q=" + e.id }, e.question),
-    el("span", { class: "meta" }, " · " + e.columns.map((c) => c.strategy).join(", ") + " · " + new Date(e.when).toLocaleString())));
+    el("span", { class: "meta" }, " · " + e.columns.map((c) => c.strategy).join(", ") + " · " + new Date(e.when).toLocaleString()),
+    " ", el("button", { type: "button", class: "link", "data-testid": "share",
+      title: "a link that shows these answers in any browser", onclick: (ev) => copyShareLink(e, ev.target) }, "copy link")));
   $("history-list").replaceChildren(...items);
   $("history").hidden = !items.length;
 }
 
-function showStored() {
-  const match = /^#q=([\w-]+)$/.exec(window.location.hash);
+async function showStored() {
+  const match = /^#([qa])=([\w-]+)$/.exec(window.location.hash);
   if (!match) return;
   if (running) { $("ask-status").textContent = "a question is running: stop it (Esc) to open the one you chose"; return; }
-  const entry = storedHistory().find((e) => e.id === match[1]);
+  let entry = null;
+  if (match[1] === "a") {
+    try { entry = await sharedEntry(match[2]); } catch (error) {
+      $("ask-status").textContent = "this link's answers cannot be read (" + error.message + "): is it whole?";
+      return;
+    }
+  } else {
+    entry = storedHistory().find((e) => e.id === match[2]);
+  }
   if (!entry) { $("ask-status").textContent = "that question is not in this browser's history"; return; }
+  showEntry(entry, match[1] === "a" ? "from a link" : "from history");
+}
+
+function showEntry(entry, from) {
   $("question").value = entry.question;
   countQuestion();
   conversation = null;  // an entry from history starts no conversation: Ask asks it anew
@@ -499,7 +548,7 @@ function showStored() {
   for (const box of document.querySelectorAll("#strategies input")) box.checked = used.has(box.value);
   $("columns").replaceChildren(...entry.columns.map((record) => {
     const column = el("div", { class: "column", "data-strategy": record.strategy },
-      el("h2", {}, record.strategy, " ", el("span", { class: "elapsed meta" }, "from history · " + record.outcome)),
+      el("h2", {}, record.strategy, " ", el("span", { class: "elapsed meta" }, from + " · " + record.outcome)),
       ...columnParts());
     column.querySelector(".steps").append(...record.steps.map((step) => stepCard(step, entry.index)));
     countSteps(column);
@@ -508,7 +557,7 @@ function showStored() {
     if (record.error) slot.append(el("div", { class: "error" }, record.error));
     return column;
   }));
-  $("ask-status").textContent = "from history: asked " + new Date(entry.when).toLocaleString();
+  $("ask-status").textContent = from + ": asked " + new Date(entry.when).toLocaleString();
 }
 
 // The answer as a person pastes it: the text with its [n] marks, why (a verdict), the sources.
