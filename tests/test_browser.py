@@ -840,18 +840,25 @@ def test_a_dark_system_gets_a_dark_page_whose_text_stays_readable(browser, bm25_
     assert errors == []
 
 
+def asked_with_a_clipboard(browser, url: str, errors: list[str]):
+    """A browser context whose page may use the clipboard, after `oner` answered QUESTION."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=url)
+    page = context.new_page()
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(url + "/")
+    _ask(page, QUESTION, "oner")
+    page.wait_for_selector(".column[data-strategy=oner] [data-testid=answer]", timeout=30_000)
+    return context, page
+
+
 def test_copy_answer_puts_the_answer_its_marks_and_its_sources_on_the_clipboard(
     browser, bm25_index_dir
 ):
     config = ServerConfig(indexes={"demo": bm25_index_dir})
     errors: list[str] = []
     with Serving(create_app(config, FakeModel(_slow_reply))) as url:
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
-        context.grant_permissions(["clipboard-read", "clipboard-write"], origin=url)
-        page = context.new_page()
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(url + "/")
-        _ask(page, QUESTION, "oner")
+        context, page = asked_with_a_clipboard(browser, url, errors)
         box = page.locator(".column[data-strategy=oner] [data-testid=answer]")
         box.wait_for(timeout=30_000)
         box.locator("[data-testid=copy]").click()

@@ -13,6 +13,7 @@ from test_browser import (
     _page,
     _served_docs,
     _very_slow_reply,
+    asked_with_a_clipboard,
     browser,  # noqa: F401 - the fixture
     second_tab_asking,
     shots,  # noqa: F401 - the fixture
@@ -85,13 +86,7 @@ def test_a_shared_link_shows_the_answers_in_another_browser(browser, bm25_index_
     config = ServerConfig(indexes={"demo": bm25_index_dir})
     errors: list[str] = []
     with Serving(create_app(config, FakeModel(_very_slow_reply))) as url:
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
-        context.grant_permissions(["clipboard-read", "clipboard-write"], origin=url)
-        page = context.new_page()
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(url + "/")
-        _ask(page, QUESTION, "oner")
-        page.wait_for_selector(".column[data-strategy=oner] [data-testid=answer]")
+        context, page = asked_with_a_clipboard(browser, url, errors)
         page.click("#history summary")
         page.click("#history-list [data-testid=share]")
         page.wait_for_function(
