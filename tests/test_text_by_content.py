@@ -92,3 +92,23 @@ def test_the_sniff_tells_text_from_binary(tmp_path):
     assert converter is not None and converter.name == "text"
     assert "näs = ö" in converter.convert(tmp_path / "utf8.conf", ConvertSettings()).units[0].text
     assert converter_for(tmp_path / "nul.dat") is None
+
+
+def test_an_unchanged_file_is_not_sniffed_again(folder, tmp_path, monkeypatch):
+    """A second sync keeps what the first found of each file of another suffix (read as text,
+    or skipped as not text) without reading its bytes again; a changed one is sniffed anew."""
+    import ragteam.documents.base as base
+
+    settings = IndexSettings(retriever="bm25")
+    sync_folder(folder, tmp_path / "ix", index=settings)
+    sniffed: list[str] = []
+    real = base.looks_like_text
+    monkeypatch.setattr(base, "looks_like_text", lambda p: sniffed.append(p.name) or real(p))
+    again = sync_folder(folder, tmp_path / "ix", index=settings)
+    assert sniffed == []
+    state = {s.path: s.status for s in again.files}
+    assert state["squid.conf"] == "read" and state["photo.heic"] == "skipped"
+    (folder / "photo.heic").write_bytes(b"now a caption of the photo, in plain words\n")
+    changed = sync_folder(folder, tmp_path / "ix", index=settings)
+    assert sniffed == ["photo.heic"]
+    assert {s.path: s.status for s in changed.files}["photo.heic"] == "read"

@@ -80,7 +80,7 @@ class Walk:
 
     def _one(self, file: Found) -> Source:
         prev = self.previous.get(file.path)
-        converter = converter_for(file.file, self._by_suffix)
+        converter = self._converter_of(file, prev)
         if (
             prev
             and prev.status == "read"
@@ -92,7 +92,7 @@ class Walk:
         if converter is None:
             suffix = file.file.suffix or "(no suffix)"
             reason = (
-                f"no converter reads {suffix} files and its bytes are not text "
+                f"no converter reads {suffix} files and {NOT_TEXT} "
                 "(`ragteam index formats` lists the formats)"
             )
             return Source(file.path, file.size, file.mtime_ns, status="skipped", reason=reason)
@@ -107,6 +107,21 @@ class Walk:
             reason = f"could not be read ({exc.strerror}; moved while syncing?)"
             return Source(file.path, file.size, file.mtime_ns, status="failed", reason=reason)
         return self._by_content(file, prev, sha, converter)
+
+    def _converter_of(self, file: Found, prev: Source | None) -> Any:
+        """The converter its suffix names; for another suffix, the text converter when the
+        file's bytes are text (`converter_for`), sniffed only when the file changed since the
+        last sync: an unchanged one is what it was (read as text, or skipped as not text)."""
+        known = self._by_suffix.get(file.file.suffix.lower())
+        if known is not None:
+            return known
+        if prev is not None and (prev.size, prev.mtime_ns) == (file.size, file.mtime_ns):
+            text = self._by_suffix.get(".txt")
+            if prev.status == "read" and _read_by(prev, text):
+                return text
+            if prev.status == "skipped" and NOT_TEXT in prev.reason:
+                return None
+        return converter_for(file.file, self._by_suffix)
 
     def _by_content(self, file: Found, prev: Source | None, sha: str, converter: Any) -> Source:
         if prev and prev.status == "read" and prev.sha256 == sha and _read_by(prev, converter):
@@ -226,6 +241,10 @@ def _changed_since(file: Found) -> bool:
     except OSError:
         return True
     return (stat.st_size, stat.st_mtime_ns) != (file.size, file.mtime_ns)
+
+
+# a skip's reason says it; an unchanged file so skipped is not sniffed again
+NOT_TEXT = "its bytes are not text"
 
 
 def _label(converter: Any) -> str:
