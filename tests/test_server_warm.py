@@ -33,9 +33,16 @@ def test_warming_loads_the_indexes_and_the_reader_and_healthz_says_so(
         warm(service)
         said = api.get("/healthz").json()
         assert said["warm"]["state"] == "ready, but not everything loaded"
-        assert said["warm"]["failed"][0].startswith("gone: ")
+        assert said["warm"]["detail"][0].startswith("gone: ")
         assert said["indexes"]["demo"]["loaded_at"]  # loaded before any question
         assert len(loads) == 1 and loads[0].digest  # the shipped span reader, loaded
+    keyed = ServerConfig(indexes=config.indexes, api_key="k" * 32)
+    with TestClient(create_app(keyed, FakeModel(lambda m, p: "Hevik"))) as api:
+        warm(api.app.state.service)
+        shown = api.get("/healthz").json()["warm"]  # no key: the failure's detail withheld
+        assert shown["detail"].startswith("withheld") and "none" not in str(shown)
+        keyed_view = api.get("/healthz", headers={"Authorization": "Bearer " + "k" * 32}).json()
+        assert keyed_view["warm"]["detail"][0].startswith("gone: ")
 
 
 def test_a_slow_load_holds_up_neither_healthz_nor_the_loaded_generation(

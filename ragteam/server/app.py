@@ -81,13 +81,14 @@ def create_app(
 
     @app.get("/healthz")
     def healthz(request: Request) -> dict[str, Any]:
-        """Open to all; a failed sync's detail (which may name files) only with the key, and
-        never a server path."""
+        """Open to all; a failed sync's or load's detail (which may name files) only with the
+        key, and never a server path."""
         indexes = redact_all(service.generations(), config)
+        warm = redact_all(service.warm_state, config)
         if config.api_key and not hmac.compare_digest(
             request.headers.get("authorization", "").encode(), f"Bearer {config.api_key}".encode()
         ):
-            indexes = _without_details(indexes)
+            indexes, warm = _without_details(indexes), _withheld(warm)
         return {
             "status": "ok",
             "version": __version__,
@@ -98,7 +99,7 @@ def create_app(
             "max_question_chars": config.max_question_chars,
             "question_tokens": service.question_tokens(),
             "indexes": indexes,  # loaded generations: a sync shows here
-            "warm": redact_all(service.warm_state, config),  # loaded before the first question
+            "warm": warm,  # what was loaded before the first question
         }
 
     _add_answer_routes(app, service, auth)

@@ -43,8 +43,8 @@ def warm(service: Service) -> None:
     seconds = round(time.perf_counter() - began, 2)
     state = "ready" if not failed else "ready, but not everything loaded"
     service.warm_state = {"state": state, "seconds": seconds}
-    if failed:
-        service.warm_state["failed"] = failed
+    if failed:  # a `detail`: /healthz shows it only to who has the key (it may name files)
+        service.warm_state["detail"] = failed
 
 
 def _reader() -> None:
