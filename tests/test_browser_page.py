@@ -108,6 +108,20 @@ def test_a_shared_link_shows_the_answers_in_another_browser(browser, bm25_index_
         fresh.wait_for_function(
             "document.querySelector('#ask-status').textContent.includes('cannot be read')"
         )
+        fresh.goto(url + "/#a=" + _deflated(b" " * (64 << 20)))  # 64 MiB in a few KB
+        fresh.wait_for_function(
+            "document.querySelector('#ask-status').textContent.includes('more than a link')"
+        )
         other.close()
         context.close()
     assert errors == []
+
+
+def _deflated(data: bytes) -> str:
+    """`data` as a shared link carries it: raw deflate, base64url without padding."""
+    import base64
+    import zlib
+
+    packer = zlib.compressobj(9, zlib.DEFLATED, -15)
+    packed = packer.compress(data) + packer.flush()
+    return base64.urlsafe_b64encode(packed).decode().rstrip("=")

@@ -484,11 +484,21 @@ async function shareLink(entry) {
   return window.location.origin + window.location.pathname + "#a=" + packed;
 }
 
+const SHARED_BYTES = 4 << 20;  // a shared link's answers, inflated, at most
+
 async function sharedEntry(packed) {
   const binary = atob(packed.replace(/-/g, "+").replace(/_/g, "/"));
   const bytes = Uint8Array.from(binary, (c) => c.charCodeAt(0));
-  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate-raw"));
-  const entry = JSON.parse(await new Response(stream).text());
+  const reader = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate-raw")).getReader();
+  const parts = [];
+  for (let size = 0; ;) {  // a link that inflates past SHARED_BYTES is refused as it inflates
+    const { value, done } = await reader.read();
+    if (done) break;
+    size += value.length;
+    if (size > SHARED_BYTES) { reader.cancel(); throw new Error("it holds more than a link's answers"); }
+    parts.push(value);
+  }
+  const entry = JSON.parse(await new Blob(parts).text());
   if (!validEntry(entry)) throw new Error("not a question's answers");
   return entry;
 }
