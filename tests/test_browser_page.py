@@ -23,7 +23,7 @@ from ragteam.llm import FakeModel
 from ragteam.server import ServerConfig, create_app
 
 
-def test_a_busy_server_is_asked_again_after_its_retry_after(browser, bm25_index_dir):  # noqa: F811
+def test_a_busy_server_is_asked_again_after_its_retry_after(browser, bm25_index_dir, shots):  # noqa: F811
     """No room in the queue: the second tab's answer gets 503 with Retry-After; the page says
     it asks again in that many seconds, and does, and the answer comes."""
     config = ServerConfig(indexes={"demo": bm25_index_dir}, concurrency=1, queue_size=0)
@@ -33,6 +33,9 @@ def test_a_busy_server_is_asked_again_after_its_retry_after(browser, bm25_index_
         second.wait_for_function(
             "document.querySelector('.column .elapsed').textContent.includes('asking again in 5 s')"
         )
+        second.screenshot(path=str(shots / "busy-asking-again-1280.png"))
+        second.set_viewport_size({"width": 390, "height": 844})
+        second.screenshot(path=str(shots / "busy-asking-again-390.png"))
         second.wait_for_selector(".column[data-strategy=oner] [data-testid=answer]", timeout=60_000)
         assert "answered" in second.locator(".column[data-strategy=oner] .elapsed").inner_text()
     assert errors and all("503" in e for e in errors)  # Chromium logs the refused request
@@ -92,6 +95,7 @@ def test_a_shared_link_shows_the_answers_in_another_browser(browser, bm25_index_
         page.wait_for_function(
             "document.querySelector('[data-testid=share]').textContent === 'link copied'"
         )
+        page.screenshot(path=str(shots / "shared-link-copied-1280.png"), full_page=True)
         link = page.evaluate("navigator.clipboard.readText()")
         assert link.startswith(url + "/#a=")
         shown = page.locator("[data-testid=answer] .text").inner_text()
@@ -102,6 +106,7 @@ def test_a_shared_link_shows_the_answers_in_another_browser(browser, bm25_index_
         fresh.wait_for_selector(".column[data-strategy=oner] [data-testid=answer]")
         assert fresh.locator("[data-testid=answer] .text").inner_text() == shown
         assert "from a link" in fresh.inner_text("#ask-status")
+        assert fresh.locator("button.download").count() == 0  # no steps came with the link
         assert fresh.input_value("#question") == QUESTION
         fresh.screenshot(path=str(shots / "shared-link-390.png"), full_page=True)
         fresh.goto(link[: len(link) - 40])  # cut short

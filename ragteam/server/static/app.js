@@ -248,6 +248,8 @@ function answerBox(result, index, feedbackId, facts, record) {
   const cited = new Set(result.citations.map((c) => c.passage_id));
   const others = (result.read || []).filter((c) => !cited.has(c.passage_id));
   const labels = chipLabels([...result.citations, ...others]);
+  // a trace to download: the steps this browser saw (a shared link carries none)
+  const traced = record && (record.steps.length || result.trace);
   const cites = result.citations.map((c, n) => el("button", { type: "button", class: "cite", title: c.title + " · " + c.passage_id,
     onclick: () => openPassage(index, c, result.answer, facts, result.evidence) }, "[" + (n + 1) + "] " + labels[n]));
   const unused = others.map((c, n) => el("button", {
@@ -270,8 +272,8 @@ function answerBox(result, index, feedbackId, facts, record) {
     unused.length ? el("div", { class: "meta", "data-testid": "read" }, "read, not cited: ", ...unused) : null,
     el("div", { class: "meta" }, notes.join(" · "), " · ",
       el("button", { type: "button", class: "link copy", "data-testid": "copy", onclick: (e) => copyAnswer(result, e.target) }, "copy answer"),
-      record ? " · " : null,
-      record ? el("button", { type: "button", class: "link download", onclick: () => downloadTrace(result, record) }, "download trace (JSON)") : null));
+      traced ? " · " : null,
+      traced ? el("button", { type: "button", class: "link download", onclick: () => downloadTrace(result, record) }, "download trace (JSON)") : null));
   if (feedbackId) {
     const note = el("span", { class: "muted" });
     box.append(el("div", { class: "feedback" }, "was this right? ",
