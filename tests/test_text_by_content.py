@@ -48,6 +48,7 @@ def folder(tmp_path):
         + _man_rendered("DESCRIPTION")
         + "\n       GNU tar saves many files together.\n"
     )
+    (root / "CHANGES").write_bytes(b"")  # empty: failed as empty, like any empty document
     (root / "photo.heic").write_bytes(b"\x00\x00\x00\x18ftypheic" + bytes(range(256)) * 8)
     (root / "tool.bin").write_bytes(b"\x7fELF\x02\x01\x01" + b"\x01\x02\x03\x04" * 600)
     return root
@@ -60,6 +61,7 @@ def test_text_files_of_any_suffix_are_read_binary_ones_skipped(folder, tmp_path)
         assert state[name].status == "read", (name, state[name].reason)
         assert any("read as plain text" in n for n in state[name].notes), state[name].notes
     assert "files without a suffix" in state["README"].notes[0]
+    assert state["CHANGES"].status == "failed" and "empty" in state["CHANGES"].reason
     for name in ("photo.heic", "tool.bin"):
         assert state[name].status == "skipped" and "not text" in state[name].reason
     index = load_index(tmp_path / "ix")
@@ -86,7 +88,7 @@ def test_the_sniff_tells_text_from_binary(tmp_path):
         "utf16.cfg": True,
         "nul.dat": False,
         "controls.dat": False,
-        "empty": False,
+        "empty": True,  # read as text, then failed as empty, like any empty document
     }
     converter = converter_for(tmp_path / "utf8.conf")
     assert converter is not None and converter.name == "text"
@@ -105,10 +107,10 @@ def test_an_unchanged_file_is_not_sniffed_again(folder, tmp_path, monkeypatch):
     real = base.looks_like_text
     monkeypatch.setattr(base, "looks_like_text", lambda p: sniffed.append(p.name) or real(p))
     again = sync_folder(folder, tmp_path / "ix", index=settings)
-    assert sniffed == []
+    assert sniffed == ["CHANGES"]  # a failed file is tried again: only it
     state = {s.path: s.status for s in again.files}
     assert state["squid.conf"] == "read" and state["photo.heic"] == "skipped"
     (folder / "photo.heic").write_bytes(b"now a caption of the photo, in plain words\n")
     changed = sync_folder(folder, tmp_path / "ix", index=settings)
-    assert sniffed == ["photo.heic"]
+    assert sorted(sniffed) == ["CHANGES", "CHANGES", "photo.heic"]
     assert {s.path: s.status for s in changed.files}["photo.heic"] == "read"

@@ -159,7 +159,8 @@ _TEXT_CONTROLS = frozenset(b"\t\n\r\f\v\b\x1b")  # tabs, breaks, man's overstrik
 def looks_like_text(path: Path) -> bool:
     """Whether a file's first SNIFF_BYTES are text: UTF-16 with its byte-order mark, or no NUL
     byte and at most CONTROL_SHARE of other control characters (UTF-8, Latin-1 and the like
-    pass; images, archives, executables and databases hold NULs or controls early)."""
+    pass; images, archives, executables and databases hold NULs or controls early). An empty
+    file is text (a sync then reports it failed: empty, as any empty document)."""
     try:
         with path.open("rb") as handle:
             head = handle.read(SNIFF_BYTES)
@@ -167,7 +168,7 @@ def looks_like_text(path: Path) -> bool:
         return False
     if head.startswith((b"\xff\xfe", b"\xfe\xff")):
         return True
-    if not head or b"\0" in head:
+    if b"\0" in head:
         return False
     controls = sum(1 for b in head if (b < 32 or b == 127) and b not in _TEXT_CONTROLS)
     return controls <= CONTROL_SHARE * len(head)
