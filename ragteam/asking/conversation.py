@@ -53,6 +53,8 @@ class Conversation:
     def meant(self, asked: str) -> tuple[str, str]:
         """(the question to search and answer, the words it goes on with: "" when it stands
         alone)."""
+        if not self.turns:  # a first question stands alone: the model is not even read
+            return asked, ""
         earlier: list[tuple[str, str]] = []
         for turn in self.turns:
             earlier += [("user", turn.question), ("assistant", turn.answer)]
