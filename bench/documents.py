@@ -45,7 +45,7 @@ def conversion_speed(pdf: Path, htmls: list[Path]) -> dict:
     started = time.perf_counter()
     doc = converter_for(pdf).convert(pdf, settings)
     seconds = time.perf_counter() - started
-    pages = max(u.page for u in doc.units)
+    pages = max(u.where.page for u in doc.units)
     html_times = []
     for page in htmls:
         t = time.perf_counter()
@@ -57,8 +57,8 @@ def conversion_speed(pdf: Path, htmls: list[Path]) -> dict:
         "pages": pages,
         "pdf_seconds": round(seconds, 3),
         "pages_per_s": round(pages / seconds, 1),
-        "pages_with_section": sum(1 for u in doc.units if u.section),
-        "pages_with_label": sum(1 for u in doc.units if u.page_label),
+        "pages_with_section": sum(1 for u in doc.units if u.where.section),
+        "pages_with_label": sum(1 for u in doc.units if u.where.page_label),
         "html_files": len(htmls),
         "html_s_per_file": round(sum(html_times) / len(html_times), 3),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),

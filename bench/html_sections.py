@@ -19,7 +19,7 @@ from ragteam.documents.web import HtmlConverter, _decode, _tree, main_content, p
 
 def main_content_sections(path: Path) -> int:
     """Sections of trafilatura's main content as the converter read it before version 3."""
-    return len({u.section for u in markdown_units(main_content(_tree(_decode(path))))[1]})
+    return len({u.where.section for u in markdown_units(main_content(_tree(_decode(path))))[1]})
 
 
 def main() -> None:
@@ -38,7 +38,7 @@ def main() -> None:
     for f in files:
         own = len(page_headings(_tree(_decode(f))))
         before = main_content_sections(f)
-        now = len({u.section for u in HtmlConverter().convert(f, ConvertSettings()).units})
+        now = len({u.where.section for u in HtmlConverter().convert(f, ConvertSettings()).units})
         totals = [totals[0] + own, totals[1] + before, totals[2] + now]
         print(f"| {f.name} | {own} | {before} | {now} |")
     print(f"| all {len(files)} | {totals[0]} | {totals[1]} | {totals[2]} |")

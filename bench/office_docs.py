@@ -108,7 +108,7 @@ def conversions(folder: Path) -> list[dict]:
                 "seconds": time.perf_counter() - started,
                 "units": len(doc.units),
                 "chars": sum(len(u.text) for u in doc.units),
-                "sections": len({u.section for u in doc.units if u.section}),
+                "sections": len({u.where.section for u in doc.units if u.where.section}),
                 "text": "\n\n".join(u.text for u in doc.units),
             }
         )

@@ -4,7 +4,11 @@ claims, posed with the instruction texts of SMART's zero-shot evaluations (its T
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
 
+Format = Literal["open", "multiple_choice", "claim"]
 MULTIPLE_CHOICE = "Given four answer candidates, choose the best answer choice."
 TRUE_FALSE = (
     "Is the following statement correct or not? Say true if it's correct; otherwise, say false."
@@ -25,6 +29,44 @@ def pose(question: str, choices: dict[str, str] | None = None, claim: bool = Fal
     if claim:
         return f"{TRUE_FALSE}\n{question}"
     return question
+
+
+@dataclass(frozen=True)
+class Posed:
+    """A question as a strategy gets it, built once from the request: the question or claim
+    as asked (`stem`), a multiple-choice question's options by label, whether it is a claim to
+    judge true or false. Strategies read these fields; only the roles that prompt a model
+    render it (`text`)."""
+
+    stem: str
+    choices: Mapping[str, str] = field(default_factory=dict)
+    claim: bool = False
+
+    @property
+    def format(self) -> Format:
+        if self.choices:
+            return "multiple_choice"
+        return "claim" if self.claim else "open"
+
+    @property
+    def labels(self) -> list[str]:
+        """What the answer is one of: the options' labels, or "true" and "false"."""
+        if self.choices:
+            return list(self.choices)
+        return ["true", "false"] if self.claim else []
+
+    @property
+    def text(self) -> str:
+        """The prompt text of this question, with its format's instruction (`pose`)."""
+        return pose(self.stem, dict(self.choices) or None, self.claim)
+
+    @property
+    def search(self) -> str:
+        """What to search with: the question without its format's instruction (a
+        multiple-choice question's options stay: they name what to look for)."""
+        if self.format == "open":
+            return self.stem
+        return self.text.partition("\n")[2].strip()
 
 
 def choice_label(prediction: str, choices: dict[str, str]) -> str:
@@ -50,50 +92,3 @@ def truth_label(prediction: str) -> str:
         if word in ("false", "no", "incorrect"):
             return "false"
     return prediction.strip()
-
-
-def search_text(posed: str) -> str:
-    """What to search with for a posed question: without the format's instruction line (the
-    options of a multiple-choice question stay: they name what to look for)."""
-    head, sep, rest = posed.partition("\n")
-    if sep and posed_format(posed)[0] != "open":
-        return rest.strip()
-    return posed
-
-
-_OPTION = re.compile(r"^([A-Za-z0-9]): ")
-
-
-def posed_format(posed: str) -> tuple[str, list[str]]:
-    """The format of a question as `pose` wrote it ("open", "multiple_choice", "claim") and the
-    labels its answer is one of (the options' labels; "true" and "false")."""
-    head, _, rest = posed.partition("\n")
-    if head == TRUE_FALSE:
-        return "claim", ["true", "false"]
-    if not (head.startswith("Given ") and MULTIPLE_CHOICE.split("four ")[1] in head):
-        return "open", []
-    announced = head.split()[1]  # "four", "five", "12": how many options follow
-    count = {"four": 4, **{name: n for n, name in NUMBERS.items()}}.get(announced)
-    count = count or (int(announced) if announced.isdigit() else None)
-    labels: list[str] = []
-    for line in reversed(rest.split("\n")):
-        match = _OPTION.match(line)
-        if not match or len(labels) == count:
-            break
-        labels.append(match.group(1))
-    return "multiple_choice", labels[::-1]
-
-
-def posed_parts(posed: str) -> tuple[str, str, dict[str, str]]:
-    """A posed question taken apart: its format, the question or claim itself, and for
-    multiple choice the options by label (as `pose` wrote them)."""
-    fmt, labels = posed_format(posed)
-    if fmt == "open":
-        return fmt, posed, {}
-    rest = posed.partition("\n")[2]
-    if fmt == "claim":
-        return fmt, rest.strip(), {}
-    lines = rest.split("\n")
-    options = lines[len(lines) - len(labels) :]
-    choices = {label: line[len(label) + 2 :] for label, line in zip(labels, options, strict=True)}
-    return fmt, "\n".join(lines[: len(lines) - len(labels)]).strip(), choices

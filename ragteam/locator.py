@@ -11,9 +11,11 @@ from typing import Any
 class Locator:
     """Where a passage stands in its source file, for a person to check it: the file (relative
     to the indexed folder), the page (1-based) and its printed label, the section path (headings,
-    outermost first), the slide, and the passage's character span in its page, slide or section."""
+    outermost first), the slide, and the passage's character span in its page, slide or section.
+    A converter's unit stands at a locator with no source yet (the sync knows the file's path)
+    and no span (the chunker cuts it)."""
 
-    source: str
+    source: str = ""
     page: int | None = None
     page_label: str = ""
     section: tuple[str, ...] = ()

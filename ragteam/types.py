@@ -106,19 +106,17 @@ class Work:
 
 
 def hit_dict(passage: Passage) -> dict[str, Any]:
-    """A retrieved passage as search results show it: id, score, title, text and locator."""
+    """A retrieved passage as search results show it: id, score, title, text, its document,
+    and its locator's fields with their words (`text`), as a passage's own JSON nests them
+    (None for a corpus row indexed without one)."""
     where = passage.locator
     return {
         "id": passage.id,
         "score": passage.score,
         "title": passage.title,
         "text": passage.text,
-        "source": where.source if where else passage.doc_id,
-        "page": where.page if where else None,
-        "page_label": where.page_label if where else "",
-        "section": list(where.section) if where else [],
-        "slide": where.slide if where else None,
-        "locator": where.describe() if where else "",
+        "doc_id": passage.doc_id,
+        "locator": where.to_dict() if where else None,
     }
 
 

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from ragteam.errors import InputError
-from ragteam.formats import pose
+from ragteam.formats import Posed
 from ragteam.llm import FakeModel, Request
 from ragteam.retrieval import load_index
 from ragteam.strategies import answer_labels
@@ -18,7 +18,7 @@ from ragteam.strategies.base import Context
 from ragteam.strategies.baselines import OneR
 from ragteam.trace import Trace
 
-CLAIM = pose("The Wrenhold Lighthouse was built by Emrik Tollan.", claim=True)
+CLAIM = Posed("The Wrenhold Lighthouse was built by Emrik Tollan.", claim=True)
 WORDS = {"true": 11, "True": 12, "false": 13, "False": 14, "A": 15}
 
 
@@ -54,7 +54,9 @@ def test_oner_adds_the_fitted_biases_to_a_claims_labels(tmp_path, monkeypatch, b
     OneR(label_biases=False).run(CLAIM, Context(unbiased, ctx.index, Trace()))
     assert "logit_bias" not in unbiased.calls[-1]  # `--opt oner.label_biases=false`
     open_question = Labelled(["Emrik Tollan"], identity="labelled")
-    OneR().run("Who built the Wrenhold Lighthouse?", Context(open_question, ctx.index, Trace()))
+    OneR().run(
+        Posed("Who built the Wrenhold Lighthouse?"), Context(open_question, ctx.index, Trace())
+    )
     assert "logit_bias" not in open_question.calls[-1]
 
 
@@ -75,7 +77,7 @@ def test_a_damaged_bias_file_is_a_clear_error(tmp_path):
 @pytest.mark.integration
 def test_llama_cpp_applies_a_chat_requests_bias(embedded_model):
     """The bias reaches llama.cpp: a large one decides the reply's first word either way."""
-    ask = [{"role": "user", "content": f"{CLAIM}\nAnswer true or false."}]
+    ask = [{"role": "user", "content": f"{CLAIM.text}\nAnswer true or false."}]
     said = {}
     for label in ("True", "False"):
         token = embedded_model.tokenize(label)[0]

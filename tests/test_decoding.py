@@ -80,7 +80,7 @@ def test_docx_headings_are_read_without_python_docx_per_paragraph_style_scan(tmp
 
     monkeypatch.setattr(Paragraph, "style", property(slow))
     read = _convert(path)
-    sections = {u.section: u.text for u in read.units}
+    sections = {u.where.section: u.text for u in read.units}
     assert sections[("Harbour rules", "Fees")] == "The toll is 3 crowns."
     assert read.title == "Harbour rules"
 

@@ -12,6 +12,7 @@ from docfiles import make_docx, make_html, make_pdf, make_pptx
 from ragteam.documents import ConversionFailed, ConvertSettings, Unit, converter_for
 from ragteam.documents.chunking import chunk
 from ragteam.documents.text import markdown_units, rst_units
+from ragteam.locator import Locator
 
 SETTINGS = ConvertSettings()
 
@@ -25,9 +26,9 @@ def convert(path, settings=SETTINGS):
 def test_pdf_pages_labels_outline_and_no_running_furniture(tmp_path):
     doc = convert(make_pdf(tmp_path / "report.pdf"))
     assert doc.title == "Harbour Annual Report"
-    assert [u.page for u in doc.units] == [1, 2, 3, 4]
-    assert [u.page_label for u in doc.units] == ["i", "ii", "1", "2"]
-    assert doc.units[1].section == ("2 Budget",)
+    assert [u.where.page for u in doc.units] == [1, 2, 3, 4]
+    assert [u.where.page_label for u in doc.units] == ["i", "ii", "1", "2"]
+    assert doc.units[1].where.section == ("2 Budget",)
     assert "four million crowns" in doc.units[1].text
     text = " ".join(u.text for u in doc.units)
     assert "ACME Harbour Authority" not in text and "Page 2 of 4" not in text
@@ -59,11 +60,11 @@ def test_pdf_encrypted_corrupt_and_truncated(tmp_path):
 def test_docx_headings_tables_and_page_breaks(tmp_path):
     doc = convert(make_docx(tmp_path / "spec.docx"))
     assert doc.title == "Pump Specification"
-    by_section = {u.section: u for u in doc.units}
+    by_section = {u.where.section: u for u in doc.units}
     assert "forty litres" in by_section[("Overview",)].text
     limits = by_section[("Overview", "Limits")]
-    assert "Valve | 12 bar" in limits.text and limits.page == 1
-    assert by_section[("Maintenance",)].page == 2
+    assert "Valve | 12 bar" in limits.text and limits.where.page == 1
+    assert by_section[("Maintenance",)].where.page == 2
 
 
 def test_docx_that_is_not_a_zip_or_is_a_zip_bomb(tmp_path, monkeypatch):
@@ -143,8 +144,11 @@ def test_a_pdf_decompression_bomb_is_refused_before_pdfium_reads_it(tmp_path):
 
 def test_pptx_one_unit_per_slide_with_tables_and_notes(tmp_path):
     doc = convert(make_pptx(tmp_path / "deck.pptx"))
-    assert [u.slide for u in doc.units] == [1, 2, 3]
-    assert doc.units[0].section == ("Roadmap",) and "Notes: Mention the budget" in doc.units[0].text
+    assert [u.where.slide for u in doc.units] == [1, 2, 3]
+    assert (
+        doc.units[0].where.section == ("Roadmap",)
+        and "Notes: Mention the budget" in doc.units[0].text
+    )
     assert "Basic | 9 crowns" in doc.units[2].text
 
 
@@ -181,7 +185,7 @@ def test_html_main_content_drops_boilerplate_and_whole_keeps_it(tmp_path):
     text = " ".join(u.text for u in main.units)
     assert main.title == "Ferry times" and "06:40" in text and "Adult | 4 crowns" in text
     assert "Cookie settings" not in text and "About us" not in text
-    assert any(u.section == ("Ferry times", "Fares") for u in main.units)
+    assert any(u.where.section == ("Ferry times", "Fares") for u in main.units)
     whole = convert(page, ConvertSettings(html="whole"))
     assert "Cookie settings" in " ".join(u.text for u in whole.units)
     xhtml = tmp_path / "chapter.xhtml"  # as DocBook writes it: an XML declaration first
@@ -220,11 +224,11 @@ def test_html_keeps_its_own_headings_and_a_code_comment_is_no_heading(tmp_path):
     page = tmp_path / "ch04.html"
     page.write_text(DOCBOOK.format(sections=sections), encoding="utf-8")
     doc = convert(page)
-    by_text = {u.text.split("\n")[0]: u.section for u in doc.units}
+    by_text = {u.text.split("\n")[0]: u.where.section for u in doc.units}
     chapter = "Chapter 4. Harbour rules"
     for n, (name, text) in enumerate(RULES.items(), 1):
         assert by_text[text] == (chapter, f"4.{n}. {name}")  # DocBook's nested headings kept
-    named = {part for u in doc.units for part in u.section}
+    named = {part for u in doc.units for part in u.where.section}
     assert not any("settings" in part or "keep this" in part for part in named)
     assert any("# end of Fuel settings" in u.text for u in doc.units)  # the comment is text
     assert any("headings" in note for note in doc.notes)  # read whole, and said so
@@ -255,7 +259,7 @@ def test_a_whole_page_is_read_as_its_text_stands_without_heading_furniture(tmp_p
         else "<Return> | go down one line"
     )
     assert row in text and ("* or <End>" in text)
-    assert {u.section for u in doc.units} == {("Keys", "3.3 How do I page?")}
+    assert {u.where.section for u in doc.units} == {("Keys", "3.3 How do I page?")}
 
 
 def test_a_comment_line_in_extracted_markdown_is_text_unless_the_page_heads_with_it():
@@ -265,7 +269,7 @@ def test_a_comment_line_in_extracted_markdown_is_text_unless_the_page_heads_with
     escaped, kept = own_headings(markdown, {"Setup"})
     assert kept == 1
     _, units = markdown_units(escaped)
-    assert [u.section for u in units] == [("Setup",)] * len(units)
+    assert [u.where.section for u in units] == [("Setup",)] * len(units)
     text = "\n".join(u.text for u in units)
     assert "# a comment" in text and "# fenced" in text and "\\#" not in text
 
@@ -276,8 +280,8 @@ def test_markdown_is_split_on_headings_and_stripped():
         "- item [link](http://x)\n\n| a | b |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |\n"
     )
     assert title == "Notes"
-    assert units[0] == Unit("Intro bold and code.", section=("Top",))
-    assert units[1].section == ("Top", "Sub")
+    assert units[0] == Unit("Intro bold and code.", Locator(section=("Top",)))
+    assert units[1].where.section == ("Top", "Sub")
     assert "- item link" in units[1].text and "a | b\n1 | 2\n3 | 4" in units[1].text
     assert "**" not in units[1].text and "http" not in units[1].text
 
@@ -286,8 +290,8 @@ def test_rst_sections_by_underline():
     title, units = rst_units("Guide\n=====\n\nSee ``x`` and **y**.\n\nSetup\n-----\n\nRun it.\n")
     assert title == "Guide"
     assert units == [
-        Unit("See x and y.", section=("Guide",)),
-        Unit("Run it.", section=("Guide", "Setup")),
+        Unit("See x and y.", Locator(section=("Guide",))),
+        Unit("Run it.", Locator(section=("Guide", "Setup"))),
     ]
 
 
@@ -302,13 +306,13 @@ def test_any_suffix_case_and_unknown_formats():
 def test_chunks_stay_in_their_unit_within_budget_and_are_exact_spans():
     words = lambda text: len(text.split())  # noqa: E731 - a token counter for the test
     text = "\n\n".join(f"Sentence {i} is here. Another one follows it now." for i in range(30))
-    units = [Unit(text, page=1), Unit("Short page.", page=2)]
+    units = [Unit(text, Locator(page=1)), Unit("Short page.", Locator(page=2))]
     pieces = chunk(units, budget=40, count=words, overlap=10)
     assert all(words(p.text) <= 40 for p in pieces)
-    assert pieces[-1].unit.page == 2 and pieces[-1].text == "Short page."
+    assert pieces[-1].unit.where.page == 2 and pieces[-1].text == "Short page."
     for piece in pieces:
         assert piece.unit.text[piece.start : piece.end] == piece.text
-    covered = " ".join(p.text for p in pieces if p.unit.page == 1)
+    covered = " ".join(p.text for p in pieces if p.unit.where.page == 1)
     assert all(f"Sentence {i} " in covered for i in range(30))
     huge = Unit("word " * 500)
     assert all(words(p.text) <= 40 for p in chunk([huge], 40, words))
@@ -361,7 +365,7 @@ def test_a_pdf_section_starts_where_its_bookmark_points_not_at_the_page_top(tmp_
     pdf.showPage()
     pdf.save()
     units = convert(path).units
-    placed = [(u.page, u.section, u.text) for u in units]
+    placed = [(u.where.page, u.where.section, u.text) for u in units]
     assert placed == [
         (1, ("Origins",), "Origins\nDebian was founded by a student."),
         (2, ("Origins",), "It was created by Ian Murdock in 1993 as a community project."),
@@ -446,7 +450,7 @@ def test_pdf_chapter_headers_and_contents_pages_are_left_out_of_the_text(tmp_pat
     assert "The tides of page 6 run on schedule." in text
     assert "yotta Y 24" in text and "giga G 9" in text  # a table that ends in numbers stays
     assert any("1 pages of contents" in n for n in doc.notes)
-    assert [u.page for u in doc.units] == list(range(2, 11))  # the contents page left no unit
+    assert [u.where.page for u in doc.units] == list(range(2, 11))  # the contents page left no unit
 
 
 def test_contents_entries_are_told_from_tables_of_values():

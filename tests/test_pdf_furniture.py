@@ -74,7 +74,7 @@ def test_texinfo_headers_of_short_chapters_leave_the_text(tmp_path):
     text, converted = _text(_write(tmp_path / "nettle.pdf", pages))
     assert "Chapter" not in text
     assert "See table 1 for the fares of Introduction 0." in text
-    assert [u.page for u in converted.units] == list(range(1, len(pages) + 1))
+    assert [u.where.page for u in converted.units] == list(range(1, len(pages) + 1))
 
 
 def test_docbook_chapter_contents_and_title_headers_leave_the_text(tmp_path):

@@ -36,7 +36,8 @@ class Shout:
     decides_verdicts: ClassVar[bool] = False
     times: int = 1
 
-    def run(self, question, ctx):
+    def run(self, posed, ctx):
+        question = posed.text
         reply = ctx.model_for("shouter").complete(Request([{"role": "user", "content": question}]))
         return Answer(question, (reply.text.upper() + "!") * self.times, self.name, [], ctx.trace)
 
@@ -145,8 +146,8 @@ def test_a_strategy_that_does_not_declare_its_facts_is_refused_by_name():
         needs_index: ClassVar[bool] = False
         roles: ClassVar[tuple[str, ...]] = ()
 
-        def run(self, question, ctx):
-            return Answer(question, "?", self.name, [], ctx.trace)
+        def run(self, posed, ctx):
+            return Answer(posed.stem, "?", self.name, [], ctx.trace)
 
     STRATEGIES.register("vague", Vague)
     try:

@@ -258,7 +258,7 @@ def test_office_tables_read_as_records_when_asked_and_a_slide_title_s_body_is_ke
         shape.table.cell(r, 0).text, shape.table.cell(r, 1).text = a, b
     deck.save(tmp_path / "keys.pptx")
     (unit,) = PptxConverter().convert(tmp_path / "keys.pptx", records).units
-    assert unit.section == ("Key sizes",)
+    assert unit.where.section == ("Key sizes",)
     assert "Keys must be greater than 2048 bits." in unit.text
     assert "Size: 4096 | Use: signing" in unit.text
 

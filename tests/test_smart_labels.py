@@ -10,7 +10,7 @@ import pytest
 from test_smart_trajectory import QUESTION, Tokenizing, scripted
 
 from ragteam.errors import InputError
-from ragteam.formats import pose, posed_format
+from ragteam.formats import Posed
 from ragteam.llm import ModelOptions
 from ragteam.llm.gguf_files import gguf_fingerprint
 from ragteam.retrieval import load_index
@@ -28,14 +28,20 @@ from ragteam.trace import Trace
 CHOICES = {"A": "Hevik", "B": "Oslo", "C": "Bergen", "D": "Tromsø"}
 
 
+def _said(posed: Posed) -> tuple[str, list[str]]:
+    return posed.format, posed.labels
+
+
 def test_the_posed_question_says_its_format_and_labels():
-    assert posed_format(pose(QUESTION, choices=CHOICES)) == ("multiple_choice", list("ABCD"))
+    assert _said(Posed(QUESTION, CHOICES)) == ("multiple_choice", list("ABCD"))
     five = {**CHOICES, "E": "Narvik"}
-    assert posed_format(pose(QUESTION, choices=five)) == ("multiple_choice", list("ABCDE"))
-    numbered = {"1": "x", "2": "y", "3": "z"}
-    assert posed_format(pose("Q?\nA: not an option", choices=numbered))[1] == ["1", "2", "3"]
-    assert posed_format(pose("Tollan built it.", claim=True)) == ("claim", ["true", "false"])
-    assert posed_format(QUESTION) == ("open", [])
+    assert _said(Posed(QUESTION, five)) == ("multiple_choice", list("ABCDE"))
+    numbered = {"1": "x", "2": "y", "3": "z"}  # a stem line shaped like an option is not one
+    assert Posed("Q?\nA: not an option", numbered).labels == ["1", "2", "3"]
+    assert _said(Posed("Tollan built it.", claim=True)) == ("claim", ["true", "false"])
+    assert _said(Posed(QUESTION)) == ("open", [])
+    # a long label (which the posed text's parse never found: one character a label)
+    assert Posed(QUESTION, {"AB": "x", "CD": "y"}).labels == ["AB", "CD"]
 
 
 def write_calibration(adapter, biases, fingerprint=None):
@@ -68,9 +74,9 @@ def test_biases_go_to_each_label_s_first_token_and_open_questions_get_none(tmp_p
     def tokenize(text):
         return [ord(c) for c in text]
 
-    assert label_bias(tokenize, pose(QUESTION, choices=CHOICES), calibration) == {ord("B"): -1.0}
-    assert label_bias(tokenize, pose("x", claim=True), calibration) == {ord("t"): 2.0}
-    assert label_bias(tokenize, QUESTION, calibration) == {}
+    assert label_bias(tokenize, Posed(QUESTION, CHOICES), calibration) == {ord("B"): -1.0}
+    assert label_bias(tokenize, Posed("x", claim=True), calibration) == {ord("t"): 2.0}
+    assert label_bias(tokenize, Posed(QUESTION), calibration) == {}
 
 
 def test_the_generator_call_alone_carries_the_label_biases(bm25_index_dir, tmp_path):
@@ -86,7 +92,7 @@ def test_the_generator_call_alone_carries_the_label_biases(bm25_index_dir, tmp_p
     calibration = LabelCalibration(tmp_path, "f", {"multiple_choice": {"B": -1.0, "D": 0.5}})
     settings = TrajectorySettings(3, 3, 6, 40, calibration=calibration)
     ctx = Context(model=model, index=load_index(bm25_index_dir), trace=Trace())
-    t = run_trajectory(pose(QUESTION, choices=CHOICES), ctx, settings, model).trajectory
+    t = run_trajectory(Posed(QUESTION, CHOICES), ctx, settings, model).trajectory
     result = t.answer, t.citations
     # the label's token alone is biased: one call of one token, then the rest unbiased
     assert [c.get("logit_bias") for c in model.calls] == [None, None, {66: -1.0, 68: 0.5}, None]

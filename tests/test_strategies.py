@@ -6,6 +6,7 @@ from ragteam.agents.views import clean_answer
 from ragteam.asking import AskRequest
 from ragteam.asking.api import answer
 from ragteam.errors import InputError, UnknownName
+from ragteam.formats import Posed
 from ragteam.llm import FakeModel
 from ragteam.llm.fit import fit_text
 from ragteam.retrieval import load_index
@@ -118,7 +119,7 @@ def test_clean_answer(raw, clean):
 def test_strategy_runs_directly_with_a_context(bm25_index_dir):
     index = load_index(bm25_index_dir)
     ctx = Context(FakeModel(["Hevik"]), index, Trace())
-    result = make_strategy("oner", {"k": 2}).run(QUESTION, ctx)
+    result = make_strategy("oner", {"k": 2}).run(Posed(QUESTION), ctx)
     assert len(result.trace.steps[0].output) == 2
 
 
@@ -167,7 +168,7 @@ def test_oner_looks_its_model_up_once_and_run_posed_leaves_the_strategys_answer(
         Context, "model_for", lambda self, role: looked.append(role) or real(self, role)
     )
     ctx = Context(FakeModel(lambda m, p: "Hevik"), load_index(bm25_index_dir), Trace())
-    make_strategy("oner").run("Where was the lighthouse engineer born?", ctx)
+    make_strategy("oner").run(Posed("Where was the lighthouse engineer born?"), ctx)
     assert looked == ["answerer"]
 
     returned: list[Answer] = []
@@ -175,8 +176,8 @@ def test_oner_looks_its_model_up_once_and_run_posed_leaves_the_strategys_answer(
     class Says:
         name, needs_index, roles = "says", False, ()
 
-        def run(self, question, ctx):
-            returned.append(Answer(question, "Paris", "says", trace=ctx.trace))
+        def run(self, posed, ctx):
+            returned.append(Answer(posed.text, "Paris", "says", trace=ctx.trace))
             return returned[0]
 
     choices = AskRequest(choices={"A": "Paris", "B": "Rome"})

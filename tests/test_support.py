@@ -250,7 +250,8 @@ def test_support_checks_what_the_retrievals_handed_the_team_not_what_the_trace_s
     class Searches:
         name, needs_index, roles = "searches", True, ()
 
-        def run(self, question, ctx):
+        def run(self, posed, ctx):
+            question = posed.stem
             found = retrieve_traced(ctx.index, ctx.trace, ctx.retrieved, "retriever", question, 3)
             ctx.trace.steps.clear()  # nothing of the search is left in the trace
             assert found
@@ -279,7 +280,8 @@ def test_abstention_on_a_reader_span_is_the_answerability_heads_to_decide(
     class Spans:
         name, needs_index, roles = "spans", True, ()
 
-        def run(self, question, ctx):
+        def run(self, posed, ctx):
+            question = posed.stem
             found = retrieve_traced(ctx.index, ctx.trace, ctx.retrieved, "retriever", question, 3)
             best = next(p for p in found if p.id == TOLLAN.id)
             at = best.text.index("1809")

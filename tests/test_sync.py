@@ -329,8 +329,10 @@ def test_cli_sync_and_info_list_every_file(folder, tmp_path):
     hits = runner.invoke(app, ["search", "harbour master", "--index", str(out), "--json"])
     assert hits.exit_code == 0, hits.output
     top = json.loads(hits.output)[0]
-    assert (top["source"], top["page"], top["page_label"]) == ("report.pdf", 3, "1")
-    assert top["section"] == ["3 Staff"] and top["slide"] is None and top["text"]
+    where = top["locator"]
+    assert (where["source"], where["page"], where["page_label"]) == ("report.pdf", 3, "1")
+    assert where["section"] == ["3 Staff"] and where["slide"] is None and top["text"]
+    assert where["text"] == 'report.pdf p. 3 ("1") § 3 Staff'
     formats = runner.invoke(app, ["index", "formats"])
     assert ".pdf" in formats.output and ".pptx" in formats.output
 

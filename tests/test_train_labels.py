@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from ragteam.agents.label_fit import accuracy, fit, fit_formats
 from ragteam.cli import app
-from ragteam.formats import pose
+from ragteam.formats import Posed
 
 runner = CliRunner()
 TRAIN = Path(__file__).resolve().parent / "data" / "train"
@@ -73,7 +73,7 @@ def test_the_answerer_file_is_made_by_the_command_and_read_by_oner(tmp_path):
     model = load_model("embedded")
     assert written["model"] == model.identity
     # the file is one `oner` reads: a fitted format's biases reach its labels' tokens
-    posed = pose("Masks stop the virus.", None, claim=True)
+    posed = Posed("Masks stop the virus.", claim=True)
     biases = label_bias(model, posed, path=out)
     assert bool(biases) == ("claim" in written["biases"])
     missing = runner.invoke(app, [*args[:4], str(tmp_path / "none"), *args[5:], "--out", str(out)])
@@ -96,10 +96,10 @@ def test_the_agent_file_is_written_beside_its_adapter_and_names_it(tmp_path):
     for n, (claim, gold) in enumerate(
         [("Oslo is in Norway.", "true"), ("Rome is in Peru.", "false")]
     ):
-        posed = pose(claim, None, claim=True)
-        items.append({"id": f"c{n}", "split": "train", "format": "claim", "posed": posed,
-                      "answers": [gold]})  # fmt: skip
-        prompt = f"<|Question|>: {posed}\n<|Generator|>: "
+        posed = Posed(claim, claim=True)
+        items.append({"id": f"c{n}", "split": "train", "format": "claim", "posed": posed.text,
+                      "labels": posed.labels, "answers": [gold]})  # fmt: skip
+        prompt = f"<|Question|>: {posed.text}\n<|Generator|>: "
         examples.append({"id": f"c{n}/g", "role": "generator", "text": prompt + gold,
                          "prompt_chars": len(prompt)})  # fmt: skip
     (data / "items.jsonl").write_text("".join(json.dumps(i) + "\n" for i in items))

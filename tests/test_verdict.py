@@ -12,21 +12,21 @@ import numpy as np
 import pytest
 
 from ragteam.errors import InputError
-from ragteam.formats import pose, posed_parts
+from ragteam.formats import TRUE_FALSE, Posed
 from ragteam.linear import logistic
 from ragteam.verdict import default_verdicts, load_verdicts
 from ragteam.verdict.train import _conditional_logit, _fit_claims
 
 
-def test_a_posed_question_comes_apart_into_its_statement_and_options():
-    posed = pose("Which is bigger?\nThink of mass.", {"A": "the sun", "B": "moon: a rock"})
-    assert posed_parts(posed) == (
-        "multiple_choice",
-        "Which is bigger?\nThink of mass.",
-        {"A": "the sun", "B": "moon: a rock"},
-    )
-    assert posed_parts(pose("The sky is green.", claim=True)) == ("claim", "The sky is green.", {})
-    assert posed_parts("Who built it?") == ("open", "Who built it?", {})
+def test_a_posed_question_is_searched_without_its_instruction():
+    posed = Posed("Which is bigger?\nThink of mass.", {"A": "the sun", "B": "moon: a rock"})
+    assert posed.text.startswith("Given two answer candidates")
+    assert posed.search == "Which is bigger?\nThink of mass.\nA: the sun\nB: moon: a rock"
+    assert Posed("The sky is green.", claim=True).search == "The sky is green."
+    assert Posed("Who built it?").search == "Who built it?"
+    # an open question that opens with a format's instruction is still open: nothing is parsed
+    tricky = Posed(f"{TRUE_FALSE}\nThe sky is green.")
+    assert (tricky.format, tricky.search, tricky.text) == ("open", tricky.stem, tricky.stem)
 
 
 def test_logistic_fit_recovers_a_planted_signal():

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from ragteam.agents.judge import judge_with
 from ragteam.asking import AskRequest
-from ragteam.formats import choice_label, pose, truth_label
+from ragteam.formats import choice_label, truth_label
 from ragteam.strategies.base import Context, Strategy
 from ragteam.support.stage import check_support
 from ragteam.types import Answer, Citation, Passage, SupportSettings
@@ -29,7 +29,7 @@ def run_posed(
     is checked against the passages read as `request.support_settings` says."""
     request = request or AskRequest()
     choices, claim = request.choices, request.claim
-    reply = strategy.run(pose(question, choices, claim), ctx)
+    reply = strategy.run(request.posed(question), ctx)
     text = reply.text
     if choices:
         text = choice_label(reply.text, choices)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragteam.errors import InputError
+from ragteam.formats import Posed
 from ragteam.settings import Flag
 from ragteam.strategies.registry import DEFAULT_STRATEGY
 from ragteam.support.layers import layer_names
@@ -169,6 +170,10 @@ class AskRequest:
             raise InputError(
                 "a multiple-choice question needs at least two choices (--choice LABEL=TEXT)"
             )
+
+    def posed(self, question: str) -> Posed:
+        """`question` as a strategy gets it: with this request's choices, or as a claim."""
+        return Posed(question, dict(self.choices or {}), self.claim)
 
     @property
     def support_settings(self) -> SupportSettings:

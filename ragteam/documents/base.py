@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from ragteam.errors import InputError
+from ragteam.locator import Locator
 from ragteam.plugins import Registry
 from ragteam.settings import flag
 
@@ -23,12 +24,10 @@ class Unit:
     separated by blank lines; no Markdown syntax is left in it."""
 
     text: str
-    page: int | None = None
-    page_label: str = ""
-    section: tuple[str, ...] = ()
-    slide: int | None = None
-    record: str = ""  # a collection's document (a JSONL row's id): its passages are named so
-    title: str = ""  # that document's own title (a file's title is `Converted.title`)
+    # where it stands: its page and the page's printed label, its section path, its slide, or
+    # the collection's document (a JSONL row's id: its passages are named so)
+    where: Locator = Locator()
+    title: str = ""  # a collection document's own title (a file's title is `Converted.title`)
 
 
 @dataclass(frozen=True)

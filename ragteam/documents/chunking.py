@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ragteam.documents.base import Unit
+from ragteam.locator import Locator
 
 TokenCount = Callable[[str], int]
 _PARAGRAPH = re.compile(r"\n\s*\n")
@@ -34,6 +35,10 @@ class Piece:
     unit: Unit
     start: int
     end: int
+
+    def locator(self, source: str = "") -> Locator:
+        """Where this passage stands in its file (`source`: the file's path in its folder)."""
+        return replace(self.unit.where, source=source, start=self.start, end=self.end)
 
 
 def _spans(text: str, pattern: re.Pattern[str], start: int, end: int) -> list[tuple[int, int]]:

@@ -1,5 +1,5 @@
 """A JSONL corpus: one `{id, title, text}` object a line, each a document of its own. Every row
-is a unit of the file that names its record (`Unit.record`, the row's id, which its passages
+is a unit of the file that names its record (`Unit.where.record`, the row's id, which its passages
 are named after) and carries its title, so a corpus is read, cut and cited like any other
 file."""
 
@@ -14,6 +14,7 @@ from typing import ClassVar
 from ragteam.documents.base import ConversionFailed, Converted, ConvertSettings, Unit
 from ragteam.errors import InputError
 from ragteam.jsonl import read_objects
+from ragteam.locator import Locator
 
 _BLANK_LINE = re.compile(r"\n[ \t\r\f\v]*\n")
 
@@ -57,7 +58,7 @@ class JsonlConverter:
         except InputError as exc:  # `PATH:LINE: what is wrong`, said of this file
             raise ConversionFailed("line " + str(exc).removeprefix(f"{path}:")) from exc
         texts = [(doc, paragraphs(doc.text)) for doc in docs]
-        units = [Unit(text, record=doc.id, title=doc.title) for doc, text in texts if text]
+        units = [Unit(text, Locator(record=doc.id), title=doc.title) for doc, text in texts if text]
         empty = [doc.id for doc, text in texts if not text]
         notes = [
             f"{len(empty)} rows with no text, so no passage: "

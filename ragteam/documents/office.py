@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 from ragteam.documents.base import ConversionFailed, Converted, ConvertSettings, Unit
 from ragteam.documents.tables import table_lines
+from ragteam.locator import Locator
 
 MAX_UNZIPPED = 512 * 1024 * 1024  # a .docx/.pptx that unpacks to more is refused (zip bomb)
 # One XML part (a document body, a slide) is parsed whole, at about 18 times its size (the
@@ -72,7 +73,9 @@ class _Pages:
     def flush(self) -> None:
         if self.blocks:
             section = tuple(t for _, t in self.path)
-            self.units.append(Unit("\n\n".join(self.blocks), page=self.page, section=section))
+            self.units.append(
+                Unit("\n\n".join(self.blocks), Locator(page=self.page, section=section))
+            )
         self.blocks = []
 
     def heading(self, level: int, text: str) -> None:
@@ -212,10 +215,12 @@ class PptxConverter:
                     blocks.append(f"Notes: {notes}")
             if heading or blocks:
                 text = "\n\n".join(blocks) if blocks else heading
-                units.append(Unit(text, slide=number, section=(heading,) if heading else ()))
+                units.append(
+                    Unit(text, Locator(slide=number, section=(heading,) if heading else ()))
+                )
         title = (deck.core_properties.title or "").strip()
-        if not title and units and units[0].section:
-            title = units[0].section[0]
+        if not title and units and units[0].where.section:
+            title = units[0].where.section[0]
         return Converted(title, units)
 
 

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from ragteam.documents.base import ConversionFailed, Converted, ConvertSettings, Unit
 from ragteam.documents.furniture import strip_furniture, without_contents, without_leaders
+from ragteam.locator import Locator
 
 # a line with room for the next word within this share of the page's full width was broken on
 # purpose (proportional fonts make a full line's count of characters vary)
@@ -320,9 +321,7 @@ class PdfConverter:
                     units.append(
                         Unit(
                             paragraphs(text, lines),
-                            page=number + 1,
-                            page_label=labels[number],
-                            section=section,
+                            Locator(page=number + 1, page_label=labels[number], section=section),
                         )
                     )
         if not units:

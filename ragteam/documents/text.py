@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 from ragteam.documents.base import ConversionFailed, Converted, ConvertSettings, Unit
 from ragteam.documents.tables import table_lines
+from ragteam.locator import Locator
 
 _FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n(?:---|\.\.\.)\s*\n", re.DOTALL)
 
@@ -103,7 +104,7 @@ class _Sections:
     def flush(self) -> None:
         if self._blocks:
             section = tuple(title for _, title in self.path)
-            self.units.append(Unit("\n\n".join(self._blocks), section=section))
+            self.units.append(Unit("\n\n".join(self._blocks), Locator(section=section)))
         self._blocks = []
 
     def done(self) -> list[Unit]:

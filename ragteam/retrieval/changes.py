@@ -209,17 +209,11 @@ class Walk:
 
 def _piece(piece: Piece) -> dict[str, Any]:
     """A passage as its source records it: its text and where it stands."""
-    out = {
-        "text": piece.text,
-        "page": piece.unit.page,
-        "page_label": piece.unit.page_label,
-        "section": list(piece.unit.section),
-        "slide": piece.unit.slide,
-        "start": piece.start,
-        "end": piece.end,
-    }
-    if piece.unit.record:
-        out |= {"record": piece.unit.record, "title": piece.unit.title}
+    where = piece.locator().fields()
+    del where["source"]  # the source row names its file
+    out = {"text": piece.text, **where}
+    if piece.unit.where.record:
+        out["title"] = piece.unit.title
     return out
 
 

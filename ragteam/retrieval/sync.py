@@ -375,16 +375,8 @@ def _title(source: Source, piece: dict[str, Any]) -> str:
 
 
 def _locator(path: str, piece: dict[str, Any]) -> Locator:
-    return Locator(
-        path,
-        piece.get("page"),
-        piece.get("page_label") or "",
-        tuple(piece.get("section") or ()),
-        piece.get("slide"),
-        piece.get("start", 0),
-        piece.get("end", 0),
-        piece.get("record", ""),
-    )
+    """The locator a cached piece records by its fields' names, in the file at `path`."""
+    return Locator.from_dict({**piece, "source": path})
 
 
 def report_dict(report: SyncReport) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from ragteam.errors import InputError
+from ragteam.formats import Posed
 from ragteam.router.table import Question
 from ragteam.router.vote import Ballot, majority_vote
 from ragteam.trace import Step, Trace, Writing
@@ -50,7 +51,8 @@ class Adaptive:
             return ""
         return "no trained router yet (train one with `ragteam router train`, then serve it)"
 
-    def run(self, question: str, ctx) -> Answer:  # noqa: ANN001 - Context (import cycle)
+    def run(self, posed: Posed, ctx) -> Answer:  # noqa: ANN001 - Context (import cycle)
+        question = posed.text
         from ragteam.router.online import remember
         from ragteam.router.state import default_state_path, load_state
 
@@ -68,7 +70,7 @@ class Adaptive:
             else router.choose(Question("live", question, (), None))
         )
         agents = router.actions[action]
-        runs = self._run_agents(question, agents, ctx, router.setup.agent_options)
+        runs = self._run_agents(posed, agents, ctx, router.setup.agent_options)
         answers = [ans for ans, _wall in runs]
         ballots = [
             Ballot(a, ans.text, _cost(ans.trace, wall, router.setup.reward.cost))
@@ -93,7 +95,7 @@ class Adaptive:
 
     def _run_agents(
         self,
-        question: str,
+        posed: Posed,
         agents: tuple[str, ...],
         ctx,  # noqa: ANN001 - Context (import cycle)
         options: dict[str, dict],
@@ -117,7 +119,7 @@ class Adaptive:
             sub = Trace(on_step=forward, on_writing=writing, parent=ctx.trace)
             started = time.perf_counter()
             result = make_strategy(agent, options.get(agent, {})).run(
-                question,
+                posed,
                 replace(ctx, trace=sub),  # its passages are the answer's too
             )
             return result, time.perf_counter() - started

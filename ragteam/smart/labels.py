@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ragteam.errors import InputError
-from ragteam.formats import posed_format
+from ragteam.formats import Posed
 from ragteam.llm.gguf_files import gguf_fingerprint
 from ragteam.once import loaded_once
 
@@ -73,9 +73,9 @@ def first_token(tokenize: Any, label: str) -> int:
     return int(tokenize(label)[0])
 
 
-def label_bias(tokenize: Any, posed: str, calibration: LabelCalibration) -> dict[int, float]:
+def label_bias(tokenize: Any, posed: Posed, calibration: LabelCalibration) -> dict[int, float]:
     """Token id -> bias for the labels of this question (empty for an open question)."""
-    fmt, labels = posed_format(posed)
+    fmt, labels = posed.format, posed.labels
     fitted = calibration.biases.get(fmt, {})
     bias = {first_token(tokenize, label): fitted[label] for label in labels if label in fitted}
     return {token: b for token, b in bias.items() if b}

@@ -19,7 +19,6 @@ from typing import Any
 from ragteam.agents.label_fit import fit_formats
 from ragteam.atomic import write_json
 from ragteam.errors import InputError
-from ragteam.formats import posed_format
 from ragteam.llm.gguf_files import gguf_fingerprint
 from ragteam.smart.labels import FORMATS, calibration_path, first_token
 
@@ -43,9 +42,14 @@ def training_rows(data: Path, per_format: int, seed: int) -> list[dict[str, Any]
         item = items.get(ex["id"].rsplit("/", 1)[0])
         if ex.get("role") != "generator" or item is None:
             continue
-        fmt, labels = posed_format(item["posed"])
+        fmt, labels = item["format"], item.get("labels")
+        if labels is None:
+            raise InputError(
+                f"{data} was built before its items named their labels; build it again with "
+                "`ragteam train build`"
+            )
         gold = item["answers"][0]
-        if fmt == item["format"] and gold in labels:
+        if gold in labels:
             prompt = ex["text"][: ex["prompt_chars"]]
             found[fmt].append({"prompt": prompt, "format": fmt, "labels": labels, "gold": gold})
     rng = random.Random(seed)

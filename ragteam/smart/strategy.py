@@ -16,6 +16,7 @@ from typing import ClassVar
 
 from ragteam.agents.role import role_names
 from ragteam.errors import InputError, ParseError
+from ragteam.formats import Posed
 from ragteam.llm.base import ChatModel
 from ragteam.llm.fit import fit_text
 from ragteam.reader import Reader, Reading
@@ -100,11 +101,12 @@ class Smart:
         if self.mode not in MODES:
             raise InputError(f"smart: mode must be one of {', '.join(MODES)}, not '{self.mode}'")
 
-    def run(self, question: str, ctx: Context) -> Answer:
+    def run(self, posed: Posed, ctx: Context) -> Answer:
+        question = posed.text
         asked = fit_question(ctx, question, roles=self.roles)
         mode, model = self._mode(ctx)
         if mode == "trajectory":
-            return self._run_trajectory(question, asked, ctx, model)
+            return self._run_trajectory(posed, asked, ctx, model)
         trajectory = Trajectory()
         passages: list[Passage] = []
         facts: list[tuple[int, str, str]] = []
@@ -193,7 +195,7 @@ class Smart:
         return found
 
     def _run_trajectory(
-        self, question: str, asked: str, ctx: Context, model: ChatModel | None
+        self, posed: Posed, asked: str, ctx: Context, model: ChatModel | None
     ) -> Answer:
         settings = TrajectorySettings(
             self.k,
@@ -208,7 +210,7 @@ class Smart:
             reranker=self._reranker(ctx),
             reader=ctx.readers.get() if self.fact_reader else None,
         )
-        ran = run_trajectory(asked, ctx, settings, model)
+        ran = run_trajectory(posed, ctx, settings, model, asked)
         trajectory, passages = ran.trajectory, ran.passages
         note_trajectory(ctx.trace, trajectory, passages)
         ctx.retrieved.show(passages)
@@ -217,7 +219,7 @@ class Smart:
         cited = [passages[n - 1] for n in trajectory.citations]
         evidence = _said_evidence(ran.reading, passages, trajectory.answer, settings.reader)
         return Answer(
-            question,
+            posed.text,
             trajectory.answer,
             self.name,
             [Citation.of(p) for p in cited],

@@ -19,7 +19,7 @@ from typing import Any
 
 from ragteam.agents.views import before
 from ragteam.errors import InputError
-from ragteam.formats import search_text
+from ragteam.formats import Posed
 from ragteam.llm.base import ChatModel, Completion, TextModel, TextRequest, streams
 from ragteam.llm.fit import fit_text
 from ragteam.reader import Reader, Reading
@@ -173,9 +173,15 @@ class Ran:
 
 
 def run_trajectory(
-    question: str, ctx: Context, s: TrajectorySettings, model: ChatModel | None = None
+    posed: Posed,
+    ctx: Context,
+    s: TrajectorySettings,
+    model: ChatModel | None = None,
+    asked: str | None = None,
 ) -> Ran:
-    """The whole trajectory of one question (see `Ran`)."""
+    """The whole trajectory of one question (see `Ran`); `asked`: its text as fitted to the
+    model's context (default: the posed text)."""
+    question = asked if asked is not None else posed.text
     model = model or ctx.model_for(ROLE_MODEL)
     t = Trajectory()
     reading = None
@@ -186,10 +192,10 @@ def run_trajectory(
         ctx.trace.failed(step, "no Search(...) intents; retrieving with the question")
         t.intents = [question]
     text += step.output.strip() + EOR + "\n\n"
-    asked = search_text(question) if s.with_question else None
+    searched = posed.search if s.with_question else None
     index = ctx.require_index("smart")
     found = roles.retrieval_block(
-        index, ctx.trace, ctx.retrieved, t.intents, s.k, s.max_passages, asked, s.fill_block
+        index, ctx.trace, ctx.retrieved, t.intents, s.k, s.max_passages, searched, s.fill_block
     )
     if s.reranker is not None:
         found = rerank_traced(s.reranker, ctx.trace, question, found)
@@ -208,7 +214,7 @@ def run_trajectory(
         step = continue_text(ctx, "locator", text, EOL, budget, model, bias, grammar)
         t.judgements = _check_judgements(ctx.trace, step, passages)
     text += render_locator(t.judgements)[len(LOCATOR) :] + GENERATOR
-    labels = label_bias(model.tokenize, question, s.calibration) if s.calibration else {}
+    labels = label_bias(model.tokenize, posed, s.calibration) if s.calibration else {}
     step = continue_text(
         ctx,
         "generator",

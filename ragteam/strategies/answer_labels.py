@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ragteam.errors import InputError
-from ragteam.formats import posed_format
+from ragteam.formats import Posed
 from ragteam.once import loaded_once
 
 DATA_FILE = Path(__file__).resolve().parent.parent / "data" / "answerer-labels.json"
@@ -40,10 +40,10 @@ def template_digest() -> str:
     return hashlib.sha256(json.dumps(turns, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def label_bias(model: Any, posed: str, path: Path | None = None) -> dict[int, float]:
+def label_bias(model: Any, posed: Posed, path: Path | None = None) -> dict[int, float]:
     """Token id -> bias for the labels of `posed` when `model` is the one the biases in `path`
     (the shipped file by default) were fitted for; empty otherwise, and for an open question."""
-    fmt, labels = posed_format(posed)
+    fmt, labels = posed.format, posed.labels
     path = path or DATA_FILE
     if fmt == "open" or not path.is_file() or not hasattr(model, "tokenize"):
         return {}

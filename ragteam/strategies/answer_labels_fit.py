@@ -22,7 +22,7 @@ import numpy as np
 from ragteam.agents.label_fit import fit_formats
 from ragteam.atomic import write_json
 from ragteam.errors import InputError
-from ragteam.formats import pose, posed_format
+from ragteam.formats import Posed
 from ragteam.llm.base import Completion, Request
 from ragteam.retrieval.index import Index
 from ragteam.strategies.answer_labels import spellings, template_digest
@@ -70,7 +70,7 @@ def training_rows(data: Path, per_format: int, seed: int) -> list[dict[str, Any]
         random.Random(seed).shuffle(found)
         for row in found[:per_format]:
             choices = row.get("choices") if fmt == "multiple_choice" else None
-            posed = pose(row["question"], choices, claim=fmt == "claim")
+            posed = Posed(row["question"], choices or {}, claim=fmt == "claim")
             rows.append({"posed": posed, "gold": str(row["answers"][0]).strip()})
     return rows
 
@@ -84,7 +84,7 @@ def score(model: Any, index: Index, rows: list[dict[str, Any]], progress: Progre
         except _Captured as got:
             messages = list(got.request.messages)
         logp = model.next_logprobs(messages)
-        fmt, labels = posed_format(row["posed"])
+        fmt, labels = row["posed"].format, row["posed"].labels
         row["format"], row["labels"] = fmt, list(labels)
         row["logp"] = {
             label: float(np.log(sum(np.exp(logp[t]) for t in spellings(model.tokenize, label))))

@@ -8,6 +8,7 @@ from typing import ClassVar, Protocol
 
 from ragteam.agents.role import INSTRUCTION_TOKENS
 from ragteam.errors import InputError
+from ragteam.formats import Posed
 from ragteam.llm.base import ChatModel
 from ragteam.llm.fit import fit_text
 from ragteam.reader.answer import Readers
@@ -75,7 +76,7 @@ class Strategy(Protocol):
     decides_verdicts: ClassVar[bool]
     roles: ClassVar[tuple[str, ...]]  # agent roles whose model `--role-model ROLE=...` can set
 
-    def run(self, question: str, ctx: Context) -> Answer: ...
+    def run(self, posed: Posed, ctx: Context) -> Answer: ...
 
 
 QUESTION_SHARE = 0.25  # of the context window, at most, for the question

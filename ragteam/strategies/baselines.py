@@ -10,6 +10,7 @@ from ragteam.agents.role import Context as Players
 from ragteam.agents.role import Solo, role_names
 from ragteam.agents.views import clean_answer
 from ragteam.errors import ParseError
+from ragteam.formats import Posed
 from ragteam.llm.base import ChatModel
 from ragteam.retrieval import retrieve_traced
 from ragteam.strategies.answer_labels import label_bias
@@ -35,7 +36,8 @@ class NoR:
     decides_verdicts: ClassVar[bool] = False
     max_answer_tokens: int = bounded(48, 1, 2_048)
 
-    def run(self, question: str, ctx: Context) -> Answer:
+    def run(self, posed: Posed, ctx: Context) -> Answer:
+        question = posed.text
         asked = fit_question(ctx, question, roles=self.roles)
         reply = ANSWERER_DIRECT.write(ctx, max_tokens=self.max_answer_tokens, question=asked)
         return Answer(question, clean_answer(reply.text), self.name, [], ctx.trace)
@@ -56,7 +58,8 @@ class OneR:
     # one they were fitted for
     label_biases: bool = True
 
-    def run(self, question: str, ctx: Context) -> Answer:
+    def run(self, posed: Posed, ctx: Context) -> Answer:
+        question = posed.text
         index = ctx.require_index(self.name)
         answerer = ANSWERER.model(ctx)  # looked up once per run
         asked = fit_question(ctx, question, model=answerer)
@@ -65,7 +68,7 @@ class OneR:
         shown = fit_passages(ctx, found, budget, model=answerer)
         # the answerer looked up once; what it does with the asker's settings is the answer's
         played = Solo(answerer, ctx.trace, ctx.instructions, ctx.temperature, ctx.applied)
-        bias = label_bias(answerer, question) if self.label_biases else {}
+        bias = label_bias(answerer, posed) if self.label_biases else {}
         if bias:
             ctx.trace.note(
                 ANSWERER.name,

@@ -16,6 +16,7 @@ from typing import ClassVar
 from ragteam.agents.answerers import ANSWERER, REASONER
 from ragteam.agents.role import role_names
 from ragteam.agents.views import clean_answer
+from ragteam.formats import Posed
 from ragteam.reader.roles import answer_by_reading
 from ragteam.retrieval import retrieve_traced
 from ragteam.strategies.base import (
@@ -48,7 +49,8 @@ class IRCoT:
     max_answer_tokens: int = bounded(48, 1, 2_048)
     reader: bool = False  # the span reader answers from everything retrieved
 
-    def run(self, question: str, ctx: Context) -> Answer:
+    def run(self, posed: Posed, ctx: Context) -> Answer:
+        question = posed.text
         index = ctx.require_index(self.name)
         asked = fit_question(ctx, question, roles=self.roles)
         rounds: list[list[Passage]] = [

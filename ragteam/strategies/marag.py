@@ -19,6 +19,7 @@ from typing import ClassVar
 from ragteam.agents import marag as roles
 from ragteam.agents.role import role_names
 from ragteam.errors import ParseError
+from ragteam.formats import Posed
 from ragteam.llm.fit import fit_text
 from ragteam.reader.roles import locate
 from ragteam.retrieval import retrieve_traced
@@ -47,7 +48,8 @@ class MARAG:
     define_first: bool = False  # the first step has no earlier answers to fold in: skip a call
     fact_reader: bool = False  # the span reader takes the notes, not the extractor model
 
-    def run(self, question: str, ctx: Context) -> Answer:
+    def run(self, posed: Posed, ctx: Context) -> Answer:
+        question = posed.text
         asked = fit_question(ctx, question, roles=self.roles)
         state = roles.PlanExecState(asked, plan=self._plan(ctx, asked))
         cited: dict[str, Passage] = {}

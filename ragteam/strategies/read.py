@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from ragteam.formats import posed_parts, search_text
+from ragteam.formats import Posed
 from ragteam.reader import BRIDGE_SPANS, read_traced
 from ragteam.reader.roles import Rules, answer_by_reading
 from ragteam.reader.unmentioned import unmentioned
@@ -72,14 +72,14 @@ class Read:
     # is a guess, withheld by --abstain (`ragteam.reader.unmentioned`; docs/benchmarks.md §61)
     mentions: bool = True
 
-    def run(self, question: str, ctx: Context) -> Answer:
+    def run(self, posed: Posed, ctx: Context) -> Answer:
         index = ctx.require_index(self.name)
-        fmt, stem, choices = posed_parts(question)
-        if fmt != "open":
+        if posed.format != "open":
             found = retrieve_traced(
-                index, ctx.trace, ctx.retrieved, "retriever", search_text(question), self.k
+                index, ctx.trace, ctx.retrieved, "retriever", posed.search, self.k
             )
-            return self._verdict(question, stem, choices, found, ctx)
+            return self._verdict(posed, found, ctx)
+        question = posed.stem
         found, names = self.gathered(question, ctx)
         reader = ctx.readers.get(self.weights)
         read = answer_by_reading(
@@ -128,20 +128,19 @@ class Read:
                     more.append(p)
         return more
 
-    def _verdict(
-        self, posed: str, stem: str, choices: dict[str, str], found: list[Passage], ctx: Context
-    ) -> Answer:
+    def _verdict(self, posed: Posed, found: list[Passage], ctx: Context) -> Answer:
         from ragteam.verdict.stage import decide, verdict_answer
 
+        choices = dict(posed.choices)
         verdict = decide(
-            stem,
+            posed.stem,
             choices,
             found,
             ctx.trace,
             ctx.readers.get(self.weights),
             Path(self.verdicts) if self.verdicts else None,
         )
-        return verdict_answer(posed, self.name, verdict, found, ctx.trace, choices)
+        return verdict_answer(posed.text, self.name, verdict, found, ctx.trace, choices)
 
 
 def _earlier(index: Index) -> Callable[[str], list[Passage]]:

@@ -19,6 +19,7 @@ from ragteam.agents import smurfs as roles
 from ragteam.agents.role import role_names
 from ragteam.agents.smurfs import StepRecord, SubTask
 from ragteam.errors import InputError, ParseError
+from ragteam.formats import Posed
 from ragteam.strategies.base import Context, bounded, cite, fit_question
 from ragteam.tools import ToolBox, bound, general_tools, index_tools
 from ragteam.types import Answer
@@ -51,7 +52,8 @@ class Smurfs:
     answer_agent: bool = True
     general_tools: bool = False  # also offer calculator and today
 
-    def run(self, question: str, ctx: Context) -> Answer:
+    def run(self, posed: Posed, ctx: Context) -> Answer:
+        question = posed.text
         asked = fit_question(ctx, question, roles=self.roles)
         box = self._toolbox(ctx)
         log: list[SubTask] = []

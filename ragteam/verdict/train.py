@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ragteam.errors import InputError
-from ragteam.formats import pose, search_text
+from ragteam.formats import Posed
 from ragteam.linear import Linear, logistic, sigmoid, standardise
 from ragteam.reader.train_data import held_out
 from ragteam.verdict.features import claim_signals, option_signals
@@ -58,7 +58,7 @@ def fit_verdicts(
 
     def choice_rows(row: dict) -> np.ndarray:
         # searched as `read` searches a posed question: the stem, then the options
-        found = index.retrieve(search_text(pose(row["question"], row["choices"])), settings.k)
+        found = index.retrieve(Posed(row["question"], row["choices"] or {}).search, settings.k)
         texts = list(row["choices"].values())
         return option_signals(row["question"], texts, found, reader, encoder)
 

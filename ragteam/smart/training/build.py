@@ -25,7 +25,6 @@ from typing import Any
 
 from ragteam.agents.role import Solo
 from ragteam.errors import ParseError
-from ragteam.formats import search_text
 from ragteam.llm.base import ChatModel
 from ragteam.metrics import f1_score, normalize_answer
 from ragteam.retrieval.index import Index
@@ -64,6 +63,7 @@ class Item:
     label_source: str = "gold"
     posed: str = ""  # the question as the agent is asked it (options, true/false framing)
     format: str = "open"  # open | multiple_choice | claim
+    labels: list[str] = field(default_factory=list)  # what its answer is one of (options' labels)
 
     @property
     def prompt(self) -> str:
@@ -161,7 +161,7 @@ def retrieve_for(
 ) -> list[Passage]:
     """The trajectory's passages (agents/smart.retrieval_block, as inference shows them): the
     posed question first when `question_first`, at most `max_passages`."""
-    asked = search_text(q.posed) if settings.question_first else None
+    asked = q.asked.search if settings.question_first else None
     block = roles.retrieval_block  # the passages are only shown, never checked: none kept
     return block(index, trace, Retrieved(), intents, settings.k, settings.max_passages, asked)
 
@@ -192,7 +192,8 @@ def build_item(
         list(q.facts),
         label_source=label_source,
         posed=q.posed,
-        format="multiple_choice" if q.choices else "claim" if q.claim else "open",
+        format=q.asked.format,
+        labels=q.asked.labels,
     )
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ragteam.errors import InputError
-from ragteam.formats import pose
+from ragteam.formats import Posed
 from ragteam.jsonl import read_objects
 from ragteam.metrics import normalize_answer
 
@@ -45,10 +45,15 @@ class TrainQuestion:
     claim: bool = False  # a true/false claim (answers: ["true"] or ["false"])
 
     @property
+    def asked(self) -> Posed:
+        """The question as a strategy gets it at inference (`ragteam.answer(..., choices=...,
+        claim=...)`)."""
+        return Posed(self.question, self.choices, self.claim)
+
+    @property
     def posed(self) -> str:
-        """The text the agent is asked: the question with its options or true/false framing,
-        exactly as `ragteam.answer(..., choices=..., claim=...)` poses it at inference."""
-        return pose(self.question, self.choices or None, self.claim)
+        """The text the agent is asked: the question with its options or true/false framing."""
+        return self.asked.text
 
     @property
     def evidence_answers(self) -> tuple[str, ...]:
