@@ -475,3 +475,17 @@ def test_gold_shown_counts_only_the_passages_the_reader_was_shown():
     text = render_markdown({"a": a, "oner": b})
     assert "gold shown (all)" in text and "| a | 2 |" in text
     assert "| a | gold shown | 2 | -0.500" in text
+
+
+def test_eval_answers_with_the_default_strategy_when_none_is_named(bm25_index_dir, tmp_path):
+    """`ragteam eval` without -s runs the strategy `ragteam ask` answers with (the registry's
+    default), not another: a run's numbers are those of what a user gets."""
+    from ragteam.strategies import DEFAULT_STRATEGY
+
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps(QUESTIONS[0]) + "\n")
+    args = ["eval", "--data", str(data), "--index", str(bm25_index_dir)]
+    result = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    rows = (tmp_path / "run" / "results.jsonl").read_text().splitlines()
+    assert [json.loads(r)["strategy"] for r in rows] == [DEFAULT_STRATEGY]

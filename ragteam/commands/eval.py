@@ -24,6 +24,7 @@ from ragteam.commands.flags import with_settings
 from ragteam.commands.model_options import ModelOpt, with_model_options
 from ragteam.errors import InputError
 from ragteam.llm import ModelOptions
+from ragteam.strategies.registry import DEFAULT_STRATEGY
 
 if TYPE_CHECKING:
     from ragteam.eval.row import EvalRow
@@ -37,7 +38,9 @@ def eval_command(
     out_dir: Annotated[Path, typer.Option("--out", help="run directory (resumable)")],
     model_options: ModelOptions,
     asking: AskRequest,
-    strategy: Annotated[str, typer.Option("--strategy", "-s", help="comma-separated")] = "oner",
+    strategy: Annotated[
+        str, typer.Option("--strategy", "-s", help="comma-separated (default: as `ask`)")
+    ] = DEFAULT_STRATEGY,
     index: Annotated[Path | None, typer.Option(help="index directory")] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="first N questions only")] = None,
     model: ModelOpt = "embedded",

@@ -15,7 +15,7 @@ from ragteam.eval.runner import EvalPlan, EvalProgress, run_eval
 from ragteam.llm import ModelOptions, load_model
 from ragteam.llm.base import ChatModel
 from ragteam.retrieval.index import Index, load_index
-from ragteam.strategies import check_roles
+from ragteam.strategies import DEFAULT_STRATEGY, check_roles
 from ragteam.tools.base import Tool, make_tool
 
 
@@ -23,7 +23,7 @@ def evaluate(
     data: str | Path,
     out: str | Path,
     *,
-    strategies: str | list[str] | dict[str, dict[str, Any]] = "oner",
+    strategies: str | list[str] | dict[str, dict[str, Any]] = DEFAULT_STRATEGY,
     index: str | Path | Index | None = None,
     model: str | ChatModel | None = None,
     model_options: ModelOptions | None = None,
@@ -40,7 +40,8 @@ def evaluate(
 ) -> list[EvalRow]:
     """Answer and score every question of `data` (JSONL) with each strategy into the run
     folder `out`; calling it again resumes (rows already written are kept, failed ones are
-    retried). `strategies` are names ("oner,smart" or a list) or name -> options. Returns the
+    retried). `strategies` are names ("oner,smart" or a list) or name -> options (default: the
+    default strategy, as `ragteam ask` answers). Returns the
     rows written by this call. With `ray` (a cluster address, or "auto") the questions are
     answered by Ray actors (`model`, `role_models` and `index` must then be names/paths).
     The run-wide answer options are an `AskRequest` (`asking`) or its options by name (`asked`,
