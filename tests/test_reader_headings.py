@@ -215,7 +215,7 @@ def test_whether_a_release_s_entries_hold_the_answer_is_judged_over_all_it_found
     trace = Trace()
     said = answer_by_reading(
         "What charset did it switch to in 0.23.0?", passages, trace, "read", _Scripted(),
-        Rules(headings=True),
+        Rules(heading_answers=True),
     )  # fmt: skip
     reads = [s for s in trace.steps if s.kind == "read"]
     assert [len(s.input["passages"]) for s in reads] == [1, 3]

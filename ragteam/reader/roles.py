@@ -59,25 +59,25 @@ def locate(
 class Rules:
     """How a reading becomes an answer, beyond the reader's best span (each measured in
     docs/benchmarks.md): `key_lines`, a passage of lines read again as the line the question
-    singles out (`ragteam.reader.view`); `headings`, "which version, chapter or section" by
+    singles out (`ragteam.reader.view`); `heading_answers`, "which version, chapter or section" by
     the heading the passage saying the question stands under, and a release the question names
     read over the entries under it (`ragteam.reader.headings`); `skip_echoes`, no
-    span of the question's own words alone (`ragteam.reader.bounds`); `columns`, a best span
-    in a table row by the cell of the column asked for (`ragteam.reader.columns`); `codes`,
+    span of the question's own words alone (`ragteam.reader.bounds`); `table_columns`, a best span
+    in a table row by the cell of the column asked for (`ragteam.reader.columns`); `code_tokens`,
     "which option, command or file" by the first code token the question does not hold among
-    the best spans (`ragteam.reader.tokens`); `defaults`, a question about a default by the
+    the best spans (`ragteam.reader.tokens`); `default_values`, a question about a default by the
     value its entry states, or the default stated with most of the question's words
-    (`ragteam.reader.defaults`); `lists`, an answer that is one item of
+    (`ragteam.reader.defaults`); `list_answers`, an answer that is one item of
     a list written out grown to the whole list when the question asks for several things
     (`ragteam.reader.lists`). None of them by default."""
 
     key_lines: bool = False
-    headings: bool = False
+    heading_answers: bool = False
     skip_echoes: bool = False
-    columns: bool = False
-    codes: bool = False
-    defaults: bool = False
-    lists: bool = False
+    table_columns: bool = False
+    code_tokens: bool = False
+    default_values: bool = False
+    list_answers: bool = False
 
 
 def answer_by_reading(
@@ -130,11 +130,11 @@ def reading_for(
     question: str, passages: list[Passage], trace: Trace, reader: Reader, rules: Rules
 ) -> tuple[Reading, list[Passage]]:
     """The reading an answer is chosen from, and the passages it read: all of them, or the
-    entries of a release the question names (`rules.headings`), whether an answer was found
+    entries of a release the question names (`rules.heading_answers`), whether an answer was found
     then judged over all (read last: the reading `--abstain`'s threshold is fitted on,
     bench/abstain_fit.py)."""
     top = EVIDENCE_KEPT * 4
-    named = under_release(question, passages) if rules.headings else passages
+    named = under_release(question, passages) if rules.heading_answers else passages
     reading = read_traced(reader, trace, question, named, top, rules.key_lines, rules.skip_echoes)
     if len(named) < len(passages):
         whole = read_traced(
@@ -160,23 +160,23 @@ def _ruled(
     best = reading.best
     polar = is_polar(question)
     said = polar_answer(reading, question, best_text(reading, passages)) if polar else None
-    if said is None and rules.headings and (kind := asks_heading(question)) is not None:
+    if said is None and rules.heading_answers and (kind := asks_heading(question)) is not None:
         said = _under_heading(kind, question, reading, passages)
-    if said is None and rules.columns and not polar:  # a row named by its key, as written
+    if said is None and rules.table_columns and not polar:  # a row named by its key, as written
         said = _keyed(question, reading, passages, earlier)
-    if said is None and rules.columns and best is not None:
+    if said is None and rules.table_columns and best is not None:
         before = earlier(best.passage_id) if earlier is not None else None
         said = column_answer(question, by_id[best.passage_id], best, before)
     if polar:
         return said
-    if said is None and rules.defaults:  # the entry the question names, then the best span's
+    if said is None and rules.default_values:  # the entry the question names, then the best span's
         said = named_default(question, *_ranked(reading, passages))
-    if said is None and rules.defaults:  # the default said with most of the question's words
+    if said is None and rules.default_values:  # the default said with most of the question's words
         said = said_default(question, *_ranked(reading, passages), best)
-    if rules.codes and (token := code_answer(question, reading, said)) is not None:
+    if rules.code_tokens and (token := code_answer(question, reading, said)) is not None:
         said = token
     so_far = said if said is not None else best
-    if rules.lists and so_far is not None:
+    if rules.list_answers and so_far is not None:
         grown = list_answer(question, by_id[so_far.passage_id].text, so_far)
         said = grown if grown is not None else said
     return said
@@ -201,19 +201,19 @@ def proposals(
         if span.kind == "span" and words not in seen and len(seen) < RANKED:
             seen.add(words)
             found.append(("reader", span))
-    if rules.headings and (kind := asks_heading(question)) is not None:
+    if rules.heading_answers and (kind := asks_heading(question)) is not None:
         found.append(("heading", _under_heading(kind, question, reading, passages)))
-    if rules.columns:
+    if rules.table_columns:
         found.append(("keyed", _keyed(question, reading, passages, earlier)))
         if best is not None:
             before = earlier(best.passage_id) if earlier is not None else None
             found.append(("column", column_answer(question, by_id[best.passage_id], best, before)))
-    if rules.defaults:
+    if rules.default_values:
         found.append(("default", named_default(question, *_ranked(reading, passages))))
         found.append(("said_default", said_default(question, *_ranked(reading, passages), best)))
-    if rules.codes:
+    if rules.code_tokens:
         found.append(("code", code_answer(question, reading, None)))
-    if rules.lists and best is not None:
+    if rules.list_answers and best is not None:
         found.append(("list", list_answer(question, by_id[best.passage_id].text, best)))
     merged: dict[str, tuple[Span, set[str]]] = {}
     for source, span in found:

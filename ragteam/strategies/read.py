@@ -10,6 +10,7 @@ with the passage it rests on, or said to rest on none."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,16 +89,8 @@ class Read:
         return read or Answer(question, "", self.name, [], ctx.trace)
 
     def rules(self) -> Rules:
-        """The proposers and views this strategy's options turn on, by name."""
-        return Rules(
-            key_lines=self.key_lines,
-            headings=self.heading_answers,
-            skip_echoes=self.skip_echoes,
-            columns=self.table_columns,
-            codes=self.code_tokens,
-            defaults=self.default_values,
-            lists=self.list_answers,
-        )
+        """The proposers and views this strategy's options turn on, by their names."""
+        return Rules(**{f.name: getattr(self, f.name) for f in dataclasses.fields(Rules)})
 
     def gathered(self, question: str, ctx: Context) -> tuple[list[Passage], tuple[str, ...]]:
         """The passages an open question is read over (every search round's), and the names
