@@ -242,11 +242,13 @@ def test_usual_chat_client_settings_are_accepted_and_said(client, told, temperat
     # the system message is the answer-writing role's too (oner's answerer), and said so
     assert told[-1].endswith("Answer like a pirate.") and len(told[-1]) > 100
     assert any("Answer like a pirate." in n and "answerer" in n for n in notes)
-    assert not any("not applied" in n for n in notes)
+    replied = done.model_extra["ragteam"]["notes"]  # the chat's words beside the answer
+    assert not any("not applied" in n for n in notes + replied)
     # the answer's writer sampled at the asked temperature, and the trace says so
     assert temperatures[-1] == 0.7
     assert any("temperature 0.7" in n and "answerer" in n for n in notes)
-    assert any("cut to about 2 tokens" in n for n in notes)
+    assert replied == ["reply cut to about 2 tokens, as asked"]
+    assert not any("cut to about" in n for n in notes)  # the finished answer is not edited
     whole = client.chat.completions.create(model="oner", messages=asked, max_tokens=4096)
     assert (
         whole.choices[0].finish_reason == "stop" and "Sources:" in whole.choices[0].message.content
@@ -263,9 +265,7 @@ def test_usual_chat_client_settings_are_accepted_and_said(client, told, temperat
     assert "pirate" not in told[-1]  # not kept for the next conversation
     assert temperatures[-1] == 0.0  # nor the temperature
     read = client.chat.completions.create(model="read", messages=system, temperature=0.7)
-    said = [
-        s["output"] for s in read.model_extra["ragteam"]["trace"]["steps"] if s["kind"] == "note"
-    ]
+    said = read.model_extra["ragteam"]["notes"]
     assert any("Answer like a pirate." in n and "not applied" in n for n in said)
     assert any("temperature 0.7" in n and "not used" in n for n in said)
 

@@ -72,33 +72,29 @@ class Reply:
     limit: int | None = None
     temperature: float | None = None
 
-    def note(self, answer: Answer) -> None:
-        """Say in the answer's trace how the conversation and the writing settings were used."""
-        if answer.trace is None:
-            return
-        answer.trace.on_step = None  # the work is over: nothing streams these notes
+    def notes(self, answer: Answer, cut: bool) -> list[str]:
+        """What the reply says of how the conversation and the writing settings were used:
+        the chat's own words beside the answer (`ragteam.notes`), not added to the answer's
+        trace (a finished answer is not edited)."""
+        said = []
         if self.talk.follows:
-            answer.trace.note(
-                "chat",
+            said.append(
                 f'a follow-up: "{self.talk.asked}" was searched for with the earlier question '
-                f'"{self.talk.follows}" (earlier replies are not searched)',
+                f'"{self.talk.follows}" (earlier replies are not searched)'
             )
         if self.talk.instructions and "instructions" not in answer.applied:
-            answer.trace.note(
-                "chat",
+            said.append(
                 f'system message received ("{self.talk.instructions[:200]}"): not applied; '
                 f"no role of `{answer.strategy}` that took part writes its answer from "
                 "instructions (`read` answers with a passage's words; the trained SMART agent "
-                "writes in the form it was trained on)",
+                "writes in the form it was trained on)"
             )
         if self.temperature not in (None, 0, 0.0) and "temperature" not in answer.applied:
-            answer.trace.note(
-                "chat",
+            said.append(
                 f"temperature {self.temperature} asked: not used; no role of "
                 f"`{answer.strategy}` that took part samples its answer (`read` answers with a "
-                "passage's words; the trained SMART agent decodes greedily)",
+                "passage's words; the trained SMART agent decodes greedily)"
             )
-
-    def note_cut(self, answer: Answer) -> None:
-        if answer.trace is not None:
-            answer.trace.note("chat", f"reply cut to about {self.limit} tokens, as asked")
+        if cut:
+            said.append(f"reply cut to about {self.limit} tokens, as asked")
+        return said

@@ -151,8 +151,9 @@ def _usage(answer: Answer) -> dict[str, int]:
     }
 
 
-def _extension(answer: Answer, reply: Reply) -> dict[str, Any]:
+def _extension(answer: Answer, reply: Reply, cut: bool) -> dict[str, Any]:
     return {
+        "notes": reply.notes(answer, cut),
         "citations": [c.to_dict() for c in answer.citations],
         "read": [c.to_dict() for c in answer.read],
         "support": answer.support.to_dict() if answer.support else None,
@@ -262,10 +263,7 @@ async def _complete(
         return Response(status_code=499)
     except Exception as exc:  # the answer failed: said in OpenAI's shape
         return _as_chat_error(exc, service).response()
-    reply.note(answer)
     content, cut = cut_reply(answer_text(answer), reply.limit)
-    if cut:
-        reply.note_cut(answer)
     return JSONResponse(
         {
             "id": f"chatcmpl-{uuid.uuid4().hex}",
@@ -281,7 +279,7 @@ async def _complete(
             ],
             "usage": _usage(answer),
             "ragteam": {
-                **_extension(answer, reply),
+                **_extension(answer, reply, cut),
                 "trace": answer.trace.to_dict() if answer.trace else None,
             },
         }
@@ -315,11 +313,8 @@ async def _chunks(
             delta = written.add(data.get("answer"))
             yield chunk({"content": delta} if delta else {}, ragteam={"writing": data})
         elif event == "answer":
-            reply.note(data)
             rest = written.finish(answer_text(data))
-            if written.cut:
-                reply.note_cut(data)
-            yield chunk({"content": rest}, ragteam=_extension(data, reply))
+            yield chunk({"content": rest}, ragteam=_extension(data, reply, written.cut))
             yield chunk({}, "length" if written.cut else "stop", usage=_usage(data))
         elif event == "error":
             error = _as_chat_error(data, service)
