@@ -4,6 +4,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ragteam.asking.api import answer
+from ragteam.asking.where import Loaded
 from ragteam.cli import app
 from ragteam.errors import InputError
 from ragteam.llm import FakeModel
@@ -158,7 +159,9 @@ def test_router_trains_on_our_own_eval_runs(bm25_index_dir, tmp_path):
     )
     plan = EvalPlan(read_examples(data), {"nor": {}, "oner": {}}, data)
     run_eval(
-        plan, RunDir(tmp_path / "run"), FakeModel(lambda m, p: "Hevik"), load_index(bm25_index_dir)
+        plan,
+        RunDir(tmp_path / "run"),
+        Loaded(FakeModel(lambda m, p: "Hevik"), load_index(bm25_index_dir)),
     )
     table = from_runs([tmp_path / "run"])
     assert [sorted(q.agents) for q in table] == [["nor", "oner"]] * 2
@@ -223,7 +226,7 @@ def test_runs_of_one_strategy_with_different_options_cannot_feed_one_router(tmp_
     data.write_text(json.dumps({"id": "1", "question": "Q?", "answers": ["Paris"]}) + "\n")
     for name, k in (("a", 3), ("b", 5)):
         plan = EvalPlan(load_dataset(data), {"nor": {"max_answer_tokens": 8 * k}}, data)
-        run_eval(plan, RunDir(tmp_path / name), FakeModel(lambda m, p: "Paris"), None)
+        run_eval(plan, RunDir(tmp_path / name), Loaded(FakeModel(lambda m, p: "Paris"), None))
     assert run_options([tmp_path / "a"]) == {"nor": {"max_answer_tokens": 24}}
     with pytest.raises(InputError, match="ran with options"):
         from_runs([tmp_path / "a", tmp_path / "b"])

@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from ragteam import __version__
 from ragteam.asking.api import answer
+from ragteam.asking.where import Loaded
 from ragteam.cli import app
 from ragteam.errors import IndexUnusable, InputError, ModelError
 from ragteam.eval.datasets import load_dataset
@@ -78,13 +79,13 @@ def test_failed_rows_are_retried_on_resume(tmp_path):
         return "Paris"
 
     run = RunDir(tmp_path / "run")
-    first = run_eval(plan, run, FakeModel(outage), None)
+    first = run_eval(plan, run, Loaded(FakeModel(outage), None))
     assert sum(1 for r in first if r.error) == 1
-    second = run_eval(plan, run, FakeModel(lambda m, p: "Paris"), None)
+    second = run_eval(plan, run, Loaded(FakeModel(lambda m, p: "Paris"), None))
     assert [r.id for r in second] == ["1"] and second[0].error is None
     rows = run.results()
     assert len(rows) == 3 and all(r["metrics"]["f1"] == 1.0 for r in rows)
-    assert run_eval(plan, run, FakeModel(["never"]), None) == []
+    assert run_eval(plan, run, Loaded(FakeModel(["never"]), None)) == []
 
 
 def test_bm25_stemmer_option_reaches_the_index(tmp_path):
@@ -235,8 +236,7 @@ def test_report_refuses_an_unknown_baseline_and_writes_into_new_folders(tmp_path
     run_eval(
         EvalPlan(load_dataset(data), {"nor": {}}, data),
         RunDir(tmp_path / "run"),
-        FakeModel(["a"]),
-        None,
+        Loaded(FakeModel(["a"]), None),
     )
     bad = runner.invoke(app, ["report", str(tmp_path / "run"), "--baseline", "nope"])
     assert bad.exit_code == 2 and "--baseline nope" in bad.output

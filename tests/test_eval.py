@@ -7,6 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ragteam.asking import AskRequest
+from ragteam.asking.where import Loaded
 from ragteam.cli import app
 from ragteam.errors import InputError
 from ragteam.eval.datasets import read_examples
@@ -80,7 +81,7 @@ def stable(rows):
 
 def test_scores_and_lines(bm25_index_dir, data, tmp_path):
     run = RunDir(tmp_path / "run")
-    rows = run_eval(plan_for(data), run, FakeModel(oracle), load_index(bm25_index_dir))
+    rows = run_eval(plan_for(data), run, Loaded(FakeModel(oracle), load_index(bm25_index_dir)))
     assert len(rows) == 8 and len(run.results()) == 8
     by = {(r.id, r.strategy): r for r in rows}
     assert by[("q1", "oner")].metrics["em"] == 1.0
@@ -95,7 +96,7 @@ def test_scores_and_lines(bm25_index_dir, data, tmp_path):
 
 def test_interrupted_run_resumes_to_the_same_file(bm25_index_dir, data, tmp_path):
     index = load_index(bm25_index_dir)
-    full = run_eval(plan_for(data), RunDir(tmp_path / "full"), FakeModel(oracle), index)
+    full = run_eval(plan_for(data), RunDir(tmp_path / "full"), Loaded(FakeModel(oracle), index))
     calls = {"n": 0}
 
     def breaks_on_fourth(messages, params):
@@ -106,30 +107,31 @@ def test_interrupted_run_resumes_to_the_same_file(bm25_index_dir, data, tmp_path
 
     run = RunDir(tmp_path / "cut")
     with pytest.raises(KeyboardInterrupt):
-        run_eval(plan_for(data), run, FakeModel(breaks_on_fourth), index)
+        run_eval(plan_for(data), run, Loaded(FakeModel(breaks_on_fourth), index))
     assert len(run.results()) == 3
     with run.results_path.open("a") as handle:  # a line cut mid-write by the interruption
         handle.write('{"id": "q3", "strat')
-    resumed = run_eval(plan_for(data), run, FakeModel(oracle), index)
+    resumed = run_eval(plan_for(data), run, Loaded(FakeModel(oracle), index))
     assert len(resumed) == 5
     assert stable(run.results()) == stable([r.to_dict() for r in full])
-    assert run_eval(plan_for(data), run, FakeModel([]), index) == []  # nothing left to do
+    assert run_eval(plan_for(data), run, Loaded(FakeModel([]), index)) == []  # nothing left to do
 
 
 def test_a_changed_configuration_is_refused(bm25_index_dir, data, tmp_path):
     index = load_index(bm25_index_dir)
-    run_eval(plan_for(data), RunDir(tmp_path / "run"), FakeModel(oracle), index)
+    run_eval(plan_for(data), RunDir(tmp_path / "run"), Loaded(FakeModel(oracle), index))
     other = EvalPlan(read_examples(data), {"oner": {"k": 5}, "nor": {}}, data)
     with pytest.raises(InputError, match=r"different configuration.*oner\.k: 3 -> 5"):
-        run_eval(other, RunDir(tmp_path / "run"), FakeModel(oracle), index)
+        run_eval(other, RunDir(tmp_path / "run"), Loaded(FakeModel(oracle), index))
     with pytest.raises(InputError, match="model.identity"):
-        run_eval(plan_for(data), RunDir(tmp_path / "run"), FakeModel(oracle, identity="x"), index)
+        run_eval(
+            plan_for(data), RunDir(tmp_path / "run"), Loaded(FakeModel(oracle, identity="x"), index)
+        )
     with pytest.raises(InputError, match="verdicts: 'fitted' -> 'own'"):  # who decided the claims
         run_eval(
             plan_for(data, asking=AskRequest(verdicts="own")),
             RunDir(tmp_path / "run"),
-            FakeModel(oracle),
-            index,
+            Loaded(FakeModel(oracle), index),
         )
 
 
@@ -140,7 +142,7 @@ def test_failures_are_recorded_not_raised(bm25_index_dir, data, tmp_path):
         raise ModelError("server went away")
 
     rows = run_eval(
-        plan_for(data), RunDir(tmp_path / "r"), FakeModel(down), load_index(bm25_index_dir)
+        plan_for(data), RunDir(tmp_path / "r"), Loaded(FakeModel(down), load_index(bm25_index_dir))
     )
     assert all("server went away" in r.error and r.metrics["f1"] == 0.0 for r in rows)
 
@@ -160,7 +162,7 @@ def test_malformed_lines_name_file_and_line(tmp_path):
 
 def test_report_tables_pairs_and_plot(bm25_index_dir, data, tmp_path):
     run = RunDir(tmp_path / "run")
-    run_eval(plan_for(data), run, FakeModel(oracle), load_index(bm25_index_dir))
+    run_eval(plan_for(data), run, Loaded(FakeModel(oracle), load_index(bm25_index_dir)))
     table = load_runs([run.path])
     text = render_markdown(table)
     assert "| oner | 4 |" in text and "| nor | 4 |" in text
@@ -230,29 +232,33 @@ def test_parallel_backends_get_several_workers(bm25_index_dir, data, tmp_path):
     model = FakeModel(slow)
     model.parallel = True
     rows = run_eval(
-        plan_for(data, workers=4), RunDir(tmp_path / "p"), model, load_index(bm25_index_dir)
+        plan_for(data, workers=4), RunDir(tmp_path / "p"), Loaded(model, load_index(bm25_index_dir))
     )
     assert len(rows) == 8 and peak[0] > 1
     serial = FakeModel(slow)  # parallel = False: one worker whatever is asked
     peak[0] = 0
-    run_eval(plan_for(data, workers=4), RunDir(tmp_path / "s"), serial, load_index(bm25_index_dir))
+    run_eval(
+        plan_for(data, workers=4),
+        RunDir(tmp_path / "s"),
+        Loaded(serial, load_index(bm25_index_dir)),
+    )
     assert peak[0] == 1
 
 
 def test_role_models_reach_the_strategies_and_the_config(bm25_index_dir, data, tmp_path):
     answerer = FakeModel(oracle, identity="answerer-model")
-    plan = EvalPlan(read_examples(data), {"nor": {}}, data, role_models={"answerer": answerer})
+    plan = EvalPlan(read_examples(data), {"nor": {}}, data)
     default = FakeModel([])
     run = RunDir(tmp_path / "r")
-    rows = run_eval(plan, run, default, load_index(bm25_index_dir))
+    roles = {"answerer": answerer}
+    rows = run_eval(plan, run, Loaded(default, load_index(bm25_index_dir), roles))
     assert len(rows) == 4 and len(answerer.calls) == 4 and default.calls == []
     assert run.config()["role_models"] == {"answerer": "answerer-model"}
     plain = RunDir(tmp_path / "plain")
     run_eval(
         EvalPlan(read_examples(data), {"nor": {}}, data),
         plain,
-        answerer,
-        load_index(bm25_index_dir),
+        Loaded(answerer, load_index(bm25_index_dir)),
     )
     assert "role_models" not in plain.config()
 
@@ -261,9 +267,9 @@ def test_report_can_keep_only_shared_questions(bm25_index_dir, data, tmp_path):
     from ragteam.eval.report import common_questions
 
     index = load_index(bm25_index_dir)
-    run_eval(plan_for(data), RunDir(tmp_path / "a"), FakeModel(oracle), index)
+    run_eval(plan_for(data), RunDir(tmp_path / "a"), Loaded(FakeModel(oracle), index))
     few = EvalPlan(read_examples(data)[:2], {"ircot": {"max_steps": 1}}, data)
-    run_eval(few, RunDir(tmp_path / "b"), FakeModel(oracle), index)
+    run_eval(few, RunDir(tmp_path / "b"), Loaded(FakeModel(oracle), index))
     table = load_runs([tmp_path / "a", tmp_path / "b"])
     assert {label: len(rows) for label, rows in table.items()} == {"oner": 4, "nor": 4, "ircot": 2}
     shared = common_questions(table)

@@ -4,6 +4,7 @@ import json
 
 from ragteam.asking import AskRequest
 from ragteam.asking.api import answer
+from ragteam.asking.where import Loaded
 from ragteam.eval.datasets import read_examples
 from ragteam.eval.rundir import RunDir
 from ragteam.eval.runner import EvalPlan, run_eval
@@ -47,8 +48,7 @@ def test_api_and_eval_answer_by_label(bm25_index_dir, tmp_path):
         # the model's own true/false is what is read here (not the fitted verdicts')
         EvalPlan(read_examples(data), {"nor": {}}, data, asking=AskRequest(verdicts="own")),
         RunDir(tmp_path / "r"),
-        model,
-        load_index(bm25_index_dir),
+        Loaded(model, load_index(bm25_index_dir)),
     )
     by = {r.id: r for r in rows}
     assert by["m"].prediction == "B" and by["m"].metrics["choice_accuracy"] == 1.0

@@ -8,13 +8,12 @@ from typing import Any
 
 from ragteam.asking import AskRequest, requested
 from ragteam.asking.posed import run_posed
+from ragteam.asking.where import Where
 from ragteam.errors import InputError
-from ragteam.llm import ChatModel, ModelOptions, load_model
-from ragteam.llm.deferred import Deferred
-from ragteam.retrieval.index import Index, load_index
-from ragteam.strategies import Context, check_roles, make_strategy
-from ragteam.strategies.base import require_index
-from ragteam.tools.base import Tool, make_tool
+from ragteam.llm import ChatModel, ModelOptions
+from ragteam.retrieval.index import Index
+from ragteam.strategies import check_roles, make_strategy
+from ragteam.tools.base import Tool
 from ragteam.trace import Step, Trace, Writing
 from ragteam.types import Answer
 
@@ -74,35 +73,8 @@ def answer(
     request = requested(request, **asked)  # every option checked before any work
     runner = make_strategy(request.strategy, request.options)
     check_roles([request.strategy], list(role_models or {}))
-    loaded = index if isinstance(index, Index) or index is None else load_index(index)
-    if runner.needs_index:
-        require_index(request.strategy, loaded)  # before any model is loaded
-    chat = _chat_model(model, model_options, runner.needs_model)
-    overrides = {
-        role: spec if not isinstance(spec, str) else load_model(spec, model_options)
-        for role, spec in (role_models or {}).items()
-    }
+    where = Where(index, model, model_options or ModelOptions(), role_models or {}, tuple(tools))
+    loaded = where.load(request.strategy, runner.needs_index, runner.needs_model)
     trace = Trace(on_step=on_step, on_writing=on_writing)
     trace.put_first(list(before))
-    context = Context(
-        chat,
-        loaded,
-        trace,
-        overrides,
-        tuple(make_tool(t) for t in tools),
-        instructions=request.instructions,
-        temperature=request.temperature,
-    )
-    return run_posed(runner, question, context, request)
-
-
-def _chat_model(
-    model: str | ChatModel | None, options: ModelOptions | None, needed: bool
-) -> ChatModel:
-    """The model object given, or the one named loaded now; for a strategy that answers
-    without generation (`needed` False), loaded only if a support layer asks it something."""
-    if model is not None and not isinstance(model, str):
-        return model
-    if needed:
-        return load_model(model, options)
-    return Deferred(lambda: load_model(model, options))
+    return run_posed(runner, question, loaded.context(request, trace), request)

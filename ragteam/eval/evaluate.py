@@ -7,16 +7,17 @@ from pathlib import Path
 from typing import Any
 
 from ragteam.asking import AskRequest, ask_fields, requested
+from ragteam.asking.where import Where
 from ragteam.errors import InputError
 from ragteam.eval.datasets import load_dataset
 from ragteam.eval.row import EvalRow
 from ragteam.eval.rundir import RunDir
 from ragteam.eval.runner import EvalPlan, EvalProgress, run_eval
-from ragteam.llm import ModelOptions, load_model
+from ragteam.llm import ModelOptions
 from ragteam.llm.base import ChatModel
-from ragteam.retrieval.index import Index, load_index
+from ragteam.retrieval.index import Index
 from ragteam.strategies import DEFAULT_STRATEGY, check_roles
-from ragteam.tools.base import Tool, make_tool
+from ragteam.tools.base import Tool
 
 
 def evaluate(
@@ -53,18 +54,17 @@ def evaluate(
     chosen = chosen_strategies(strategies)
     check_roles(list(chosen), list(role_models or {}))
     options = model_options or ModelOptions()
-    roles = {} if ray else loaded_roles(role_models or {}, options)
     plan = EvalPlan(
         examples=load_dataset(Path(data))[:limit],
         strategies=chosen,
         data_path=Path(data),
         workers=workers,
         model_settings={"n_ctx": options.n_ctx},
-        role_models=roles,
-        tools=tuple(make_tool(t) for t in tools),
         asking=run_wide,
     )
     if ray:
+        if tools:
+            raise InputError("--ray does not ship Python tools to actors yet; run tools locally")
         return _on_ray(
             plan,
             Path(out),
@@ -77,9 +77,8 @@ def evaluate(
             ray_cpus_per_actor,
             progress,
         )
-    loaded = index if isinstance(index, Index) or index is None else load_index(index)
-    chat = model if model is not None and not isinstance(model, str) else load_model(model, options)
-    return run_eval(plan, RunDir(Path(out)), chat, loaded, progress)
+    loaded = Where(index, model, options, role_models or {}, tuple(tools)).load()
+    return run_eval(plan, RunDir(Path(out)), loaded, progress)
 
 
 def chosen_strategies(
@@ -90,16 +89,6 @@ def chosen_strategies(
         return dict(strategies)
     names = strategies.split(",") if isinstance(strategies, str) else strategies
     return {name.strip(): {} for name in names if name.strip()}
-
-
-def loaded_roles(
-    role_models: dict[str, str | ChatModel], options: ModelOptions
-) -> dict[str, ChatModel]:
-    """Each role's model: the object given, or the one its spec names, loaded now."""
-    return {
-        role: spec if not isinstance(spec, str) else load_model(spec, options)
-        for role, spec in role_models.items()
-    }
 
 
 def asking_for_eval(asking: AskRequest | None, asked: dict[str, Any]) -> AskRequest:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ragteam.asking import AskRequest
-from ragteam.errors import InputError
+from ragteam.asking.where import Where
 from ragteam.eval.datasets import Example
 from ragteam.eval.row import EvalRow
 from ragteam.eval.rundir import RunDir
@@ -26,7 +26,7 @@ from ragteam.eval.runner import (
     pending_pairs,
     run_config,
 )
-from ragteam.llm import ModelOptions, load_model
+from ragteam.llm import ModelOptions
 from ragteam.retrieval.index import read_manifest
 from ragteam.scale.cluster import connected
 from ragteam.strategies import make_strategy
@@ -44,23 +44,20 @@ class Answerer:
         index_dir: str | None,
         role_specs: dict[str, str],
     ) -> None:
-        from ragteam.retrieval.index import load_index
 
-        self.model = load_model(model_spec, options)
-        self.index = load_index(index_dir) if index_dir else None
-        self.roles = {role: load_model(spec, options) for role, spec in role_specs.items()}
+        where = Where(index_dir or None, model_spec, options, role_specs)
+        self.loaded = where.load()
         if options.n_threads and "torch" in sys.modules:  # the dense encoder, same share
             sys.modules["torch"].set_num_threads(options.n_threads)
 
     def identities(self) -> tuple[str, dict[str, str]]:
-        return self.model.identity, {role: m.identity for role, m in self.roles.items()}
+        roles = self.loaded.role_models
+        return self.loaded.model.identity, {role: m.identity for role, m in roles.items()}
 
     def evaluate(
         self, example: Example, strategy: str, options: dict[str, Any], asking: AskRequest
     ) -> EvalRow:
-        return evaluate_one(
-            example, strategy, options, self.model, self.index, self.roles, asking=asking
-        )
+        return evaluate_one(example, strategy, options, self.loaded, asking=asking)
 
 
 def run_eval_ray(
@@ -78,8 +75,6 @@ def run_eval_ray(
 ) -> list[EvalRow]:
     """Evaluate the pairs not yet in `run` on the Ray cluster at `address`. `actors` 0: as
     many as the cluster's CPUs allow at `cpus_per_actor` each."""
-    if plan.tools:
-        raise InputError("--ray does not ship Python tools to actors yet; run tools locally")
     for name, options in plan.strategies.items():
         make_strategy(name, options)  # unknown names or options fail before any work
     info = None if index_dir is None else index_config(index_dir, read_manifest(index_dir))

@@ -15,15 +15,13 @@ from ragteam import metrics
 from ragteam._version import __version__
 from ragteam.asking import AskRequest
 from ragteam.asking.posed import run_posed
+from ragteam.asking.where import Loaded
 from ragteam.errors import RagteamError
 from ragteam.eval.datasets import Example
 from ragteam.eval.row import Cost, EvalRow
 from ragteam.eval.rundir import RunDir
-from ragteam.llm.base import ChatModel
-from ragteam.retrieval.index import Index
 from ragteam.retrieval.manifest import Manifest
-from ragteam.strategies import Context, make_strategy
-from ragteam.tools.base import Tool
+from ragteam.strategies import make_strategy
 from ragteam.trace import Trace
 from ragteam.types import Answer
 
@@ -38,8 +36,6 @@ class EvalPlan:
     data_path: Path
     workers: int = 1
     model_settings: dict[str, Any] = field(default_factory=dict)
-    role_models: dict[str, ChatModel] = field(default_factory=dict)
-    tools: tuple[Tool, ...] = ()  # the user's tools, for tool-using strategies
     # the run-wide answer options (support, abstain, verdicts, ...); each question's own
     # strategy, options, choices and claim are set per question
     asking: AskRequest = field(default_factory=AskRequest)
@@ -58,6 +54,7 @@ def run_config(
     model_identity: str,
     index: dict[str, Any] | None,
     role_identities: dict[str, str] | None = None,
+    tools: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """Everything that makes results comparable; a resumed run must match it exactly.
     `index` is `index_config(...)` of the index used."""
@@ -70,7 +67,7 @@ def run_config(
         "verdicts": plan.asking.verdicts,
         # the other answer options only when not at their defaults (older runs still resume)
         **({"asking": _recorded(plan.asking)} if _recorded(plan.asking) else {}),
-        **({"tools": [t.name for t in plan.tools]} if plan.tools else {}),
+        **({"tools": list(tools)} if tools else {}),
         # only when used, so that runs made before role overrides existed still resume
         **({"role_models": dict(sorted(role_identities.items()))} if role_identities else {}),
         **_agent_adapter(plan.strategies),
@@ -130,10 +127,7 @@ def evaluate_one(
     example: Example,
     strategy: str,
     options: dict[str, Any],
-    model: ChatModel,
-    index: Index | None,
-    role_models: dict[str, ChatModel] | None = None,
-    tools: tuple[Tool, ...] = (),
+    loaded: Loaded,
     *,
     asking: AskRequest | None = None,
 ) -> EvalRow:
@@ -152,15 +146,7 @@ def evaluate_one(
             choices=example.choices,
             claim=claim,
         )
-        context = Context(
-            model,
-            index,
-            trace,
-            role_models or {},
-            tools,
-            instructions=request.instructions,
-            temperature=request.temperature,
-        )
+        context = loaded.context(request, trace)
         result = run_posed(make_strategy(strategy, options), example.question, context, request)
     except RagteamError as exc:
         error = f"{type(exc).__name__}: {exc}"
@@ -219,16 +205,17 @@ def pending_pairs(plan: EvalPlan, run: RunDir) -> tuple[set, list[tuple[Example,
 def run_eval(
     plan: EvalPlan,
     run: RunDir,
-    model: ChatModel,
-    index: Index | None,
+    loaded: Loaded,
     progress: EvalProgress | None = None,
 ) -> list[EvalRow]:
-    """Evaluate every (question, strategy) pair not yet in `run`; returns the new rows."""
+    """Evaluate every (question, strategy) pair not yet in `run` with what `loaded` holds
+    (the model, the index, role models and tools); returns the new rows."""
+    model, index = loaded.model, loaded.index
     for name, options in plan.strategies.items():
         make_strategy(name, options)  # unknown names or options fail before any work
-    roles = {role: m.identity for role, m in plan.role_models.items()}
+    roles = {role: m.identity for role, m in loaded.role_models.items()}
     info = None if index is None else index_config(index.directory, index.manifest)
-    run.open(run_config(plan, model.identity, info, roles))
+    run.open(run_config(plan, model.identity, info, roles, tuple(t.name for t in loaded.tools)))
     done, todo = pending_pairs(plan, run)
     workers = max(1, plan.workers) if model.parallel else 1
     tally = Tally(run, len(done), len(done) + len(todo), progress)
@@ -245,10 +232,7 @@ def run_eval(
                             ex,
                             name,
                             plan.strategies[name],
-                            model,
-                            index,
-                            plan.role_models,
-                            plan.tools,
+                            loaded,
                             asking=plan.asking,
                         )
                     )
