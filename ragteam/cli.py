@@ -33,7 +33,7 @@ from ragteam.commands.router import feedback_command, router_app
 from ragteam.commands.serve import mcp_command, serve_command
 from ragteam.commands.train import train_app
 from ragteam.errors import RagteamError
-from ragteam.llm import ModelOptions
+from ragteam.llm import DEFAULT_MODEL, ModelOptions
 from ragteam.retrieval.index import load_index
 from ragteam.strategies import available
 from ragteam.types import Retrieved
@@ -79,7 +79,7 @@ def ask(
     model_options: ModelOptions,
     request: AskRequest,
     index: Annotated[Path | None, typer.Option(help="index directory")] = None,
-    model: ModelOpt = "embedded",
+    model: ModelOpt = DEFAULT_MODEL,
     role_model: Annotated[
         list[str], typer.Option("--role-model", help="ROLE=MODEL_SPEC, e.g. planner=openai:NAME")
     ] = [],  # noqa: B006 - typer reads the default
@@ -185,7 +185,7 @@ def demo(
     question: Annotated[str | None, typer.Option(help="ask this instead of the sample")] = None,
     # the demo shows multi-hop retrieval step by step: IRCoT searches again with each sentence
     strategy: StrategyOpt = "ircot",
-    model: ModelOpt = "embedded",
+    model: ModelOpt = DEFAULT_MODEL,
     rebuild: Annotated[bool, typer.Option(help="rebuild the demo index")] = False,
 ) -> None:
     """Index the bundled demo corpus (once) and answer a sample question, trace shown."""

@@ -23,7 +23,7 @@ from ragteam.commands.common import (
 from ragteam.commands.flags import with_settings
 from ragteam.commands.model_options import ModelOpt, with_model_options
 from ragteam.errors import InputError
-from ragteam.llm import ModelOptions
+from ragteam.llm import DEFAULT_MODEL, ModelOptions
 from ragteam.strategies.registry import DEFAULT_STRATEGY
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ def eval_command(
     ] = DEFAULT_STRATEGY,
     index: Annotated[Path | None, typer.Option(help="index directory")] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="first N questions only")] = None,
-    model: ModelOpt = "embedded",
+    model: ModelOpt = DEFAULT_MODEL,
     workers: Annotated[
         int, typer.Option(min=1, max=256, help="parallel questions (HTTP backends)")
     ] = 4,

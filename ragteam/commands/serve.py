@@ -12,7 +12,7 @@ import typer
 from ragteam.commands.common import err, friendly_errors
 from ragteam.commands.model_options import ModelOpt, with_model_options
 from ragteam.errors import InputError
-from ragteam.llm import ModelOptions
+from ragteam.llm import DEFAULT_MODEL, ModelOptions
 
 if TYPE_CHECKING:
     from ragteam.server.config import ServerConfig
@@ -38,7 +38,7 @@ def serve_command(
     runs: Annotated[Path | None, typer.Option(help="folder of eval runs to show")] = None,
     host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=1, max=65535)] = 8000,
-    model: ModelOpt = "embedded",
+    model: ModelOpt = DEFAULT_MODEL,
     concurrency: ConcurrencyOpt = CONCURRENCY,
     queue: Annotated[int, typer.Option(min=0, max=10_000, help="answers that may wait")] = 8,
     queue_timeout: Annotated[
@@ -159,7 +159,7 @@ def run_server(
 def mcp_command(
     model_options: ModelOptions,
     index: Annotated[list[str], typer.Option("--index", help="DIR or NAME=DIR, repeatable")] = [],  # noqa: B006
-    model: ModelOpt = "embedded",
+    model: ModelOpt = DEFAULT_MODEL,
     http: Annotated[bool, typer.Option(help="streamable HTTP on 127.0.0.1 instead of stdio")] = (
         False
     ),

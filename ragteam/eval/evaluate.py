@@ -13,7 +13,7 @@ from ragteam.eval.datasets import load_dataset
 from ragteam.eval.row import EvalRow
 from ragteam.eval.rundir import RunDir
 from ragteam.eval.runner import EvalPlan, EvalProgress, run_eval
-from ragteam.llm import ModelOptions
+from ragteam.llm import DEFAULT_MODEL, ModelOptions
 from ragteam.llm.base import ChatModel
 from ragteam.retrieval.index import Index
 from ragteam.strategies import DEFAULT_STRATEGY, check_roles
@@ -124,7 +124,7 @@ def _on_ray(
         plan,
         RunDir(out),
         address=address,
-        model_spec=model or "embedded",
+        model_spec=model or DEFAULT_MODEL,
         model_options=options,
         index_dir=Path(index).expanduser().resolve() if index is not None else None,
         role_specs={role: str(spec) for role, spec in role_models.items()},

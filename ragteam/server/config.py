@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ragteam.errors import InputError
-from ragteam.llm import ModelOptions
+from ragteam.llm import DEFAULT_MODEL, ModelOptions
 
 NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
 
@@ -16,7 +16,7 @@ NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789
 class ServerConfig:
     indexes: dict[str, Path] = field(default_factory=dict)  # name -> index directory
     runs_dir: Path | None = None  # eval runs served by their folder name
-    model: str = "embedded"
+    model: str = DEFAULT_MODEL
     model_options: ModelOptions = field(default_factory=ModelOptions)
     router_state: Path | None = None  # the adaptive router's state (feedback)
     api_key: str | None = None
