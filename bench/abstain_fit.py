@@ -25,7 +25,7 @@ from docqa_dev import index_of
 from ragteam import answer
 from ragteam.reader.read import calibration_path, default_weights
 
-MAX_REFUSED = 0.10  # as `ragteam.reader.calibrate`
+MAX_REFUSED = 0.10  # as `ragteam.reader.training.calibrate`
 
 
 def final_no_answer(result) -> float:  # noqa: ANN001

@@ -15,7 +15,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from ragteam.metrics import normalize_answer
+from ragteam.common.metrics import normalize_answer
 from ragteam.smart.format import parse
 
 

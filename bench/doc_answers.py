@@ -29,7 +29,7 @@ from pathlib import Path
 import lxml.html
 
 from ragteam import answer
-from ragteam.metrics import match
+from ragteam.common.metrics import match
 from ragteam.retrieval import build_index, load_index, sync_folder
 from ragteam.retrieval.index import IndexSettings
 

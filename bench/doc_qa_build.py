@@ -30,7 +30,7 @@ from pathlib import Path
 
 import lxml.html
 
-from ragteam.reader.train_documents import Asked, _marks, prose, table_questions
+from ragteam.reader.training.documents import Asked, _marks, prose, table_questions
 
 SQLITE = "pkg/usr/share/doc/sqlite3"
 REFERENCE = "pkg/usr/share/debian-reference"
@@ -178,8 +178,8 @@ def _asked_from(pages: list[Path], rng: random.Random) -> list[Asked]:
 
 
 def _prose_asked(pages: list[Path], rng: random.Random) -> list[Asked]:
-    from ragteam.reader.train_data import cloze
-    from ragteam.text import sentences
+    from ragteam.common.text import sentences
+    from ragteam.reader.training.data import cloze
 
     asked = []
     for page in pages:

@@ -29,7 +29,7 @@ from doc_answers import bootstrap  # the paired bootstrap the document benchmark
 
 from ragteam import answer
 from ragteam.asking.posed import would_withhold
-from ragteam.metrics import auroc, f1_score, match
+from ragteam.common.metrics import auroc, f1_score, match
 from ragteam.retrieval import load_index, sync_folder
 
 FORMATS = {".pdf": "pdf", ".html": "html", ".md": "markdown", ".rst": "rst"}

@@ -1,5 +1,5 @@
 """docqa-train's validation files: questions people wrote over real manuals that no reader or
-ranker here was trained or fitted on (the files its README names; `ragteam.reader.train_people`
+ranker here was trained or fitted on (the files its README names; `ragteam.reader.training.people`
 leaves them out of training).
 
 The set is not shipped: name its folder (PART/files, PART/questions.jsonl).
@@ -26,7 +26,7 @@ from pathlib import Path
 from doc_answers import bootstrap
 from docqa_dev import FORMATS, index_of, one
 
-from ragteam.reader.train_people import VALIDATION
+from ragteam.reader.training.people import VALIDATION
 
 FIRST_FIVE = ("latex", "gnu", "python", "sysadmin", "office")
 FORMATS.update({".txt": "text", ".docx": "docx", ".pptx": "pptx"})

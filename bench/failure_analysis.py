@@ -14,7 +14,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from ragteam.metrics import f1_score
+from ragteam.common.metrics import f1_score
 
 # Names that occur only in our prompts' few-shot examples: seeing them in an answer or a note
 # means the model copied the example instead of reading its input.

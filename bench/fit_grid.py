@@ -19,7 +19,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from ragteam import atomic
+from ragteam.common import atomic
 from ragteam.smart.training.base_model import base_gguf
 from ragteam.smart.training.export import export_folder
 from ragteam.smart.training.fit import FitSettings, fit

@@ -22,8 +22,8 @@ from doc_answers import bootstrap
 from docqa_dev import index_of
 
 from ragteam import answer
+from ragteam.common.metrics import match
 from ragteam.followup import answer_only, standalone
-from ragteam.metrics import match
 
 DEV = (
     {f"conv-{n:03d}" for n in (8, 9, 26, 27, 31, 32, 33, 46, 47)}

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from follow_up_answers import DEV
 
-from ragteam.followup.fit import fit_followups
+from ragteam.followup.training.fit import fit_followups
 
 
 def main() -> None:

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 from doc_answers import bootstrap
 
-from ragteam.reader.train_groups import groups_made_with, load_groups
+from ragteam.reader.training.groups import groups_made_with, load_groups
 from ragteam.retrieval.bm25 import BM25Retriever
 from ragteam.retrieval.encoder_registry import make_encoder
 from ragteam.retrieval.encoders import EncoderSpec

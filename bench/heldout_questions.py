@@ -23,7 +23,7 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, required=True, help="the corpus it was built on")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
-    from ragteam.atomic import write_jsonl
+    from ragteam.common.atomic import write_jsonl
 
     ids_by_title: dict[str, list[str]] = {}
     with args.corpus.open(encoding="utf-8") as handle:

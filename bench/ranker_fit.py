@@ -22,9 +22,9 @@ from pathlib import Path
 
 from docqa_dev import index_of
 
-from ragteam.reader.ranker_fit import Example, example_of, fit_ranker
-from ragteam.reader.train_data import held_out
-from ragteam.reader.train_people import VALIDATION
+from ragteam.reader.training.data import held_out
+from ragteam.reader.training.people import VALIDATION
+from ragteam.reader.training.ranker import Example, example_of, fit_ranker
 
 
 def example(question: dict, index, weights: Path, group: str) -> Example:  # noqa: ANN001

@@ -22,9 +22,9 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from ragteam.metrics import f1_score, normalize_answer
+from ragteam.common.metrics import f1_score, normalize_answer
 from ragteam.reader import BRIDGE_SPANS, Span, load_reader
-from ragteam.reader.train_data import held_out
+from ragteam.reader.training.data import held_out
 from ragteam.retrieval import load_index
 from ragteam.types import Passage
 

@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 from ragteam import answer
-from ragteam.metrics import f1_score
-from ragteam.reader.train_data import held_out
+from ragteam.common.metrics import f1_score
+from ragteam.reader.training.data import held_out
 from ragteam.retrieval import load_index
 
 

@@ -25,14 +25,14 @@ import statistics
 import time
 from pathlib import Path
 
-from ragteam.metrics import exact_match, f1_score
+from ragteam.common.metrics import exact_match, f1_score
 from ragteam.reader import default_weights, load_reader
 from ragteam.types import Passage
 
 
 def held(data: Path, weights: Path, documents: Path | None = None) -> None:
-    from ragteam.reader.train_groups import Wanted, build
-    from ragteam.reader.train_settings import ReaderSettings
+    from ragteam.reader.training.groups import Wanted, build
+    from ragteam.reader.training.settings import ReaderSettings
 
     settings = ReaderSettings()
     wanted = Wanted(
@@ -71,8 +71,8 @@ def unseen(groups: Path, weights: list[Path], baseline: Path, runs_without: list
     validated on). Paired by group, overall and per source."""
     import random
 
-    from ragteam.reader.train_groups import groups_made_with, load_groups
-    from ragteam.reader.train_settings import ReaderSettings
+    from ragteam.reader.training.groups import groups_made_with, load_groups
+    from ragteam.reader.training.settings import ReaderSettings
 
     every = load_groups(groups, groups_made_with(groups)).held
     first = ReaderSettings().held_checked

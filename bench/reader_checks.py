@@ -20,7 +20,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from ragteam.metrics import f1_score, match
+from ragteam.common.metrics import f1_score, match
 from ragteam.reader.read import load_reader
 from ragteam.retrieval import build_index, load_index
 
@@ -28,7 +28,7 @@ EXTRA = {"question": "Who built the Wrenhold Lighthouse?", "answers": ["Emrik To
 
 
 def demo(weights: list[Path]) -> None:
-    from ragteam.demo import demo_corpus_path, demo_questions
+    from ragteam.commands.demo import demo_corpus_path, demo_questions
 
     out = Path(tempfile.mkdtemp()) / "bm25"
     build_index(demo_corpus_path(), out, retriever="bm25")
@@ -99,8 +99,8 @@ def confidence(work: Path, index_dir: Path) -> None:
 
 
 def calibrate(groups: Path, weights: Path) -> None:
-    from ragteam.reader.calibrate import calibrate as fit
-    from ragteam.reader.train_groups import groups_made_with, load_groups
+    from ragteam.reader.training.calibrate import calibrate as fit
+    from ragteam.reader.training.groups import groups_made_with, load_groups
 
     held = load_groups(groups, groups_made_with(groups)).held
     print(json.dumps(fit(weights, held), indent=1))

@@ -32,9 +32,9 @@ from dataclasses import fields, replace
 from pathlib import Path
 
 from ragteam.reader.model import LINE_MARK, QUESTION_TOKENS
-from ragteam.reader.train_data import Built
-from ragteam.reader.train_groups import groups_made_with, load_groups
-from ragteam.reader.train_settings import ReaderSettings
+from ragteam.reader.training.data import Built
+from ragteam.reader.training.groups import groups_made_with, load_groups
+from ragteam.reader.training.settings import ReaderSettings
 
 WORDS = "embeddings.word_embeddings.weight"
 PACKED = "embeddings.npz"
@@ -62,8 +62,8 @@ def pack(groups: Path, out: Path, data: Path | None, documents: Path | None) -> 
     import numpy as np
     from safetensors.numpy import load_file
 
-    from ragteam.paths import embedding_model_dir
-    from ragteam.reader.train import reader_groups
+    from ragteam.common.paths import embedding_model_dir
+    from ragteam.reader.training.train import reader_groups
 
     if not groups.is_file():  # built here once, with the default settings
         if data is None:
@@ -133,7 +133,7 @@ def train(  # noqa: PLR0913
 
     import torch
 
-    from ragteam.reader.train import train_groups
+    from ragteam.reader.training.train import train_groups
 
     torch.backends.cuda.matmul.allow_tf32 = True
     built_with, _, built = groups_of(groups)
@@ -173,7 +173,7 @@ def _probe(train: list, settings: ReaderSettings, device: str) -> float:  # noqa
     """Seconds one step of `accumulate` groups takes here (two warm-up steps, then eight)."""
     import time
 
-    from ragteam.reader.train import _one_step, _trainable
+    from ragteam.reader.training.train import _one_step, _trainable
 
     net, optimizer, _ = _trainable(replace(settings, device=device), 10)
     take = settings.accumulate
@@ -189,8 +189,8 @@ def _probe(train: list, settings: ReaderSettings, device: str) -> float:  # noqa
 
 
 def finish(groups: Path, weights: Path, start: Path, state: Path) -> None:
-    from ragteam.reader.calibrate import calibrate
-    from ragteam.reader.train import write_record
+    from ragteam.reader.training.calibrate import calibrate
+    from ragteam.reader.training.train import write_record
 
     built_with, documents, built = groups_of(groups)
     saved = json.loads(state.read_text(encoding="utf-8"))

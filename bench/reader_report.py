@@ -13,7 +13,7 @@ import json
 import random
 from pathlib import Path
 
-from ragteam.metrics import normalize_answer
+from ragteam.common.metrics import normalize_answer
 from ragteam.retrieval import load_index
 
 

@@ -31,10 +31,10 @@ import re
 from pathlib import Path
 
 import ragteam.reader.read as reading
-from ragteam.metrics import exact_match, f1_score
+from ragteam.common.metrics import exact_match, f1_score
 from ragteam.reader.polar import is_polar, polar_answer
-from ragteam.reader.train_groups import groups_made_with, load_groups
-from ragteam.reader.train_tables import COMPUTED
+from ragteam.reader.training.groups import groups_made_with, load_groups
+from ragteam.reader.training.tables import COMPUTED
 from ragteam.types import Passage
 
 

@@ -112,7 +112,7 @@ def answer_sources(rows: list[dict]) -> dict[str, int]:
     """Where each wrong answer's gold went missing: never retrieved, retrieved but not located
     as a fact, or located but not chosen by the generator (gold text matched after SQuAD
     normalisation); and how many predictions were copied from the passages or facts."""
-    from ragteam.metrics import normalize_answer
+    from ragteam.common.metrics import normalize_answer
 
     counts = dict.fromkeys(
         (

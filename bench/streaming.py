@@ -30,7 +30,7 @@ from typing import Any
 import httpx
 import uvicorn
 
-from ragteam.demo import demo_index_dir, demo_questions
+from ragteam.commands.demo import demo_index_dir, demo_questions
 from ragteam.llm import ModelOptions, Request, load_model
 from ragteam.server import ServerConfig, create_app, streaming
 

@@ -34,8 +34,8 @@ from pathlib import Path
 from ragteam import answer
 from ragteam.agents.judge import judge_with
 from ragteam.agents.role import Solo
+from ragteam.common.metrics import auroc, f1_score, match
 from ragteam.llm import load_model
-from ragteam.metrics import auroc, f1_score, match
 from ragteam.retrieval import load_index
 from ragteam.support.stage import check_support
 from ragteam.trace import Trace
@@ -248,8 +248,8 @@ def report(path: Path) -> None:
 
 def checker_report(data: Path, path: Path) -> None:
     from ragteam.support.checker import load_checker
-    from ragteam.support.checker_data import claim_pairs, training_pairs
-    from ragteam.support.checker_train import balanced_accuracy
+    from ragteam.support.training.checker import balanced_accuracy
+    from ragteam.support.training.data import claim_pairs, training_pairs
 
     checker = load_checker(path)
     held = [p for p in training_pairs(data) if p.split == "validation"]

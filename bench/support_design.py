@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import ragteam.support.lexical as lexical
-from ragteam.metrics import auroc
+from ragteam.common.metrics import auroc
 from ragteam.retrieval import load_index
 from ragteam.support.stage import check_support
 from ragteam.types import SupportSettings

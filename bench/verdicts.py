@@ -16,7 +16,7 @@ import random
 from collections import Counter
 from pathlib import Path
 
-from ragteam.metrics import choice_accuracy
+from ragteam.common.metrics import choice_accuracy
 
 
 def rows_of(run: Path) -> dict[str, dict]:

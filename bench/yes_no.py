@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from ragteam import answer
-from ragteam.metrics import match
+from ragteam.common.metrics import match
 from ragteam.retrieval import load_index
 
 QUESTIONS = Path(__file__).parent / "data" / "hotpotqa" / "dev300.jsonl"

@@ -1,6 +1,6 @@
 """ragteam: answer knowledge-intensive questions with teams of LLM agents over your documents.
 
-The package is lazy: `import ragteam.metrics` (or any submodule) loads only what that module
+The package is lazy: `import ragteam.common.metrics` (or any submodule) loads only what that module
 needs; `ragteam.answer`, `ragteam.evaluate` and the other names below are imported on first use.
 """
 

@@ -189,7 +189,7 @@ def demo(
     rebuild: Annotated[bool, typer.Option(help="rebuild the demo index")] = False,
 ) -> None:
     """Index the bundled demo corpus (once) and answer a sample question, trace shown."""
-    from ragteam.demo import DEMO_QUESTION, demo_corpus_path, demo_index_dir
+    from ragteam.commands.demo import DEMO_QUESTION, demo_corpus_path, demo_index_dir
 
     with friendly_errors():
         directory = demo_index_dir()

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ragteam.demo import demo_corpus_path
+from ragteam.commands.demo import demo_corpus_path
 
 DATA = Path(__file__).resolve().parent / "data"  # small attributed slices: see data/README.md
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from ragteam import paths
 from ragteam.cli import app
-from ragteam.demo import demo_index_dir
+from ragteam.commands.demo import demo_index_dir
+from ragteam.common import paths
+from ragteam.common.paths import cache_root
 from ragteam.llm.cache import default_cache_path
-from ragteam.paths import cache_root
 
 runner = CliRunner()
 

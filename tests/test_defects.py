@@ -89,7 +89,7 @@ def test_failed_rows_are_retried_on_resume(tmp_path):
 
 
 def test_bm25_stemmer_option_reaches_the_index(tmp_path):
-    from ragteam.demo import demo_corpus_path
+    from ragteam.commands.demo import demo_corpus_path
 
     out = tmp_path / "idx"
     result = runner.invoke(
@@ -128,7 +128,7 @@ def test_nonsense_numbers_are_refused_at_the_edge(argv):
 
 
 def test_same_size_corruption_of_an_index_file_is_caught(tmp_path):
-    from ragteam.demo import demo_corpus_path
+    from ragteam.commands.demo import demo_corpus_path
 
     out = tmp_path / "idx"
     build_index(demo_corpus_path(), out, retriever="bm25")
@@ -152,7 +152,7 @@ def test_same_size_corruption_of_an_index_file_is_caught(tmp_path):
 )
 def test_a_wrong_shaped_manifest_names_the_field(tmp_path, field, value, named):
     """Even a sealed manifest (written by a faulty build) is read field by field."""
-    from ragteam.demo import demo_corpus_path
+    from ragteam.commands.demo import demo_corpus_path
     from ragteam.retrieval.manifest import seal
 
     out = tmp_path / "idx"
@@ -167,7 +167,7 @@ def test_a_wrong_shaped_manifest_names_the_field(tmp_path, field, value, named):
 
 
 def test_a_killed_build_leaves_no_staging_folder_behind(tmp_path):
-    from ragteam.demo import demo_corpus_path
+    from ragteam.commands.demo import demo_corpus_path
 
     stale = tmp_path / ".idx.building-999999999"
     stale.mkdir()
@@ -298,7 +298,7 @@ def test_unknown_router_choices_are_errors_not_defaults():
 
 
 def test_an_atomic_write_that_fails_leaves_the_old_file_and_no_litter(tmp_path):
-    from ragteam import atomic
+    from ragteam.common import atomic
 
     target = tmp_path / "state.json"
     atomic.write_json(target, {"a": 1})

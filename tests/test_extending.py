@@ -78,7 +78,7 @@ def test_the_documented_encoder_installs_and_builds_a_dense_index(installed_enco
     from typer.testing import CliRunner
 
     from ragteam.cli import app
-    from ragteam.demo import demo_corpus_path
+    from ragteam.commands.demo import demo_corpus_path
     from ragteam.retrieval import load_index
     from ragteam.retrieval.encoder_registry import encoder_names
 
@@ -119,7 +119,7 @@ def test_the_documented_retriever_installs_and_an_index_searches_with_it(tmp_pat
     from typer.testing import CliRunner
 
     from ragteam.cli import app
-    from ragteam.demo import demo_corpus_path
+    from ragteam.commands.demo import demo_corpus_path
     from ragteam.retrieval import load_index, retriever_names
 
     name = _install(tmp_path, monkeypatch, "word_count", "ragteam.retrievers")

@@ -182,7 +182,7 @@ def test_a_wrong_shaped_or_undecodable_results_line_is_a_message(tmp_path):
 def test_the_manifest_protects_itself_and_rebuild_hints_keep_settings(tmp_path):
     import pytest
 
-    from ragteam.demo import demo_corpus_path
+    from ragteam.commands.demo import demo_corpus_path
     from ragteam.errors import IndexUnusable
     from ragteam.retrieval import build_index, load_index
     from ragteam.retrieval.index import rebuild_hint
@@ -294,7 +294,7 @@ def test_index_build_and_eval_on_a_full_disk_are_messages_and_lose_nothing(tmp_p
     was there still loads, and the run resumes from the rows it kept."""
     from limited_disk import run_limited
 
-    from ragteam.demo import demo_corpus_path
+    from ragteam.commands.demo import demo_corpus_path
     from ragteam.eval.rundir import RunDir
     from ragteam.retrieval import load_index
 

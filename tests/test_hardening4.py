@@ -193,8 +193,8 @@ def test_a_jsonl_without_line_ends_is_refused_without_reading_it_whole(tmp_path)
     """N-H6: `truncate -s 4000M big.jsonl` in a folder was read as one line, killed at 6 GB."""
     import resource
 
+    from ragteam.common.jsonl import MAX_LINE_BYTES, read_objects
     from ragteam.errors import InputError
-    from ragteam.jsonl import MAX_LINE_BYTES, read_objects
 
     sparse = tmp_path / "big.jsonl"
     with sparse.open("wb") as handle:

@@ -84,19 +84,20 @@ def test_folders_do_not_import_each_other_in_a_loop():
 
 
 def test_importing_a_small_module_does_not_load_the_package():
-    """The package `__init__` is lazy: `import ragteam.metrics` loads no model, strategy or
+    """The package `__init__` is lazy: `import ragteam.common.metrics` loads no model, strategy or
     API code; `ragteam.answer` still works on first use."""
     import subprocess
     import sys
 
     code = (
-        "import sys, ragteam.metrics\n"
+        "import sys, ragteam.common.metrics\n"
         "print(sorted(m for m in sys.modules if m.startswith('ragteam')))\n"
         "import ragteam\n"
         "assert callable(ragteam.answer) and issubclass(ragteam.InputError, ragteam.RagteamError)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "['ragteam', 'ragteam._version', 'ragteam.metrics']"
+    loaded = "['ragteam', 'ragteam._version', 'ragteam.common', 'ragteam.common.metrics']"
+    assert out.stdout.strip() == loaded
 
 
 def test_the_graph_sees_every_module():

@@ -139,7 +139,7 @@ def test_an_index_is_hashed_once_per_process_not_on_every_load(tmp_path, monkeyp
     import os
     import time
 
-    from ragteam.demo import demo_corpus_path
+    from ragteam.commands.demo import demo_corpus_path
     from ragteam.retrieval import build_index, load_index
     from ragteam.retrieval import digests as index_module
 

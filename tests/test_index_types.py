@@ -67,7 +67,7 @@ def test_ivfpq_refuses_a_corpus_too_small_to_train():
 
 @pytest.mark.integration
 def test_sharded_mmapped_index_returns_what_one_flat_index_returns(tmp_path):
-    from ragteam.demo import demo_corpus_path
+    from ragteam.commands.demo import demo_corpus_path
 
     one, split = tmp_path / "one", tmp_path / "split"
     build_index(demo_corpus_path(), one, retriever="hybrid")
@@ -86,7 +86,7 @@ def test_sharded_mmapped_index_returns_what_one_flat_index_returns(tmp_path):
 
 @pytest.mark.integration
 def test_hnsw_index_on_disk_loads_and_retrieves(tmp_path):
-    from ragteam.demo import demo_corpus_path
+    from ragteam.commands.demo import demo_corpus_path
 
     out = tmp_path / "hnsw"
     build_index(demo_corpus_path(), out, retriever="dense", dense=DenseSettings(kind="hnsw"))
@@ -104,7 +104,7 @@ def test_auto_chooses_the_faiss_type_by_the_passage_count_and_says_why(
     from typer.testing import CliRunner
 
     from ragteam.cli import app
-    from ragteam.demo import demo_corpus_path
+    from ragteam.commands.demo import demo_corpus_path
     from ragteam.retrieval import dense
 
     monkeypatch.setattr(dense, "HNSW_FROM", threshold)  # the demo corpus: 48 passages
@@ -124,7 +124,7 @@ def test_auto_chooses_the_faiss_type_by_the_passage_count_and_says_why(
 @pytest.mark.parametrize(("backend", "closeness"), [("onnx", 0.999), ("onnx-int8", 0.9)])
 def test_onnx_encoders_agree_with_pytorch(backend, closeness):
     pytest.importorskip("onnxruntime", reason="the onnx extra is not installed")
-    from ragteam.demo import demo_corpus_path
+    from ragteam.commands.demo import demo_corpus_path
 
     texts = [json.loads(line)["text"] for line in demo_corpus_path().open()][:12]
     reference = make_encoder(EncoderSpec("torch")).encode(texts)
@@ -137,7 +137,7 @@ def test_onnx_encoders_agree_with_pytorch(backend, closeness):
 @pytest.mark.integration
 def test_an_index_remembers_its_encoder(tmp_path):
     pytest.importorskip("onnxruntime", reason="the onnx extra is not installed")
-    from ragteam.demo import demo_corpus_path
+    from ragteam.commands.demo import demo_corpus_path
 
     out = tmp_path / "int8"
     spec = EncoderSpec("onnx-int8")
@@ -149,7 +149,7 @@ def test_an_index_remembers_its_encoder(tmp_path):
 
 @pytest.mark.integration
 def test_embeddings_from_a_real_server(tmp_path, embedding_server):
-    from ragteam.demo import demo_corpus_path
+    from ragteam.commands.demo import demo_corpus_path
 
     # one text a request: llama-cpp-python's server mis-slices token embeddings of a batch
     spec = EncoderSpec.parse("openai:smollm2-embed", embedding_server, batch=1)
@@ -193,7 +193,7 @@ def test_bm25_is_mapped_from_a_size_up_unless_the_load_says(bm25_index_dir, monk
 def test_one_query_searches_faiss_on_one_thread_and_leaves_the_count_as_it_was(tmp_path):
     import faiss
 
-    from ragteam.demo import demo_corpus_path
+    from ragteam.commands.demo import demo_corpus_path
 
     out = tmp_path / "ix"
     build_index(demo_corpus_path(), out, retriever="dense")

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from ragteam import metrics as m
+from ragteam.common import metrics as m
 from ragteam.eval.datasets import read_aqa_log
 
 AQA = Path(__file__).resolve().parent / "data" / "aqa"
@@ -100,7 +100,7 @@ def test_aqa_logs_load_as_examples_typed_by_complexity():
 
 
 def test_any_of_evidence_counts_one_supporting_passage_as_enough():
-    from ragteam.metrics import citation_scores, retrieval_recall
+    from ragteam.common.metrics import citation_scores, retrieval_recall
 
     assert retrieval_recall(["b"], ["a", "b", "c"], any_of=True)["retrieval_all"] == 1.0
     assert retrieval_recall(["b"], ["a", "b", "c"])["retrieval_all"] == 0.0
@@ -110,7 +110,7 @@ def test_any_of_evidence_counts_one_supporting_passage_as_enough():
 
 
 def test_label_a_is_a_label_not_an_article():
-    from ragteam.metrics import choice_accuracy, exact_match, f1_score
+    from ragteam.common.metrics import choice_accuracy, exact_match, f1_score
 
     choices = {"A": "Quillan", "B": "Ostra"}
     for empty in ("", "the", "an", "a."[:0]):

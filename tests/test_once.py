@@ -1,4 +1,4 @@
-"""A model asked for by two threads at once is loaded once (`ragteam.once.loaded_once`)."""
+"""A model asked for by two threads at once is loaded once (`ragteam.common.once.loaded_once`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from ragteam.once import loaded_once
+from ragteam.common.once import loaded_once
 
 
 def test_two_threads_asking_at_once_compute_once_and_share_the_value():

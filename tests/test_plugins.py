@@ -99,7 +99,7 @@ def test_every_kind_registers_one_way():
     for module, attr, group in named:
         registry = getattr(importlib.import_module(module), attr)
         assert isinstance(registry, Registry) and registry.group == group
-    scratch = Registry("widget", "ragteam.widgets", {"a": "ragteam.metrics:f1_score"})
+    scratch = Registry("widget", "ragteam.widgets", {"a": "ragteam.common.metrics:f1_score"})
     scratch.register("b", len)
     assert scratch.load("b") is len and scratch.load("a").__name__ == "f1_score"
     with pytest.raises(UnknownName, match="known: a, b"):

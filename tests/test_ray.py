@@ -58,7 +58,7 @@ def test_eval_on_ray_writes_the_rows_a_local_run_writes(cluster, tmp_path, hotpo
 
 
 def test_index_build_on_ray_matches_a_local_build(cluster, tmp_path):
-    from ragteam.demo import demo_corpus_path
+    from ragteam.commands.demo import demo_corpus_path
 
     local, remote = tmp_path / "local", tmp_path / "ray"
     build_index(demo_corpus_path(), local, retriever="dense")

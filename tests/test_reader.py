@@ -311,8 +311,8 @@ def _training_folder(folder):
 
 def test_train_reader_checkpoints_resumes_and_calibrates(tmp_path):
     from ragteam.reader.model import LINE_MARK
-    from ragteam.reader.train import train_reader
-    from ragteam.reader.train_settings import ReaderSettings
+    from ragteam.reader.training.settings import ReaderSettings
+    from ragteam.reader.training.train import train_reader
 
     data = _training_folder(tmp_path / "train")
     out = tmp_path / "reader.safetensors"
@@ -342,8 +342,8 @@ def test_train_reader_checkpoints_resumes_and_calibrates(tmp_path):
 def test_groups_built_once_are_read_back_and_checked_against_the_settings(tmp_path):
     """`--groups`: the first run writes the groups it built; a run with the data folder gone
     reads them back unchanged; other build settings or a foreign file are clear errors."""
-    from ragteam.reader.train import reader_groups
-    from ragteam.reader.train_settings import ReaderSettings
+    from ragteam.reader.training.settings import ReaderSettings
+    from ragteam.reader.training.train import reader_groups
 
     data = _training_folder(tmp_path / "train")
     file = tmp_path / "groups.jsonl.gz"
@@ -364,13 +364,13 @@ def test_groups_built_once_are_read_back_and_checked_against_the_settings(tmp_pa
 def test_training_on_a_missing_gpu_is_a_clear_error(tmp_path):
     import torch
 
-    from ragteam.reader.train import train_groups
-    from ragteam.reader.train_settings import ReaderSettings
+    from ragteam.reader.training.settings import ReaderSettings
+    from ragteam.reader.training.train import train_groups
 
     if torch.cuda.is_available():
         pytest.skip("this machine has a CUDA device")
     data = _training_folder(tmp_path / "train")
-    from ragteam.reader.train import reader_groups
+    from ragteam.reader.training.train import reader_groups
 
     built = reader_groups(data, ReaderSettings(clozes=4), None, None, lambda _: None)
     with pytest.raises(InputError, match="no CUDA device"):
@@ -384,8 +384,8 @@ def test_training_on_a_missing_gpu_is_a_clear_error(tmp_path):
 
 
 def test_keep_em_keeps_the_weights_of_the_best_held_em(tmp_path):
-    from ragteam.reader.train import train_reader
-    from ragteam.reader.train_settings import ReaderSettings
+    from ragteam.reader.training.settings import ReaderSettings
+    from ragteam.reader.training.train import train_reader
 
     data = _training_folder(tmp_path / "train")
     out = tmp_path / "reader.safetensors"
@@ -411,8 +411,8 @@ def test_keep_em_keeps_the_weights_of_the_best_held_em(tmp_path):
 def test_held_questions_are_asked_of_a_folder_that_holds_half_their_files():
     """The abstention gate is fitted on questions read over what a search of a folder finds:
     half the files' passages make the folder; the other half's questions have no answer in it."""
-    from ragteam.reader.calibrate import asked_of_a_folder
-    from ragteam.reader.train_data import Group
+    from ragteam.reader.training.calibrate import asked_of_a_folder
+    from ragteam.reader.training.data import Group
 
     held = [
         Group(
@@ -440,8 +440,8 @@ def test_held_questions_are_asked_of_a_folder_that_holds_half_their_files():
 def test_thresholds_are_fitted_on_questions_not_clozes():
     """A cloze (a sentence with its answer blanked) trains the reader but is not what `read`
     is asked: calibration keeps the held groups that are questions."""
-    from ragteam.reader.calibrate import questions
-    from ragteam.reader.train_data import Group
+    from ragteam.reader.training.calibrate import questions
+    from ragteam.reader.training.data import Group
 
     held = [
         Group(f"q{n}", ("t",), "span", answers=("a",), source=source, qid=f"f{n}/0")
@@ -455,8 +455,8 @@ def test_support_is_fitted_against_a_passage_that_does_not_hold_the_answer(reade
     sharing a word with the answer must not count as backing it."""
     import random
 
-    from ragteam.reader.calibrate import support_pairs
-    from ragteam.reader.train_data import Group
+    from ragteam.reader.training.calibrate import support_pairs
+    from ragteam.reader.training.data import Group
 
     gold = "The Wrenhold Lighthouse was built in 1786 by the engineer Emrik Tollan of Hevik."
     other = "The Tollan Street market opens on Sundays; its oldest stall sells smoked fish."
@@ -477,7 +477,7 @@ def test_support_is_fitted_against_a_passage_that_does_not_hold_the_answer(reade
 
 
 def test_the_span_threshold_is_the_lowest_that_keeps_labelled_answers_right():
-    from ragteam.reader.calibrate import precise_threshold
+    from ragteam.reader.training.calibrate import precise_threshold
 
     scored = [(0.9, True), (0.8, True), (0.7, False), (0.6, True), (0.5, False), (0.4, False)]
     assert precise_threshold(scored, target=0.75, least=2) == (0.6, 0.75, 4)

@@ -13,13 +13,13 @@ import shutil
 import numpy as np
 import pytest
 
+from ragteam.common.linear import fit_logistic, sigmoid
+from ragteam.common.metrics import auroc
 from ragteam.errors import InputError
-from ragteam.linear import fit_logistic, sigmoid
-from ragteam.metrics import auroc
 from ragteam.reader import Reading, Span, default_weights, load_reader
-from ragteam.reader.calibrate import Asked, fit_confidence
 from ragteam.reader.confidence import FEATURES, span_features
 from ragteam.reader.read import calibration_path
+from ragteam.reader.training.calibrate import Asked, fit_confidence
 from ragteam.types import Passage
 
 

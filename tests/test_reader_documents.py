@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import random
 
-from ragteam.reader.train_data import held_out
-from ragteam.reader.train_documents import document_groups, prose, table_questions
-from ragteam.reader.train_groups import Wanted, build
+from ragteam.reader.training.data import held_out
+from ragteam.reader.training.documents import document_groups, prose, table_questions
+from ragteam.reader.training.groups import Wanted, build
 
 PAGE = """<html><head><title>Frobnicator manual</title></head><body>
 <h1>Frobnicator manual</h1>

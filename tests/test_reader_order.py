@@ -49,7 +49,7 @@ def test_the_word_weighing_rules_choose_alike_under_any_hash_seed():
 def test_a_word_s_weight_is_its_rarity_among_the_sets():
     import math
 
-    from ragteam.text import rarity, weighed
+    from ragteam.common.text import rarity, weighed
 
     held = [{"easter", "egg"}, {"egg"}, {"egg", "help"}]
     assert rarity(held) == {"egg": math.log(2), "easter": math.log(4), "help": math.log(4)}

@@ -10,11 +10,11 @@ import random
 import numpy as np
 import pytest
 
-from ragteam.linear import Linear
+from ragteam.common.linear import Linear
 from ragteam.reader.ranker import FEATURES, POLAR_FEATURES, Ranker, features, ranker_path
-from ragteam.reader.ranker_fit import Example, fit_ranker, is_right, threshold_for
-from ragteam.reader.train_people import people_groups
-from ragteam.reader.train_tables import passages
+from ragteam.reader.training.people import people_groups
+from ragteam.reader.training.ranker import Example, fit_ranker, is_right, threshold_for
+from ragteam.reader.training.tables import passages
 
 MANUAL = """# Frobnicator manual
 

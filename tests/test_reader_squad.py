@@ -8,7 +8,7 @@ import random
 import pytest
 
 from ragteam.errors import InputError
-from ragteam.reader.train_data import occurrences, squad
+from ragteam.reader.training.data import occurrences, squad
 
 PARAGRAPHS = [
     "The Wrenhold Lighthouse was built by Emrik Tollan in 1871 from local granite.",
@@ -66,8 +66,8 @@ def test_a_question_without_answers_and_not_impossible_gives_no_group(tmp_path):
 def test_squad_files_are_named_in_the_groups_settings_and_bad_ones_are_clear_errors(tmp_path):
     from test_reader import _training_folder
 
-    from ragteam.reader.train import reader_groups
-    from ragteam.reader.train_settings import ReaderSettings
+    from ragteam.reader.training.settings import ReaderSettings
+    from ragteam.reader.training.train import reader_groups
 
     data = _training_folder(tmp_path / "train")
     settings = ReaderSettings(clozes=4, held_share=0.3)

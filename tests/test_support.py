@@ -60,7 +60,7 @@ def test_a_checker_file_is_read_and_its_verdicts_recorded(tmp_path):
     it (here an untrained head; its quality is measured in docs/benchmarks.md section 25, not
     here) is loaded, reads every pair, and the trace names it."""
     from ragteam.support.checker import pair_model
-    from ragteam.support.checker_train import _save
+    from ragteam.support.training.checker import _save
 
     path = tmp_path / "checker.safetensors"
     _save(pair_model(), 2, path, {"threshold": 0.0})  # threshold 0: every pair it reads backs

@@ -86,7 +86,7 @@ def test_the_agent_file_is_written_beside_its_adapter_and_names_it(tmp_path):
     from ragteam.llm.gguf_files import gguf_fingerprint
     from ragteam.smart.agent import shipped_adapter
     from ragteam.smart.labels import load_calibration
-    from ragteam.smart.labels_fit import fit_smart_labels
+    from ragteam.smart.training.labels import fit_smart_labels
 
     adapter = tmp_path / "agent.gguf"
     shutil.copyfile(shipped_adapter(), adapter)

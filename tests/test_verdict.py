@@ -11,11 +11,11 @@ import json
 import numpy as np
 import pytest
 
+from ragteam.common.linear import logistic
 from ragteam.errors import InputError
 from ragteam.formats import TRUE_FALSE, Posed
-from ragteam.linear import logistic
 from ragteam.verdict import default_verdicts, load_verdicts
-from ragteam.verdict.train import _conditional_logit, _fit_claims
+from ragteam.verdict.training.fit import _conditional_logit, _fit_claims
 
 
 def test_a_posed_question_is_searched_without_its_instruction():
@@ -164,8 +164,8 @@ def _formats_folder(tmp_path):
 
 def test_train_verdict_fits_writes_a_loadable_file_and_resumes(tmp_path):
     from ragteam.reader import load_reader
-    from ragteam.verdict.train import fit_verdicts
     from ragteam.verdict.train_settings import VerdictSettings
+    from ragteam.verdict.training.fit import fit_verdicts
 
     folder, index = _formats_folder(tmp_path)
     settings = VerdictSettings(claims=32, choices=32, k=3, held_share=0.3)

@@ -81,7 +81,7 @@ class Conversation:
 
     def save(self, path: Path) -> None:
         """Written whole or not at all (a kill mid-write leaves the file as it was)."""
-        from ragteam.atomic import write_json
+        from ragteam.common.atomic import write_json
 
         write_json(path, self.to_dict())
 

@@ -11,8 +11,8 @@ from typing import Annotated
 import typer
 
 from ragteam.commands.common import friendly_errors, out
-from ragteam.paths import CACHE_PARTS as PARTS
-from ragteam.paths import cache_parts, cache_root
+from ragteam.common.paths import CACHE_PARTS as PARTS
+from ragteam.common.paths import cache_parts, cache_root
 
 cache_app = typer.Typer(no_args_is_help=True, help="List or clear ragteam's cache folder.")
 

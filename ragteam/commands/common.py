@@ -22,7 +22,7 @@ def shown(text: str) -> str:
     escape sequence or a newline in a file name) written as visible escapes (`\\x1b`, `\\n`)."""
     from rich.markup import escape
 
-    from ragteam.text import visible
+    from ragteam.common.text import visible
 
     return escape(visible(text))
 

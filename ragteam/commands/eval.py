@@ -30,6 +30,10 @@ if TYPE_CHECKING:
     from ragteam.eval.row import EvalRow
     from ragteam.eval.rundir import RunDir
 
+StrategiesOpt = Annotated[
+    str, typer.Option("--strategy", "-s", help="comma-separated (default: as `ask`)")
+]
+
 
 @with_model_options
 @with_settings("asking", AskRequest, only=lambda f: f.metadata["reach"].eval)
@@ -38,9 +42,7 @@ def eval_command(
     out_dir: Annotated[Path, typer.Option("--out", help="run directory (resumable)")],
     model_options: ModelOptions,
     asking: AskRequest,
-    strategy: Annotated[
-        str, typer.Option("--strategy", "-s", help="comma-separated (default: as `ask`)")
-    ] = DEFAULT_STRATEGY,
+    strategy: StrategiesOpt = DEFAULT_STRATEGY,
     index: Annotated[Path | None, typer.Option(help="index directory")] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="first N questions only")] = None,
     model: ModelOpt = DEFAULT_MODEL,

@@ -11,7 +11,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from ragteam.text import visible
+from ragteam.common.text import visible
 from ragteam.trace import Step, Trace
 from ragteam.types import Answer, Evidence
 

@@ -17,7 +17,7 @@ from ragteam.commands.model_options import with_model_options
 from ragteam.commands.train_labels import labels_app
 from ragteam.llm import ModelOptions
 from ragteam.minilm.settings import CHECK, RERANK, TopLayersSettings
-from ragteam.reader.train_settings import ReaderSettings
+from ragteam.reader.training.settings import ReaderSettings
 from ragteam.smart.training.settings import BuildSettings, FitSettings
 from ragteam.verdict.train_settings import VerdictSettings
 
@@ -221,7 +221,7 @@ def support_command(
     """Train the support checker (MiniLM cross-encoder: does this passage support this answer
     to this question?) on the gold evidence of the training files; the epoch with the lowest
     validation loss is kept, with the threshold that maximises validation balanced accuracy."""
-    from ragteam.support.checker_train import train_checker
+    from ragteam.support.training.checker import train_checker
 
     chosen = _train_top_layers("train support", train_checker, data, out_file, settings)
     out.print(
@@ -294,7 +294,7 @@ def reader_command(
     from the training corpus. Validates and checkpoints every --check-every steps, keeps the
     weights of the best validation loss (or EM: --keep em); run it again to resume a stopped
     run."""
-    from ragteam.reader.train import train_reader
+    from ragteam.reader.training.train import train_reader
 
     with friendly_errors():
         sources = (documents, start, groups, tuple(squad or ()), tables, people)
@@ -324,7 +324,7 @@ def verdict_command(
     span reader and MiniLM over passages retrieved from --index, a logistic regression for
     claims (falling back to the majority label where it does not beat it on held rows) and a
     softmax over options. Features are saved as they are read; run it again to resume."""
-    from ragteam.verdict.train import fit_verdicts
+    from ragteam.verdict.training.fit import fit_verdicts
 
     with friendly_errors():
         verdicts = fit_verdicts(data, index_dir, out_file, settings, lambda line: out.print(line))

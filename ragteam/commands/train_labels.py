@@ -61,7 +61,7 @@ def smart_labels(
     from ragteam.llm import ModelOptions, load_model
     from ragteam.smart.agent import shipped_adapter
     from ragteam.smart.labels import calibration_path
-    from ragteam.smart.labels_fit import fit_smart_labels
+    from ragteam.smart.training.labels import fit_smart_labels
 
     with friendly_errors():
         chosen = adapter or shipped_adapter()
@@ -96,7 +96,7 @@ def answerer_labels(
     from ragteam.llm import ModelOptions, load_model
     from ragteam.retrieval.index import load_index
     from ragteam.strategies.answer_labels import DATA_FILE
-    from ragteam.strategies.answer_labels_fit import fit_answerer_labels
+    from ragteam.strategies.training.answer_labels import fit_answerer_labels
 
     target = out_file or DATA_FILE
     with friendly_errors():

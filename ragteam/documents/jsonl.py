@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from ragteam.common.jsonl import read_objects
 from ragteam.documents.base import ConversionFailed, Converted, ConvertSettings, Unit
 from ragteam.errors import InputError
-from ragteam.jsonl import read_objects
 from ragteam.locator import Locator
 
 _BLANK_LINE = re.compile(r"\n[ \t\r\f\v]*\n")

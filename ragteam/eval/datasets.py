@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragteam.common.jsonl import read_objects
 from ragteam.errors import InputError
-from ragteam.jsonl import read_objects
 
 AQA_AGENTS = ("nor", "oner", "ircot")
 

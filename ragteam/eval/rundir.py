@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ragteam import atomic
+from ragteam.common import atomic
 from ragteam.errors import InputError, StorageError
 from ragteam.eval.row import EvalRow
 

@@ -11,11 +11,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ragteam import metrics
 from ragteam._version import __version__
 from ragteam.asking import AskRequest
 from ragteam.asking.posed import run_posed
 from ragteam.asking.where import Loaded
+from ragteam.common import metrics
 from ragteam.errors import RagteamError
 from ragteam.eval.datasets import Example
 from ragteam.eval.row import Cost, EvalRow

@@ -1,9 +1,9 @@
 """A follow-up question made to stand alone, learned from people's rewrites: the page's
 conversation turns and a chat's messages go through `standalone`.
 
-Two logistic regressions (`ragteam.linear`), fitted by `ragteam.followup.fit` on follow-up
-chains people wrote with each turn's standalone rewrite (docqa-train's conversations.jsonl,
-its training chains only), shipped as `ragteam/data/followup.json`:
+Two logistic regressions (`ragteam.common.linear`), fitted by `ragteam.followup.training.fit`
+on follow-up chains people wrote with each turn's standalone rewrite (docqa-train's
+conversations.jsonl, its training chains only), shipped as `ragteam/data/followup.json`:
 - `leans`: whether the question leans on the conversation at all, from its own words (a
   pronoun, an opening "and"/"what about", a question word, its length, how many of its words
   the conversation said before); a fresh question that merely holds "it" or "there" stands
@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
+from ragteam.common.linear import Linear, sigmoid
+from ragteam.common.text import STOPWORDS
 from ragteam.errors import InputError
-from ragteam.linear import Linear, sigmoid
-from ragteam.text import STOPWORDS
 
 WORD = re.compile(r"[A-Za-z0-9][\w+\-.=/~']*[\w+]|[A-Za-z0-9]")
 PRONOUN = re.compile(

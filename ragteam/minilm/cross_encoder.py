@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ragteam.common.once import loaded_once
 from ragteam.errors import InputError
-from ragteam.once import loaded_once
 
 HEAD = "head"  # name prefix of the scoring head's tensors in a weights file
 
@@ -46,7 +46,7 @@ def installed_minilm() -> tuple[Any, Any]:
     from transformers import AutoModel, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
-    from ragteam.paths import embedding_model_dir
+    from ragteam.common.paths import embedding_model_dir
 
     hf_logging.disable_progress_bar()
     folder = str(embedding_model_dir())

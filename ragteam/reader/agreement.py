@@ -1,15 +1,15 @@
 """How far the reader's reading of one passage gives what an answer sentence says: the
 reading layer's score of a (sentence, passage) pair (`ragteam.support.reading`) and the
-threshold the reader's calibration fits on it (`ragteam.reader.calibrate`)."""
+threshold the reader's calibration fits on it (`ragteam.reader.training.calibrate`)."""
 
 from __future__ import annotations
 
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from ragteam.metrics import normalize_answer
-from ragteam.overlap import LEXICAL_THRESHOLD, new_words
-from ragteam.text import STOPWORDS
+from ragteam.common.metrics import normalize_answer
+from ragteam.common.overlap import LEXICAL_THRESHOLD, new_words
+from ragteam.common.text import STOPWORDS
 from ragteam.types import Passage
 
 if TYPE_CHECKING:

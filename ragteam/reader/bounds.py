@@ -106,7 +106,7 @@ _CHOICE = re.compile(r"\b(?:or|between|either|whether)\b|,\s*which\b|[.;]\s+\w",
 def asked_words(question: str) -> frozenset[str] | None:
     """The question's own words, against which a span that only repeats them is no answer
     (`echoes`); None for a question that offers its answer among them (a choice)."""
-    from ragteam.metrics import normalize_answer
+    from ragteam.common.metrics import normalize_answer
 
     if _CHOICE.search(question.strip().rstrip("?.!")):
         return None
@@ -116,7 +116,7 @@ def asked_words(question: str) -> frozenset[str] | None:
 def echoes(asked: frozenset[str] | None, span: str) -> bool:
     """Whether every word of `span` is a word of the question (`asked_words`): "What is the
     default core.bigFileThreshold?" is not answered "core.bigFileThreshold"."""
-    from ragteam.metrics import normalize_answer
+    from ragteam.common.metrics import normalize_answer
 
     if asked is None:
         return False

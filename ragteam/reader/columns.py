@@ -19,8 +19,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from ragteam.common.text import bare, rarity, stems, weighed
 from ragteam.reader.spans import Span
-from ragteam.text import bare, rarity, stems, weighed
 from ragteam.types import Passage
 
 SEPARATOR = " | "

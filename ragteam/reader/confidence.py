@@ -1,6 +1,6 @@
 """How sure the reader is of a span it answers with: the product of two logistic regressions
 over what its reading says about the span, fitted on held training questions asked of a folder
-(`ragteam.reader.calibrate`) and shipped in the weights' calibration file:
+(`ragteam.reader.training.calibrate`) and shipped in the weights' calibration file:
 
 - `answerable`: that the passages hold an answer at all, from everything below;
 - `right`: that the span is the answer, given that they hold one, from its words' probability.
@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
+from ragteam.common.linear import Linear, sigmoid
+from ragteam.common.metrics import normalize_answer
 from ragteam.errors import InputError
-from ragteam.linear import Linear, sigmoid
-from ragteam.metrics import normalize_answer
 from ragteam.reader.spans import Reading, Span
 
 FEATURES = (

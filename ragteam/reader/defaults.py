@@ -25,11 +25,11 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from ragteam.common.text import rarity, sentence_around, stems, weighed
 from ragteam.reader.headings import LIGHT_VERBS, releases
 from ragteam.reader.spans import Span
 from ragteam.reader.tokens import code_tokens
 from ragteam.reader.view import heading_path
-from ragteam.text import rarity, sentence_around, stems, weighed
 from ragteam.types import Passage
 
 BEFORE = 300  # characters before the best span where its entry's default may stand

@@ -18,9 +18,9 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from ragteam.common.text import rarity, sentence_around, stems, weighed
 from ragteam.reader.spans import Span
 from ragteam.reader.view import heading_path
-from ragteam.text import rarity, sentence_around, stems, weighed
 from ragteam.types import Passage
 
 # the wh-word, then within three words the noun it asks for ("which gnuplot version", "what

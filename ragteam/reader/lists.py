@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from ragteam.common.text import sentence_around
 from ragteam.reader.tokens import code_tokens
-from ragteam.text import sentence_around
 from ragteam.types import Span
 
 # "which/what" then a number of things, or a plural noun (after up to three words that qualify

@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from ragteam.common.text import stems
 from ragteam.reader.spans import Reading, Span
-from ragteam.text import stems
 
 _AUX = [
     "is",

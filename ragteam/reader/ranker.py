@@ -10,11 +10,11 @@ the next answer, how many passages give it, its passage's place in the retrieval
 rank among the reader's spans), who proposes it, what the question asks for (a number, a
 version, a name, a list, a code token, a default, a heading), where the span stands (a
 heading, a table row, a code token) and its shape (length, whole words, the question's own
-words repeated). Two logistic regressions (`ragteam.linear`): `spans`, that a candidate is a
+words repeated). Two logistic regressions (`ragteam.common.linear`): `spans`, that a candidate is a
 right answer, for every question but yes/no ones; `polar`, that the answer to a yes/no
 question is "yes", from the reader's two outcomes and what the deciding sentence states.
 
-Fitted by `ragteam.reader.ranker_fit` on readings of questions people wrote over documents
+Fitted by `ragteam.reader.training.ranker` on readings of questions people wrote over documents
 the reader was not trained on (docqa-train's held training files), never on a benchmark."""
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
+from ragteam.common.linear import Linear, sigmoid
+from ragteam.common.metrics import normalize_answer
 from ragteam.errors import InputError
-from ragteam.linear import Linear, sigmoid
-from ragteam.metrics import normalize_answer
 from ragteam.reader.spans import Reading, Span
 
 SOURCES = ("reader", "heading", "keyed", "column", "default", "said_default", "code", "list")

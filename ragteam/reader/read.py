@@ -13,16 +13,16 @@ from typing import Any
 
 import numpy as np
 
+from ragteam.common.once import loaded_once
+from ragteam.common.text import sentence_around
 from ragteam.errors import InputError
 from ragteam.minilm.cross_encoder import Weights, read_weights
-from ragteam.once import loaded_once
 from ragteam.reader.bounds import asked_words, crosses, echoes, whole
 from ragteam.reader.confidence import Confidence
 from ragteam.reader.model import EXTRAS, MAX_SPAN, SpanNet, group_log_parts
 from ragteam.reader.ranker import Ranker, ranker_path
 from ragteam.reader.spans import Reading, Span
 from ragteam.reader.view import Viewed
-from ragteam.text import sentence_around
 from ragteam.types import Passage
 
 FORMAT = "ragteam-span-reader/1"

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ragteam.metrics import normalize_answer
+from ragteam.common.metrics import normalize_answer
 from ragteam.reader import Reader, Reading, Span, read_traced
 from ragteam.reader.columns import column_answer, keyed_answer
 from ragteam.reader.defaults import named_default, said_default

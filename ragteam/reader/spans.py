@@ -32,7 +32,7 @@ class Reading:
     def answer_score(self, text: str) -> float:
         """The probability of an answer saying `text`: every span saying it, summed (the same
         words in two passages are one answer)."""
-        from ragteam.metrics import normalize_answer
+        from ragteam.common.metrics import normalize_answer
 
         said = normalize_answer(text)
         return min(1.0, sum(s.score for s in self.spans if normalize_answer(s.text) == said))
@@ -40,7 +40,7 @@ class Reading:
     def bridges(self, n: int) -> list[Span]:
         """The `n` best spans that say different words (best first): what a second search
         adds to the question, the bridge of a two-hop question."""
-        from ragteam.metrics import normalize_answer
+        from ragteam.common.metrics import normalize_answer
 
         found: dict[str, Span] = {}
         for s in self.spans:

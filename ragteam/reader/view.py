@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ragteam.common.text import STOPWORDS, rarity, weighed
 from ragteam.documents.text import heading_words
-from ragteam.text import STOPWORDS, rarity, weighed
 from ragteam.types import Passage
 
 MAX_HEADING = 200  # characters of a heading path read before a passage (the innermost kept)

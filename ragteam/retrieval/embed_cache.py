@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from ragteam.common.once import loaded_once
 from ragteam.documents.chunking import TokenCount
-from ragteam.once import loaded_once
 from ragteam.retrieval.encoder_registry import make_encoder
 from ragteam.retrieval.encoders import EncoderSpec, embedding_model_dir, max_seq_length
 from ragteam.retrieval.kinds import BatchedEncode, RemoteEncode

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ragteam.common.once import loaded_once
 from ragteam.errors import IndexUnusable
-from ragteam.once import loaded_once
 from ragteam.plugins import Registry
 from ragteam.retrieval.encoders import Encoder, EncoderSpec, TorchEncoder
 

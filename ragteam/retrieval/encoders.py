@@ -14,9 +14,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ragteam.common.once import loaded_once
+from ragteam.common.paths import embedding_model_dir
 from ragteam.errors import InputError
-from ragteam.once import loaded_once
-from ragteam.paths import embedding_model_dir
 from ragteam.settings import flag
 
 EncodeProgress = Callable[[int, int], None]

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ragteam import atomic
 from ragteam._version import __version__
+from ragteam.common import atomic
 from ragteam.errors import (
     IndexBusy,
     IndexUnusable,

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ragteam.common.paths import encoders_dir
 from ragteam.errors import IndexUnusable
-from ragteam.paths import encoders_dir
 from ragteam.retrieval.encoders import (
     EncodeProgress,
     EncoderSpec,

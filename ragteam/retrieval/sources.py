@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ragteam.atomic import storage
+from ragteam.common.atomic import storage
 from ragteam.errors import IndexUnusable
 
 SOURCES_FILE = "sources.sqlite"

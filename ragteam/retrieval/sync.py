@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragteam.common.paths import sync_cache_file
 from ragteam.documents import ConvertSettings
 from ragteam.documents.chunking import CHUNKING_VERSION
 from ragteam.documents.isolated import DEFAULT_MEMORY_MB, DEFAULT_SECONDS
 from ragteam.errors import InputError, RagteamError
-from ragteam.paths import sync_cache_file
 from ragteam.retrieval.changes import Walk
 from ragteam.retrieval.corpus import source_checksum
 from ragteam.retrieval.embed_cache import cached_encode, token_counter

@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ragteam.common.metrics import f1_score
 from ragteam.errors import InputError
-from ragteam.metrics import f1_score
 from ragteam.router.linucb import LinUCB
 from ragteam.router.state import (
     _lock,

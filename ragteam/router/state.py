@@ -13,7 +13,7 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from ragteam import atomic
+from ragteam.common import atomic
 from ragteam.errors import RagteamError
 from ragteam.router.features import features_from_dict
 from ragteam.router.linucb import LinUCB

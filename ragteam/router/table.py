@@ -6,11 +6,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ragteam.common.metrics import f1_score
 from ragteam.errors import InputError
 from ragteam.eval.datasets import read_aqa_log
 from ragteam.eval.row import EvalRow
 from ragteam.eval.rundir import RunDir
-from ragteam.metrics import f1_score
 from ragteam.router.actions import Action
 from ragteam.router.rewards import CostKind, log_ms
 from ragteam.router.vote import Ballot, TieBreak, majority_vote

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ragteam.metrics import normalize_answer
+from ragteam.common.metrics import normalize_answer
 
 TieBreak = Literal["lexicographic", "cheapest", "confidence"]
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ragteam.common.once import loaded_once
 from ragteam.data import SMART_ADAPTER, shipped
 from ragteam.llm.base import ChatModel
-from ragteam.once import loaded_once
 
 ADAPTER_NAME = SMART_ADAPTER
 

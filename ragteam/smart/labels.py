@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ragteam.common.once import loaded_once
 from ragteam.errors import InputError
 from ragteam.formats import Posed
 from ragteam.llm.gguf_files import gguf_fingerprint
-from ragteam.once import loaded_once
 
 FORMATS = ("multiple_choice", "claim")
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from ragteam.agents.role import Context, Role, object_of, strings
 from ragteam.agents.views import json_field
-from ragteam.metrics import f1_score
+from ragteam.common.metrics import f1_score
 from ragteam.retrieval import Index, retrieve_traced
 from ragteam.trace import Trace
 from ragteam.types import Passage, Retrieved

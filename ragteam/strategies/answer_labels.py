@@ -16,9 +16,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ragteam.common.once import loaded_once
 from ragteam.errors import InputError
 from ragteam.formats import Posed
-from ragteam.once import loaded_once
 
 DATA_FILE = Path(__file__).resolve().parent.parent / "data" / "answerer-labels.json"
 

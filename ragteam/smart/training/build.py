@@ -24,9 +24,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ragteam.agents.role import Solo
+from ragteam.common.metrics import f1_score, normalize_answer
 from ragteam.errors import ParseError
 from ragteam.llm.base import ChatModel
-from ragteam.metrics import f1_score, normalize_answer
 from ragteam.retrieval.index import Index
 from ragteam.smart import roles
 from ragteam.smart.format import (

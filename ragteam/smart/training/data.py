@@ -12,10 +12,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ragteam.common.jsonl import read_objects
+from ragteam.common.metrics import normalize_answer
 from ragteam.errors import InputError
 from ragteam.formats import Posed
-from ragteam.jsonl import read_objects
-from ragteam.metrics import normalize_answer
 
 YES_NO = ("yes", "no")
 

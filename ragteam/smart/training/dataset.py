@@ -15,7 +15,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ragteam import atomic
+from ragteam.common import atomic
 from ragteam.errors import InputError
 from ragteam.llm.base import ChatModel
 from ragteam.retrieval.index import Index

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragteam import atomic
+from ragteam.common import atomic
 from ragteam.errors import InputError
 from ragteam.smart.training.build import Example
 from ragteam.smart.training.dataset import read_examples

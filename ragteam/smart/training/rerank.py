@@ -16,9 +16,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ragteam.atomic import write_json
+from ragteam.common.atomic import write_json
+from ragteam.common.metrics import match, normalize_answer
 from ragteam.errors import InputError
-from ragteam.metrics import match, normalize_answer
 from ragteam.minilm.cross_encoder import CrossEncoder
 from ragteam.minilm.settings import RERANK, TopLayersSettings
 from ragteam.minilm.top_layers import Loop, save_changed, top_layers_optimizer, train_top_layers

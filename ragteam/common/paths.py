@@ -45,7 +45,7 @@ DEMO_INDEX_PREFIX = "demo-index-"
 
 
 def demo_index_dir(version: str) -> Path:
-    """The demo corpus's index for one ragteam version (`ragteam.demo`)."""
+    """The demo corpus's index for one ragteam version (`ragteam.commands.demo`)."""
     return cache_root() / f"{DEMO_INDEX_PREFIX}{version}"
 
 

@@ -42,13 +42,13 @@ from typing import Any
 
 import numpy as np
 
-from ragteam.linear import fit_logistic
-from ragteam.metrics import auroc, f1_score
-from ragteam.overlap import lexical_score
+from ragteam.common.linear import fit_logistic
+from ragteam.common.metrics import auroc, f1_score
+from ragteam.common.overlap import lexical_score
 from ragteam.reader.agreement import pair_score
 from ragteam.reader.confidence import FEATURES, Confidence, Part, span_features
 from ragteam.reader.read import Calibration, Reader, calibration_path, load_net
-from ragteam.reader.train_data import Group, held_out, occurrences
+from ragteam.reader.training.data import Group, held_out, occurrences
 from ragteam.types import Passage
 
 MAX_REFUSED = 0.10

@@ -21,9 +21,9 @@ from typing import Any
 
 from ragteam.errors import InputError
 from ragteam.reader.model import EXTRAS, LINE_MARK, SpanNet, Windows, group_log_parts
-from ragteam.reader.train_data import Built, Group
-from ragteam.reader.train_groups import file_digest
-from ragteam.reader.train_settings import ReaderSettings
+from ragteam.reader.training.data import Built, Group
+from ragteam.reader.training.groups import file_digest
+from ragteam.reader.training.settings import ReaderSettings
 
 
 def gold_indices(windows: Windows, group: Group, tokens: int) -> tuple[list[int], list[int]]:
@@ -69,7 +69,7 @@ def validate(net: SpanNet, held: Sequence[Group]) -> dict[str, float]:
     best is no answer)."""
     import torch
 
-    from ragteam.metrics import exact_match, f1_score
+    from ragteam.common.metrics import exact_match, f1_score
     from ragteam.reader.read import Calibration, Reader
     from ragteam.types import Passage
 
@@ -134,7 +134,7 @@ def train_reader(
     built = reader_groups(data, settings, documents, groups, report, squad, tables, people)
     report(f"{len(built.train)} training groups, {len(built.held)} held")
     state = train_groups(built.train, built.held, out, settings, report, start)
-    from ragteam.reader.calibrate import calibrate
+    from ragteam.reader.training.calibrate import calibrate
 
     report("fitting the support, span and abstention thresholds on the held groups")
     state["calibration"] = calibrate(out, built.held, settings.seed)
@@ -174,7 +174,7 @@ def reader_groups(
 ) -> Built:
     """The groups: read from `groups` when it exists (made with these settings), else built
     (and written to `groups` when given)."""
-    from ragteam.reader.train_groups import (
+    from ragteam.reader.training.groups import (
         Wanted,
         build,
         groups_made_with_settings,

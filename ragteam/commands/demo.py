@@ -6,8 +6,8 @@ import json
 from importlib import resources
 from pathlib import Path
 
-from ragteam import paths
 from ragteam._version import __version__
+from ragteam.common import paths
 
 DEMO_QUESTION = "In which village was the engineer who built the Wrenhold Lighthouse born?"
 

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ragteam.linear import fit_logistic, sigmoid
-from ragteam.metrics import match, normalize_answer
+from ragteam.common.linear import fit_logistic, sigmoid
+from ragteam.common.metrics import match, normalize_answer
 from ragteam.reader.ranker import FEATURES, POLAR_FEATURES, Ranker, features, polar_features
 from ragteam.reader.roles import Rules, best_text, proposals
 from ragteam.reader.spans import Reading

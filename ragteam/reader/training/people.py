@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ragteam.errors import InputError
-from ragteam.reader.train_data import Group, occurrences
+from ragteam.reader.training.data import Group, occurrences
 from ragteam.types import Passage
 
 # docqa-train's validation files (its README's table): never trained or fitted on

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ragteam.agents.label_fit import fit_formats
-from ragteam.atomic import write_json
+from ragteam.common.atomic import write_json
 from ragteam.errors import InputError
 from ragteam.formats import Posed
 from ragteam.llm.base import Completion, Request

@@ -29,8 +29,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragteam.reader.train_data import Group, cloze, occurrences
-from ragteam.text import sentences
+from ragteam.common.text import sentences
+from ragteam.reader.training.data import Group, cloze, occurrences
 
 MAX_PER_TABLE = 6  # questions from one table, so that no table dominates
 HTML = (".html", ".htm", ".xhtml")

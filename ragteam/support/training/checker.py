@@ -1,5 +1,5 @@
 """Train the support checker (ragteam/support/checker.py) on pairs from the training files
-(ragteam/support/checker_data.py): binary cross-entropy on (claim, passage, supported?),
+(ragteam/support/training/data.py): binary cross-entropy on (claim, passage, supported?),
 the top MiniLM layers and the head trained, the rest as installed. The epoch kept is the one
 with the lowest validation loss; its threshold is the probability that maximises balanced
 accuracy on the validation split (never on a test or dev set), written into the file."""
@@ -13,14 +13,14 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ragteam.atomic import write_json
+from ragteam.common.atomic import write_json
+from ragteam.common.metrics import auroc
 from ragteam.errors import InputError
-from ragteam.metrics import auroc
 from ragteam.minilm.cross_encoder import CrossEncoder, sigmoid
 from ragteam.minilm.settings import CHECK, TopLayersSettings
 from ragteam.minilm.top_layers import Loop, save_changed, top_layers_optimizer, train_top_layers
 from ragteam.support.checker import FORMAT, pair_model
-from ragteam.support.checker_data import Pair, training_pairs
+from ragteam.support.training.data import Pair, training_pairs
 
 
 def balanced_accuracy(scores: Sequence[float], labels: Sequence[int], threshold: float) -> float:

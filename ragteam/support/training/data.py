@@ -26,8 +26,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from ragteam.common.metrics import match, normalize_answer
 from ragteam.errors import InputError
-from ragteam.metrics import match, normalize_answer
 from ragteam.support.checker import claim_text
 
 YES_NO = {"yes", "no"}

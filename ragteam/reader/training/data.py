@@ -239,7 +239,7 @@ def cloze(sentence: str, rng: random.Random) -> tuple[str, str] | None:
 
 def clozes(corpus: Path, count: int, rng: random.Random) -> Iterator[Group]:
     """`count` cloze groups from the paragraphs of `corpus` (a JSONL of {id, title, text})."""
-    from ragteam.text import sentences
+    from ragteam.common.text import sentences
 
     rows = [json.loads(line) for line in corpus.open(encoding="utf-8")]
     texts = [r["text"] for r in rows if len(r["text"]) > 80]

@@ -19,10 +19,10 @@ from typing import Any
 
 import numpy as np
 
+from ragteam.common.linear import Linear, logistic, sigmoid, standardise
 from ragteam.errors import InputError
 from ragteam.formats import Posed
-from ragteam.linear import Linear, logistic, sigmoid, standardise
-from ragteam.reader.train_data import held_out
+from ragteam.reader.training.data import held_out
 from ragteam.verdict.features import claim_signals, option_signals
 from ragteam.verdict.fitted import ChoiceDecision, ClaimDecision, Verdicts
 from ragteam.verdict.train_settings import VerdictSettings

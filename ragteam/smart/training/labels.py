@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ragteam.agents.label_fit import fit_formats
-from ragteam.atomic import write_json
+from ragteam.common.atomic import write_json
 from ragteam.errors import InputError
 from ragteam.llm.gguf_files import gguf_fingerprint
 from ragteam.smart.labels import FORMATS, calibration_path, first_token

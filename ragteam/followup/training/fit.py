@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from ragteam.common.linear import fit_logistic, sigmoid
 from ragteam.followup.model import FollowUps, candidates, lean_features, words
-from ragteam.linear import fit_logistic, sigmoid
 
 L2 = 1.0
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ragteam.documents.tables import table_lines
 from ragteam.errors import InputError
-from ragteam.reader.train_data import Group
+from ragteam.reader.training.data import Group
 
 ROWS_A_PASSAGE = 8  # rows of a table in one passage (about 150-250 tokens with their headers)
 MAX_CHARS = 1200  # a passage of rows ends before this many characters

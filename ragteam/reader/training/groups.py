@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ragteam.errors import InputError
-from ragteam.reader.train_data import (
+from ragteam.reader.training.data import (
     Built,
     Group,
     clozes,
@@ -22,8 +22,8 @@ from ragteam.reader.train_data import (
     musique,
     squad,
 )
-from ragteam.reader.train_documents import document_groups
-from ragteam.reader.train_settings import ReaderSettings
+from ragteam.reader.training.documents import document_groups
+from ragteam.reader.training.settings import ReaderSettings
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class Wanted:
     table_questions: int = 0
     headings: bool = False  # paragraphs read with their title as a heading line
     table_rows: bool = False  # the tables' rows as `cell | cell`, not records
-    # questions people wrote over documents (docqa-train's layout: reader/train_people.py),
+    # questions people wrote over documents (docqa-train's layout: reader/training/people.py),
     # their parts' indexes kept under `people_work`; `people_held` of their files held out
     people: Path | None = None
     people_work: Path | None = None
@@ -71,11 +71,11 @@ def build(train_dir: Path, wanted: Wanted, held: float = 0.1, seed: int = 13) ->
     for path in wanted.squad:  # last: the other sources' groups stay those made without it
         groups += squad(path, rng)
     if wanted.tables is not None:  # after SQuAD, for the same reason
-        from ragteam.reader.train_tables import wtq
+        from ragteam.reader.training.tables import wtq
 
         groups += wtq(wanted.tables, wanted.table_questions, rng, not wanted.table_rows)
     if wanted.people is not None:  # last, for the same reason
-        from ragteam.reader.train_people import people_groups
+        from ragteam.reader.training.people import people_groups
 
         work = wanted.people_work or wanted.people / ".indexes"
         groups += people_groups(wanted.people, work, rng, headings=wanted.headings)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from ragteam.text import words
+from ragteam.common.text import words
 
 # Two thirds of what a sentence adds must be found: fixed when the layer was written, not
 # tuned on any dev set (docs/benchmarks.md sections 25 and 29 measure it).
