@@ -2,8 +2,9 @@
 
 # the demo corpus's questions, each reader's best span over BM25's top 5
 python bench/reader_checks.py demo --weights A.safetensors B.safetensors
-# weights interpolated half and half (WiSE-FT); calibrate them before use
-python bench/reader_checks.py soup A.safetensors B.safetensors --out SOUP.safetensors
+# weights interpolated (WiSE-FT, Wortsman et al. 2022): (1 - SHARE) * A + SHARE * B, half and
+# half by default; calibrate them before use
+python bench/reader_checks.py soup A.safetensors B.safetensors --out SOUP.safetensors [--share 0.5]
 # on the document benchmark: how the reader's confidence ranks right over wrong answers,
 # and what each threshold would decline (analysis only: thresholds are fitted on held
 # training groups, never here)
@@ -49,7 +50,7 @@ def demo(weights: list[Path]) -> None:
         print(f"{w}: {right[w]} of {len(questions) - 1} demo questions right")
 
 
-def soup(a: Path, b: Path, out: Path) -> None:
+def soup(a: Path, b: Path, out: Path, share: float = 0.5) -> None:
     import torch
     from safetensors import safe_open
     from safetensors.torch import load_file, save_file
@@ -57,9 +58,9 @@ def soup(a: Path, b: Path, out: Path) -> None:
     first, second = load_file(str(a)), load_file(str(b))
     with safe_open(str(b), "pt") as f:
         meta = {k: v for k, v in f.metadata().items() if k in ("format", "line_mark")}
-    meta["made"] = f"0.5 * {a.name} + 0.5 * {b.name}"
+    meta["made"] = f"{1 - share:g} * {a.name} + {share:g} * {b.name}"
     mixed = {
-        k: ((first[k].float() + second[k].float()) / 2).to(torch.float16).contiguous()
+        k: ((1 - share) * first[k].float() + share * second[k].float()).to(torch.float16)
         for k in second
     }
     save_file(mixed, str(out), metadata=meta)
@@ -115,6 +116,7 @@ def main() -> None:
     s.add_argument("first", type=Path)
     s.add_argument("second", type=Path)
     s.add_argument("--out", type=Path, required=True)
+    s.add_argument("--share", type=float, default=0.5, help="the second's share (0 to 1)")
     c = sub.add_parser("confidence")
     c.add_argument("--work", type=Path, required=True)
     c.add_argument("--index", type=Path, required=True)
@@ -125,7 +127,7 @@ def main() -> None:
     if args.verb == "demo":
         demo(args.weights)
     elif args.verb == "soup":
-        soup(args.first, args.second, args.out)
+        soup(args.first, args.second, args.out, args.share)
     elif args.verb == "calibrate":
         calibrate(args.groups, args.weights)
     else:
