@@ -96,6 +96,8 @@ def test_people_groups_mark_the_gold_passage_and_leave_validation_files_out(tmp_
     for g in groups:
         by_id.setdefault(g.qid.split("/")[1], []).append(g)
     assert "m-4" not in by_id  # a validation file's question gives no group
+    # nor is a validation file's passage ever shown, not even as a distractor
+    assert not [g.qid for g in groups if any("Bo Lind" in t for t in g.texts)]
     span = next(g for g in by_id["m-1"] if g.label == "span")
     marked = [(t, s) for t, s in zip(span.texts, span.spans, strict=True) if s]
     assert marked and all(t[a:b] == "Ada Quill" for t, spans in marked for a, b in spans)

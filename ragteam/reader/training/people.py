@@ -41,6 +41,7 @@ VALIDATION = (
     "tabulate-README.docx",
 )
 SEARCHED = 8  # hits a question's distractors are drawn from
+EXCLUDED_SLACK = 8  # more hits searched, for those of excluded files left out
 GOLD_MAX = 2  # gold passages of one question at most
 EVIDENCE_SHARE = 0.5  # of the evidence's words a gold passage must hold
 CLOSE = 0.85  # a second gold passage holds at least this share of what the first holds
@@ -75,11 +76,16 @@ def _viewed(passage: Passage, question: str, headings: bool) -> str:
     return Viewed.of(passage, question, headings).text
 
 
+def _file_name(passage: Passage) -> str:
+    """The name of the file a passage was cut from ("" for none)."""
+    return Path(passage.locator.source).name if passage.locator is not None else ""
+
+
 def _file_passages(index: Any) -> dict[str, list[Passage]]:
     by_file: dict[str, list[Passage]] = {}
     for p in index.passages:
         if p.locator is not None:
-            by_file.setdefault(Path(p.locator.source).name, []).append(p)
+            by_file.setdefault(_file_name(p), []).append(p)
     return by_file
 
 
@@ -108,11 +114,15 @@ def question_groups(
     qid: str,
     rng: random.Random,
     headings: bool = False,
+    exclude: tuple[str, ...] = VALIDATION,
 ) -> Iterator[Group]:
     """The groups of one question (see the module's doc); each passage read after its
-    heading path when `headings` (for weights that read headings)."""
+    heading path when `headings` (for weights that read headings). A passage of an `exclude`d
+    file (the validation files, which share their part's index) is never shown: not even as a
+    distractor."""
     asked = question["question"]
-    hits = index.retrieve(asked, k=SEARCHED)
+    found = index.retrieve(asked, k=SEARCHED + EXCLUDED_SLACK)
+    hits = [p for p in found if _file_name(p) not in exclude][:SEARCHED]
     if not question["answers"]:
         texts = tuple(_viewed(p, asked, headings) for p in hits[:4])
         if texts:
@@ -180,4 +190,4 @@ def people_groups(
             where = q["file"] or q["id"]  # an unanswerable question is held alone
             tag = hashlib.sha256(f"{part.name}/{where}".encode()).hexdigest()[:12]
             qid = f"people-{tag}/{q['id']}"
-            yield from question_groups(q, index, by_file, qid, rng, headings)
+            yield from question_groups(q, index, by_file, qid, rng, headings, exclude)
