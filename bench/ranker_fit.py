@@ -29,7 +29,7 @@ from ragteam.reader.training.ranker import Example, example_of, fit_ranker
 
 def example(question: dict, index, weights: Path, group: str) -> Example:  # noqa: ANN001
     """Search and read `question` (a docqa row) as `read` does with the reader `weights`."""
-    from ragteam.reader.roles import reading_for
+    from ragteam.reader.stage import reading_for
     from ragteam.strategies.base import Context
     from ragteam.strategies.read import Read, _earlier
     from ragteam.trace import Trace

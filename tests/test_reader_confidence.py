@@ -19,7 +19,7 @@ from ragteam.errors import InputError
 from ragteam.reader import Reading, Span, default_weights, load_reader
 from ragteam.reader.confidence import FEATURES, span_features
 from ragteam.reader.read import calibration_path
-from ragteam.reader.training.calibrate import Asked, fit_confidence
+from ragteam.reader.training.calibrate import HeldReading, fit_confidence
 from ragteam.types import Passage
 
 
@@ -51,7 +51,7 @@ def test_fit_logistic_leans_on_the_column_that_separates():
     assert abs(model.weights[0]) > 5 * abs(model.weights[1])
 
 
-def _asked(n: int, seed: int) -> list[Asked]:
+def _asked(n: int, seed: int) -> list[HeldReading]:
     """Answers over passages that hold an answer two times in three: there, the words'
     probability tells right from wrong; where they hold none, the reader is as sure of its
     (wrong) span as of a right one, and only the margin tells."""
@@ -63,7 +63,7 @@ def _asked(n: int, seed: int) -> list[Asked]:
         p = float(np.clip((0.4 if has and not right else 0.7) + 0.15 * rng.normal(), 0.01, 0.99))
         margin = (0.6 if has else 0.1) + 0.1 * float(rng.normal())
         features = [math.log(p / (1 - p)), -3.0, margin, 1.0, float(i % 5)]
-        out.append(Asked(features, p, 0.01, right, has, f"file{i % 20}"))
+        out.append(HeldReading(features, p, 0.01, right, has, f"file{i % 20}"))
     return out
 
 

@@ -114,7 +114,7 @@ def test_a_heading_question_is_answered_from_the_passage_that_says_it_not_the_be
     """The reader's best span stands in an entry about another thing; the passage that says
     the question's words is the one whose heading answers."""
     from ragteam.reader import Reading
-    from ragteam.reader.roles import _under_heading
+    from ragteam.reader.stage import _under_heading
 
     passages = [
         _under("x", ("Changes in 2.0",), "Proxies are read from the environment."),
@@ -204,7 +204,7 @@ class _Scripted:
 
 
 def test_whether_a_release_s_entries_hold_the_answer_is_judged_over_all_it_found():
-    from ragteam.reader.roles import Rules, answer_by_reading
+    from ragteam.reader.stage import Rules, answer_by_reading
     from ragteam.trace import Trace
 
     passages = [

@@ -170,7 +170,7 @@ def test_the_ranker_not_the_rule_order_picks_the_answer_and_gives_its_confidence
     """A ranker that prefers the reader's lower-ranked spans answers with one of them, not
     with the reader's best, and its probability is the answer's confidence."""
     from ragteam.reader import load_reader
-    from ragteam.reader.roles import Rules, answer_by_reading, proposals, reading_for
+    from ragteam.reader.stage import Rules, answer_by_reading, proposals, reading_for
     from ragteam.retrieval import load_index
     from ragteam.trace import Trace
 
@@ -203,7 +203,7 @@ def replace_ranker(reader, ranker):
 
 def test_a_reader_without_a_ranker_keeps_the_rules_order(folder_index):
     from ragteam.reader import load_reader
-    from ragteam.reader.roles import Rules, answer_by_reading
+    from ragteam.reader.stage import Rules, answer_by_reading
     from ragteam.retrieval import load_index
     from ragteam.trace import Trace
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ragteam.agents.role import Context, Role, object_of
+from ragteam.agents.role import Players, Role, object_of
 
 JUDGE = Role(
     "judge",
@@ -21,7 +21,7 @@ ROLE_NAMES = (JUDGE.name,)
 PASSAGE_CHARS = 1500  # a passage beyond this is cut (its beginning kept) to fit the prompt
 
 
-def judge_with(ctx: Context, question: str) -> Callable[[str, str], bool]:
+def judge_with(ctx: Players, question: str) -> Callable[[str, str], bool]:
     """A judge of `question`'s answer sentences: (sentence, passage text) -> whether the passage
     states it. Raises ParseError (a RagteamError; the failed step is in the trace) when the
     model's reply is no verdict after its retry."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ragteam.agents.role import Context, Role, object_of, strings
+from ragteam.agents.role import Players, Role, object_of, strings
 from ragteam.agents.views import json_field
 
 TEXT = {"type": "string", "maxLength": 300}
@@ -97,13 +97,13 @@ SUMMARY = Role(
 ROLES = (PLANNER, STEP_DEFINER, EXTRACTOR, QA, SUMMARY)
 
 
-def plan(ctx: Context, question: str) -> PlanState:
+def plan(ctx: Players, question: str) -> PlanState:
     value = PLANNER.call(ctx, question=question)
     steps = [s.strip() for s in value["steps"] if s.strip()]
     return PlanState(value["analysis"], steps)
 
 
-def define_step(ctx: Context, state: PlanExecState, step: str) -> StepTaskState:
+def define_step(ctx: Players, state: PlanExecState, step: str) -> StepTaskState:
     plan_text = " ".join(f"{i}. {s}" for i, s in enumerate(state.plan, start=1))
     history = "; ".join(f"{q} -> {a}" for q, a in state.history()) or "none"
     value = STEP_DEFINER.call(
@@ -116,12 +116,12 @@ def define_step(ctx: Context, state: PlanExecState, step: str) -> StepTaskState:
     return StepTaskState(value["type"], value["task"].strip())
 
 
-def extract(ctx: Context, task: str, document: str) -> str:
+def extract(ctx: Players, task: str, document: str) -> str:
     value = EXTRACTOR.call(ctx, task=task, document=document)
     return value["note"].strip()
 
 
-def answer_step(ctx: Context, task: str, notes: list[str]) -> QAAnswerState:
+def answer_step(ctx: Players, task: str, notes: list[str]) -> QAAnswerState:
     shown = "\n".join(f"- {n}" for n in notes) or "- (no notes)"
     value = QA.call(ctx, task=task, notes=shown)
     return QAAnswerState(
@@ -129,7 +129,7 @@ def answer_step(ctx: Context, task: str, notes: list[str]) -> QAAnswerState:
     )
 
 
-def summarize(ctx: Context, state: PlanExecState) -> str:
+def summarize(ctx: Players, state: PlanExecState) -> str:
     steps = "\n".join(f"- {q} -> {a}" for q, a in state.history()) or "- (no steps)"
     value = SUMMARY.call(ctx, question=state.original_question, steps=steps)
     state.plan_summary = value["output"]

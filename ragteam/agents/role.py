@@ -1,10 +1,10 @@
 """An agent role, declared once: its name (the trace's role and the `--role-model` key), its
 prompt (package data) and the slots that prompt has, the reply it must give (a JSON schema, or
 plain text up to a stop string) and its token budget. A role is played through a strategy's
-`Context`, named once per call: `ROLE.call(ctx, **fields)` for a JSON reply, `ROLE.write(ctx,
-**fields)` for plain text. Each renders the prompt, calls the role's model (a `--role-model`
-override, else the default), validates the reply (retrying once with the error shown) and
-records the trace step.
+`Context` (as the `Players` it needs), named once per call: `ROLE.call(ctx, **fields)` for a
+JSON reply, `ROLE.write(ctx, **fields)` for plain text. Each renders the prompt, calls the
+role's model (a `--role-model` override, else the default), validates the reply (retrying once
+with the error shown) and records the trace step.
 
 A variant of a role (another prompt or schema, the same name and model) is
 `dataclasses.replace(ROLE, prompt=...)`; its slots are checked again.
@@ -23,8 +23,9 @@ from ragteam.prompts import fill, load_prompt, parse_template, template_slots
 from ragteam.trace import AnswerView, Trace
 
 
-class Context(Protocol):
-    """What a role needs of a strategy's context (`ragteam.strategies.base.Context`)."""
+class Players(Protocol):
+    """What a role needs of a strategy's context (`ragteam.strategies.base.Context`): who
+    plays each role, and the trace and settings of the answer they play in."""
 
     @property
     def trace(self) -> Trace: ...
@@ -93,7 +94,7 @@ class Role:
             raise RagteamError(_slot_problem(self.name, "the call fills", set(fields), self.slots))
         return fill(self._turns(), **fields)
 
-    def asked(self, ctx: Context, **fields: str) -> list[Message]:
+    def asked(self, ctx: Players, **fields: str) -> list[Message]:
         """`messages`, and for a role that writes the answer (one with a `view`) the asker's
         own instructions (`ctx.instructions`) added to its system turn, said in the trace."""
         messages = self.messages(**fields)
@@ -115,13 +116,13 @@ class Role:
             return [{"role": "system", "content": f"{first}\n\n{told}"}, *messages[1:]]
         return [{"role": "system", "content": told}, *messages]
 
-    def model(self, ctx: Context) -> ChatModel:
+    def model(self, ctx: Players) -> ChatModel:
         """The model playing this role (a `--role-model` override, else the default)."""
         return ctx.model_for(self.name)
 
     def call(
         self,
-        ctx: Context,
+        ctx: Players,
         *,
         check: Check | None = None,
         max_tokens: int | None = None,
@@ -146,7 +147,7 @@ class Role:
 
     def write(
         self,
-        ctx: Context,
+        ctx: Players,
         *,
         max_tokens: int | None = None,
         logit_bias: dict[int, float] | None = None,
@@ -168,7 +169,7 @@ class Role:
             model, ctx.trace, self.name, request, grounded=self.grounded, view=self.view
         )
 
-    def sampled_at(self, ctx: Context) -> float:
+    def sampled_at(self, ctx: Players) -> float:
         """The temperature this call samples at: the asker's (`ctx.temperature`) for a role
         that writes the answer, said in the trace; 0 for every other role."""
         asked = ctx.temperature if self.view is not None else 0.0

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from ragteam.agents.role import Context, Role, object_of, strings
+from ragteam.agents.role import Players, Role, object_of, strings
 from ragteam.agents.views import json_field
 from ragteam.tools.base import Tool
 from ragteam.types import Passage
@@ -92,13 +92,13 @@ def seen_text(records: list[StepRecord], limit: int = 8) -> str:
     return ", ".join(shown) or "none"
 
 
-def plan(ctx: Context, question: str) -> list[str]:
+def plan(ctx: Players, question: str) -> list[str]:
     value = PLANNER.call(ctx, question=question)
     return [t.strip() for t in value["Tasks"] if t.strip()]
 
 
 def choose_tool(
-    ctx: Context, task: str, known: str, hint: str, tools: list[Tool]
+    ctx: Players, task: str, known: str, hint: str, tools: list[Tool]
 ) -> tuple[str, str]:
     """(thought, tool name) among `tools`."""
     listing = "\n".join(f"- {t.describe()}" for t in tools)
@@ -110,7 +110,7 @@ def choose_tool(
 
 
 def write_arguments(
-    ctx: Context,
+    ctx: Players,
     task: str,
     known: str,
     thought: str,
@@ -141,18 +141,18 @@ def bounded_strings(schema: dict[str, Any], limit: int = ARGUMENT_CHARS) -> dict
     return out
 
 
-def condense(ctx: Context, task: str, output: str) -> str:
+def condense(ctx: Players, task: str, output: str) -> str:
     value = ANSWER_AGENT.call(ctx, task=task, output=output)
     return value["answer"].strip()
 
 
-def verify(ctx: Context, task: str, answer: str) -> tuple[str, str]:
+def verify(ctx: Players, task: str, answer: str) -> tuple[str, str]:
     """(status, hint)."""
     value = VERIFIER.call(ctx, task=task, answer=answer or "(empty)")
     return value["status"], value["hint"].strip()
 
 
-def final_answer(ctx: Context, question: str, log: list[SubTask]) -> str:
+def final_answer(ctx: Players, question: str, log: list[SubTask]) -> str:
     shown = "\n".join(f"- {s.task} -> {s.answer}" for s in log) or "- (none)"
     value = FINAL.call(ctx, question=question, log=shown)
     return value["answer"].strip()

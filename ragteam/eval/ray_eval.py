@@ -20,7 +20,7 @@ from ragteam.eval.rundir import RunDir
 from ragteam.eval.runner import (
     EvalPlan,
     EvalProgress,
-    Tally,
+    RunTally,
     evaluate_one,
     index_config,
     pending_pairs,
@@ -90,7 +90,7 @@ def run_eval_ray(
         identity, roles = ray.get(pool[0].identities.remote())
         run.open(run_config(plan, identity, info, roles))
         done, todo = pending_pairs(plan, run)
-        tally = Tally(run, len(done), len(done) + len(todo), progress)
+        tally = RunTally(run, len(done), len(done) + len(todo), progress)
         try:
             _drain(ray, pool, todo, plan, tally)
         finally:
@@ -99,7 +99,7 @@ def run_eval_ray(
     return tally.rows
 
 
-def _drain(ray: Any, pool: list, todo: list, plan: EvalPlan, tally: Tally) -> None:
+def _drain(ray: Any, pool: list, todo: list, plan: EvalPlan, tally: RunTally) -> None:
     """Keep every actor busy; rows are written by this process as they come back."""
     queue = iter(todo)
     owner: dict[Any, Any] = {}  # object ref -> actor

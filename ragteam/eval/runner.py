@@ -170,7 +170,7 @@ def evaluate_one(
     )
 
 
-class Tally:
+class RunTally:
     """The single writer of a run: appends each finished row (fsynced by `RunDir`) and
     reports progress."""
 
@@ -218,7 +218,7 @@ def run_eval(
     run.open(run_config(plan, model.identity, info, roles, tuple(t.name for t in loaded.tools)))
     done, todo = pending_pairs(plan, run)
     workers = max(1, plan.workers) if model.parallel else 1
-    tally = Tally(run, len(done), len(done) + len(todo), progress)
+    tally = RunTally(run, len(done), len(done) + len(todo), progress)
     with ThreadPoolExecutor(max_workers=workers) as pool:
         pending: set[Future] = set()
         queue = iter(todo)

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ragteam.agents.role import Context, Role, object_of, strings
+from ragteam.agents.role import Players, Role, object_of, strings
 from ragteam.agents.views import json_field
 from ragteam.common.metrics import f1_score
 from ragteam.retrieval import Index, retrieve_traced
@@ -114,7 +114,7 @@ def retrieval_block(
     return list(found.values())[:max_passages]
 
 
-def reconstruct(ctx: Context, question: str, max_intents: int) -> list[str]:
+def reconstruct(ctx: Players, question: str, max_intents: int) -> list[str]:
     """Search intents for the request (deduplicated, at most `max_intents`)."""
     value = RECONSTRUCTOR.call(ctx, question=question)
     intents = list(dict.fromkeys(i.strip() for i in value["intents"] if i.strip()))
@@ -130,7 +130,7 @@ class Located:
 
 
 def locate(
-    ctx: Context,
+    ctx: Players,
     question: str,
     number: int,
     passage: Passage,
@@ -169,7 +169,7 @@ def locate(
 
 
 def generate(
-    ctx: Context,
+    ctx: Players,
     question: str,
     facts: list[tuple[int, str, str]],
     max_tokens: int = 64,

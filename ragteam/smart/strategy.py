@@ -20,8 +20,8 @@ from ragteam.formats import Posed
 from ragteam.llm.base import ChatModel
 from ragteam.llm.fit import fit_text
 from ragteam.reader import Reader, Reading
-from ragteam.reader.roles import evidence_of
-from ragteam.reader.roles import locate as reader_locate
+from ragteam.reader.stage import evidence_of
+from ragteam.reader.stage import locate as reader_locate
 from ragteam.smart import roles
 from ragteam.smart.agent import ADAPTER_NAME, adapter_of, choose, shipped_adapter
 from ragteam.smart.format import Judgement, Trajectory, render_trajectory

@@ -23,7 +23,7 @@ from ragteam.formats import Posed
 from ragteam.llm.base import ChatModel, Completion, TextModel, TextRequest, streams
 from ragteam.llm.fit import fit_text
 from ragteam.reader import Reader, Reading
-from ragteam.reader.roles import locate as reader_locate
+from ragteam.reader.stage import locate as reader_locate
 from ragteam.smart import roles
 from ragteam.smart.format import (
     CITE,

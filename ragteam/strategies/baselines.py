@@ -6,8 +6,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ragteam.agents.answerers import ANSWERER, ANSWERER_DIRECT
-from ragteam.agents.role import Context as Players
-from ragteam.agents.role import Solo, role_names
+from ragteam.agents.role import Players, Solo, role_names
 from ragteam.agents.views import clean_answer
 from ragteam.errors import ParseError
 from ragteam.formats import Posed
@@ -15,7 +14,6 @@ from ragteam.llm.base import ChatModel
 from ragteam.retrieval import retrieve_traced
 from ragteam.strategies.answer_labels import label_bias
 from ragteam.strategies.base import (
-    Context,
     bounded,
     cite,
     fit_passages,
@@ -36,7 +34,7 @@ class NoR:
     decides_verdicts: ClassVar[bool] = False
     max_answer_tokens: int = bounded(48, 1, 2_048)
 
-    def run(self, posed: Posed, ctx: Context) -> Answer:
+    def run(self, posed: Posed, ctx: Players) -> Answer:
         question = posed.text
         asked = fit_question(ctx, question, roles=self.roles)
         reply = ANSWERER_DIRECT.write(ctx, max_tokens=self.max_answer_tokens, question=asked)
@@ -58,7 +56,7 @@ class OneR:
     # one they were fitted for
     label_biases: bool = True
 
-    def run(self, posed: Posed, ctx: Context) -> Answer:
+    def run(self, posed: Posed, ctx: Players) -> Answer:
         question = posed.text
         index = ctx.require_index(self.name)
         answerer = ANSWERER.model(ctx)  # looked up once per run

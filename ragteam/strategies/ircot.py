@@ -17,7 +17,7 @@ from ragteam.agents.answerers import ANSWERER, REASONER
 from ragteam.agents.role import role_names
 from ragteam.agents.views import clean_answer
 from ragteam.formats import Posed
-from ragteam.reader.roles import answer_by_reading
+from ragteam.reader.stage import answer_by_reading
 from ragteam.retrieval import retrieve_traced
 from ragteam.strategies.base import (
     Context,

@@ -16,12 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ragteam.agents import marag as roles
+from ragteam.agents import marag as agents
 from ragteam.agents.role import role_names
 from ragteam.errors import ParseError
 from ragteam.formats import Posed
 from ragteam.llm.fit import fit_text
-from ragteam.reader.roles import locate
+from ragteam.reader.stage import locate
 from ragteam.retrieval import retrieve_traced
 from ragteam.strategies.base import Context, bounded, fit_question
 from ragteam.types import Answer, Citation, Passage
@@ -37,7 +37,7 @@ class MARAG:
     from every passage and a short answer; a summary joins the steps' answers."""
 
     name: ClassVar[str] = "marag"
-    roles: ClassVar[tuple[str, ...]] = role_names(*roles.ROLES)
+    roles: ClassVar[tuple[str, ...]] = role_names(*agents.ROLES)
     needs_index: ClassVar[bool] = True
     needs_model: ClassVar[bool] = True
     decides_verdicts: ClassVar[bool] = False
@@ -51,7 +51,7 @@ class MARAG:
     def run(self, posed: Posed, ctx: Context) -> Answer:
         question = posed.text
         asked = fit_question(ctx, question, roles=self.roles)
-        state = roles.PlanExecState(asked, plan=self._plan(ctx, asked))
+        state = agents.PlanExecState(asked, plan=self._plan(ctx, asked))
         cited: dict[str, Passage] = {}
         try:
             for step in state.plan:
@@ -98,7 +98,7 @@ class MARAG:
 
     def _plan(self, ctx: Context, question: str) -> list[str]:
         try:
-            steps = roles.plan(ctx, question).step
+            steps = agents.plan(ctx, question).step
         except ParseError as exc:
             ctx.trace.note("marag", f"planner failed ({exc.reason}); one step: the question")
             return [question]
@@ -109,18 +109,18 @@ class MARAG:
             ctx.trace.note("marag", f"the plan has {len(steps)} steps; keeping {self.max_steps}")
         return steps[: self.max_steps]
 
-    def _define(self, ctx: Context, state: roles.PlanExecState, step: str) -> roles.StepTaskState:
+    def _define(self, ctx: Context, state: agents.PlanExecState, step: str) -> agents.StepTaskState:
         if not state.step_output and not self.define_first:
-            return roles.StepTaskState("question-answering", step)
+            return agents.StepTaskState("question-answering", step)
         try:
-            return roles.define_step(ctx, state, step)
+            return agents.define_step(ctx, state, step)
         except ParseError as exc:
             ctx.trace.note("marag", f"step definer failed ({exc.reason}); asking the step as is")
-            return roles.StepTaskState("question-answering", step)
+            return agents.StepTaskState("question-answering", step)
 
     def _execute(
-        self, ctx: Context, state: roles.PlanExecState, task: roles.StepTaskState
-    ) -> tuple[roles.QAAnswerState, list[Passage], list[str]]:
+        self, ctx: Context, state: agents.PlanExecState, task: agents.StepTaskState
+    ) -> tuple[agents.QAAnswerState, list[Passage], list[str]]:
         docs: list[Passage] = []
         notes: list[str] = []
         if task.type == "aggregate":
@@ -138,10 +138,10 @@ class MARAG:
             notes = self._notes(ctx, task.task, docs)
             notes_for_qa = [n for n in notes if n]
         try:
-            output = roles.answer_step(ctx, task.task, notes_for_qa)
+            output = agents.answer_step(ctx, task.task, notes_for_qa)
         except ParseError as exc:
             ctx.trace.note("marag", f"QA agent failed ({exc.reason}); stopping")
-            output = roles.QAAnswerState("", "", "no", 0)
+            output = agents.QAAnswerState("", "", "no", 0)
         return output, docs, notes
 
     def _notes(self, ctx: Context, task: str, docs: list[Passage]) -> list[str]:
@@ -155,18 +155,18 @@ class MARAG:
         return [found.get(p.id, "") for p in docs]
 
     def _note(self, ctx: Context, task: str, passage: Passage) -> str:
-        cut = fit_text(roles.EXTRACTOR.model(ctx), passage.text, self.document_tokens)[0]
+        cut = fit_text(agents.EXTRACTOR.model(ctx), passage.text, self.document_tokens)[0]
         try:
-            return roles.extract(ctx, task, f"{passage.title}: {cut}")
+            return agents.extract(ctx, task, f"{passage.title}: {cut}")
         except ParseError as exc:
             ctx.trace.note("marag", f"extractor failed on {passage.id} ({exc.reason}); skipped")
             return ""
 
-    def _summarize(self, ctx: Context, state: roles.PlanExecState) -> str:
+    def _summarize(self, ctx: Context, state: agents.PlanExecState) -> str:
         if not state.step_output:
             return ""
         try:
-            return roles.summarize(ctx, state)
+            return agents.summarize(ctx, state)
         except ParseError as exc:
             ctx.trace.note("marag", f"summary failed ({exc.reason}); using the last step answer")
             return state.step_output[-1].answer

@@ -18,7 +18,7 @@ from typing import ClassVar
 
 from ragteam.formats import Posed
 from ragteam.reader import BRIDGE_SPANS, read_traced
-from ragteam.reader.roles import Rules, answer_by_reading
+from ragteam.reader.stage import Rules, answer_by_reading
 from ragteam.reader.unmentioned import unmentioned
 from ragteam.retrieval import Index, retrieve_traced
 from ragteam.strategies.base import Context, bounded

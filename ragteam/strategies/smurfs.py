@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ragteam.agents import smurfs as roles
+from ragteam.agents import smurfs as agents
 from ragteam.agents.role import role_names
 from ragteam.agents.smurfs import StepRecord, SubTask
 from ragteam.errors import InputError, ParseError
@@ -37,7 +37,7 @@ class Smurfs:
     result and trying another way when one fails; then answers from what it found."""
 
     name: ClassVar[str] = "smurfs"
-    roles: ClassVar[tuple[str, ...]] = role_names(*roles.ROLES)
+    roles: ClassVar[tuple[str, ...]] = role_names(*agents.ROLES)
     needs_index: ClassVar[bool] = False  # search/lookup join the tools when an index is given
     needs_model: ClassVar[bool] = True
     decides_verdicts: ClassVar[bool] = False
@@ -85,7 +85,7 @@ class Smurfs:
             return [question]
         self._spend(ctx)
         try:
-            tasks = roles.plan(ctx, question)
+            tasks = agents.plan(ctx, question)
         except ParseError as exc:
             ctx.trace.note("smurfs", f"planner failed ({exc.reason}); one sub-task: the request")
             return [question]
@@ -135,21 +135,21 @@ class Smurfs:
         hint: str,
         untried: list[Any],
     ) -> StepRecord:
-        known = roles.known_text(log, local)
+        known = agents.known_text(log, local)
         if len(untried) == 1:
             thought, name = "", untried[0].name
         else:
             self._spend(ctx)
             try:
-                thought, name = roles.choose_tool(ctx, task, known, hint, untried)
+                thought, name = agents.choose_tool(ctx, task, known, hint, untried)
             except ParseError as exc:
                 ctx.trace.note("smurfs", f"executor chose no tool ({exc.reason}); first untried")
                 thought, name = "", untried[0].name
         self._spend(ctx)
         try:
             chosen = box.get(name)
-            seen = roles.seen_text([*log_records(log), *local])
-            arguments = roles.write_arguments(ctx, task, known, thought, chosen, seen)
+            seen = agents.seen_text([*log_records(log), *local])
+            arguments = agents.write_arguments(ctx, task, known, thought, chosen, seen)
         except ParseError as exc:
             return StepRecord(name, {}, thought, error=f"no valid arguments ({exc.reason})")
         self._spend_tool(ctx)
@@ -164,7 +164,7 @@ class Smurfs:
             return bound(output, 300)
         self._spend(ctx)
         try:
-            return roles.condense(ctx, task, output)
+            return agents.condense(ctx, task, output)
         except ParseError as exc:
             ctx.trace.note("smurfs", f"answer agent failed ({exc.reason}); raw output kept")
             return bound(output, 300)
@@ -172,11 +172,11 @@ class Smurfs:
     def _verify(self, ctx: Context, task: str, answer: str) -> tuple[str, str]:
         if not self.verifier:
             return "solved", ""
-        if not answer or answer.lower().strip(" .") == roles.NOT_FOUND:
+        if not answer or answer.lower().strip(" .") == agents.NOT_FOUND:
             return "pending", "the last tool found nothing; search with other words"
         self._spend(ctx)
         try:
-            return roles.verify(ctx, task, answer)
+            return agents.verify(ctx, task, answer)
         except ParseError as exc:
             ctx.trace.note("smurfs", f"verifier failed ({exc.reason}); taken as solved")
             return "solved", ""
@@ -190,7 +190,7 @@ class Smurfs:
     def _final(self, ctx: Context, question: str, log: list[SubTask]) -> str:
         self._spend(ctx)
         try:
-            return roles.final_answer(ctx, question, log)
+            return agents.final_answer(ctx, question, log)
         except ParseError as exc:
             ctx.trace.note("smurfs", f"final answer failed ({exc.reason}); last solved sub-task")
             return _last_solved(log)
@@ -213,7 +213,7 @@ def _last_solved(log: list[SubTask]) -> str:
 
 
 def _last_answer(memory: list[StepRecord]) -> str:
-    found = [r.answer for r in memory if r.answer and r.answer.lower() != roles.NOT_FOUND]
+    found = [r.answer for r in memory if r.answer and r.answer.lower() != agents.NOT_FOUND]
     return found[-1] if found else ""
 
 

@@ -145,7 +145,7 @@ def _score(reader: Reader, question: str, sentence: str, passage: Passage) -> fl
 
 
 @dataclass(frozen=True)
-class Asked:
+class HeldReading:
     """A held question read: its best span's confidence features, its words' probability, the
     no-answer probability, whether the span is right, whether the passages hold an answer,
     and the file it comes from (folds are drawn by file)."""
@@ -158,7 +158,7 @@ class Asked:
     file: str
 
 
-def read_groups(reader: Reader, groups: Sequence[Group]) -> list[Asked]:
+def read_groups(reader: Reader, groups: Sequence[Group]) -> list[HeldReading]:
     """Each group read as `read` reads a question (one reading over its passages in order)."""
     out = []
     for g in groups:
@@ -169,7 +169,7 @@ def read_groups(reader: Reader, groups: Sequence[Group]) -> list[Asked]:
             continue
         order = {p.id: n for n, p in enumerate(passages)}
         out.append(
-            Asked(
+            HeldReading(
                 span_features(reading, best, order),
                 reading.answer_score(best.text),
                 reading.no_answer,
@@ -210,7 +210,7 @@ def questions(groups: Sequence[Group]) -> list[Group]:
     return [g for g in groups if "cloze" not in g.source]
 
 
-def fit_confidence(asked: Sequence[Asked]) -> tuple[Confidence, list[float], dict[str, Any]]:
+def fit_confidence(asked: Sequence[HeldReading]) -> tuple[Confidence, list[float], dict[str, Any]]:
     """The confidence model fitted on the answers `asked` gives (not withheld): its
     `answerable` part on all of them, its `right` part on those whose passages hold an answer;
     the L2 strength chosen by the AUROC of their product over folds drawn by file. With each

@@ -67,7 +67,7 @@ def worded(wordings: tuple[str, ...], rng: random.Random, varied: bool, **parts:
 
 
 @dataclass(frozen=True)
-class Asked:
+class MadeQuestion:
     question: str
     answer: str
     key: str  # words the gold passage must hold beside the answer
@@ -111,12 +111,12 @@ def table_questions(
     rng: random.Random,
     most: int = MAX_PER_TABLE,
     varied: bool = False,
-) -> list[Asked]:
+) -> list[MadeQuestion]:
     """The questions one HTML table gives, at most `most`, chosen at random; with `varied`,
     each in one of several wordings."""
     rows = [_cells(tr) for tr in table.iter("tr")]
     rows = [r for r in rows if r]
-    asked: list[Asked] = []
+    asked: list[MadeQuestion] = []
     header_row = bool(rows) and all(th for _, th in rows[0])
     if rows and all(len(r) == 2 for r in rows) and len(rows) >= 2 and not header_row:
         subject = _heading_before(table).rstrip(" ¶#:").strip()
@@ -125,7 +125,7 @@ def table_questions(
             attribute = name.rstrip(":").strip().lower()
             if len(key) >= 4 and (is_th or name.endswith(":")) and _short(value, 8) and attribute:
                 question = worded(CELL_WORDINGS, rng, varied, column=attribute, key=subject)
-                asked.append(Asked(question, value, key, True))
+                asked.append(MadeQuestion(question, value, key, True))
     elif len(rows) >= 3 and header_row and len(rows[0]) >= 2:
         header = [h.lower() for h, _ in rows[0]]
         body = [[c for c, _ in r] for r in rows[1:] if len(r) == len(header)]
@@ -138,12 +138,12 @@ def table_questions(
                     continue
                 if _short(cell, 6):
                     question = worded(CELL_WORDINGS, rng, varied, column=header[j], key=key)
-                    asked.append(Asked(question, cell, key))
+                    asked.append(MadeQuestion(question, cell, key))
                 elif 4 <= len(cell.split()) <= 25 and column.count(cell) == 1 and _name(header[0]):
                     question = worded(
                         KEY_WORDINGS, rng, varied, name=header[0], column=header[j], cell=cell
                     )
-                    asked.append(Asked(question, key, cell))
+                    asked.append(MadeQuestion(question, key, cell))
     rng.shuffle(asked)
     return asked[:most]
 
@@ -177,7 +177,7 @@ def _distractors(question: str, others: list[str], rng: random.Random) -> list[s
     return hard + rng.sample(rest, min(2, len(rest)))
 
 
-def _grouped(qid: str, asked: Asked, passages: list[str], rng: random.Random, source: str):  # noqa: ANN202
+def _grouped(qid: str, asked: MadeQuestion, passages: list[str], rng: random.Random, source: str):  # noqa: ANN202
     marked = [(p, _marks(p, asked)) for p in passages]
     gold = [(p, m) for p, m in marked if m]
     if not gold or (asked.unique and sum(len(occurrences(p, asked.answer)) for p in passages) > 1):
@@ -195,7 +195,7 @@ def _grouped(qid: str, asked: Asked, passages: list[str], rng: random.Random, so
     yield Group(asked.question, tuple(empty), "none", **common)
 
 
-def _marks(text: str, asked: Asked) -> tuple[tuple[int, int], ...]:
+def _marks(text: str, asked: MadeQuestion) -> tuple[tuple[int, int], ...]:
     """The answer's occurrences in `text` that answer `asked`: on a line holding the key (a
     table row, a cloze's sentence), or anywhere when the key is elsewhere in the passage."""
     found = occurrences(text, asked.answer)
@@ -283,12 +283,12 @@ def document_groups(
 
 def _asked(
     path: Path, passages: list[str], rng: random.Random, varied: bool, tables: bool
-) -> list[tuple[str, Asked]]:
+) -> list[tuple[str, MadeQuestion]]:
     """A file's questions, each with its source: its tables' (an HTML file, when `tables`),
     then clozes from three of its passages."""
     import lxml.html
 
-    asked: list[tuple[str, Asked]] = []
+    asked: list[tuple[str, MadeQuestion]] = []
     if path.suffix.lower() in HTML and tables:
         root = lxml.html.parse(str(path)).getroot()
         for table in root.iter("table") if root is not None else ():
@@ -298,7 +298,7 @@ def _asked(
         a, b = rng.choice(spans) if spans else (0, 0)
         made_cloze = cloze(text[a:b], rng) if prose(text[a:b]) else None
         if made_cloze:
-            asked.append(("doc-cloze", Asked(made_cloze[0], made_cloze[1], text[a:b])))
+            asked.append(("doc-cloze", MadeQuestion(made_cloze[0], made_cloze[1], text[a:b])))
     return asked
 
 

@@ -20,8 +20,8 @@ import numpy as np
 from ragteam.common.linear import fit_logistic, sigmoid
 from ragteam.common.metrics import match, normalize_answer
 from ragteam.reader.ranker import FEATURES, POLAR_FEATURES, Ranker, features, polar_features
-from ragteam.reader.roles import Rules, best_text, proposals
 from ragteam.reader.spans import Reading
+from ragteam.reader.stage import Rules, best_text, proposals
 from ragteam.types import Passage
 
 FOLDS = 5  # cross-fitting folds, by file
