@@ -2,53 +2,24 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from dataclasses import replace
+from typing import Annotated, Any
 
 import typer
 
 from ragteam.commands.common import err, friendly_errors
-from ragteam.commands.model_options import ModelOpt, with_model_options
+from ragteam.commands.flags import with_settings
 from ragteam.errors import InputError
-from ragteam.llm import DEFAULT_MODEL, ModelOptions
+from ragteam.server.config import ServerConfig
 
-if TYPE_CHECKING:
-    from ragteam.server.config import ServerConfig
-
-ConcurrencyOpt = Annotated[
-    int,
-    typer.Option(
-        min=1,
-        max=256,
-        help="answers at once (default: the cores, at most 8), sharing the cores as they run; "
-        "a model that serves one call at a time (the embedded one) takes its calls in turn, "
-        "while searching and reading run at once",
-    ),
-]
-# as many answers at once as cores: a lone one still gets every core (`server.cores`)
-CONCURRENCY = max(1, min(8, os.cpu_count() or 1))
+PortOpt = Annotated[int, typer.Option(min=1, max=65535)]
 
 
-@with_model_options
+@with_settings("config", ServerConfig)
 def serve_command(
-    model_options: ModelOptions,
-    index: Annotated[list[str], typer.Option("--index", help="DIR or NAME=DIR, repeatable")] = [],  # noqa: B006 - typer reads the default
-    runs: Annotated[Path | None, typer.Option(help="folder of eval runs to show")] = None,
-    host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(min=1, max=65535)] = 8000,
-    model: ModelOpt = DEFAULT_MODEL,
-    concurrency: ConcurrencyOpt = CONCURRENCY,
-    queue: Annotated[int, typer.Option(min=0, max=10_000, help="answers that may wait")] = 8,
-    queue_timeout: Annotated[
-        float,
-        typer.Option(
-            min=0.1,
-            max=3600,
-            help="seconds an answer may wait for a slot before it is refused (503, Retry-After)",
-        ),
-    ] = 120.0,
+    config: ServerConfig,
+    port: PortOpt = 8000,
     workers: Annotated[
         int,
         typer.Option(
@@ -58,39 +29,9 @@ def serve_command(
             "and any model itself (--concurrency and --queue are each one's)",
         ),
     ] = 1,
-    client_key_env: Annotated[
-        str,
-        typer.Option(
-            help="environment variable holding the key clients must send to this server "
-            "(Authorization: Bearer KEY); the model server's key is --api-key-env"
-        ),
-    ] = "RAGTEAM_API_KEY",
-    router_state: Annotated[Path | None, typer.Option(help="adaptive router state")] = None,
-    cors: Annotated[list[str], typer.Option(help="allowed CORS origin, repeatable")] = [],  # noqa: B006
-    watch: Annotated[
-        bool, typer.Option(help="sync folder indexes as their folders change")
-    ] = False,
-    max_upload_mb: Annotated[
-        int, typer.Option(min=1, max=10_000, help="the largest document a client may add")
-    ] = 100,
 ) -> None:
     """Serve the HTTP API and the web page (needs the `server` extra)."""
     with friendly_errors():
-        config = _config(
-            index,
-            client_key_env,
-            runs_dir=runs,
-            model=model,
-            model_options=model_options,
-            router_state=router_state,
-            host=host,
-            concurrency=concurrency,
-            queue_size=queue,
-            queue_timeout=queue_timeout,
-            cors_origins=cors,
-            watch=watch,
-            max_upload_mb=max_upload_mb,
-        )
         _serve(config, port, workers)
 
 
@@ -115,15 +56,6 @@ def _serve(config: ServerConfig, port: int, workers: int) -> None:
     err.print(f"ragteam serving on {where} ({key}; API docs at /docs)")
     service = app.state.service  # the indexes and the reader load before the first question
     run_server(app, config.host, port, service.gate.close, lambda: start_warming(service))
-
-
-def _config(index: list[str], key_env: str | None, **settings: Any) -> ServerConfig:
-    """The service's settings from a command's flags: the `--index` values parsed, the key
-    clients must send read from the environment variable `key_env` (none without one)."""
-    from ragteam.server.config import ServerConfig, parse_indexes
-
-    api_key = (os.environ.get(key_env) or None) if key_env else None
-    return ServerConfig(indexes=parse_indexes(index), api_key=api_key, **settings)
 
 
 def run_server(
@@ -155,21 +87,13 @@ def run_server(
     Server(config).run()
 
 
-@with_model_options
+@with_settings("config", ServerConfig, only=lambda f: f.metadata.get("mcp", True))
 def mcp_command(
-    model_options: ModelOptions,
-    index: Annotated[list[str], typer.Option("--index", help="DIR or NAME=DIR, repeatable")] = [],  # noqa: B006
-    model: ModelOpt = DEFAULT_MODEL,
+    config: ServerConfig,
     http: Annotated[bool, typer.Option(help="streamable HTTP on 127.0.0.1 instead of stdio")] = (
         False
     ),
     port: Annotated[int, typer.Option(min=1, max=65535, help="port for --http")] = 8001,
-    queue: Annotated[int, typer.Option(min=0, max=10_000, help="answers that may wait")] = 8,
-    router_state: Annotated[Path | None, typer.Option(help="adaptive router state")] = None,
-    client_key_env: Annotated[
-        str,
-        typer.Option(help="with --http: environment variable holding the key clients send"),
-    ] = "RAGTEAM_API_KEY",
     session_idle: Annotated[
         float, typer.Option(min=1, help="with --http: seconds before an idle session ends")
     ] = 600.0,
@@ -185,15 +109,8 @@ def mcp_command(
             ) from exc
         from ragteam.server.service import Service
 
-        key_env = client_key_env if http else None  # stdio has no clients to tell apart
-        config = _config(
-            index,
-            key_env,
-            model=model,
-            model_options=model_options,
-            router_state=router_state,
-            queue_size=queue,
-        )
+        if not http:  # stdio has no clients to tell apart
+            config = replace(config, api_key=None)
         # plain one-line logs on stderr, warnings and worse (the SDK would add a Rich handler
         # that draws a box for every refused tool call)
         import logging

@@ -3,32 +3,102 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ragteam.errors import InputError
 from ragteam.llm import DEFAULT_MODEL, ModelOptions
+from ragteam.settings import flag, group
 
 NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
 
 
+# as many answers at once as cores: a lone one still gets every core (`server.cores`)
+CONCURRENCY = max(1, min(8, os.cpu_count() or 1))
+KEY_ENV = "RAGTEAM_API_KEY"
+
+
+def _served(default: Any, help: str, *, mcp: bool = True, factory: Any = None, **kw: Any) -> Any:  # noqa: A002
+    """A field of the server's settings that is a flag of `serve` (and of `mcp` unless
+    `mcp=False`): declared here once, for both commands."""
+    marked = flag(default, help, **kw).metadata["flag"]
+    meta = {"flag": marked, "mcp": mcp}
+    if factory is not None:
+        return field(default_factory=factory, metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+def _key(variable: str) -> str | None:
+    """The key clients must send: the value of the environment variable named (none if the
+    variable is unset or empty)."""
+    return (os.environ.get(variable) or None) if variable else None
+
+
 @dataclass
 class ServerConfig:
-    indexes: dict[str, Path] = field(default_factory=dict)  # name -> index directory
-    runs_dir: Path | None = None  # eval runs served by their folder name
-    model: str = DEFAULT_MODEL
-    model_options: ModelOptions = field(default_factory=ModelOptions)
-    router_state: Path | None = None  # the adaptive router's state (feedback)
-    api_key: str | None = None
-    host: str = "127.0.0.1"
+    """What a server serves, declared once: each flagged field is a flag of `ragteam serve`
+    (and of `ragteam mcp`, unless marked serve-only)."""
+
+    indexes: dict[str, Path] = _served(  # name -> index directory
+        None,
+        "DIR or NAME=DIR, repeatable",
+        factory=dict,
+        name="--index",
+        many=True,
+        parse=lambda values: parse_indexes(list(values)),
+    )
+    runs_dir: Path | None = _served(  # eval runs served by their folder name
+        None, "folder of eval runs to show", mcp=False, name="--runs"
+    )
+    model: str = _served(
+        DEFAULT_MODEL, "embedded | gemma-3-270m | PATH.gguf | openai:NAME | SCHEME:NAME"
+    )
+    model_options: ModelOptions = group(ModelOptions)
+    router_state: Path | None = _served(None, "adaptive router state (its feedback)")
+    api_key: str | None = _served(
+        None,
+        "environment variable holding the key clients must send (Authorization: Bearer KEY; "
+        "`mcp` over --http); the model server's key is --api-key-env",
+        name="--client-key-env",
+        cli_default=KEY_ENV,
+        kind=str,
+        parse=_key,
+    )
+    host: str = _served("127.0.0.1", "address to listen on", mcp=False)
     max_question_chars: int = 4000
     max_body_bytes: int = 64 * 1024
-    max_upload_mb: int = 100  # a document added over the API (PUT .../documents/NAME)
-    concurrency: int = 1  # answers at once (`serve`'s default: the cores, at most 8)
-    queue_size: int = 8  # answers waiting for a slot before a 503 with Retry-After
-    queue_timeout: float = 120.0  # seconds an answer may wait for a slot
-    cors_origins: list[str] = field(default_factory=list)
-    watch: bool = False  # sync each served folder index when its folder changes
+    max_upload_mb: int = _served(  # a document added over the API (PUT .../documents/NAME)
+        100, "the largest document (MB) a client may add", mcp=False, min=1, max=10_000
+    )
+    concurrency: int = _served(  # answers at once
+        1,
+        "answers at once (default: the cores, at most 8), sharing the cores as they run; a "
+        "model that serves one call at a time (the embedded one) takes its calls in turn, "
+        "while searching and reading run at once",
+        mcp=False,
+        min=1,
+        max=256,
+        cli_default=CONCURRENCY,
+    )
+    queue_size: int = _served(  # answers waiting for a slot before a 503 with Retry-After
+        8, "answers that may wait", name="--queue", min=0, max=10_000
+    )
+    queue_timeout: float = _served(  # seconds an answer may wait for a slot
+        120.0,
+        "seconds an answer may wait for a slot before it is refused (503, Retry-After)",
+        mcp=False,
+        min=0.1,
+        max=3600,
+    )
+    cors_origins: list[str] = _served(
+        None, "allowed CORS origin, repeatable", mcp=False, factory=list, name="--cors",
+        many=True, parse=list,
+    )  # fmt: skip
+    watch: bool = _served(  # sync each served folder index when its folder changes
+        False, "sync folder indexes as their folders change", mcp=False
+    )
 
     def check(self) -> None:
         for name in self.indexes:
