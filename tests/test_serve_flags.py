@@ -4,7 +4,6 @@ read from the environment variable named, and bad values are refused before anyt
 
 from __future__ import annotations
 
-
 import pytest
 from typer.testing import CliRunner
 
