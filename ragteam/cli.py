@@ -5,14 +5,16 @@ A thin layer over the Python API (`ragteam.answer`, `ragteam.retrieval`, `ragtea
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from ragteam._version import __version__
-from ragteam.asking import AskRequest, key_values
+from ragteam.asking import AskRequest
 from ragteam.asking.api import answer
+from ragteam.asking.where import Where
 from ragteam.commands.cache import cache_app
 from ragteam.commands.common import (
     McpOpt,
@@ -27,13 +29,13 @@ from ragteam.commands.common import (
 from ragteam.commands.eval import eval_command, report_command
 from ragteam.commands.flags import with_settings
 from ragteam.commands.index import build_with_progress, index_app
-from ragteam.commands.model_options import ModelOpt, with_model_options
+from ragteam.commands.model_options import ModelOpt
 from ragteam.commands.render import answer_view, trace_view
 from ragteam.commands.router import feedback_command, router_app
 from ragteam.commands.serve import mcp_command, serve_command
 from ragteam.commands.train import train_app
 from ragteam.errors import RagteamError
-from ragteam.llm import DEFAULT_MODEL, ModelOptions
+from ragteam.llm import DEFAULT_MODEL
 from ragteam.retrieval.index import load_index
 from ragteam.strategies import available
 from ragteam.types import Retrieved
@@ -72,17 +74,12 @@ StrategyOpt = Annotated[str, typer.Option("--strategy", "-s", help="strategy nam
 
 
 @app.command()
-@with_model_options
+@with_settings("where", Where)
 @with_settings("request", AskRequest)
 def ask(
     question: Annotated[str, typer.Argument(help="the question")],
-    model_options: ModelOptions,
+    where: Where,
     request: AskRequest,
-    index: Annotated[Path | None, typer.Option(help="index directory")] = None,
-    model: ModelOpt = DEFAULT_MODEL,
-    role_model: Annotated[
-        list[str], typer.Option("--role-model", help="ROLE=MODEL_SPEC, e.g. planner=openai:NAME")
-    ] = [],  # noqa: B006 - typer reads the default
     as_json: Annotated[bool, typer.Option("--json", help="print the answer as JSON")] = False,
     show_trace: Annotated[bool, typer.Option("--trace", help="show every agent step")] = False,
     strict: Annotated[
@@ -103,19 +100,12 @@ def ask(
     --choice an option's label, and says why. (The answer options are `ragteam.AskRequest`'s.)"""
     from ragteam.asking.conversation import Conversation
 
-    with friendly_errors(), user_tools(tools, mcp, model_options.timeout) as extra:
+    with friendly_errors(), user_tools(tools, mcp, where.model_options.timeout) as extra:
         talk = Conversation.load(follow) if follow is not None else Conversation()
+        asked_where = replace(where, tools=tuple(extra)).given()
         with live_answer(request.strategy) as (on_step, on_writing):
             result = talk.ask(
-                question,
-                request,
-                index=index,
-                model=model,
-                model_options=model_options,
-                role_models={k: str(v) for k, v in key_values(role_model).items()},
-                tools=extra,
-                on_step=on_step,
-                on_writing=on_writing,
+                question, request, **asked_where, on_step=on_step, on_writing=on_writing
             )
         if follow is not None:
             talk.save(follow)

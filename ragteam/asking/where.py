@@ -7,14 +7,15 @@ actors) and the server all come through it."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from ragteam.asking.request import AskRequest
-from ragteam.llm import ChatModel, ModelOptions, load_model
+from ragteam.asking.request import AskRequest, key_values
+from ragteam.llm import DEFAULT_MODEL, ChatModel, ModelOptions, load_model
 from ragteam.llm.deferred import Deferred
 from ragteam.retrieval.index import Index, load_index
+from ragteam.settings import flag, group
 from ragteam.strategies.base import Context, require_index
 from ragteam.tools.base import Tool, make_tool
 from ragteam.trace import Trace
@@ -49,13 +50,32 @@ class Where:
     loaded `Index`); `model` a spec ("embedded", "path/to/model.gguf", "openai:NAME") or a
     model object, loaded with `model_options`; `role_models` the model of single agent roles
     ({"planner": "openai:qwen2.5-7b"}); `tools` functions (typed, with a docstring) or `Tool`s
-    for the strategies that call tools."""
+    for the strategies that call tools. The flagged fields are the flags of `ask` and `eval`
+    (their tools come from `--tools` and `--mcp`, which run while the command does)."""
 
-    index: str | Path | Index | None = None
-    model: str | ChatModel | None = None
-    model_options: ModelOptions = field(default_factory=ModelOptions)
-    role_models: Mapping[str, str | ChatModel] = field(default_factory=dict)
+    index: str | Path | Index | None = flag(None, "index directory", kind=Path | None)
+    model: str | ChatModel | None = flag(
+        None,
+        "embedded | gemma-3-270m | PATH.gguf | openai:NAME | SCHEME:NAME",
+        kind=str,
+        cli_default=DEFAULT_MODEL,
+    )
+    model_options: ModelOptions = group(ModelOptions)
+    role_models: Mapping[str, str | ChatModel] = field(
+        default_factory=dict,
+        metadata=flag(
+            None,
+            "ROLE=MODEL_SPEC, e.g. planner=openai:NAME; repeatable",
+            name="--role-model",
+            many=True,
+            parse=lambda pairs: {k: str(v) for k, v in key_values(list(pairs)).items()},
+        ).metadata,
+    )
     tools: tuple[Tool | Callable[..., Any], ...] = ()
+
+    def given(self) -> dict[str, Any]:
+        """Its fields by name: `ragteam.answer`'s and `ragteam.evaluate`'s keywords."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
     def load(
         self, strategy: str = "", needs_index: bool = False, needs_model: bool = True

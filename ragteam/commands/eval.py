@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -11,6 +12,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
 from ragteam.asking import AskRequest, key_values
+from ragteam.asking.where import Where
 from ragteam.commands.common import (
     LoggedProgress,
     McpOpt,
@@ -21,9 +23,7 @@ from ragteam.commands.common import (
     user_tools,
 )
 from ragteam.commands.flags import with_settings
-from ragteam.commands.model_options import ModelOpt, with_model_options
 from ragteam.errors import InputError
-from ragteam.llm import DEFAULT_MODEL, ModelOptions
 from ragteam.strategies.registry import DEFAULT_STRATEGY
 
 if TYPE_CHECKING:
@@ -35,24 +35,19 @@ StrategiesOpt = Annotated[
 ]
 
 
-@with_model_options
+@with_settings("where", Where)
 @with_settings("asking", AskRequest, only=lambda f: f.metadata["reach"].eval)
 def eval_command(
     data: Annotated[Path, typer.Option(help="JSONL of {id, question, answers, ...}")],
     out_dir: Annotated[Path, typer.Option("--out", help="run directory (resumable)")],
-    model_options: ModelOptions,
+    where: Where,
     asking: AskRequest,
     strategy: StrategiesOpt = DEFAULT_STRATEGY,
-    index: Annotated[Path | None, typer.Option(help="index directory")] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="first N questions only")] = None,
-    model: ModelOpt = DEFAULT_MODEL,
     workers: Annotated[
         int, typer.Option(min=1, max=256, help="parallel questions (HTTP backends)")
     ] = 4,
     opt: Annotated[list[str], typer.Option("--opt", help="STRATEGY.KEY=VALUE")] = [],  # noqa: B006
-    role_model: Annotated[
-        list[str], typer.Option("--role-model", help="ROLE=MODEL_SPEC, repeatable")
-    ] = [],  # noqa: B006
     tools: ToolsOpt = [],  # noqa: B006
     mcp: McpOpt = [],  # noqa: B006
     ray: Annotated[
@@ -66,7 +61,7 @@ def eval_command(
     from ragteam.eval.evaluate import evaluate
     from ragteam.eval.rundir import RunDir
 
-    with friendly_errors(), user_tools(tools, mcp, model_options.timeout) as extra:
+    with friendly_errors(), user_tools(tools, mcp, where.model_options.timeout) as extra:
         run = RunDir(out_dir)
         with _eval_bar() as report:
             try:
@@ -76,13 +71,9 @@ def eval_command(
                     strategies=strategy_options(
                         [s.strip() for s in strategy.split(",") if s.strip()], opt
                     ),
-                    index=index,
-                    model=model,
-                    model_options=model_options,
-                    role_models={k: str(v) for k, v in key_values(role_model).items()},
+                    **replace(where, tools=tuple(extra)).given(),
                     limit=limit,
                     workers=workers,
-                    tools=extra,
                     progress=report,
                     ray=ray,
                     ray_actors=ray_actors,
