@@ -5,6 +5,9 @@ python bench/reader_checks.py demo --weights A.safetensors B.safetensors
 # weights interpolated (WiSE-FT, Wortsman et al. 2022): (1 - SHARE) * A + SHARE * B, half and
 # half by default; calibrate them before use
 python bench/reader_checks.py soup A.safetensors B.safetensors --out SOUP.safetensors [--share 0.5]
+# the last step's weights of a run, from its checkpoint (a run keeps those of its best held
+# score; this writes the last step's, in the same format)
+python bench/reader_checks.py last RUN/reader-minilm.safetensors.ckpt --out LAST.safetensors
 # on the document benchmark: how the reader's confidence ranks right over wrong answers,
 # and what each threshold would decline (analysis only: thresholds are fitted on held
 # training groups, never here)
@@ -67,6 +70,24 @@ def soup(a: Path, b: Path, out: Path, share: float = 0.5) -> None:
     print(f"wrote {out}; calibrate it (reader_calibration.calibrate) before reading with it")
 
 
+def last(ckpt: Path, out: Path) -> None:
+    import torch
+
+    from ragteam.reader.model import LINE_MARK, SpanNet
+    from ragteam.reader.training.train import save_weights
+
+    saved = torch.load(ckpt, weights_only=False, map_location="cpu")
+    settings = saved["settings"]
+    marks = LINE_MARK if settings.get("line_marks", True) else ""
+    net = SpanNet(1, marks, "cpu", "path" if settings.get("headings") else "")
+    net.load_changed(saved["weights"])
+    state = saved["state"]
+    held = state["history"][-1] if state["history"] else {}
+    kept = {k: f"{held[k]:.4f}" for k in ("loss", "em", "f1") if k in held}
+    save_weights(net, out, {"step": str(state["step"]), **kept})
+    print(f"wrote {out}: step {state['step']}, held {kept}; calibrate it before reading with it")
+
+
 def confidence(work: Path, index_dir: Path) -> None:
     index, reader = load_index(index_dir), load_reader()
     rows = []
@@ -117,6 +138,9 @@ def main() -> None:
     s.add_argument("second", type=Path)
     s.add_argument("--out", type=Path, required=True)
     s.add_argument("--share", type=float, default=0.5, help="the second's share (0 to 1)")
+    t = sub.add_parser("last")
+    t.add_argument("checkpoint", type=Path)
+    t.add_argument("--out", type=Path, required=True)
     c = sub.add_parser("confidence")
     c.add_argument("--work", type=Path, required=True)
     c.add_argument("--index", type=Path, required=True)
@@ -128,6 +152,8 @@ def main() -> None:
         demo(args.weights)
     elif args.verb == "soup":
         soup(args.first, args.second, args.out, args.share)
+    elif args.verb == "last":
+        last(args.checkpoint, args.out)
     elif args.verb == "calibrate":
         calibrate(args.groups, args.weights)
     else:

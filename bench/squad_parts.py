@@ -1,7 +1,7 @@
 """SQuAD-format files for the reader's training (`ragteam train reader --squad FILE`), made from
 the parts of SQuAD that public repositories hold as plain files.
 
-    python bench/squad_parts.py --train TRAIN_PART --xquad XQUAD_EN --out DIR
+    python bench/squad_parts.py --train TRAIN_PART --xquad XQUAD_EN --out DIR [--xquad-first N]
 
 SQuAD 1.1 (Rajpurkar et al. 2016, CC BY-SA 4.0) is kept in most repositories as a large object
 that their snapshots do not carry. Two plain copies of parts of it:
@@ -70,12 +70,17 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--train", type=Path, required=True)
     parser.add_argument("--xquad", type=Path, required=True)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument(
+        "--xquad-first", type=int, default=0, help="also write xquad-en-firstN.json (N articles)"
+    )
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     parts = {
         "squad-train-part.json": whole_articles(checked(args.train, "train")),
         "xquad-en.json": json.loads(checked(args.xquad, "xquad"))["data"],
     }
+    if args.xquad_first:
+        parts[f"xquad-en-first{args.xquad_first}.json"] = parts["xquad-en.json"][: args.xquad_first]
     for name, articles in parts.items():
         count = well_formed(articles)
         payload = {"version": "1.1", "data": articles}
