@@ -30,7 +30,7 @@ from pathlib import Path
 
 import lxml.html
 
-from ragteam.reader.training.documents import Asked, _marks, prose, table_questions
+from ragteam.reader.training.documents import MadeQuestion, _marks, prose, table_questions
 
 SQLITE = "pkg/usr/share/doc/sqlite3"
 REFERENCE = "pkg/usr/share/debian-reference"
@@ -168,7 +168,7 @@ def checksums(docs: Path) -> dict[str, str]:
     }
 
 
-def _asked_from(pages: list[Path], rng: random.Random) -> list[Asked]:
+def _asked_from(pages: list[Path], rng: random.Random) -> list[MadeQuestion]:
     asked = []
     for page in pages:
         root = lxml.html.parse(str(page)).getroot()
@@ -177,7 +177,7 @@ def _asked_from(pages: list[Path], rng: random.Random) -> list[Asked]:
     return asked
 
 
-def _prose_asked(pages: list[Path], rng: random.Random) -> list[Asked]:
+def _prose_asked(pages: list[Path], rng: random.Random) -> list[MadeQuestion]:
     from ragteam.common.text import sentences
     from ragteam.reader.training.data import cloze
 
@@ -190,11 +190,11 @@ def _prose_asked(pages: list[Path], rng: random.Random) -> list[Asked]:
                 sentence = block[1][a:b]
                 made = cloze(sentence, rng) if prose(sentence) else None
                 if made:
-                    asked.append(Asked(made[0], made[1], sentence))
+                    asked.append(MadeQuestion(made[0], made[1], sentence))
     return asked
 
 
-def gold(index, source: str, asked: Asked) -> list[dict]:  # noqa: ANN001
+def gold(index, source: str, asked: MadeQuestion) -> list[dict]:  # noqa: ANN001
     """The locators of the passages of `source` that hold the question's key and answer."""
     found = []
     for p in index.passages:
@@ -212,7 +212,14 @@ def locator_key(loc) -> dict:  # noqa: ANN001
     }
 
 
-def _kept(index, source: str, asked: list[Asked], n: int, rng: random.Random, kind: str) -> list:  # noqa: ANN001
+def _kept(  # noqa: ANN201
+    index,
+    source: str,
+    asked: list[MadeQuestion],
+    n: int,
+    rng: random.Random,
+    kind: str,  # noqa: ANN001
+) -> list:
     rng.shuffle(asked)
     rows, seen = [], set()
     for a in asked:
