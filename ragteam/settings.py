@@ -42,10 +42,17 @@ def flag(
     aliases: tuple[str, ...] = (),
     many: bool = False,
     kind: Any = None,
+    factory: Callable[[], Any] | None = None,
+    meta: dict[str, Any] | None = None,
 ) -> Any:
-    """A dataclass field that is also a command-line flag."""
+    """A dataclass field that is also a command-line flag; `factory` makes a mutable
+    default (a dict, a list) instead of `default`, `meta` adds facts of the field's own (where
+    a command offers it)."""
     marked = Flag(help, min, max, parse, show, name, cli_default, aliases, many, kind)
-    return field(default=default, metadata={"flag": marked})
+    metadata = {"flag": marked, **(meta or {})}
+    if factory is not None:
+        return field(default_factory=factory, metadata=metadata)
+    return field(default=default, metadata=metadata)
 
 
 @dataclass(frozen=True)

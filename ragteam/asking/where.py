@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ragteam.asking.request import AskRequest, key_values
-from ragteam.llm import DEFAULT_MODEL, ChatModel, ModelOptions, load_model
+from ragteam.llm import DEFAULT_MODEL, MODEL_SPECS, ChatModel, ModelOptions, load_model
 from ragteam.llm.deferred import Deferred
 from ragteam.retrieval.index import Index, load_index
 from ragteam.settings import flag, group
@@ -56,20 +56,18 @@ class Where:
     index: str | Path | Index | None = flag(None, "index directory", kind=Path | None)
     model: str | ChatModel | None = flag(
         None,
-        "embedded | gemma-3-270m | PATH.gguf | openai:NAME | SCHEME:NAME",
+        MODEL_SPECS,
         kind=str,
         cli_default=DEFAULT_MODEL,
     )
     model_options: ModelOptions = group(ModelOptions)
-    role_models: Mapping[str, str | ChatModel] = field(
-        default_factory=dict,
-        metadata=flag(
-            None,
-            "ROLE=MODEL_SPEC, e.g. planner=openai:NAME; repeatable",
-            name="--role-model",
-            many=True,
-            parse=lambda pairs: {k: str(v) for k, v in key_values(list(pairs)).items()},
-        ).metadata,
+    role_models: Mapping[str, str | ChatModel] = flag(
+        None,
+        "ROLE=MODEL_SPEC, e.g. planner=openai:NAME; repeatable",
+        factory=dict,
+        name="--role-model",
+        many=True,
+        parse=lambda pairs: {k: str(v) for k, v in key_values(list(pairs)).items()},
     )
     tools: tuple[Tool | Callable[..., Any], ...] = ()
 

@@ -15,12 +15,12 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from ragteam.commands.flags import with_settings
-from ragteam.llm import ModelOptions
+from ragteam.llm import MODEL_SPECS, ModelOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
 ModelOpt = Annotated[
     str,
-    typer.Option(help="embedded | gemma-3-270m | PATH.gguf | openai:NAME | SCHEME:NAME"),
+    typer.Option(help=MODEL_SPECS),
 ]
 
 

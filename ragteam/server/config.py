@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import ipaddress
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ragteam.errors import InputError
-from ragteam.llm import DEFAULT_MODEL, ModelOptions
+from ragteam.llm import DEFAULT_MODEL, MODEL_SPECS, ModelOptions
 from ragteam.settings import flag, group
 
 NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
@@ -20,14 +20,10 @@ CONCURRENCY = max(1, min(8, os.cpu_count() or 1))
 KEY_ENV = "RAGTEAM_API_KEY"
 
 
-def _served(default: Any, help: str, *, mcp: bool = True, factory: Any = None, **kw: Any) -> Any:  # noqa: A002
+def _served(default: Any, help: str, *, mcp: bool = True, **kw: Any) -> Any:  # noqa: A002
     """A field of the server's settings that is a flag of `serve` (and of `mcp` unless
     `mcp=False`): declared here once, for both commands."""
-    marked = flag(default, help, **kw).metadata["flag"]
-    meta = {"flag": marked, "mcp": mcp}
-    if factory is not None:
-        return field(default_factory=factory, metadata=meta)
-    return field(default=default, metadata=meta)
+    return flag(default, help, meta={"mcp": mcp}, **kw)
 
 
 def _key(variable: str) -> str | None:
@@ -52,9 +48,7 @@ class ServerConfig:
     runs_dir: Path | None = _served(  # eval runs served by their folder name
         None, "folder of eval runs to show", mcp=False, name="--runs"
     )
-    model: str = _served(
-        DEFAULT_MODEL, "embedded | gemma-3-270m | PATH.gguf | openai:NAME | SCHEME:NAME"
-    )
+    model: str = _served(DEFAULT_MODEL, MODEL_SPECS)
     model_options: ModelOptions = group(ModelOptions)
     router_state: Path | None = _served(None, "adaptive router state (its feedback)")
     api_key: str | None = _served(
