@@ -49,11 +49,13 @@ def make_folder(corpus: Path, folder: Path, files: int, paragraphs: int = 2) -> 
         (sub / f"{picked[0]['title'][:40].replace('/', '-')}-{i}.txt").write_text(text, "utf-8")
 
 
-def timed_sync(folder: Path, out: Path, retriever: str, env: dict[str, str]) -> list[float]:
+def timed_sync(
+    folder: Path, out: Path, retriever: str, env: dict[str, str], extra: list[str] | None = None
+) -> list[float]:
     """[seconds, peak RSS in MB, passages embedded] of one `index sync` process (and its
-    reaped children)."""
+    reaped children); `extra`: more flags."""
     command = [sys.executable, "-m", "ragteam.cli", "index", "sync", str(folder), "--out", str(out)]
-    command += ["--retriever", retriever]
+    command += ["--retriever", retriever, *(extra or [])]
     started = time.perf_counter()
     with tempfile.TemporaryFile("w+") as log:  # a file, not a pipe: wait4 must reap it
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)

@@ -256,8 +256,8 @@ def test_an_interrupted_sync_keeps_the_old_index_and_the_next_completes(
 
     real = sync_module.write_sources
     monkeypatch.setattr(sync_module, "write_sources", interrupted)
-    with pytest.raises(KeyboardInterrupt):
-        sync(folder, out)
+    with pytest.raises(KeyboardInterrupt):  # a whole write (a change alone is a segment)
+        sync(folder, out, merge=True)
     monkeypatch.setattr(sync_module, "write_sources", real)
     assert "approved" in load_index(out).retrieve("lighthouse repair", k=1)[0].text
     done = sync(folder, out)
@@ -278,7 +278,7 @@ KILLED_SYNC = textwrap.dedent(
             time.sleep(60)
 
     sync_folder(sys.argv[1], sys.argv[2], index=IndexSettings(retriever="bm25"),
-                progress=progress)
+                progress=progress, merge=True)
     """
 )
 

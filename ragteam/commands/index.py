@@ -96,15 +96,19 @@ def index_sync(
     watch: Annotated[bool, typer.Option(help="keep syncing as files change (Ctrl-C stops)")] = (
         False
     ),
+    merge: Annotated[
+        bool, typer.Option(help="write the whole index as one segment (a BM25 index's segments)")
+    ] = False,
     ray: RayOpt = None,
 ) -> None:
     """Bring an index in step with its folder: only new, changed, renamed and deleted files
-    cost anything; unchanged text is never converted or embedded again. An existing index
-    keeps the settings it was synced with unless a flag changes one (said before syncing)."""
+    cost anything; unchanged text is never converted or embedded again. A BM25 index takes
+    a few changed files as a new segment; `--merge` folds its segments into one. An existing
+    index keeps the settings it was synced with unless a flag changes one (said before)."""
     with friendly_errors():
         sync, settings = kept_or_changed(ctx, out_dir, sync, settings)
         encode = _ray_encode(ray)
-        _sync(src, out_dir, sync, settings, encode=encode)
+        _sync(src, out_dir, sync, settings, encode=encode, merge=merge)
         if watch:
             _watch(src, out_dir, sync, settings, encode)
 
@@ -133,6 +137,7 @@ def _sync(
     *,
     fresh: bool = False,
     encode: Any = None,
+    merge: bool = False,
 ) -> SyncReport:
     with _progress("index sync") as report_progress:
         report = sync_folder(
@@ -143,6 +148,7 @@ def _sync(
             encode=encode,
             progress=report_progress,
             fresh=fresh,
+            merge=merge,
         )
     if fresh and report.manifest.get("replaced"):
         err.print(f"replaced the index that was in {out_dir}")
@@ -189,7 +195,7 @@ def print_report(report: SyncReport, out_dir: Path) -> None:
             else ""
         )
         if report.rewritten
-        else "nothing to re-index"
+        else _segment_line(report)
     )
     skipped, failed = report.count("skipped"), report.count("failed")
     out.print(
@@ -197,6 +203,17 @@ def print_report(report: SyncReport, out_dir: Path) -> None:
         f"({report.seconds:.2f} s)",
         highlight=False,
         soft_wrap=True,
+    )
+
+
+def _segment_line(report: SyncReport) -> str:
+    if not report.segment:
+        return "nothing to re-index"
+    segments = report.manifest.get("segments", [])
+    return (
+        f"{report.manifest.get('passage_count')} passages; written as {report.segment} "
+        f"({report.tokenized} passages tokenized for BM25, {len(segments)} segments; "
+        "`--merge` folds them into one)"
     )
 
 
@@ -214,15 +231,31 @@ def index_info(directory: Annotated[Path, typer.Argument(help="index directory")
         dense = manifest.raw.get("params", {}).get("dense") or {}
         if isinstance(dense.get("built"), dict):  # which FAISS type, and why
             out.print(f"dense index: {dense['built'].get('kind')} ({dense['built'].get('why')})")
-        if "bm25" in manifest.searchers:  # read into memory or mapped, and why
+        if "bm25" in manifest.searchers and not manifest.segments:  # in memory or mapped, why
             mapped, why = bm25_mapped(manifest, manifest.passage_count)
             how = "mapped from disk" if mapped else "read into memory"
             out.print(f"bm25 matrix: {how} ({why})")
+        for line in segment_lines(directory, manifest):
+            out.print(line, highlight=False)
         sources, _settings = read_sources(directory)
         if sources:
             _print_sources([source_dict(s) for s in sources.values()], Path(manifest.source.path))
         load_index(directory)
         out.print("[green]index loads and matches its manifest[/]")
+
+
+def segment_lines(directory: Path, manifest: Any) -> list[str]:
+    """A line per segment: its folder, passages (live of written) and the files it dropped."""
+    from ragteam.retrieval.segments import live_masks
+
+    if not manifest.segments:
+        return []
+    masks = live_masks(directory, manifest.segments)
+    return [
+        f"segment {segment.folder or '(whole)'}: {int(mask.sum())} of {segment.passages} "
+        f"passages live; dropped {len(segment.dropped)} files"
+        for segment, mask in zip(manifest.segments, masks, strict=True)
+    ]
 
 
 def _print_sources(sources: list[dict[str, Any]], root: Path) -> None:

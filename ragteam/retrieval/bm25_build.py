@@ -23,6 +23,9 @@ import numpy as np
 
 from ragteam.retrieval.bm25_spool import COUNTS, TERMS, Reuse, Spool, compact, digests, finish
 
+# each entry's term count, beside its score: what a segmented index scores with global
+# statistics (`ragteam.retrieval.segments`)
+TF_FILE = "tf.csc.index.npy"
 RANGE_ENTRIES = 1 << 23  # matrix entries written at a time (8M: 64 MB of scores and rows)
 BLOCK_ENTRIES = 1 << 22  # spool entries read back at a time
 FLUSH_CHARS = 1 << 22  # characters of text tokenized and spooled at a time
@@ -133,14 +136,16 @@ def _write_matrix(
     with (
         _npy(folder / "data.csc.index.npy", np.float32, nnz) as data,
         _npy(folder / "indices.csc.index.npy", np.int32, nnz) as rows,
+        _npy(folder / TF_FILE, np.int32, nnz) as counts,
     ):
         first = 0
         while first < len(df):
             last = int(np.searchsorted(indptr, indptr[first] + RANGE_ENTRIES, side="right")) - 1
             last = min(max(last, first + 1), len(df))
-            scores, docs = _range(folder, indptr, idf, norm, starts, first, last)
+            scores, docs, tf = _range(folder, indptr, idf, norm, starts, first, last)
             scores.tofile(data)
             docs.tofile(rows)
+            tf.tofile(counts)
             first = last
 
 
@@ -164,12 +169,14 @@ def _range(
     starts: np.ndarray,
     first: int,
     last: int,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Scores and document numbers of the terms `first` to `last` (excluded), in CSC order:
-    by term, then by document (the spool is in document order, and a stable sort keeps it)."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Scores, document numbers and term counts of the terms `first` to `last` (excluded), in
+    CSC order: by term, then by document (the spool is in document order, and a stable sort
+    keeps it)."""
     base = int(indptr[first])
     size = int(indptr[last]) - base
     scores, docs = np.empty(size, dtype=np.float32), np.empty(size, dtype=np.int32)
+    counts = np.empty(size, dtype=np.int32)
     fill = (indptr[first:last] - base).copy()
     total = int(starts[-1])
     for at in range(0, total, BLOCK_ENTRIES):
@@ -184,12 +191,12 @@ def _range(
         doc = np.searchsorted(starts, where + at, side="right") - 1
         score = idf[terms + first] * (tf / (norm[doc] + tf))
         order = np.argsort(terms, kind="stable")
-        terms, doc, score = terms[order], doc[order], score[order]
+        terms, doc, score, tf = terms[order], doc[order], score[order], tf[order]
         heads, sizes = np.unique(terms, return_index=True, return_counts=True)[1:]
         place = fill[terms] + np.arange(len(terms)) - np.repeat(heads, sizes)
         fill[terms[heads]] += sizes
-        scores[place], docs[place] = score, doc
-    return scores, docs
+        scores[place], docs[place], counts[place] = score, doc, tf
+    return scores, docs, counts
 
 
 def _write_params(folder: Path, vocab: dict[str, int], n_docs: int, params: BM25Params) -> None:

@@ -53,17 +53,17 @@ class BM25Kind:
         self, directory: Path, passages: list[Passage], params: dict[str, Any], manifest: Manifest
     ) -> BM25Retriever:
         mapped, _ = bm25_mapped(manifest, len(passages))
-        return BM25Retriever.load(directory, passages, _stemmer(params), mmap=mapped)
+        return BM25Retriever.load(directory, passages, stemmer_of(params), mmap=mapped)
 
     def restore(self, params: dict[str, Any], settings: IndexSettings) -> IndexSettings:
-        return replace(settings, bm25_stemmer=_stemmer(params))
+        return replace(settings, bm25_stemmer=stemmer_of(params))
 
     def rebuild_flags(self, params: dict[str, Any]) -> str:
         stemmer = params.get("stemmer", STEMMER)
         return "" if stemmer == STEMMER else f" --bm25-stemmer {stemmer or 'none'}"
 
 
-def _stemmer(params: dict[str, Any]) -> str:
+def stemmer_of(params: dict[str, Any]) -> str:
     stemmer = params.get("stemmer", STEMMER)
     if not isinstance(stemmer, str):
         raise ValueError(f"params.bm25.stemmer is {stemmer!r}, not a name")

@@ -73,7 +73,7 @@ def _indexed_files(directory: Path) -> list[Path]:
     sync state or a file someone else left in the folder (notes, a `.DS_Store`)."""
     from ragteam.retrieval.kinds import KINDS
 
-    names = ["passages", *KINDS.names()]
+    names = ["passages", "segments", *KINDS.names()]
     return sorted(
         p
         for p in directory.rglob("*")
@@ -83,10 +83,22 @@ def _indexed_files(directory: Path) -> list[Path]:
     )
 
 
+def _segment_of(relative: Path) -> str | None:
+    """The segment folder (`segments/NNNN`) a file of the index lies in, if any: a folder no
+    manifest lists yet is a sync's work in progress, not part of this index."""
+    parts = relative.parts
+    return "/".join(parts[:2]) if len(parts) > 2 and parts[0] == "segments" else None
+
+
 def verify_files(directory: Path, manifest: Manifest, hint: str) -> None:
     """Every file of the index is listed with its size and checksum, and matches: a manifest
     whose list was emptied or cut does not turn the checks off."""
-    present = {p.relative_to(directory).as_posix() for p in _indexed_files(directory)}
+    listed = {s.folder for s in manifest.segments if s.folder}
+    present = {
+        p.relative_to(directory).as_posix()
+        for p in _indexed_files(directory)
+        if _segment_of(p.relative_to(directory)) in listed | {None}
+    }
     unlisted = sorted(present - set(manifest.files))
     if unlisted:
         raise IndexUnusable(

@@ -47,6 +47,7 @@ from ragteam.retrieval.manifest import (
     seal,
 )
 from ragteam.retrieval.passage_file import PassageFile, write_passages
+from ragteam.retrieval.segments import SegmentedPassages, load_passages, write_runs
 from ragteam.types import Passage
 
 # reciprocal rank fusion's constant, applied when searching (an index built under another
@@ -71,7 +72,7 @@ class Index:
     _at: Callable[[str], int | None] = field(init=False)
 
     def __post_init__(self) -> None:
-        if isinstance(self.passages, PassageFile):
+        if isinstance(self.passages, PassageFile | SegmentedPassages):
             self._at = self.passages.position
         else:
             self._at = {p.id: i for i, p in enumerate(self.passages)}.get
@@ -82,7 +83,7 @@ class Index:
 
     def prepare_lookups(self) -> None:
         """Ready the lookup of a passage by its id (a server calls it, in a thread, at load)."""
-        if isinstance(self.passages, PassageFile):
+        if isinstance(self.passages, PassageFile | SegmentedPassages):
             self.passages.prepare_lookups()
 
     def passage(self, passage_id: str) -> Passage | None:
@@ -194,7 +195,7 @@ def write_aside(
         raise UnknownName("retriever", settings.retriever, retriever_names())
     started = time.perf_counter() if started is None else started
     out = Path(out).expanduser().resolve()
-    _remove_dead_staging(out)
+    remove_dead_staging(out)
     swap.recover(out, _alive)
     replaced = (out / "manifest.json").is_file()
     staging = out.parent / f".{out.name}.building-{os.getpid()}"
@@ -216,7 +217,7 @@ def write_aside(
     return {**manifest, "replaced": replaced}
 
 
-def _remove_dead_staging(out: Path) -> None:
+def remove_dead_staging(out: Path) -> None:
     """Staging folders of builds that were killed (their process is gone) are deleted."""
     for folder in out.parent.glob(f".{out.name}.building-*"):
         pid = folder.name.rpartition("-")[2]
@@ -240,6 +241,7 @@ def _write_index(
     settings = job.settings
     path = directory / "passages.jsonl"
     written = write_passages(path, passages)
+    write_runs(directory, written.runs)
     stored = PassageFile(path, written.starts)  # the kinds read it back, a passage at a time
     built = {name: kind(name).build(stored, directory, job) for name in settings.searchers}
     embedding = next((b.embedding_model for b in built.values() if b.embedding_model), None)
@@ -282,6 +284,8 @@ def load_index(
         manifest = manifest.with_mmap(mmap)
     hint = rebuild_hint(directory, manifest.raw)
     verify_files(directory, manifest, hint)
+    if manifest.segments:
+        return _load_segmented(directory, manifest, hint, check_source)
     # the file's bytes were just verified against the digest its sealed manifest lists (a
     # manifest always lists it: `verify_files`), so its text is not parsed here: its lines are
     # found, and each is read when asked for
@@ -293,6 +297,30 @@ def load_index(
     return Index(
         directory, manifest, passages, _load_searchers(directory, manifest, passages, hint)
     )
+
+
+def _load_segmented(directory: Path, manifest: Manifest, hint: str, check_source: bool) -> Index:
+    """An index of several segments (`ragteam.retrieval.segments`): BM25 only."""
+    from ragteam.retrieval.bm25_segments import SegmentedBM25
+
+    if manifest.searchers != ("bm25",):
+        raise IndexUnusable(f"{directory} lists segments, which only BM25 indexes have; {hint}")
+    passages = load_passages(directory, manifest.segments, hint)
+    if len(passages) != manifest.passage_count:
+        raise IndexUnusable(f"the passages of {directory} do not match its manifest; {hint}")
+    if check_source:
+        verify_source(directory, manifest, hint)
+    from ragteam.retrieval.builtin_kinds import stemmer_of
+
+    params = manifest.records["bm25"]
+    folders = [s.folder for s in manifest.segments]
+    try:
+        bm25 = SegmentedBM25.load(directory, passages, folders, stemmer_of(params), params)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise IndexUnusable(
+            f"could not read the index files in {directory} ({exc}); {hint}"
+        ) from exc
+    return Index(directory, manifest, passages, {"bm25": bm25})
 
 
 def read_manifest(directory: Path) -> Manifest:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ragteam.errors import IndexUnusable
+from ragteam.retrieval.segments import Segment
 
 # 2: sealed, and every file carries its SHA-256; 3: each searcher's settings in `params.<name>`
 FORMAT_VERSION = 3
@@ -70,6 +71,8 @@ class Manifest:
     embedding_model: str | None = None
     built_at: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    # the segments, the whole index's own files first; none when it was written whole
+    segments: tuple[Segment, ...] = ()
     # the loader asked for `mmap` as it is (`load_index(mmap=...)`): no choice by size
     mmap_asked: bool = field(default=False, compare=False)
 
@@ -146,7 +149,15 @@ def _typed(data: dict[str, Any]) -> Manifest:
         embedding_model=_optional(data, "embedding_model", str, None),
         built_at=_optional(data, "built_at", str, None),
         raw=data,
+        segments=_segments(data),
     )
+
+
+def _segments(data: dict[str, Any]) -> tuple[Segment, ...]:
+    try:
+        return tuple(Segment.from_dict(x) for x in _optional(data, "segments", list, []))
+    except ValueError as exc:
+        raise _Shape(f"segments: {exc}") from exc
 
 
 def record_of(data: dict[str, Any], params: dict[str, Any], name: str) -> dict[str, Any]:

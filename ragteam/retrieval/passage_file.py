@@ -10,7 +10,7 @@ import json
 import os
 import threading
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, overload
 
@@ -44,6 +44,29 @@ class Written:
     documents: int
     checksum: str
     starts: np.ndarray
+    runs: list[SourceRun] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SourceRun:
+    """The passages of one source file, which a sync writes together: the file's path, the
+    number of its first passage, how many there are and how many documents they hold. What a
+    segmented index drops when the file changes (`ragteam.retrieval.segments`)."""
+
+    source: str
+    first: int
+    count: int
+    documents: int
+
+    def to_list(self) -> list[Any]:
+        return [self.source, self.first, self.count, self.documents]
+
+    @classmethod
+    def from_list(cls, row: list[Any]) -> SourceRun:
+        """A run as `to_list` wrote it (ValueError when it is not)."""
+        if not isinstance(row, list) or len(row) != 4 or not isinstance(row[0], str):
+            raise ValueError(f"not a source run: {row!r}")
+        return cls(row[0], int(row[1]), int(row[2]), int(row[3]))
 
 
 def write_passages(path: Path, passages: Iterable[Passage]) -> Written:
@@ -53,6 +76,7 @@ def write_passages(path: Path, passages: Iterable[Passage]) -> Written:
     digest, starts = hashlib.sha256(), [0]
     ids: list[bytes] = []
     docs: list[bytes] = []
+    runs = _Runs()
     with path.open("wb") as handle:
         for p in passages:
             line = json.dumps(passage_row(p), ensure_ascii=False).encode("utf-8") + b"\n"
@@ -61,12 +85,43 @@ def write_passages(path: Path, passages: Iterable[Passage]) -> Written:
             digest.update(checksum_row(p))
             ids.append(_short(p.id))
             docs.append(_short(p.doc_id))
+            runs.add(p)
     lines = np.asarray(starts, dtype=np.int64)
     id_keys = np.frombuffer(b"".join(ids), dtype=np.uint64)
     if len(np.unique(id_keys)) != len(id_keys):
         _name_clash(PassageFile(path, lines))
     documents = len(np.unique(np.frombuffer(b"".join(docs), dtype=np.uint64)))
-    return Written(len(ids), documents, digest.hexdigest(), lines)
+    return Written(len(ids), documents, digest.hexdigest(), lines, runs.done())
+
+
+class _Runs:
+    """The runs of passages of one source each, counted as the passages go by."""
+
+    def __init__(self) -> None:
+        self.runs: list[SourceRun] = []
+        self._source: str | None = None
+        self._first = self._documents = self._count = 0
+        self._doc: str | None = None
+
+    def add(self, p: Passage) -> None:
+        source = p.locator.source if p.locator is not None else ""
+        if source != self._source:
+            self._close()
+            self._source, self._first, self._documents, self._doc = source, self._count, 0, None
+        if p.doc_id != self._doc:
+            self._documents += 1
+            self._doc = p.doc_id
+        self._count += 1
+
+    def _close(self) -> None:
+        if self._source is not None:
+            count = self._count - self._first
+            self.runs.append(SourceRun(self._source, self._first, count, self._documents))
+
+    def done(self) -> list[SourceRun]:
+        self._close()
+        self._source = None
+        return self.runs
 
 
 def _short(text: str) -> bytes:

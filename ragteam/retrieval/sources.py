@@ -13,6 +13,7 @@ import functools
 import hashlib
 import json
 import os
+import shutil
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -203,6 +204,34 @@ def write_sources(path: Path, sources: Iterable[Source], settings: dict[str, Any
         os.replace(tmp, path)
     finally:
         db.close()
+        tmp.unlink(missing_ok=True)
+
+
+def update_sources(path: Path, recorded: list[Source], deleted: list[str]) -> None:
+    """A new sources file: the one at `path` with the rows of `recorded` written and those of
+    `deleted` removed (a segment's sync: `ragteam.retrieval.segment_sync`). It is copied,
+    changed beside it, then renamed over it, as `write_sources` does: a kill leaves the last
+    one, and sources read from the last one read it as it was. The rows are made first: a
+    recorded row may read its pieces from that file."""
+    rows = [s.sealed_row() for s in recorded]
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        shutil.copyfile(path, tmp)
+        db = _connect(tmp)
+        try:
+            with db:
+                db.executemany("DELETE FROM sources WHERE path = ?", [(p,) for p in deleted])
+                db.executemany(
+                    f"INSERT OR REPLACE INTO sources ({_COLUMNS}, seal) "
+                    "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    rows,
+                )
+        except sqlite3.DatabaseError as exc:
+            raise _damaged(path, exc) from exc
+        finally:
+            db.close()
+        os.replace(tmp, path)
+    finally:
         tmp.unlink(missing_ok=True)
 
 

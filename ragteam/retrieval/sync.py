@@ -16,7 +16,6 @@ at a time per index (a lock beside it)."""
 from __future__ import annotations
 
 import time
-from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +38,7 @@ from ragteam.retrieval.index import (
 )
 from ragteam.retrieval.kinds import SYNC_PASSAGE_TOKENS
 from ragteam.retrieval.scan import scan, unreadable
+from ragteam.retrieval.source_passages import passages_of
 from ragteam.retrieval.sources import (
     SOURCES_FILE,
     DamagedSources,
@@ -50,7 +50,7 @@ from ragteam.retrieval.sources import (
 )
 from ragteam.retrieval.swap import refuse_overlap
 from ragteam.settings import flag, group
-from ragteam.types import Locator, Passage
+from ragteam.types import Passage
 
 
 @dataclass(frozen=True)
@@ -114,6 +114,7 @@ class SyncReport:
     embedded: int = 0
     tokenized: int = 0  # passages BM25 tokenized (the others' terms kept from the last sync)
     rewritten: bool = False
+    segment: str = ""  # the segment the changes were written as, when not written whole
     seconds: float = 0.0
     manifest: dict[str, Any] = field(default_factory=dict)
     # said of the sync as a whole (the sync state was damaged and every file read again)
@@ -166,25 +167,27 @@ def sync_folder(
     encode: RemoteEncode | None = None,
     progress: BuildProgress | None = None,
     fresh: bool = False,
+    merge: bool = False,
 ) -> SyncReport:
     """Bring the index at `out` in step with `src`, a folder or one file (see the module's
-    doc). `fresh` ignores what the index held (a build)."""
+    doc). `fresh` ignores what the index held (a build); `merge` writes the whole index
+    (one segment) even where a new segment would do (`ragteam.retrieval.segments`)."""
     started = time.perf_counter()
     root = Path(src).expanduser().resolve()
     if not root.exists():
         raise InputError(f"nothing at {root}; pass the folder of documents (or one file) to index")
     out = Path(out).expanduser().resolve()
     refuse_overlap(root, out)
-    settings = (sync or SyncSettings(), index or IndexSettings(), encode, progress)
+    settings = (sync or SyncSettings(), index or IndexSettings(), encode, progress, merge)
     with one_writer(out):
         if not fresh:
             _same_source(root, out)
         try:
-            report = _sync_locked(root, out, *settings, fresh)
+            report = _sync_locked(root, out, *settings, fresh=fresh)
         except DamagedSources as exc:  # the state the next index is built from is not trusted
             if fresh:
                 raise
-            report = _sync_locked(root, out, *settings, True)
+            report = _sync_locked(root, out, *settings, fresh=True)
             report.notes.append(f"{exc.args[0].split(': `')[0]}: every file was read again")
     report.seconds = round(time.perf_counter() - started, 3)
     return report
@@ -223,8 +226,11 @@ def _sync_locked(
     index: IndexSettings,
     encode: RemoteEncode | None,
     progress: BuildProgress | None,
+    merge: bool,
+    *,
     fresh: bool,
 ) -> SyncReport:
+    started = time.perf_counter()
     count, limit, counter = token_counter(index.dense.encoder)
     budget = min(sync.passage_tokens, limit) if sync.passage_tokens > 0 else 0
     # the index's own settings are its manifest's (`settings_of`), recorded there only
@@ -255,12 +261,19 @@ def _sync_locked(
         sources.sort(key=lambda s: s.path)
         report = SyncReport(sources, walk.changes, converted=walk.converted)
         whole = has_index and _index_whole(out)  # a damaged index is rewritten, not kept
-        if whole and reusable and _built_as(out, index) and not walk.passages_changed():
+        same = whole and reusable and _built_as(out, index)
+        if same and not walk.passages_changed() and not (merge and _segmented(out)):
             if walk.recorded_changed(sources):
                 write_sources(out / SOURCES_FILE, sources, settings)
             return report
         stats: dict[str, int] = {}
         _some_text(root, sources, out if has_index else None, walk.changes)
+        if same and not merge:
+            segment = _as_segment(out, previous, sources, started)
+            if segment is not None:
+                report.manifest, report.segment = segment, segment["segments"][-1]["folder"]
+                report.tokenized = segment["segments"][-1]["passages"]
+                return report
         report.manifest = write_aside(
             out,
             _written_then_read(sources, settings),
@@ -276,6 +289,23 @@ def _sync_locked(
         return report
     finally:
         cache.close()
+
+
+def _segmented(out: Path) -> bool:
+    from ragteam.retrieval.index import read_manifest
+
+    return bool(read_manifest(out).segments)
+
+
+def _as_segment(
+    out: Path, previous: dict[str, Source], sources: list[Source], started: float
+) -> dict[str, Any] | None:
+    """The changes written as a new segment of the index (its manifest), or None when the
+    index is to be written whole (`ragteam.retrieval.segment_sync`)."""
+    from ragteam.retrieval.index import read_manifest
+    from ragteam.retrieval.segment_sync import add_segment
+
+    return add_segment(out, read_manifest(out), previous, sources, started)
 
 
 def _written_then_read(
@@ -343,42 +373,6 @@ def _some_text(
     raise InputError(message)
 
 
-def passages_of(source: Source) -> list[Passage]:
-    """A read source's passages, each with its locator. A document's passages are named
-    `DOC#N` (`DOC` alone when it is one passage); the document is the file (`DOC` its path)
-    or, in a collection such as a JSONL corpus, a row (`DOC` its id, titled by its title)."""
-    pieces = source.piece_list()
-    docs = [piece.get("record") or source.path for piece in pieces]
-    parts, seen = Counter(docs), Counter[str]()
-    passages = []
-    for doc, piece in zip(docs, pieces, strict=True):
-        locator = _locator(source.path, piece)
-        passages.append(
-            Passage(
-                f"{doc}#{seen[doc]}" if parts[doc] > 1 else doc,
-                _title(source, piece),
-                piece["text"],
-                doc_id=doc,
-                locator=locator,
-            )
-        )
-        seen[doc] += 1
-    return passages
-
-
-def _title(source: Source, piece: dict[str, Any]) -> str:
-    """A row of a collection is titled by its own title, if any; a file by its own, else by
-    its name."""
-    if piece.get("record"):
-        return str(piece.get("title", ""))
-    return source.title or Path(source.path).stem
-
-
-def _locator(path: str, piece: dict[str, Any]) -> Locator:
-    """The locator a cached piece records by its fields' names, in the file at `path`."""
-    return Locator.from_dict({**piece, "source": path})
-
-
 def report_dict(report: SyncReport) -> dict[str, Any]:
     """A sync's outcome as the API returns it: changes, counts, and the files not read."""
     return {
@@ -388,6 +382,7 @@ def report_dict(report: SyncReport) -> dict[str, Any]:
         "embedded": report.embedded,
         "tokenized": report.tokenized,
         "rewritten": report.rewritten,
+        "segment": report.segment,
         "notes": report.notes,
         "passages": report.manifest.get("passage_count"),
         "seconds": report.seconds,

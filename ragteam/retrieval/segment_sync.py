@@ -1,0 +1,187 @@
+"""A sync that writes the files it read again as a new segment of a BM25 index
+(`ragteam.retrieval.segments`), instead of writing the whole index: the changed files'
+passages and BM25 files, the tombstones of their earlier passages, then the manifest swapped
+in, then the sync state's changed rows. A kill before the manifest is swapped leaves the
+earlier segments (the unlisted folder is removed next time); a kill after it and before the
+state is written leaves the state as it was, so the next sync reads those files again and
+writes them once more (their passages in the segment before are dropped)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragteam.retrieval import bm25
+from ragteam.retrieval.bm25_build import TF_FILE
+from ragteam.retrieval.digests import file_digests
+from ragteam.retrieval.manifest import SEAL, Manifest, seal
+from ragteam.retrieval.passage_file import PassageFile, write_passages
+from ragteam.retrieval.segments import (
+    FOLDER,
+    MAX_SEGMENTS,
+    MERGE_SHARE,
+    RUNS_FILE,
+    Segment,
+    combined_checksum,
+    live_documents,
+    live_masks,
+    next_folder,
+    remove_unlisted,
+    write_manifest,
+    write_runs,
+)
+from ragteam.retrieval.source_passages import passages_of
+from ragteam.retrieval.sources import SOURCES_FILE, Source, update_sources
+from ragteam.types import Passage
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a segment changes: the files whose passages it writes, the paths whose earlier
+    passages it drops, and the sync state's rows to write and to delete."""
+
+    rewritten: list[Source]
+    dropped: list[str]
+    recorded: list[Source]
+    deleted: list[str]
+
+
+def plan(previous: dict[str, Source], sources: list[Source]) -> Plan:
+    current = {s.path for s in sources}
+    deleted = sorted(p for p in previous if p not in current)
+    rewritten = [s for s in sources if _passages_of(previous.get(s.path)) != _passages_of(s)]
+    recorded = [s for s in sources if _recorded(previous.get(s.path)) != _recorded(s)]
+    dropped = sorted(set(deleted) | {s.path for s in rewritten if s.path in previous})
+    return Plan(rewritten, dropped, recorded, deleted)
+
+
+def _passages_of(source: Source | None) -> tuple[Any, ...] | None:
+    """What a file's passages follow from (the same bytes read by the same converter)."""
+    if source is None:
+        return None
+    return (source.sha256, source.converter, source.status, source.title)
+
+
+def _recorded(source: Source | None) -> tuple[Any, ...] | None:
+    if source is None:
+        return None
+    return (*_passages_of(source), source.size, source.mtime_ns, source.reason, source.notes)
+
+
+def segmentable(out: Path, manifest: Manifest) -> bool:
+    """Whether the index at `out` can take a segment: BM25 alone, under the segment limit,
+    every segment with its runs and term counts (an index written before segments has none:
+    its next write is whole)."""
+    if manifest.searchers != ("bm25",) or len(manifest.segments) >= MAX_SEGMENTS:
+        return False
+    folders = [s.folder for s in manifest.segments] or [""]
+    return all(
+        (out / f / RUNS_FILE).is_file()
+        and ((out / f / "bm25" / TF_FILE).is_file() or _empty(out, f, manifest))
+        for f in folders
+    )
+
+
+def _empty(out: Path, folder: str, manifest: Manifest) -> bool:
+    return any(s.folder == folder and not s.passages for s in manifest.segments)
+
+
+def add_segment(
+    out: Path,
+    manifest: Manifest,
+    previous: dict[str, Source],
+    sources: list[Source],
+    started: float,
+) -> dict[str, Any] | None:
+    """Write the sync as a new segment of the index at `out` and return its manifest; None
+    when a whole write is due instead (the segments would be too many, or the new and dead
+    passages too large a share, or a passage id would be taken twice)."""
+    from ragteam.retrieval.segments import read_runs
+
+    if not segmentable(out, manifest):
+        return None
+    change = plan(previous, sources)
+    segments = list(manifest.segments) or [
+        Segment("", manifest.passage_count, (), manifest.corpus_checksum)
+    ]
+    fresh = [p for s in change.rewritten if s.status == "read" for p in passages_of(s)]
+    dead_after = set(change.dropped)
+    dying = sum(
+        r.count
+        for s, mask in zip(segments, live_masks(out, segments), strict=True)
+        for r in read_runs(out / s.folder)
+        if r.source in dead_after and mask[r.first : r.first + r.count].any()
+    )
+    total = sum(s.passages for s in segments) + len(fresh)
+    live = manifest.passage_count - dying + len(fresh)
+    if total - live + len(fresh) > MERGE_SHARE * max(live, 1) or _taken(out, fresh, dead_after):
+        return None
+    from ragteam.retrieval.index import remove_dead_staging
+
+    remove_dead_staging(out)  # whole writes killed before (their staging folders)
+    remove_unlisted(out, segments)
+    folder = next_folder(out, segments)
+    written = _write(out, folder, fresh, manifest)
+    segments.append(Segment(folder, written.count, tuple(change.dropped), written.checksum))
+    raw = {k: v for k, v in manifest.raw.items() if k != SEAL}
+    files = dict(raw["files"])
+    files |= {f"{folder}/{name}": record for name, record in file_digests(out / folder).items()}
+    raw |= {
+        "segments": [s.to_dict() for s in segments],
+        "files": files,
+        "passage_count": live,
+        "document_count": live_documents(out, segments),
+        "corpus_checksum": combined_checksum(segments),
+        "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "build_seconds": round(time.perf_counter() - started, 3),
+    }
+    sealed = seal(raw)
+    write_manifest(out, sealed)
+    update_sources(out / SOURCES_FILE, change.recorded, change.deleted)
+    return sealed
+
+
+def _taken(out: Path, fresh: list[Passage], dropped: set[str]) -> bool:
+    """Whether a row of a collection (a JSONL corpus) would take an id that a passage of
+    another file still holds (a file's own passages are named after its path: never taken;
+    a dropped file's ids are free). The whole write then says which."""
+    records = [p for p in fresh if p.doc_id != (p.locator.source if p.locator else None)]
+    if not records:
+        return False
+    from ragteam.retrieval.index import load_index
+
+    index = load_index(out, check_source=False)
+    for p in records:
+        held = index.passage(p.id)
+        if held is not None and (held.locator.source if held.locator else "") not in dropped:
+            return True
+    return False
+
+
+def _write(out: Path, folder: str, fresh: list[Passage], manifest: Manifest) -> Any:
+    """The segment's files, written beside their folder and renamed into it."""
+    final = out / folder
+    staging = out / FOLDER / f".{final.name}.{os.getpid()}.tmp"
+    shutil.rmtree(staging, ignore_errors=True)
+    shutil.rmtree(final, ignore_errors=True)
+    staging.mkdir(parents=True)
+    try:
+        path = staging / "passages.jsonl"
+        written = write_passages(path, iter(fresh))
+        write_runs(staging, written.runs)
+        if written.count:
+            stemmer = str(manifest.records["bm25"].get("stemmer", bm25.STEMMER))
+            bm25.write(_read(PassageFile(path, written.starts)), staging, stemmer)
+        os.replace(staging, final)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return written
+
+
+def _read(passages: PassageFile) -> Iterator[Passage]:
+    yield from passages
