@@ -222,11 +222,19 @@ def test_healthz_lists_every_served_index_from_the_start_with_its_last_sync(tmp_
         assert "withheld" in shown["detail"] and str(tmp_path) not in str(shown)
 
 
-def test_a_served_index_builds_its_id_table_at_load_not_at_the_first_citation(bm25_index_dir):
-    from ragteam.retrieval import load_index
+def test_a_served_index_builds_its_id_table_at_load_not_at_the_first_citation(
+    bm25_index_dir, tmp_path, monkeypatch
+):
+    from ragteam.commands.demo import demo_corpus_path
+    from ragteam.retrieval import build_index, load_index, passage_file
     from ragteam.server.service import Service
 
-    assert not load_index(bm25_index_dir).passages.lookups_ready  # a plain load leaves it
-    service = Service(ServerConfig(indexes={"demo": bm25_index_dir}))
+    assert load_index(bm25_index_dir).passages.lookups_ready  # written with the index
+    older = tmp_path / "older"  # an index written before the table was kept beside it
+    with monkeypatch.context() as patch:
+        patch.setattr(passage_file, "_save_tables", lambda *_args: None)
+        build_index(demo_corpus_path(), older, retriever="bm25")
+    assert not load_index(older).passages.lookups_ready  # a plain load leaves it
+    service = Service(ServerConfig(indexes={"demo": older}))
     index = service.index("demo")
     _until(lambda: index.passages.lookups_ready, seconds=10)

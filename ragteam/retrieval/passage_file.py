@@ -90,6 +90,7 @@ def write_passages(path: Path, passages: Iterable[Passage]) -> Written:
     id_keys = np.frombuffer(b"".join(ids), dtype=np.uint64)
     if len(np.unique(id_keys)) != len(id_keys):
         _name_clash(PassageFile(path, lines))
+    _save_tables(path, lines, id_keys)
     documents = len(np.unique(np.frombuffer(b"".join(docs), dtype=np.uint64)))
     return Written(len(ids), documents, digest.hexdigest(), lines, runs.done())
 
@@ -124,6 +125,17 @@ class _Runs:
         return self.runs
 
 
+LINES, IDS = ".lines.npy", ".ids.npy"  # beside `passages.jsonl`: passages.lines.npy, ...
+
+
+def _save_tables(path: Path, lines: np.ndarray, id_keys: np.ndarray) -> None:
+    """The line starts and the table of ids beside the passages file, so that a load finds
+    neither by reading the file (`PassageFile.scanned`): listed and checked with it."""
+    np.save(path.with_suffix(LINES), lines)
+    order = np.argsort(id_keys, kind="stable")
+    np.save(path.with_suffix(IDS), np.stack([id_keys[order], order.astype(np.uint64)]))
+
+
 def _short(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest()
 
@@ -156,9 +168,14 @@ class PassageFile(Sequence[Passage]):
     place meanwhile leaves this one readable as it was, so an answer running over the loaded
     index never reads the new file at the old file's offsets."""
 
-    def __init__(self, path: Path, starts: np.ndarray) -> None:
+    def __init__(
+        self,
+        path: Path,
+        starts: np.ndarray,
+        ids: tuple[np.ndarray, np.ndarray] | None = None,
+    ) -> None:
         self.path, self._starts = path, starts  # where each line starts, and the file's end
-        self._ids: tuple[np.ndarray, np.ndarray] | None = None  # sorted digests, positions
+        self._ids = ids  # sorted digests, positions: made on first use when not given
         self._lock = threading.Lock()
         self._fd = os.open(path, os.O_RDONLY)
 
@@ -202,8 +219,13 @@ class PassageFile(Sequence[Passage]):
 
     @classmethod
     def scanned(cls, path: Path) -> PassageFile:
-        """The file's passages, its line starts found by a scan for line breaks (in chunks of
-        SCAN_BYTES: memory stays bounded however large the file)."""
+        """The file's passages, with the line starts and the table of ids written beside it
+        when they are there and fit the file (an index written before them has neither), else
+        its line starts found by a scan for line breaks (in chunks of SCAN_BYTES: memory
+        stays bounded however large the file)."""
+        stored = _stored_tables(path)
+        if stored is not None:
+            return cls(path, *stored)
         starts = [np.zeros(1, dtype=np.int64)]
         size = path.stat().st_size
         with path.open("rb") as handle:
@@ -284,3 +306,24 @@ class PassageFile(Sequence[Passage]):
             raise IndexUnusable(
                 f"{self.path}:{number} is corrupt; rebuild the index in {self.path.parent}"
             ) from exc
+
+
+def _stored_tables(path: Path) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]] | None:
+    """The line starts and id table saved beside `path`, if both are there and fit it."""
+    lines_file, ids_file = path.with_suffix(LINES), path.with_suffix(IDS)
+    if not (lines_file.is_file() and ids_file.is_file()):
+        return None
+    try:
+        lines = np.load(lines_file)
+        ids = np.load(ids_file)
+    except (OSError, ValueError):
+        return None
+    count = len(lines) - 1
+    fits = (
+        lines.ndim == 1
+        and count >= 0
+        and int(lines[0]) == 0
+        and int(lines[-1]) == path.stat().st_size
+        and ids.shape == (2, count)
+    )
+    return (lines, (ids[0], ids[1].astype(np.int64))) if fits else None
