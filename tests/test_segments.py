@@ -64,7 +64,7 @@ def test_changes_become_segments_scored_as_a_fresh_index(folder: Path, tmp_path:
     rng = random.Random(3)
     (folder / "f01.txt").write_text(_text(rng, 4) + " harbour master")
     report = _sync(folder, out)
-    assert (report.segment, report.rewritten) == ("segments/0001", False)
+    assert (report.segment, report.rewritten) == ("segments/0001", True)
     written = [p for p in load_index(out).passages if p.doc_id == "f01.txt"]
     assert report.tokenized == len(written) >= 1
     assert report.changes["changed"] == ["f01.txt"]
@@ -82,10 +82,10 @@ def test_changes_become_segments_scored_as_a_fresh_index(folder: Path, tmp_path:
     before, after = index.neighbours("f01.txt#1")
     assert [p.id for p in before] == ["f01.txt#0"] and all(p.doc_id == "f01.txt" for p in after)
     # nothing changed: nothing written
-    assert not _sync(folder, out).segment
+    assert not _sync(folder, out).rewritten
     # --merge folds the segments into one whole index, with the same rankings
     merged = _sync(folder, out, merge=True)
-    assert merged.rewritten and not load_index(out).manifest.segments
+    assert merged.rewritten and not merged.segment and not load_index(out).manifest.segments
     assert not (out / "segments").exists()
     _same_as_fresh(folder, out, tmp_path)
 
@@ -163,7 +163,7 @@ def test_a_kill_after_the_manifest_reads_the_file_again(
     report = _sync(folder, out)  # the state still says the old file: read again
     assert report.changes["changed"] == ["f01.txt"] and report.segment == "segments/0002"
     _same_as_fresh(folder, out, tmp_path, queries=20)
-    assert not _sync(folder, out).segment
+    assert not _sync(folder, out).rewritten
 
 
 def test_a_damaged_segment_is_caught_and_the_sync_writes_it_whole(
@@ -179,7 +179,8 @@ def test_a_damaged_segment_is_caught_and_the_sync_writes_it_whole(
     path.write_bytes(bytes(data))
     with pytest.raises(IndexUnusable, match="changed since the build"):
         load_index(out)
-    assert _sync(folder, out).rewritten
+    report = _sync(folder, out)
+    assert report.rewritten and not report.segment
     _same_as_fresh(folder, out, tmp_path, queries=10)
 
 

@@ -194,8 +194,9 @@ def print_report(report: SyncReport, out_dir: Path) -> None:
             if "bm25" in report.manifest.get("searchers", ())
             else ""
         )
+        + _segment_note(report)
         if report.rewritten
-        else _segment_line(report)
+        else "nothing to re-index"
     )
     skipped, failed = report.count("skipped"), report.count("failed")
     out.print(
@@ -206,15 +207,11 @@ def print_report(report: SyncReport, out_dir: Path) -> None:
     )
 
 
-def _segment_line(report: SyncReport) -> str:
+def _segment_note(report: SyncReport) -> str:
     if not report.segment:
-        return "nothing to re-index"
-    segments = report.manifest.get("segments", [])
-    return (
-        f"{report.manifest.get('passage_count')} passages; written as {report.segment} "
-        f"({report.tokenized} passages tokenized for BM25, {len(segments)} segments; "
-        "`--merge` folds them into one)"
-    )
+        return ""
+    segments = len(report.manifest.get("segments", []))
+    return f"; written as {report.segment} ({segments} segments; `--merge` folds them into one)"
 
 
 @index_app.command("info")

@@ -113,7 +113,7 @@ class SyncReport:
     converted: int = 0
     embedded: int = 0
     tokenized: int = 0  # passages BM25 tokenized (the others' terms kept from the last sync)
-    rewritten: bool = False
+    rewritten: bool = False  # the index changed: written whole, or a segment added
     segment: str = ""  # the segment the changes were written as, when not written whole
     seconds: float = 0.0
     manifest: dict[str, Any] = field(default_factory=dict)
@@ -272,6 +272,7 @@ def _sync_locked(
             segment = _as_segment(out, previous, sources, started)
             if segment is not None:
                 report.manifest, report.segment = segment, segment["segments"][-1]["folder"]
+                report.rewritten = True
                 report.tokenized = segment["segments"][-1]["passages"]
                 return report
         report.manifest = write_aside(

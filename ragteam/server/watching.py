@@ -87,7 +87,7 @@ def _sync(service: Service, name: str, status: dict[str, Any]) -> None:
         status["last_sync"] = {
             "at": at,
             "ok": True,
-            **{k: report[k] for k in ("converted", "embedded", "rewritten", "passages")},
+            **{k: report[k] for k in ("converted", "embedded", "rewritten", "segment", "passages")},
         }
     except RagteamError as exc:
         log.warning("sync of index %s failed: %s", name, exc)
