@@ -239,3 +239,25 @@ def test_index_info_lists_the_segments(folder: Path, tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["index", "sync", str(folder), "--out", str(out), "--merge"])
     assert result.exit_code == 0, result.output
     assert not load_index(out).manifest.segments
+
+
+def test_a_hybrid_index_takes_segments_and_embeds_only_the_change(
+    folder: Path, tmp_path: Path
+) -> None:
+    hybrid = IndexSettings(retriever="hybrid")
+    out, fresh = tmp_path / "ix", tmp_path / "fresh-hybrid"
+    sync_folder(folder, out, index=hybrid)
+    (folder / "f01.txt").write_text("The harbour master keeps the tide tables.")
+    (folder / "f02.txt").unlink()
+    report = sync_folder(folder, out, index=hybrid)
+    assert report.segment == "segments/0001" and report.embedded == 1  # the one new passage
+    sync_folder(folder, fresh, index=hybrid, fresh=True)
+    a, b = load_index(out), load_index(fresh)
+    assert len(a.passages) == len(b.passages)
+    rng = random.Random(5)
+    queries = ["who keeps the tide tables", *(" ".join(rng.sample(WORDS, 3)) for _ in range(15))]
+    for query in queries:
+        for method in ("dense", "bm25", "hybrid"):
+            got = [(p.id, p.score) for p in a.retrieve(query, 8, method)]
+            assert got == [(p.id, p.score) for p in b.retrieve(query, 8, method)], (query, method)
+    assert a.retrieve("who keeps the tide tables", 1, "dense")[0].id == "f01.txt"

@@ -204,8 +204,13 @@ class DenseRetriever:
 
     @classmethod
     def load(
-        cls, directory: Path, passages: list[Passage], settings: DenseSettings | None = None
+        cls,
+        directory: Path,
+        passages: list[Passage],
+        settings: DenseSettings | None = None,
+        encoder: Encoder | None = None,
     ) -> DenseRetriever:
+        """`encoder`: one already loaded for these settings (segments share one)."""
         import faiss
 
         settings = settings or DenseSettings()
@@ -219,10 +224,13 @@ class DenseRetriever:
         if sum(index.ntotal for _s, index in parts) != len(passages):
             raise IndexUnusable(f"the FAISS files in {directory} do not hold every passage")
         # the encoder loads with the index, not inside the first timed retrieval
-        return cls(passages, make_encoder(settings.encoder), parts, settings)
+        return cls(passages, encoder or make_encoder(settings.encoder), parts, settings)
 
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
-        vector = self.encoder.encode([query])
+        return self.search_vector(self.encoder.encode([query]), k)
+
+    def search_vector(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """The `k` passages closest to a query's vector (a row), best first."""
         hits: list[tuple[int, float]] = []
         with one_thread():
             for start, index in self._parts:

@@ -300,27 +300,38 @@ def load_index(
 
 
 def _load_segmented(directory: Path, manifest: Manifest, hint: str, check_source: bool) -> Index:
-    """An index of several segments (`ragteam.retrieval.segments`): BM25 only."""
+    """An index of several segments (`ragteam.retrieval.segments`): BM25, dense or both."""
     from ragteam.retrieval.bm25_segments import SegmentedBM25
+    from ragteam.retrieval.builtin_kinds import stemmer_of
+    from ragteam.retrieval.dense_segments import SegmentedDense
 
-    if manifest.searchers != ("bm25",):
-        raise IndexUnusable(f"{directory} lists segments, which only BM25 indexes have; {hint}")
+    if not set(manifest.searchers) <= set(FUSED):
+        raise IndexUnusable(f"{directory} lists segments, which only built-in kinds have; {hint}")
     passages = load_passages(directory, manifest.segments, hint)
     if len(passages) != manifest.passage_count:
         raise IndexUnusable(f"the passages of {directory} do not match its manifest; {hint}")
     if check_source:
         verify_source(directory, manifest, hint)
-    from ragteam.retrieval.builtin_kinds import stemmer_of
-
-    params = manifest.records["bm25"]
     folders = [s.folder for s in manifest.segments]
+    searchers: dict[str, Searcher] = {}
     try:
-        bm25 = SegmentedBM25.load(directory, passages, folders, stemmer_of(params), params)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        if "bm25" in manifest.searchers:
+            params = manifest.records["bm25"]
+            searchers["bm25"] = SegmentedBM25.load(
+                directory, passages, folders, stemmer_of(params), params
+            )
+        if "dense" in manifest.searchers:
+            recorded = [s.params.get("dense", manifest.records["dense"]) for s in manifest.segments]
+            searchers["dense"] = SegmentedDense.load(
+                directory, passages, folders, recorded, manifest.embedding_model, manifest.mmap
+            )
+    except IndexUnusable as exc:
+        raise IndexUnusable(f"{exc}; {hint}") from exc
+    except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
         raise IndexUnusable(
             f"could not read the index files in {directory} ({exc}); {hint}"
         ) from exc
-    return Index(directory, manifest, passages, {"bm25": bm25})
+    return Index(directory, manifest, passages, searchers)
 
 
 def read_manifest(directory: Path) -> Manifest:

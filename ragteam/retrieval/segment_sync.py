@@ -1,6 +1,6 @@
-"""A sync that writes the files it read again as a new segment of a BM25 index
+"""A sync that writes the files it read again as a new segment of the index
 (`ragteam.retrieval.segments`), instead of writing the whole index: the changed files'
-passages and BM25 files, the tombstones of their earlier passages, then the manifest swapped
+passages, BM25 and FAISS files (vectors through the cache), the tombstones of their earlier passages, then the manifest swapped
 in, then the sync state's changed rows. A kill before the manifest is swapped leaves the
 earlier segments (the unlisted folder is removed next time); a kill after it and before the
 state is written leaves the state as it was, so the next sync reads those files again and
@@ -11,16 +11,15 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragteam.retrieval import bm25
 from ragteam.retrieval.bm25_build import TF_FILE
 from ragteam.retrieval.digests import file_digests
+from ragteam.retrieval.kinds import BuildJob, kind
 from ragteam.retrieval.manifest import SEAL, Manifest, seal
-from ragteam.retrieval.passage_file import PassageFile, write_passages
+from ragteam.retrieval.passage_file import PassageFile, Written, write_passages
 from ragteam.retrieval.segments import (
     FOLDER,
     MAX_SEGMENTS,
@@ -74,21 +73,18 @@ def _recorded(source: Source | None) -> tuple[Any, ...] | None:
 
 
 def segmentable(out: Path, manifest: Manifest) -> bool:
-    """Whether the index at `out` can take a segment: BM25 alone, under the segment limit,
-    every segment with its runs and term counts (an index written before segments has none:
-    its next write is whole)."""
-    if manifest.searchers != ("bm25",) or len(manifest.segments) >= MAX_SEGMENTS:
+    """Whether the index at `out` can take a segment: built-in kinds only (BM25, dense or
+    both), under the segment limit, every segment with its runs (and BM25's term counts): an
+    index written before segments has neither, and its next write is whole."""
+    if not set(manifest.searchers) <= {"bm25", "dense"} or len(manifest.segments) >= MAX_SEGMENTS:
         return False
-    folders = [s.folder for s in manifest.segments] or [""]
+    listed = list(manifest.segments) or [Segment("", manifest.passage_count)]
+    bm25_too = "bm25" in manifest.searchers
     return all(
-        (out / f / RUNS_FILE).is_file()
-        and ((out / f / "bm25" / TF_FILE).is_file() or _empty(out, f, manifest))
-        for f in folders
+        (out / s.folder / RUNS_FILE).is_file()
+        and (not bm25_too or not s.passages or (out / s.folder / "bm25" / TF_FILE).is_file())
+        for s in listed
     )
-
-
-def _empty(out: Path, folder: str, manifest: Manifest) -> bool:
-    return any(s.folder == folder and not s.passages for s in manifest.segments)
 
 
 def add_segment(
@@ -97,10 +93,13 @@ def add_segment(
     previous: dict[str, Source],
     sources: list[Source],
     started: float,
+    job: BuildJob,
 ) -> dict[str, Any] | None:
     """Write the sync as a new segment of the index at `out` and return its manifest; None
     when a whole write is due instead (the segments would be too many, or the new and dead
-    passages too large a share, or a passage id would be taken twice)."""
+    passages too large a share, or a passage id would be taken twice). `job`: the index's
+    settings, and the encoder through the cache (vectors of unchanged texts are not made
+    again)."""
     from ragteam.retrieval.segments import read_runs
 
     if not segmentable(out, manifest):
@@ -126,8 +125,9 @@ def add_segment(
     remove_dead_staging(out)  # whole writes killed before (their staging folders)
     remove_unlisted(out, segments)
     folder = next_folder(out, segments)
-    written = _write(out, folder, fresh, manifest)
-    segments.append(Segment(folder, written.count, tuple(change.dropped), written.checksum))
+    written, params = _write(out, folder, fresh, manifest, job)
+    dropped = tuple(change.dropped)
+    segments.append(Segment(folder, written.count, dropped, written.checksum, params))
     raw = {k: v for k, v in manifest.raw.items() if k != SEAL}
     files = dict(raw["files"])
     files |= {f"{folder}/{name}": record for name, record in file_digests(out / folder).items()}
@@ -163,25 +163,25 @@ def _taken(out: Path, fresh: list[Passage], dropped: set[str]) -> bool:
     return False
 
 
-def _write(out: Path, folder: str, fresh: list[Passage], manifest: Manifest) -> Any:
-    """The segment's files, written beside their folder and renamed into it."""
+def _write(
+    out: Path, folder: str, fresh: list[Passage], manifest: Manifest, job: BuildJob
+) -> tuple[Written, dict[str, dict[str, Any]]]:
+    """The segment's files, written beside their folder and renamed into it; and what each
+    kind recorded of its build."""
     final = out / folder
     staging = out / FOLDER / f".{final.name}.{os.getpid()}.tmp"
     shutil.rmtree(staging, ignore_errors=True)
     shutil.rmtree(final, ignore_errors=True)
     staging.mkdir(parents=True)
+    params: dict[str, dict[str, Any]] = {}
     try:
         path = staging / "passages.jsonl"
         written = write_passages(path, iter(fresh))
         write_runs(staging, written.runs)
-        if written.count:
-            stemmer = str(manifest.records["bm25"].get("stemmer", bm25.STEMMER))
-            bm25.write(_read(PassageFile(path, written.starts)), staging, stemmer)
+        stored = PassageFile(path, written.starts)
+        for name in manifest.searchers if written.count else ():
+            params[name] = kind(name).build(stored, staging, job).params
         os.replace(staging, final)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return written
-
-
-def _read(passages: PassageFile) -> Iterator[Passage]:
-    yield from passages
+    return written, params

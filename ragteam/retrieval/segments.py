@@ -1,17 +1,18 @@
-"""Index segments: a sync that changes a few files of a big BM25 index writes them as a new
-small segment instead of rewriting the index.
+"""Index segments: a sync that changes a few files of a big index writes them as a new small
+segment instead of rewriting the index.
 
 A segment is a folder `segments/NNNN` of the index holding the passages of the files the sync
-read again (`passages.jsonl`, its runs, its BM25 files). The manifest lists the segments in
+read again (`passages.jsonl`, its runs, its BM25 and FAISS files). The manifest lists the segments in
 order, the whole index written by the last full write first (folder ""), and each later one
 with the source paths it `dropped`: the files it replaces or that were deleted, whose passages
 in the earlier segments are dead from then on (tombstones). Segments are never changed once
 written; the manifest that lists them is replaced atomically, so a sync killed at any point
 leaves the last set loadable (a folder it wrote and never listed is removed by the next sync).
 
-Search sees the live passages only, numbered in segment order (`SegmentedPassages`), and BM25
+Search sees the live passages only, numbered in segment order (`SegmentedPassages`); BM25
 scores them with statistics over every live passage (`ragteam.retrieval.bm25_segments`): the
-scores are those of one index written fresh from the same files. When the segments grow many
+scores are those of one index written fresh from the same files; dense search merges each
+segment's FAISS hits (`ragteam.retrieval.dense_segments`). When the segments grow many
 (`MAX_SEGMENTS`), or their new and dead passages a large share of the index (`MERGE_SHARE`),
 or `index sync --merge` asks, the sync writes the whole index again (one segment)."""
 
@@ -20,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, overload
 
@@ -45,6 +46,9 @@ class Segment:
     passages: int
     dropped: tuple[str, ...] = ()  # source paths whose earlier passages this one ends
     checksum: str = ""
+    # what each kind recorded building this segment (the FAISS type of its size), where it
+    # differs from the manifest's `params` (those of the whole index's own files)
+    params: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -52,6 +56,7 @@ class Segment:
             "passages": self.passages,
             "dropped": list(self.dropped),
             "checksum": self.checksum,
+            "params": self.params,
         }
 
     @classmethod
@@ -66,7 +71,10 @@ class Segment:
             raise ValueError(f"segment folder {folder!r} is not inside the index")
         if not isinstance(dropped, list) or not all(isinstance(p, str) for p in dropped):
             raise ValueError("a segment's dropped paths are a list of strings")
-        return cls(folder, passages, tuple(dropped), str(data.get("checksum", "")))
+        params = data.get("params", {})
+        if not isinstance(params, dict) or not all(isinstance(v, dict) for v in params.values()):
+            raise ValueError("a segment's params are an object of objects")
+        return cls(folder, passages, tuple(dropped), str(data.get("checksum", "")), params)
 
 
 def write_runs(directory: Path, runs: list[SourceRun]) -> None:

@@ -36,7 +36,7 @@ from ragteam.retrieval.index import (
     one_writer,
     write_aside,
 )
-from ragteam.retrieval.kinds import SYNC_PASSAGE_TOKENS
+from ragteam.retrieval.kinds import SYNC_PASSAGE_TOKENS, BuildJob
 from ragteam.retrieval.scan import scan, unreadable
 from ragteam.retrieval.source_passages import passages_of
 from ragteam.retrieval.sources import (
@@ -269,11 +269,13 @@ def _sync_locked(
         stats: dict[str, int] = {}
         _some_text(root, sources, out if has_index else None, walk.changes)
         if same and not merge:
-            segment = _as_segment(out, previous, sources, started)
+            job = BuildJob(index, cached_encode(cache, encode, stats), progress, None, stats)
+            segment = _as_segment(out, previous, sources, started, job)
             if segment is not None:
+                report.embedded = stats.get("embedded", 0)
                 report.manifest, report.segment = segment, segment["segments"][-1]["folder"]
                 report.rewritten = True
-                report.tokenized = segment["segments"][-1]["passages"]
+                report.tokenized = stats.get("tokenized", 0)
                 return report
         report.manifest = write_aside(
             out,
@@ -299,14 +301,14 @@ def _segmented(out: Path) -> bool:
 
 
 def _as_segment(
-    out: Path, previous: dict[str, Source], sources: list[Source], started: float
+    out: Path, previous: dict[str, Source], sources: list[Source], started: float, job: BuildJob
 ) -> dict[str, Any] | None:
     """The changes written as a new segment of the index (its manifest), or None when the
     index is to be written whole (`ragteam.retrieval.segment_sync`)."""
     from ragteam.retrieval.index import read_manifest
     from ragteam.retrieval.segment_sync import add_segment
 
-    return add_segment(out, read_manifest(out), previous, sources, started)
+    return add_segment(out, read_manifest(out), previous, sources, started, job)
 
 
 def _written_then_read(
