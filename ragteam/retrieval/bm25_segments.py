@@ -149,15 +149,11 @@ class SegmentedBM25:
         return k1 * ((1 - b) + b * lengths / self._average)
 
     def _best(self, scores: list[np.ndarray], k: int) -> list[tuple[int, float]]:
-        numbers, values, keys = [], [], []
+        hits = []
         for at, part_scores in enumerate(scores):
             hit = np.flatnonzero(part_scores > 0)
             if len(hit) > k:
                 cut = np.partition(part_scores[hit], len(hit) - k)[len(hit) - k]
                 hit = hit[part_scores[hit] >= cut]
-            numbers.append(self.passages.global_number(at, hit))
-            values.append(part_scores[hit])
-            keys.append(self.passages.order[at][hit])
-        number, value = np.concatenate(numbers), np.concatenate(values)
-        best = np.lexsort((np.concatenate(keys), -value))[:k]
-        return [(int(number[i]), float(value[i])) for i in best]
+            hits.append((at, hit, part_scores[hit]))
+        return self.passages.ranked(hits, k)

@@ -58,20 +58,13 @@ class SegmentedDense:
 
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
         vector = self.encoder.encode([query])
-        numbers, values, keys = [], [], []
+        hits = []
         for at, part in enumerate(self._parts):
             if part is None:
                 continue
-            hits = part.search_vector(vector, k + self._dead[at])
-            local = np.asarray([i for i, _ in hits], dtype=np.int64)
-            score = np.asarray([s for _, s in hits], dtype=np.float64)
-            alive = self.passages.masks[at][local] if len(local) else np.zeros(0, dtype=bool)
-            local, score = local[alive], score[alive]
-            numbers.append(self.passages.global_number(at, local))
-            values.append(score)
-            keys.append(self.passages.order[at][local])
-        if not numbers:
-            return []
-        number, value = np.concatenate(numbers), np.concatenate(values)
-        best = np.lexsort((np.concatenate(keys), -value))[:k]
-        return [(int(number[i]), float(value[i])) for i in best]
+            found = part.search_vector(vector, k + self._dead[at])
+            local = np.asarray([i for i, _ in found], dtype=np.int64)
+            score = np.asarray([s for _, s in found], dtype=np.float64)
+            alive = self.passages.masks[at][local]
+            hits.append((at, local[alive], score[alive]))
+        return self.passages.ranked(hits, k)

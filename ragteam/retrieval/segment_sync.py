@@ -1,10 +1,10 @@
 """A sync that writes the files it read again as a new segment of the index
-(`ragteam.retrieval.segments`), instead of writing the whole index: the changed files'
-passages, BM25 and FAISS files (vectors through the cache), the tombstones of their earlier passages, then the manifest swapped
-in, then the sync state's changed rows. A kill before the manifest is swapped leaves the
-earlier segments (the unlisted folder is removed next time); a kill after it and before the
-state is written leaves the state as it was, so the next sync reads those files again and
-writes them once more (their passages in the segment before are dropped)."""
+(`ragteam.retrieval.segments`), instead of writing the whole index: the changed files' passages,
+BM25 and FAISS files (vectors through the cache), the tombstones of their earlier passages, then
+the manifest swapped in, then the sync state's changed rows. A kill before the manifest is
+swapped leaves the earlier segments (the unlisted folder is removed next time); a kill after it
+and before the state is written leaves the state as it was, so the next sync reads those files
+again and writes them once more (their passages in the segment before are dropped)."""
 
 from __future__ import annotations
 

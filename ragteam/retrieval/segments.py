@@ -2,19 +2,19 @@
 segment instead of rewriting the index.
 
 A segment is a folder `segments/NNNN` of the index holding the passages of the files the sync
-read again (`passages.jsonl`, its runs, its BM25 and FAISS files). The manifest lists the segments in
-order, the whole index written by the last full write first (folder ""), and each later one
-with the source paths it `dropped`: the files it replaces or that were deleted, whose passages
-in the earlier segments are dead from then on (tombstones). Segments are never changed once
-written; the manifest that lists them is replaced atomically, so a sync killed at any point
+read again (`passages.jsonl`, its runs, its BM25 and FAISS files). The manifest lists the
+segments in order, the whole index written by the last full write first (folder ""), and each
+later one with the source paths it `dropped`: the files it replaces or that were deleted, whose
+passages in the earlier segments are dead from then on (tombstones). Segments are never changed
+once written; the manifest that lists them is replaced atomically, so a sync killed at any point
 leaves the last set loadable (a folder it wrote and never listed is removed by the next sync).
 
-Search sees the live passages only, numbered in segment order (`SegmentedPassages`); BM25
-scores them with statistics over every live passage (`ragteam.retrieval.bm25_segments`): the
-scores are those of one index written fresh from the same files; dense search merges each
-segment's FAISS hits (`ragteam.retrieval.dense_segments`). When the segments grow many
-(`MAX_SEGMENTS`), or their new and dead passages a large share of the index (`MERGE_SHARE`),
-or `index sync --merge` asks, the sync writes the whole index again (one segment)."""
+Search sees the live passages only, numbered in segment order (`SegmentedPassages`); BM25 scores
+them with statistics over every live passage (`ragteam.retrieval.bm25_segments`): the scores are
+those of one index written fresh from the same files; dense search merges each segment's FAISS
+hits (`ragteam.retrieval.dense_segments`). When the segments grow many (`MAX_SEGMENTS`), or
+their new and dead passages a large share of the index (`MERGE_SHARE`), or `index sync --merge`
+asks, the sync writes the whole index again (one segment)."""
 
 from __future__ import annotations
 
@@ -165,6 +165,19 @@ class SegmentedPassages(Sequence[Passage]):
     def global_number(self, part: int, local: np.ndarray) -> np.ndarray:
         """The numbers of live passages `local` of `part` among all live passages."""
         return self.offsets[part] + np.searchsorted(self.live[part], local)
+
+    def ranked(
+        self, hits: list[tuple[int, np.ndarray, np.ndarray]], k: int
+    ) -> list[tuple[int, float]]:
+        """The best `k` of several segments' live hits (part, local numbers, scores), as
+        (live passage number, score), ties in a fresh index's order (`order`)."""
+        if not hits:
+            return []
+        number = np.concatenate([self.global_number(part, local) for part, local, _ in hits])
+        value = np.concatenate([score for _, _, score in hits])
+        keys = np.concatenate([self.order[part][local] for part, local, _ in hits])
+        best = np.lexsort((keys, -value))[:k]
+        return [(int(number[i]), float(value[i])) for i in best]
 
     def position(self, passage_id: str) -> int | None:
         """The number of the live passage with `passage_id`, or None (newest segment first)."""
