@@ -30,6 +30,7 @@ from ragteam.retrieval.segments import (
     live_documents,
     live_masks,
     next_folder,
+    read_runs,
     remove_unlisted,
     write_manifest,
     write_runs,
@@ -100,8 +101,6 @@ def add_segment(
     passages too large a share, or a passage id would be taken twice). `job`: the index's
     settings, and the encoder through the cache (vectors of unchanged texts are not made
     again)."""
-    from ragteam.retrieval.segments import read_runs
-
     if not segmentable(out, manifest):
         return None
     change = plan(previous, sources)
@@ -109,16 +108,8 @@ def add_segment(
         Segment("", manifest.passage_count, (), manifest.corpus_checksum)
     ]
     fresh = [p for s in change.rewritten if s.status == "read" for p in passages_of(s)]
-    dead_after = set(change.dropped)
-    dying = sum(
-        r.count
-        for s, mask in zip(segments, live_masks(out, segments), strict=True)
-        for r in read_runs(out / s.folder)
-        if r.source in dead_after and mask[r.first : r.first + r.count].any()
-    )
-    total = sum(s.passages for s in segments) + len(fresh)
-    live = manifest.passage_count - dying + len(fresh)
-    if total - live + len(fresh) > MERGE_SHARE * max(live, 1) or _taken(out, fresh, dead_after):
+    live = _live_after(out, manifest, segments, len(fresh), set(change.dropped))
+    if live is None or _taken(out, fresh, set(change.dropped)):
         return None
     from ragteam.retrieval.index import remove_dead_staging
 
@@ -144,6 +135,22 @@ def add_segment(
     write_manifest(out, sealed)
     update_sources(out / SOURCES_FILE, change.recorded, change.deleted)
     return sealed
+
+
+def _live_after(
+    out: Path, manifest: Manifest, segments: list[Segment], new: int, dropped: set[str]
+) -> int | None:
+    """The live passages once `new` are added and the files `dropped` end; None when the new
+    and all dead passages would pass MERGE_SHARE of them (the index is then written whole)."""
+    dying = sum(
+        r.count
+        for s, mask in zip(segments, live_masks(out, segments), strict=True)
+        for r in read_runs(out / s.folder)
+        if r.source in dropped and mask[r.first : r.first + r.count].any()
+    )
+    live = manifest.passage_count - dying + new
+    dead = sum(s.passages for s in segments) + new - live
+    return None if dead + new > MERGE_SHARE * max(live, 1) else live
 
 
 def _taken(out: Path, fresh: list[Passage], dropped: set[str]) -> bool:
