@@ -10,6 +10,7 @@ passage's score is the very float a fresh index gives it."""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -63,6 +64,7 @@ class _Part:
 
 
 _EMPTY = np.zeros(0, dtype=np.int32)
+VOCABULARY_KEPT = 100_000  # query words a kept tokenizer holds before it is made anew
 
 
 def _vocabulary(bm25: Path) -> dict[str, int]:
@@ -83,6 +85,8 @@ class SegmentedBM25:
         self.passages = passages
         self._parts = parts
         self._stemmer = stemmer
+        self._words: Any = None  # the tokenizer `_terms` keeps
+        self._lock = threading.Lock()
         self._k1 = float(params.get("k1", PARAMS["k1"]))
         self._b = float(params.get("b", PARAMS["b"]))
         self._count = sum(int(p.live.sum()) for p in parts)
@@ -106,10 +110,15 @@ class SegmentedBM25:
         return cls(passages, parts, stemmer, params)
 
     def _terms(self, text: str) -> list[str]:
-        """`text`'s terms as BM25 indexes them (stemmed, stop words out), in order."""
-        tokens = _tokenizer(self._stemmer).tokenize(
-            [text], return_as="string", update_vocab=True, show_progress=False
-        )
+        """`text`'s terms as BM25 indexes them (stemmed, stop words out), in order. One
+        tokenizer is kept (making one costs 5 ms a query); the words it has seen are its
+        vocabulary, so it is made anew past VOCABULARY_KEPT of them."""
+        with self._lock:
+            if self._words is None or len(self._words.get_vocab_dict()) > VOCABULARY_KEPT:
+                self._words = _tokenizer(self._stemmer)
+            tokens = self._words.tokenize(
+                [text], return_as="string", update_vocab=True, show_progress=False
+            )
         return [t for t in (tokens[0] if tokens else []) if t]
 
     def knows(self, word: str) -> bool:
