@@ -119,7 +119,7 @@ def test_the_watch_outlives_any_failure_and_shows_no_server_path(tmp_path):
             calls.append(name)
             if len(calls) == 1:
                 raise OSError(5, "Input/output error", "/srv/private/docs/a.pdf")
-            return {"converted": 1, "embedded": 0, "rewritten": True, "passages": 3}
+            return {"converted": 1, "embedded": 0, "rewritten": True, "segment": "", "passages": 3}
 
     service, status = Service(), {"watching": True, "last_sync": None}
     thread = threading.Thread(target=_watch, args=(service, "docs", folder, status), daemon=True)
