@@ -241,24 +241,10 @@ def _sync_locked(
     cache = SyncCache(sync_cache_file())
     try:
         reusable = before.get("sync") == settings["sync"]
-        walk = Walk(
-            previous,
-            reusable,
-            sync.convert,
-            sync.overlap_tokens,
-            budget,
-            count,
-            cache,
-            sync.file_seconds,
-            sync.file_memory_mb,
-        )
-        sources = walk.run(found, progress, unreadable(left))
-        # what the scan left out this time says why; a row of it kept from the last sync
-        # (an unlistable folder's own row) gives way, so no path is recorded twice
-        said = {x.path for x in left}
-        sources = [s for s in sources if s.path not in said]
-        sources += [Source(x.path, 0, 0, status=x.status, reason=x.reason) for x in left]
-        sources.sort(key=lambda s: s.path)
+        cut = (sync.convert, sync.overlap_tokens, budget, count)
+        limits = (sync.file_seconds, sync.file_memory_mb)
+        walk = Walk(previous, reusable, *cut, cache, *limits)
+        sources = _with_left_out(walk.run(found, progress, unreadable(left)), left)
         report = SyncReport(sources, walk.changes, converted=walk.converted)
         whole = has_index and _index_whole(out)  # a damaged index is rewritten, not kept
         same = whole and reusable and _built_as(out, index)
@@ -268,30 +254,36 @@ def _sync_locked(
             return report
         stats: dict[str, int] = {}
         _some_text(root, sources, out if has_index else None, walk.changes)
-        if same and not merge:
-            job = BuildJob(index, cached_encode(cache, encode, stats), progress, None, stats)
-            segment = _as_segment(out, previous, sources, started, job)
-            if segment is not None:
-                report.embedded = stats.get("embedded", 0)
-                report.manifest, report.segment = segment, segment["segments"][-1]["folder"]
-                report.rewritten = True
-                report.tokenized = stats.get("tokenized", 0)
-                return report
+        job = BuildJob(index, cached_encode(cache, encode, stats), progress, None, stats)
+        if same and not merge and _as_segment(out, previous, sources, started, job, report):
+            return report
+        source = _source_info(root) | {"passage_tokens": sync.passage_tokens}
+        written = _written_then_read(sources, settings)
         report.manifest = write_aside(
             out,
-            _written_then_read(sources, settings),
-            _source_info(root) | {"passage_tokens": sync.passage_tokens},
+            written,
+            source,
             index,
-            cached_encode(cache, encode, stats),
+            job.encode,
             progress,
-            previous=out if whole else None,  # a damaged index lends nothing
+            previous=out if whole else None,
             stats=stats,
-        )
+        )  # a damaged index lends nothing (previous)
         report.embedded, report.rewritten = stats.get("embedded", 0), True
         report.tokenized = stats.get("tokenized", 0)
         return report
     finally:
         cache.close()
+
+
+def _with_left_out(sources: list[Source], left: list[Any]) -> list[Source]:
+    """The walk's sources and a row for each file the scan left out, in path order: what the
+    scan left out this time says why; a row of it kept from the last sync (an unlistable
+    folder's own row) gives way, so no path is recorded twice."""
+    said = {x.path for x in left}
+    kept = [s for s in sources if s.path not in said]
+    kept += [Source(x.path, 0, 0, status=x.status, reason=x.reason) for x in left]
+    return sorted(kept, key=lambda s: s.path)
 
 
 def _segmented(out: Path) -> bool:
@@ -301,14 +293,26 @@ def _segmented(out: Path) -> bool:
 
 
 def _as_segment(
-    out: Path, previous: dict[str, Source], sources: list[Source], started: float, job: BuildJob
-) -> dict[str, Any] | None:
-    """The changes written as a new segment of the index (its manifest), or None when the
-    index is to be written whole (`ragteam.retrieval.segment_sync`)."""
+    out: Path,
+    previous: dict[str, Source],
+    sources: list[Source],
+    started: float,
+    job: BuildJob,
+    report: SyncReport,
+) -> bool:
+    """Write the changes as a new segment of the index and say so in `report`; False when
+    the index is to be written whole (`ragteam.retrieval.segment_sync`)."""
     from ragteam.retrieval.index import read_manifest
     from ragteam.retrieval.segment_sync import add_segment
 
-    return add_segment(out, read_manifest(out), previous, sources, started, job)
+    segment = add_segment(out, read_manifest(out), previous, sources, started, job)
+    if segment is None:
+        return False
+    report.manifest, report.segment = segment, segment["segments"][-1]["folder"]
+    report.rewritten = True
+    report.embedded = job.stats.get("embedded", 0)
+    report.tokenized = job.stats.get("tokenized", 0)
+    return True
 
 
 def _written_then_read(
