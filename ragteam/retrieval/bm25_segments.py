@@ -92,7 +92,6 @@ class SegmentedBM25:
         self._count = sum(int(p.live.sum()) for p in parts)
         total = sum(int(p.lengths[p.live].sum()) for p in parts)
         self._average = total / self._count if self._count else 0.0
-        self.mapped = True
 
     @classmethod
     def load(
