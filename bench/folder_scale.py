@@ -54,7 +54,7 @@ def timed_sync(
 ) -> list[float]:
     """[seconds, peak RSS in MB, passages embedded] of one `index sync` process (and its
     reaped children); `extra`: more flags."""
-    command = [sys.executable, "-m", "ragteam.cli", "index", "sync", str(folder), "--out", str(out)]
+    command = [sys.executable, "-m", "ragteam", "index", "sync", str(folder), "--out", str(out)]
     command += ["--retriever", retriever, *(extra or [])]
     started = time.perf_counter()
     with tempfile.TemporaryFile("w+") as log:  # a file, not a pipe: wait4 must reap it

@@ -158,7 +158,7 @@ def run_case(work: Path, name: str, scale: float) -> str:
     maker = [sys.executable, __file__, "--make", name, "--scale", str(scale), "--into", str(folder)]
     subprocess.run(maker, check=True)
     on_disk = (folder / file_name).stat().st_blocks * 512 / 1e6
-    command = [sys.executable, "-m", "ragteam.cli", "index", "sync", str(folder)]
+    command = [sys.executable, "-m", "ragteam", "index", "sync", str(folder)]
     command += ["--out", str(folder.parent / "ix"), "--retriever", "bm25", *FLAGS.get(name, [])]
     started = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)

@@ -10,9 +10,11 @@ first sync (skipped with `--reuse` when the index is there), then one file chang
 appended), one file deleted; then an index written fresh from the same folder (`index build`,
 the same cache: conversions kept, every passage tokenized), and 200 queries (8 words of random
 passages) searched on both: the top 10 compared, ids in order and scores within 1e-6, and each
-index's load time and search latency. Then `--many` files changed (1,000), and last `index
-sync --merge`, each timed. A sync's columns: seconds, peak MB, passages embedded, segments
-after it (0: written whole). Results as JSON lines on stdout."""
+index's load time and search latency. The segmented index is also loaded to answer in a fresh
+process (issue 89 item 2): seconds to ready, peak RSS, the first `read` answer. Then `--many`
+files changed (1,000), and last `index sync --merge`, each timed. A sync's columns: seconds,
+peak MB, passages embedded, segments after it (0: written whole). Results as JSON lines on
+stdout."""
 
 from __future__ import annotations
 
@@ -67,6 +69,39 @@ print(json.dumps({
 """
 
 
+READY = """
+import json, resource, sys, time
+began = time.perf_counter()
+from ragteam import answer
+from ragteam.retrieval import load_index
+index = load_index(sys.argv[1])
+ready = time.perf_counter() - began
+rss_ready = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+began = time.perf_counter()
+first = answer(sys.argv[2], index=index, strategy="read")
+took = time.perf_counter() - began
+print(json.dumps({
+    "ready_s": round(ready, 2), "peak_mb_ready": round(rss_ready),
+    "first_answer_s": round(took, 2),
+    "peak_mb_answered": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+    "answer": first.text[:60],
+}))
+"""
+
+
+def ready(out: Path, question: str, env: dict[str, str]) -> str:
+    """The index loaded to answer in a fresh process (imports included), its peak RSS, and
+    the first `read` answer's latency (the reader loaded on the way)."""
+    done = subprocess.run(
+        [sys.executable, "-c", READY, str(out), question],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout.strip().splitlines()[-1]
+
+
 def sync(folder: Path, out: Path, env: dict[str, str], *extra: str) -> list[float]:
     """[seconds, peak MB, embedded, segments the index then has (0: written whole)]."""
     timed = timed_sync(folder, out, "bm25", env, list(extra))
@@ -94,9 +129,10 @@ def main() -> None:
     print(json.dumps({"one_changed": sync(folder, out, env)}), flush=True)
     files[1].unlink()
     print(json.dumps({"one_deleted": sync(folder, out, env)}), flush=True)
+    print(ready(out, "What does one more line say?", env), flush=True)
     shutil.rmtree(fresh, ignore_errors=True)  # the segmented index against a fresh one
     began = time.perf_counter()
-    command = [sys.executable, "-m", "ragteam.cli", "index", "build", str(folder)]
+    command = [sys.executable, "-m", "ragteam", "index", "build", str(folder)]
     command += ["--out", str(fresh), "--retriever", "bm25"]
     subprocess.run(command, env=env, check=True, capture_output=True)
     print(json.dumps({"fresh_build_s": round(time.perf_counter() - began, 1)}), flush=True)

@@ -1,5 +1,5 @@
 """`python -m ragteam ...`: the same as the `ragteam` command."""
 
-from ragteam.cli import app
+from ragteam.launch import main
 
-app()
+main()

@@ -22,6 +22,7 @@ from ragteam.commands.common import (
     err,
     friendly_errors,
     live_answer,
+    log_to_stderr,
     out,
     shown,
     user_tools,
@@ -57,15 +58,7 @@ def _main(
     ] = False,
 ) -> None:
     """Answer knowledge-intensive questions with teams of LLM agents over your own documents."""
-    import logging
-
-    # ragteam's own warnings (a server retried, ...) go to stderr; other libraries stay quiet
-    logger = logging.getLogger("ragteam")
-    if not logger.handlers:
-        handler = logging.StreamHandler()
-        handler.setFormatter(logging.Formatter("ragteam: %(message)s"))
-        logger.addHandler(handler)
-        logger.setLevel(logging.WARNING)
+    log_to_stderr()
 
 
 app.add_typer(index_app, name="index")

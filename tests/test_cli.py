@@ -109,3 +109,24 @@ def test_progress_off_a_terminal_is_lines_only_each_naming_its_step(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "━" not in done.stderr
     assert "index sync: read 3/3 (100%)" in done.stderr
+
+
+def test_the_index_commands_start_without_the_strategies():
+    """`ragteam index ...` (a sync at the command line, often from a watcher or cron) imported
+    every strategy, the reader and the model backends to declare `ask`'s flags: a second a run."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom ragteam.launch import main\n"
+        "try:\n    main(['index', 'formats'])\nexcept SystemExit as e:\n    assert not e.code\n"
+        "print('strategies imported:', 'ragteam.strategies' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "strategies imported: False" in done.stdout
+    assert ".pdf" in done.stdout  # the command ran
+    whole = subprocess.run(
+        [sys.executable, "-m", "ragteam", "--version"], capture_output=True, text=True, timeout=120
+    )
+    assert whole.returncode == 0 and whole.stdout.startswith("ragteam "), whole.stderr

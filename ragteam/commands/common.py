@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 from collections.abc import Iterator
 from typing import Annotated, Any
@@ -169,3 +170,13 @@ def live_answer(label: str) -> Iterator[tuple[Any, Any]]:
             live.update(view())
 
         yield on_step, on_writing
+
+
+def log_to_stderr() -> None:
+    """ragteam's own warnings (a server retried, ...) go to stderr; other libraries stay quiet."""
+    logger = logging.getLogger("ragteam")
+    if not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("ragteam: %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.WARNING)

@@ -243,11 +243,11 @@ def index_info(directory: Annotated[Path, typer.Argument(help="index directory")
 
 def segment_lines(directory: Path, manifest: Any) -> list[str]:
     """A line per segment: its folder, passages (live of written) and the files it dropped."""
-    from ragteam.retrieval.segments import live_masks
+    from ragteam.retrieval.segments import all_runs, live_masks
 
     if not manifest.segments:
         return []
-    masks = live_masks(directory, manifest.segments)
+    masks = live_masks(manifest.segments, all_runs(directory, manifest.segments))
     return [
         f"segment {segment.folder or '(whole)'}: {int(mask.sum())} of {segment.passages} "
         f"passages live; dropped {len(segment.dropped)} files"

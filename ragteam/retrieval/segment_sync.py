@@ -19,18 +19,18 @@ from ragteam.retrieval.bm25_build import TF_FILE
 from ragteam.retrieval.digests import file_digests
 from ragteam.retrieval.kinds import BuildJob, kind
 from ragteam.retrieval.manifest import SEAL, Manifest, seal
-from ragteam.retrieval.passage_file import PassageFile, Written, write_passages
+from ragteam.retrieval.passage_file import PassageFile, SourceRun, Written, write_passages
 from ragteam.retrieval.segments import (
     FOLDER,
     MAX_SEGMENTS,
     MERGE_SHARE,
     RUNS_FILE,
     Segment,
+    all_runs,
     combined_checksum,
     live_documents,
     live_masks,
     next_folder,
-    read_runs,
     remove_unlisted,
     write_manifest,
     write_runs,
@@ -108,7 +108,8 @@ def add_segment(
         Segment("", manifest.passage_count, (), manifest.corpus_checksum)
     ]
     fresh = [p for s in change.rewritten if s.status == "read" for p in passages_of(s)]
-    live = _live_after(out, manifest, segments, len(fresh), set(change.dropped))
+    runs = all_runs(out, segments)
+    live = _live_after(manifest, segments, runs, len(fresh), set(change.dropped))
     if live is None or _taken(out, fresh, set(change.dropped)):
         return None
     from ragteam.retrieval.index import remove_dead_staging
@@ -126,7 +127,7 @@ def add_segment(
         "segments": [s.to_dict() for s in segments],
         "files": files,
         "passage_count": live,
-        "document_count": live_documents(out, segments),
+        "document_count": live_documents(segments, runs + [written.runs]),
         "corpus_checksum": combined_checksum(segments),
         "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "build_seconds": round(time.perf_counter() - started, 3),
@@ -138,14 +139,18 @@ def add_segment(
 
 
 def _live_after(
-    out: Path, manifest: Manifest, segments: list[Segment], new: int, dropped: set[str]
+    manifest: Manifest,
+    segments: list[Segment],
+    runs: list[list[SourceRun]],
+    new: int,
+    dropped: set[str],
 ) -> int | None:
     """The live passages once `new` are added and the files `dropped` end; None when the new
     and all dead passages would pass MERGE_SHARE of them (the index is then written whole)."""
     dying = sum(
         r.count
-        for s, mask in zip(segments, live_masks(out, segments), strict=True)
-        for r in read_runs(out / s.folder)
+        for part, mask in zip(runs, live_masks(segments, runs), strict=True)
+        for r in part
         if r.source in dropped and mask[r.first : r.first + r.count].any()
     )
     live = manifest.passage_count - dying + new

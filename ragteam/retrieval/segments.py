@@ -90,29 +90,38 @@ def read_runs(directory: Path) -> list[SourceRun]:
         raise IndexUnusable(f"{directory / RUNS_FILE} cannot be read ({exc})") from exc
 
 
-def live_masks(directory: Path, segments: Sequence[Segment]) -> list[np.ndarray]:
+def all_runs(directory: Path, segments: Sequence[Segment]) -> list[list[SourceRun]]:
+    """Each segment's runs, read once for the functions below."""
+    return [read_runs(directory / segment.folder) for segment in segments]
+
+
+def _dead_after(segments: Sequence[Segment]) -> list[set[str]]:
+    """For each segment, the files a later segment dropped (its passages of them are dead)."""
+    return [
+        {p for later in segments[at + 1 :] for p in later.dropped} for at in range(len(segments))
+    ]
+
+
+def live_masks(segments: Sequence[Segment], runs: list[list[SourceRun]]) -> list[np.ndarray]:
     """Each segment's live passages: a passage is dead when a later segment dropped its file."""
     masks = []
-    for at, segment in enumerate(segments):
-        dead = {path for later in segments[at + 1 :] for path in later.dropped}
+    for segment, dead, part in zip(segments, _dead_after(segments), runs, strict=True):
         mask = np.ones(segment.passages, dtype=bool)
-        if dead:
-            for run in read_runs(directory / segment.folder):
-                if run.source in dead:
-                    mask[run.first : run.first + run.count] = False
+        for run in part if dead else ():
+            if run.source in dead:
+                mask[run.first : run.first + run.count] = False
         masks.append(mask)
     return masks
 
 
-def live_documents(directory: Path, segments: Sequence[Segment]) -> int:
+def live_documents(segments: Sequence[Segment], runs: list[list[SourceRun]]) -> int:
     """How many documents the live passages hold (a run counts its documents)."""
-    total = 0
-    for at, segment in enumerate(segments):
-        dead = {path for later in segments[at + 1 :] for path in later.dropped}
-        total += sum(
-            r.documents for r in read_runs(directory / segment.folder) if r.source not in dead
-        )
-    return total
+    return sum(
+        r.documents
+        for dead, part in zip(_dead_after(segments), runs, strict=True)
+        for r in part
+        if r.source not in dead
+    )
 
 
 def combined_checksum(segments: Sequence[Segment]) -> str:
@@ -202,8 +211,8 @@ def load_passages(directory: Path, segments: Sequence[Segment], hint: str) -> Se
                 f"its manifest; {hint}"
             )
         parts.append(found)
-    runs = [read_runs(directory / s.folder) for s in segments]
-    return SegmentedPassages(parts, live_masks(directory, segments), _fresh_order(runs))
+    runs = all_runs(directory, segments)
+    return SegmentedPassages(parts, live_masks(segments, runs), _fresh_order(runs))
 
 
 def _fresh_order(runs: list[list[SourceRun]]) -> list[np.ndarray]:
