@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from folder_scale import make_folder  # noqa: E402
-from segments_scale import COMPARE  # noqa: E402
+from segments_scale import against_fresh  # noqa: E402
 
 IDS = """
 import hashlib, json, sys
@@ -147,22 +147,7 @@ def main() -> None:
             result = trial(folder, out, env, extra, at, base + 1 + n)
             failed += not result["ok"]
             print(json.dumps({"kind": name, **result}), flush=True)
-    shutil.rmtree(fresh, ignore_errors=True)
-    command = [sys.executable, "-m", "ragteam", "index", "build", str(folder)]
-    subprocess.run(
-        [*command, "--out", str(fresh), "--retriever", "bm25"],
-        env=env,
-        check=True,
-        capture_output=True,
-    )
-    compared = subprocess.run(
-        [sys.executable, "-c", COMPARE, str(out), str(fresh)],
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    print(compared.stdout.strip().splitlines()[-1], flush=True)
+    print(against_fresh(folder, out, fresh, env)[1], flush=True)
     raise SystemExit(1 if failed else 0)
 
 

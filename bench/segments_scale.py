@@ -102,6 +102,25 @@ def ready(out: Path, question: str, env: dict[str, str]) -> str:
     return done.stdout.strip().splitlines()[-1]
 
 
+def against_fresh(folder: Path, out: Path, fresh: Path, env: dict[str, str]) -> tuple[float, str]:
+    """An index written fresh from `folder` at `fresh` (its seconds), and COMPARE's line of the
+    index at `out` against it."""
+    shutil.rmtree(fresh, ignore_errors=True)
+    began = time.perf_counter()
+    command = [sys.executable, "-m", "ragteam", "index", "build", str(folder)]
+    command += ["--out", str(fresh), "--retriever", "bm25"]
+    subprocess.run(command, env=env, check=True, capture_output=True)
+    built = round(time.perf_counter() - began, 1)
+    compared = subprocess.run(
+        [sys.executable, "-c", COMPARE, str(out), str(fresh)],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return built, compared.stdout.strip().splitlines()[-1]
+
+
 def sync(folder: Path, out: Path, env: dict[str, str], *extra: str) -> list[float]:
     """[seconds, peak MB, embedded, segments the index then has (0: written whole)]."""
     timed = timed_sync(folder, out, "bm25", env, list(extra))
@@ -130,20 +149,9 @@ def main() -> None:
     files[1].unlink()
     print(json.dumps({"one_deleted": sync(folder, out, env)}), flush=True)
     print(ready(out, "What does one more line say?", env), flush=True)
-    shutil.rmtree(fresh, ignore_errors=True)  # the segmented index against a fresh one
-    began = time.perf_counter()
-    command = [sys.executable, "-m", "ragteam", "index", "build", str(folder)]
-    command += ["--out", str(fresh), "--retriever", "bm25"]
-    subprocess.run(command, env=env, check=True, capture_output=True)
-    print(json.dumps({"fresh_build_s": round(time.perf_counter() - began, 1)}), flush=True)
-    compared = subprocess.run(
-        [sys.executable, "-c", COMPARE, str(out), str(fresh)],
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    print(compared.stdout.strip().splitlines()[-1], flush=True)
+    built, compared = against_fresh(folder, out, fresh, env)
+    print(json.dumps({"fresh_build_s": built}), flush=True)
+    print(compared, flush=True)
     for path in files[2 : 2 + args.many]:
         path.write_text(path.read_text("utf-8") + "\nA line added to many.\n", "utf-8")
     print(json.dumps({f"{args.many}_changed": sync(folder, out, env)}), flush=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import json
 import shutil
+from dataclasses import replace
 
 import pytest
 
@@ -199,6 +200,7 @@ def test_a_written_answer_is_labelled_supported_only_when_the_reader_would_give_
     confidence: a wrong name copied from a passage that mentions it ("Arvid Tollan") is
     backed by that passage and still not labelled supported."""
     from ragteam.grounding import grounding
+    from ragteam.reader.answer import Readers
     from ragteam.support.stage import check_support, support_settings
     from ragteam.types import Work
 
@@ -215,15 +217,26 @@ def test_a_written_answer_is_labelled_supported_only_when_the_reader_would_give_
     )
     question, settings = "Who built the Wrenhold Lighthouse?", support_settings("reader")
     work = Work(passages=("light", "born"), calls=2)
+    readers = Readers()
+    reader = readers.get()
 
     def label(text: str) -> tuple[bool, bool | None, str]:
-        found = check_support(question, text, [light, born], settings)
+        found = check_support(question, text, [light, born], settings, readers=readers)
         backed = all(s.supported for s in found.sentences)
         return backed, found.sure, grounding(text, len(found.cited), work, found).level
 
-    assert label("It was built by the engineer Emrik Tollan in 1786.") == (True, True, "supported")
-    # the per-passage check backs it (the passage says "Arvid Tollan" and "built"): the
+    # the reader's own confidence in "Emrik Tollan" decides, on its calibrated threshold
+    reading = reader.read(question, [light, born], top=8, key_lines=True)
+    named = [s for s in reading.spans if s.kind == "span" and s.text.startswith("Emrik Tollan")]
+    sure = max(reader.confidence(reading, s, [light, born]) for s in named)
+    right = "It was built by the engineer Emrik Tollan in 1786."
+    level = "supported" if sure >= reader.calibration.span else "partly_supported"
+    assert label(right) == (True, sure >= reader.calibration.span, level)
+    # a threshold the reader's confidence reaches labels it; the wrong name stays unlabelled:
+    # the per-passage check backs it (the passage says "Arvid Tollan" and "built"), the
     # reader's second check is what keeps it from a green label
+    reader.calibration = replace(reader.calibration, span=sure - 0.01)
+    assert label(right) == (True, True, "supported")
     assert label("Arvid Tollan built the lighthouse.") == (True, False, "partly_supported")
 
 

@@ -70,8 +70,10 @@ def test_a_span_of_the_question_s_own_words_is_an_echo_unless_it_offers_a_choice
 
 
 def test_the_reader_skips_echoes_when_asked():
-    """Read over a definition list's item, the shipped reader answers "What is the default
-    core.bigFileThreshold?" with the option's name; `skip_echoes` takes the next best span."""
+    """Read over a definition list's item, the reader's spans for "What is the default
+    core.bigFileThreshold?" hold the option's name (the seventh reader's best answer; the
+    tenth run's mix ranks "512 MiB" first); `skip_echoes` leaves every echo out and keeps the
+    best span that is not one."""
     from ragteam.reader import load_reader
     from ragteam.reader.bounds import asked_words, echoes
     from ragteam.types import Passage
@@ -86,7 +88,8 @@ def test_the_reader_skips_echoes_when_asked():
     skipping = reader.read(question, passage, top=10, skip_echoes=True)
     assert any(echoes(asked_words(question), s.text) for s in plain.spans if s.kind == "span")
     assert not any(echoes(asked_words(question), s.text) for s in skipping.spans)
-    assert skipping.best is not None and skipping.best.text != plain.best.text
+    kept = [s for s in plain.spans if not echoes(asked_words(question), s.text)]
+    assert skipping.best is not None and kept and skipping.best.text == kept[0].text
 
 
 def test_whole_never_narrows_and_leaves_bad_offsets_alone():
