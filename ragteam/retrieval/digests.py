@@ -1,7 +1,9 @@
 """Index verification, with digests of files computed once per process per file version. An
 index is verified on every load (`ragteam.answer(index=PATH)` loads it per call): its files,
 its passages and its source corpus are hashed the first time, and later loads of unchanged
-files reuse the result.
+files reuse the result. A sync also remembers the versions it verified in the index folder
+(`.digests.json`): a later process, a sync or a load, does not read those files again while
+their size, mtime and inode stay the same (git's index trusts a file's stat the same way).
 A file version is its path, size, mtime and inode; as git does with "racy" files, one modified
 within the last 2 seconds is hashed every time (a same-size rewrite in the same clock tick
 would keep its mtime)."""
@@ -9,6 +11,7 @@ would keep its mtime)."""
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -22,6 +25,7 @@ if TYPE_CHECKING:
     from ragteam.retrieval.manifest import Manifest
 
 RACY_NS = 2_000_000_000
+KNOWN_FILE = ".digests.json"  # the versions a sync verified, beside the manifest
 _LIMIT = 4096
 
 
@@ -90,9 +94,11 @@ def _segment_of(relative: Path) -> str | None:
     return "/".join(parts[:2]) if len(parts) > 2 and parts[0] == "segments" else None
 
 
-def verify_files(directory: Path, manifest: Manifest, hint: str) -> None:
+def verify_files(directory: Path, manifest: Manifest, hint: str, remember: bool = False) -> None:
     """Every file of the index is listed with its size and checksum, and matches: a manifest
-    whose list was emptied or cut does not turn the checks off."""
+    whose list was emptied or cut does not turn the checks off. A file whose version (size,
+    mtime, inode) and recorded checksum are those a sync remembered (`KNOWN_FILE`) is not read
+    again; `remember` (a sync, holding the index's lock): write the versions verified now."""
     listed = {s.folder for s in manifest.segments if s.folder}
     present = {
         p.relative_to(directory).as_posix()
@@ -105,14 +111,31 @@ def verify_files(directory: Path, manifest: Manifest, hint: str) -> None:
             f"the manifest of {directory} does not list {', '.join(unlisted[:3])}: it was edited "
             f"or the index is incomplete; {hint}"
         )
+    known, now, seen = _remembered(directory), time.time_ns(), {}
     for name, recorded in manifest.files.items():
         path = directory / name
-        if (
-            not path.is_file()
-            or path.stat().st_size != recorded.size
-            or sha256_of(path) != recorded.sha256
-        ):
+        stat = path.stat() if path.is_file() else None
+        if stat is None or stat.st_size != recorded.size:
             raise IndexUnusable(f"{path} is missing or changed since the build; {hint}")
+        version = [stat.st_size, stat.st_mtime_ns, stat.st_ino, recorded.sha256]
+        if known.get(name) != version and sha256_of(path) != recorded.sha256:
+            raise IndexUnusable(f"{path} is missing or changed since the build; {hint}")
+        if now - stat.st_mtime_ns >= RACY_NS:
+            seen[name] = version
+    if remember and seen != known:
+        from ragteam.common.atomic import write_json
+
+        write_json(directory / KNOWN_FILE, seen, indent=None)
+
+
+def _remembered(directory: Path) -> dict[str, Any]:
+    """The file versions a sync verified (name -> [size, mtime ns, inode, SHA-256]); empty
+    when the file is missing or unreadable (every file is then hashed)."""
+    try:
+        data = json.loads((directory / KNOWN_FILE).read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def verify_source(directory: Path, manifest: Manifest, hint: str) -> None:

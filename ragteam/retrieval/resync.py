@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ragteam.errors import IndexUnusable, InputError
 from ragteam.retrieval.index import BuildProgress, IndexSettings
-from ragteam.retrieval.sources import SOURCES_FILE, DamagedSources, read_sources
+from ragteam.retrieval.sources import SOURCES_FILE, DamagedSources, read_settings
 from ragteam.retrieval.sync import SyncReport, SyncSettings, sync_folder
 
 
@@ -21,7 +21,7 @@ def recorded_settings(out: str | Path) -> tuple[SyncSettings, IndexSettings, str
         return None
     manifest = read_manifest(out)
     try:
-        _sources, recorded = read_sources(out)
+        recorded = read_settings(out)
     except DamagedSources:  # the state is lost: the index's own settings, sync's defaults
         return SyncSettings(), settings_of(manifest), manifest.source.path
     if not recorded:  # a JSONL index built before corpora were synced like folders

@@ -137,6 +137,22 @@ def read_sources(directory: Path) -> tuple[dict[str, Source], dict[str, Any]]:
     return sources, settings
 
 
+def read_settings(directory: Path) -> dict[str, Any]:
+    """The sync settings an index folder recorded (empty when it has none), without reading
+    its sources (28,000 rows at a million passages: 0.4 s)."""
+    path = directory / SOURCES_FILE
+    if not path.is_file():
+        return {}
+    db = _connect(path)
+    try:
+        meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+        return json.loads(meta.get("settings", "{}"))
+    except (sqlite3.DatabaseError, ValueError) as exc:
+        raise _damaged(path, exc) from exc
+    finally:
+        db.close()
+
+
 class _Rows:
     """One text column of an open SQLite file, by key; safe from any thread. It closes the
     connection when it goes only if it `owns` it (the cache closes its own). A query that

@@ -340,13 +340,14 @@ def _source_info(root: Path) -> dict[str, Any]:
 
 def _index_whole(out: Path) -> bool:
     """Whether the index at `out` is as its manifest says (seal, every file's size and
-    SHA-256, memoized per file version): a sync with nothing to re-index still rewrites a
-    damaged one, which `--watch` and the server's sync route then repair too."""
+    SHA-256, memoized per file version and remembered across syncs): a sync with nothing to
+    re-index still rewrites a damaged one, which `--watch` and the server's sync route then
+    repair too."""
     from ragteam.retrieval.digests import verify_files
     from ragteam.retrieval.index import read_manifest
 
     try:
-        verify_files(out, read_manifest(out), "")
+        verify_files(out, read_manifest(out), "", remember=True)
     except RagteamError:
         return False
     return True
