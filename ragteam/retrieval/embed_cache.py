@@ -17,6 +17,7 @@ from ragteam.retrieval.kinds import BatchedEncode, RemoteEncode
 from ragteam.retrieval.sources import SyncCache, text_key
 
 BATCH = 256
+LOOKUP = 2000  # cached vectors read from the cache at a time
 LOCAL = ("torch", "onnx", "onnx-int8")
 
 
@@ -49,29 +50,52 @@ def token_counter(spec: EncoderSpec) -> tuple[TokenCount, int, str]:
 def cached_encode(cache: SyncCache, inner: RemoteEncode | None, stats: dict[str, int]):
     """A `RemoteEncode` that asks the cache first; `stats['embedded']` counts new texts.
     Every batch is stored as it finishes: here, or on a cluster (`BatchedEncode`, given all
-    the missing texts at once so that its actors share them)."""
+    the missing texts at once so that its actors share them). The vectors go straight into
+    the one array returned, LOOKUP cached ones at a time: no second copy of them all."""
 
     def encode(texts: list[str], spec: EncoderSpec, report: Any) -> np.ndarray:
         encoder = make_encoder(spec)
-        keys = [text_key(t) for t in texts]
-        known = cache.vectors(encoder.identity, sorted(set(keys)))
+        places: dict[str, list[int]] = {}
+        for row, text in enumerate(texts):
+            places.setdefault(text_key(text), []).append(row)
+        filled = _Filled(len(texts))
         missing: dict[str, str] = {}
-        for key, text in zip(keys, texts, strict=True):
-            if key not in known:
-                missing.setdefault(key, text)
+        unique = sorted(places)
+        for start in range(0, len(unique), LOOKUP):
+            chunk = unique[start : start + LOOKUP]
+            known = cache.vectors(encoder.identity, chunk)
+            for key in chunk:
+                if key in known:
+                    filled.put(places[key], known[key])
+                else:
+                    missing[key] = texts[places[key][0]]
         todo = list(missing.items())
         done = 0
         for batch, vectors in _batches(todo, spec, inner, encoder):
             vectors = np.asarray(vectors, dtype=np.float32)
             cache.put_vectors(encoder.identity, [k for k, _ in batch], vectors)
-            known.update((k, v) for (k, _), v in zip(batch, vectors, strict=True))
+            for (key, _), vector in zip(batch, vectors, strict=True):
+                filled.put(places[key], vector)
             done += len(batch)
             if report:
                 report(done, len(todo))
         stats["embedded"] = stats.get("embedded", 0) + len(todo)
-        return np.stack([known[k] for k in keys]).astype(np.float32)
+        return filled.array
 
     return encode
+
+
+class _Filled:
+    """The returned vectors, one row per text, made at the first vector (its size)."""
+
+    def __init__(self, rows: int) -> None:
+        self.rows = rows
+        self.array = np.zeros((rows, 0), dtype=np.float32)
+
+    def put(self, rows: list[int], vector: np.ndarray) -> None:
+        if self.array.shape[1] == 0:  # the first vector: its size is the encoder's
+            self.array = np.empty((self.rows, len(vector)), dtype=np.float32)
+        self.array[rows] = vector
 
 
 def _batches(

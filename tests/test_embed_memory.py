@@ -1,0 +1,37 @@
+"""The vectors a hybrid sync gathers from the embedding cache (issue 89 item 3)."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+
+from ragteam.retrieval.embed_cache import cached_encode
+from ragteam.retrieval.encoder_registry import make_encoder
+from ragteam.retrieval.encoders import EncoderSpec
+from ragteam.retrieval.sources import SyncCache, text_key
+
+
+def test_cached_vectors_are_gathered_without_a_second_copy_of_them_all(tmp_path):
+    """Every cached vector was held twice (a dict of them all, then the stacked array) before
+    FAISS copied them a third time: about 1.5 GB each at a million passages. They now go
+    straight into the one array returned, a few thousand looked up at a time; a text asked
+    twice gets its vector twice, and nothing cached is embedded again."""
+    spec = EncoderSpec()
+    identity = make_encoder(spec).identity
+    texts = [f"passage number {i}" for i in range(20000)]
+    vectors = np.random.default_rng(0).standard_normal((20000, 384)).astype(np.float32)
+    cache = SyncCache(tmp_path / "cache.sqlite")
+    cache.put_vectors(identity, [text_key(t) for t in texts], vectors)
+    stats: dict[str, int] = {}
+    encode = cached_encode(cache, None, stats)
+    tracemalloc.start()
+    try:
+        out = encode([*texts, texts[7]], spec, None)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert stats["embedded"] == 0
+    assert out.shape == (20001, 384)
+    assert np.array_equal(out[:20000], vectors) and np.array_equal(out[20000], vectors[7])
+    assert peak < 1.5 * out.nbytes, f"peak {peak / 1e6:.1f} MB for {out.nbytes / 1e6:.1f} MB"
