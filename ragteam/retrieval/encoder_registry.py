@@ -1,7 +1,7 @@
 """Encoders by backend name: a registry the index builder and loader look up. Built in: `torch`
-(sentence-transformers), `onnx` and `onnx-int8` (ONNX Runtime), `server` (a served
-/v1/embeddings model). Another backend is one `register_encoder(name, factory)` call, or an
-installed package's entry point in the `ragteam.encoders` group (a factory `EncoderSpec ->
+(MiniLM in plain torch, `ragteam.minilm.bert`), `onnx` and `onnx-int8` (ONNX Runtime), `server`
+(a served /v1/embeddings model). Another backend is one `register_encoder(name, factory)` call,
+or an installed package's entry point in the `ragteam.encoders` group (a factory `EncoderSpec ->
 Encoder`), which `--encoder NAME` then names like a built-in one."""
 
 from __future__ import annotations
