@@ -44,11 +44,13 @@ print(json.dumps({"count": len(ids), "unique": len(set(ids)),
 NOTHING = re.compile(r": 0 new, 0 changed, 0 renamed, 0 deleted")
 
 
-def run_sync(folder: Path, out: Path, env: dict[str, str], extra: list[str]) -> str:
+def sync_command(folder: Path, out: Path, extra: list[str]) -> list[str]:
     command = [sys.executable, "-m", "ragteam", "index", "sync", str(folder), "--out", str(out)]
-    done = subprocess.run(
-        [*command, "--retriever", "bm25", *extra], env=env, capture_output=True, text=True
-    )
+    return [*command, "--retriever", "bm25", *extra]
+
+
+def run_sync(folder: Path, out: Path, env: dict[str, str], extra: list[str]) -> str:
+    done = subprocess.run(sync_command(folder, out, extra), env=env, capture_output=True, text=True)
     if done.returncode:
         raise SystemExit(f"sync failed: {(done.stdout + done.stderr)[-2000:]}")
     return done.stdout + done.stderr
@@ -58,9 +60,8 @@ def killed_sync(
     folder: Path, out: Path, env: dict[str, str], extra: list[str], after: float
 ) -> bool:
     """A sync killed with SIGKILL `after` seconds; False when it ended before."""
-    command = [sys.executable, "-m", "ragteam", "index", "sync", str(folder), "--out", str(out)]
     process = subprocess.Popen(
-        [*command, "--retriever", "bm25", *extra],
+        sync_command(folder, out, extra),
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

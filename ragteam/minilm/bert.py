@@ -1,8 +1,9 @@
-"""The installed MiniLM's sentence embedding in plain torch: BERT's forward pass (six layers),
-mean pooling over the real tokens and unit length, as sentence-transformers computes
+"""The installed MiniLM's sentence embedding in plain torch: BERT's forward pass (six layers), mean
+pooling over the real tokens and unit length, as sentence-transformers computes
 all-MiniLM-L6-v2, read from the package's `model.safetensors` and tokenized by `tokenizers`.
-Loading it imports torch alone: a sync that embeds one changed passage no longer spends
-seconds importing sentence-transformers and transformers."""
+Loading it imports torch alone (this module is imported only when an encoder is made): a sync
+that embeds one changed passage no longer spends seconds importing sentence-transformers and
+transformers."""
 
 from __future__ import annotations
 
@@ -12,26 +13,23 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
+from safetensors.torch import load_file
+from tokenizers import Tokenizer
 
 
 class MiniLM:
     """`embed(texts)`: unit-length mean-pooled vectors, `max_length` tokens at most a text."""
 
     def __init__(self, folder: Path, max_length: int) -> None:
-        import torch
-        from safetensors.torch import load_file
-        from tokenizers import Tokenizer
-
         self.config = json.loads((folder / "config.json").read_text("utf-8"))
         raw = load_file(str(folder / "model.safetensors"))
         self.weights = {k.removeprefix("bert."): v.float() for k, v in raw.items()}
         self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self.tokenizer.enable_truncation(max_length=max_length)
         self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
-        self.torch = torch
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        torch = self.torch
         encoded = self.tokenizer.encode_batch(texts)
         ids = torch.tensor([e.ids for e in encoded], dtype=torch.long)
         mask = torch.tensor([e.attention_mask for e in encoded], dtype=torch.float32)
@@ -44,7 +42,7 @@ class MiniLM:
         return unit.numpy().astype(np.float32)
 
     def _forward(self, ids: Any, mask: Any, types: Any) -> Any:
-        torch, w, eps = self.torch, self.weights, self.config["layer_norm_eps"]
+        w, eps = self.weights, self.config["layer_norm_eps"]
         norm = torch.nn.functional.layer_norm
         positions = torch.arange(ids.shape[1])[None, :]
         x = (
@@ -61,7 +59,7 @@ class MiniLM:
         return x
 
     def _layer(self, x: Any, bias: Any, at: str) -> Any:
-        torch, w, eps = self.torch, self.weights, self.config["layer_norm_eps"]
+        w, eps = self.weights, self.config["layer_norm_eps"]
         functional = torch.nn.functional
         heads = self.config["num_attention_heads"]
         batch, tokens, width = x.shape

@@ -115,12 +115,14 @@ def verify_files(directory: Path, manifest: Manifest, hint: str, remember: bool 
     for name, recorded in manifest.files.items():
         path = directory / name
         stat = path.stat() if path.is_file() else None
-        if stat is None or stat.st_size != recorded.size:
+        version = stat and [stat.st_size, stat.st_mtime_ns, stat.st_ino, recorded.sha256]
+        if (
+            stat is None
+            or stat.st_size != recorded.size
+            or (known.get(name) != version and sha256_of(path) != recorded.sha256)
+        ):
             raise IndexUnusable(f"{path} is missing or changed since the build; {hint}")
-        version = [stat.st_size, stat.st_mtime_ns, stat.st_ino, recorded.sha256]
-        if known.get(name) != version and sha256_of(path) != recorded.sha256:
-            raise IndexUnusable(f"{path} is missing or changed since the build; {hint}")
-        if now - stat.st_mtime_ns >= RACY_NS:
+        if now - stat.st_mtime_ns >= RACY_NS:  # a file written just now is hashed again
             seen[name] = version
     if remember and seen != known:
         from ragteam.common.atomic import write_json

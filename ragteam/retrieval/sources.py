@@ -121,9 +121,8 @@ def read_sources(directory: Path) -> tuple[dict[str, Source], dict[str, Any]]:
     db = _connect(path, check_same_thread=False)
     try:
         rows = db.execute(f"SELECT {_RECORD} FROM sources").fetchall()
-        meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
         sealed = "seal" in {r[1] for r in db.execute("PRAGMA table_info(sources)")}
-        settings = json.loads(meta.get("settings", "{}"))
+        settings = _settings(db)
     except (sqlite3.DatabaseError, ValueError) as exc:
         db.close()
         raise _damaged(path, exc) from exc
@@ -145,12 +144,16 @@ def read_settings(directory: Path) -> dict[str, Any]:
         return {}
     db = _connect(path)
     try:
-        meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
-        return json.loads(meta.get("settings", "{}"))
+        return _settings(db)
     except (sqlite3.DatabaseError, ValueError) as exc:
         raise _damaged(path, exc) from exc
     finally:
         db.close()
+
+
+def _settings(db: sqlite3.Connection) -> dict[str, Any]:
+    meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+    return json.loads(meta.get("settings", "{}"))
 
 
 class _Rows:

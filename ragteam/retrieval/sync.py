@@ -266,9 +266,9 @@ def _sync_locked(
             index,
             job.encode,
             progress,
-            previous=out if whole else None,
+            previous=out if whole else None,  # a damaged index lends nothing
             stats=stats,
-        )  # a damaged index lends nothing (previous)
+        )
         report.embedded, report.rewritten = stats.get("embedded", 0), True
         report.tokenized = stats.get("tokenized", 0)
         return report
