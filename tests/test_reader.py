@@ -102,6 +102,31 @@ def test_passages_read_before_are_not_run_through_the_network_again(monkeypatch)
     assert sent[-1] == [FERRY]  # the least recently used pair was dropped
 
 
+def test_a_reading_in_bfloat16_finds_the_spans_of_one_in_float32(reader):
+    """The encoder's products in bfloat16 (where the processor has them, `native_bf16`) move
+    the logits a little and leave the spans found as float32 finds them."""
+    import torch
+
+    net = reader.net
+    question = "Who built the Wrenhold Lighthouse?"
+    windows = net.windows(question, [FERRY, MASTER, LIGHT])
+    was, logits, best = net.bf16, {}, {}
+    try:
+        for bf16 in (False, True):
+            net.bf16 = bf16
+            with torch.inference_mode():
+                logits[bf16] = net.logits(windows)
+            found = load_reader().read(question, _passages(FERRY, MASTER, LIGHT)).best
+            best[bf16] = (found.passage_id, found.text)  # a fresh reader: nothing kept
+    finally:
+        net.bf16 = was
+    for exact, rough in zip(logits[False], logits[True], strict=True):
+        assert exact.dtype == rough.dtype == torch.float32
+        assert float((exact - rough).abs().max()) < 0.5
+    assert not torch.equal(logits[False][0], logits[True][0])  # bfloat16 really ran
+    assert best[False] == best[True] and "Emrik Tollan" in best[True][1]
+
+
 def test_a_line_break_is_read_as_the_mark_when_the_weights_declare_it(reader):
 
     from ragteam.reader.model import LINE_MARK

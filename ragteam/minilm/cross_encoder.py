@@ -41,16 +41,18 @@ def layer_of(name: str) -> int | None:
 
 
 def installed_minilm() -> tuple[Any, Any]:
-    """The installed MiniLM's tokenizer and encoder, read quietly (library code prints
-    nothing: transformers' loading bar is turned off)."""
-    from transformers import AutoModel, AutoTokenizer
+    """The installed MiniLM's tokenizer (transformers' fast one: windows with a stride, offsets)
+    and its encoder in plain torch (`ragteam.minilm.bert.Bert`: transformers' BERT took seconds
+    to import), read quietly (library code prints nothing)."""
+    from transformers import AutoTokenizer
     from transformers.utils import logging as hf_logging
 
     from ragteam.common.paths import embedding_model_dir
+    from ragteam.minilm.bert import Bert
 
     hf_logging.disable_progress_bar()
-    folder = str(embedding_model_dir())
-    return AutoTokenizer.from_pretrained(folder), AutoModel.from_pretrained(folder)
+    folder = embedding_model_dir()
+    return AutoTokenizer.from_pretrained(str(folder)), Bert.installed(folder)
 
 
 class CrossEncoder:

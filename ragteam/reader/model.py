@@ -49,6 +49,7 @@ class SpanNet:
         line_mark: str = "",
         device: str = "cpu",
         heading_view: str = "",
+        bf16: bool = False,
     ) -> None:
         import torch
 
@@ -65,6 +66,10 @@ class SpanNet:
         # it); "": the passage's text alone
         self.heading_view = heading_view
         self.device = torch.device(device)  # where the weights and each batch live
+        # the encoder's matrix products in bfloat16 (sums in float32) when reading: about 0.75
+        # of the CPU time where the processor multiplies bfloat16 natively (`native_bf16`);
+        # training always reads in float32
+        self.bf16 = bf16 and self.device.type == "cpu"
         for module in self.modules():
             module.to(self.device)
 
@@ -102,7 +107,8 @@ class SpanNet:
         (windows x 3)."""
         import torch
 
-        hidden = self.encoder(**windows.inputs).last_hidden_state
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
+            hidden = self.encoder(**windows.inputs).last_hidden_state.float()
         start, end = self.span(hidden).unbind(-1)
         mask = torch.tensor(windows.context, dtype=torch.bool, device=self.device)
         start = start.masked_fill(~mask, -1e4)
@@ -153,6 +159,16 @@ class SpanNet:
     def train(self) -> None:
         for m in self.modules():
             m.train()
+
+
+def native_bf16() -> bool:
+    """Whether this processor multiplies bfloat16 in hardware (AVX-512 BF16 or AMX), where a
+    reading in bfloat16 is faster; elsewhere it would be emulated, and slower."""
+    import torch
+
+    cpu = getattr(torch, "cpu", None)
+    checks = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
+    return any(bool(getattr(cpu, name, lambda: False)()) for name in checks)
 
 
 def group_log_parts(start: Any, end: Any, extra: Any) -> tuple[Any, Any]:

@@ -19,7 +19,7 @@ from ragteam.errors import InputError
 from ragteam.minilm.cross_encoder import Weights, read_weights
 from ragteam.reader.bounds import asked_words, crosses, echoes, whole
 from ragteam.reader.confidence import Confidence
-from ragteam.reader.model import EXTRAS, MAX_SPAN, SpanNet, group_log_parts
+from ragteam.reader.model import EXTRAS, MAX_SPAN, SpanNet, group_log_parts, native_bf16
 from ragteam.reader.ranker import Ranker, ranker_path
 from ragteam.reader.spans import Reading, Span
 from ragteam.reader.view import Viewed
@@ -343,7 +343,12 @@ def load_net(path: Path, threads: int | None = None) -> tuple[SpanNet, dict[str,
     """The network with the weights file at `path`, its metadata and digest (no calibration:
     what `ragteam train reader` calibrates)."""
     tensors, meta = read_weights(path, WEIGHTS)
-    net = SpanNet(threads, meta.get("line_mark", ""), heading_view=meta.get("heading_view", ""))
+    net = SpanNet(
+        threads,
+        meta.get("line_mark", ""),
+        heading_view=meta.get("heading_view", ""),
+        bf16=native_bf16(),
+    )
     try:
         net.load_changed(tensors)
     except ValueError as exc:
