@@ -175,28 +175,6 @@ def test_read_with_two_hops_searches_again_with_the_spans_it_read(tmp_path):
     assert ids[2][:2] == ids[1] and "f2" in ids[2], ids
 
 
-def test_a_first_reading_that_settles_the_answer_makes_no_second_search(tmp_path):
-    """`settle`: where the first reading's best probability reaches it, `read` searches once
-    (the trace says why) and answers from what it read; at 1 it always searches again."""
-    from ragteam import answer
-    from ragteam.retrieval import build_index
-
-    corpus = tmp_path / "c.jsonl"
-    rows = [{"id": i, "title": t, "text": x} for i, t, x in TWO_HOP]
-    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    build_index(corpus, tmp_path / "ix", retriever="bm25")
-    question = "Who directed Zorvath?"
-    searches, settled = {}, {}
-    for settle in (0.0, 1.0):
-        options = {"k": 2, "hops": 2, "settle": settle}
-        result = answer(question, index=tmp_path / "ix", strategy="read", options=options)
-        searches[settle] = [s for s in result.trace.steps if s.kind == "retrieve"]
-        settled[settle] = [s for s in result.trace.steps if s.meta.get("event") == "settled"]
-        assert "Mirela Kostan" in result.text
-    assert len(searches[0.0]) == 1 and len(settled[0.0]) == 1
-    assert len(searches[1.0]) >= 2 and not settled[1.0]
-
-
 def test_read_with_other_weights_is_labelled_on_their_own_calibration(tmp_path):
     """The reader is part of the answer's context: `read --opt weights=X` with the reader
     support layer judges X's span on X's calibration (it was judged on the shipped one's)."""

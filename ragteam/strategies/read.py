@@ -43,10 +43,6 @@ class Read:
     # adding at most k passages not yet found; the answer is read over all of them at once
     hops: int = bounded(2, 1, 3)
     bridges: int = bounded(2, 1, 5)
-    # the first reading's best probability at or above which it settles the answer and no
-    # second search is made (1: always search again); fitted on training questions, the
-    # lowest that loses no answer there (bench/settled_search.py, docs/benchmarks.md §72)
-    settle: float = bounded(1.0, 0.0, 1.0)
     weights: str = ""  # a reader weights file other than the shipped one
     verdicts: str = ""  # a verdict file (`ragteam train verdict`) other than the shipped one
     # read a passage of lines a second time as the line the question's words single out (a
@@ -115,14 +111,6 @@ class Read:
         different spans read in `found` brings (at most k, in the order found)."""
         reader = ctx.readers.get(self.weights)
         reading = read_traced(reader, ctx.trace, question, found, top=BRIDGE_SPANS)
-        if self.settle < 1.0 and reading.best is not None and reading.best.score >= self.settle:
-            ctx.trace.note(
-                "reader",
-                f"the first reading settles it ({reading.best.score:.2f} >= {self.settle}): "
-                "no second search",
-                event="settled",
-            )
-            return []
         seen, more = {p.id for p in found}, []
         index = ctx.require_index(self.name)
         for bridge in reading.bridges(self.bridges):
