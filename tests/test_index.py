@@ -200,6 +200,41 @@ def test_an_id_with_quotes_and_escapes_is_found_by_its_id(tmp_path):
     assert [read.position(p.id) for p in odd] == [0, 1] and read.position("say") is None
 
 
+def test_a_load_remembers_the_files_it_verified_for_the_next_start(tmp_path, monkeypatch):
+    """A server's start on a built index hashed every file again (1.3 s at a million
+    passages): a load remembers the versions it verified, so the next process hashes none;
+    a read-only index still loads (it is hashed again each time)."""
+    import os
+    import stat
+    import time
+
+    from ragteam.retrieval import build_index, digests
+
+    corpus, out = tmp_path / "c.jsonl", tmp_path / "ix"
+    corpus.write_text('{"id": "a", "title": "A", "text": "The ferry leaves at nine."}\n')
+    build_index(corpus, out, retriever="bm25")
+    old = time.time() - 60
+    for path in out.rglob("*"):
+        os.utime(path, (old, old))  # past the 2 s window in which files are always re-hashed
+    assert not (out / digests.KNOWN_FILE).exists()
+    load_index(out)
+    assert (out / digests.KNOWN_FILE).exists()
+    digests.MEMO._known.clear()  # a new process
+    hashed: list[str] = []
+    real = digests.sha256_of
+    monkeypatch.setattr(digests, "sha256_of", lambda path: hashed.append(path.name) or real(path))
+    load_index(out)
+    assert hashed == []
+    (out / digests.KNOWN_FILE).unlink()
+    out.chmod(stat.S_IRUSR | stat.S_IXUSR)  # read-only (root ignores it: then it is written)
+    try:
+        digests.MEMO._known.clear()
+        assert load_index(out).retrieve("ferry", k=1)[0].id == "a"
+        assert hashed  # nothing remembered: hashed again
+    finally:
+        out.chmod(stat.S_IRWXU)
+
+
 def test_a_sync_remembers_the_files_it_verified_for_the_next_process(tmp_path, monkeypatch):
     """Hashing every index file took 1.3 s of each sync at a million passages. A sync writes
     the versions it verified (`.digests.json`): a later process reads none of those files

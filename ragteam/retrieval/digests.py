@@ -97,8 +97,10 @@ def _segment_of(relative: Path) -> str | None:
 def verify_files(directory: Path, manifest: Manifest, hint: str, remember: bool = False) -> None:
     """Every file of the index is listed with its size and checksum, and matches: a manifest
     whose list was emptied or cut does not turn the checks off. A file whose version (size,
-    mtime, inode) and recorded checksum are those a sync remembered (`KNOWN_FILE`) is not read
-    again; `remember` (a sync, holding the index's lock): write the versions verified now."""
+    mtime, inode) and recorded checksum are those remembered before (`KNOWN_FILE`) is not read
+    again; `remember`: write the versions verified now (a sync, and every load: a server's next
+    start on a big index skips the hashing; an entry names its file's inode and mtime, so one
+    left by another process never vouches for a file written since)."""
     listed = {s.folder for s in manifest.segments if s.folder}
     present = {
         p.relative_to(directory).as_posix()
@@ -127,7 +129,10 @@ def verify_files(directory: Path, manifest: Manifest, hint: str, remember: bool 
     if remember and seen != known:
         from ragteam.common.atomic import write_json
 
-        write_json(directory / KNOWN_FILE, seen, indent=None)
+        try:
+            write_json(directory / KNOWN_FILE, seen, indent=None)
+        except OSError:
+            pass  # a read-only index: the next load hashes its files again, nothing else
 
 
 def _remembered(directory: Path) -> dict[str, Any]:

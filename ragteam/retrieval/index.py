@@ -283,7 +283,7 @@ def load_index(
     if mmap is not None:
         manifest = manifest.with_mmap(mmap)
     hint = rebuild_hint(directory, manifest.raw)
-    verify_files(directory, manifest, hint)
+    verify_files(directory, manifest, hint, remember=True)
     if manifest.segments:
         return _load_segmented(directory, manifest, hint, check_source)
     # the file's bytes were just verified against the digest its sealed manifest lists (a
