@@ -1,0 +1,87 @@
+"""The label's threshold refit on questions people wrote that the shipped reader never trained on
+(issue 86 item 5): docqa-train's held training files, the quarter of its training files that
+`ragteam train reader --people` held out (`--people-held 0.25`, by the hash of each file, as
+bench/ranker_fit.py selects them), never the validation files and never docqa-dev.
+
+    python bench/docqa_train.py run --data ../shared/data/docqa-train --work W --tag trainmix --split train
+    python bench/label_fit.py --work W --tag trainmix --calibration ragteam/data/reader-minilm.calibration.json
+
+Each row is an answer `read` gave, with its confidence (the number the label compares with the
+calibration's `span`) and whether it is right; the unanswerable held questions count as wrong
+answers. The threshold is the lowest confidence at which the held answers at or above it are
+right at least `--precision` of the time, with at least `--least` of them labelled
+(`ragteam.reader.training.calibrate.precise_threshold`), cross-checked by file: each file's
+answers judged by a threshold fitted on the other files'. `--calibration` writes it there."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+from pathlib import Path
+
+from ragteam.reader.training.calibrate import precise_threshold
+from ragteam.reader.training.data import held_out
+
+
+def held_rows(work: Path, tag: str, share: float, data: Path) -> list[dict]:
+    """The run's rows over the held training files (and the held unanswerable questions)."""
+    rows = []
+    for path in sorted(work.glob(f"*/answers_{tag}.jsonl")):
+        part = path.parent.name
+        questions = {
+            q["id"]: q
+            for q in map(json.loads, (data / part / "questions.jsonl").read_text().splitlines())
+        }
+        for row in map(json.loads, path.read_text().splitlines()):
+            q = questions[row["id"]]
+            where = q["file"] or q["id"]  # an unanswerable question is held alone
+            group = "people-" + hashlib.sha256(f"{part}/{where}".encode()).hexdigest()[:12]
+            if held_out(group, share):
+                rows.append(row | {"group": group})
+    return rows
+
+
+def scored(rows: list[dict]) -> list[tuple[float, bool]]:
+    return [(r["confidence"] or 0.0, bool(r["match"])) for r in rows]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--work", type=Path, required=True)
+    parser.add_argument("--tag", required=True)
+    parser.add_argument("--data", type=Path, default=Path("../shared/data/docqa-train"))
+    parser.add_argument("--held", type=float, default=0.25, help="train reader's --people-held")
+    parser.add_argument("--precision", type=float, default=0.85)
+    parser.add_argument("--least", type=int, default=10)
+    parser.add_argument("--calibration", type=Path, help="write the threshold into this file")
+    args = parser.parse_args()
+    rows = held_rows(args.work, args.tag, args.held, args.data)
+    groups = sorted({r["group"] for r in rows})
+    threshold, precision, labelled = precise_threshold(scored(rows), args.precision, args.least)
+    print(
+        f"{len(rows)} held answers over {len(groups)} files, {sum(r['match'] for r in rows):.0f} "
+        f"right: threshold {threshold:.4f}, {labelled} labelled, right {precision:.3f}"
+    )
+    shown = right = 0  # each file judged by the threshold fitted without it
+    for g in groups:
+        fitted = precise_threshold(
+            scored([r for r in rows if r["group"] != g]), args.precision, args.least
+        )[0]
+        mine = [r for r in rows if r["group"] == g and (r["confidence"] or 0.0) >= fitted]
+        shown += len(mine)
+        right += sum(bool(r["match"]) for r in mine)
+    print(f"by file, out of fold: {shown} labelled, right {right / max(1, shown):.3f}")
+    if args.calibration is not None:
+        data = json.loads(args.calibration.read_text(encoding="utf-8"))
+        was, data["span"] = data["span"], threshold
+        data["span_fitted_on"] = (
+            f"docqa-train's held training files ({len(rows)} answers, {labelled} labelled, "
+            f"right {precision:.3f}): bench/label_fit.py --precision {args.precision}"
+        )
+        args.calibration.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        print(f"the label's threshold {was:.4f} -> {threshold:.4f} in {args.calibration}")
+
+
+if __name__ == "__main__":
+    main()
