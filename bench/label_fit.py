@@ -3,8 +3,10 @@
 `ragteam train reader --people` held out (`--people-held 0.25`, by the hash of each file, as
 bench/ranker_fit.py selects them), never the validation files and never docqa-dev.
 
-    python bench/docqa_train.py run --data ../shared/data/docqa-train --work W --tag trainmix --split train
-    python bench/label_fit.py --work W --tag trainmix --calibration ragteam/data/reader-minilm.calibration.json
+    python bench/docqa_train.py run --data ../shared/data/docqa-train --work W \\
+        --tag trainmix --split train
+    python bench/label_fit.py --work W --tag trainmix --precision 0.80 \\
+        --calibration ragteam/data/reader-minilm.calibration.json
 
 Each row is an answer `read` gave, with its confidence (the number the label compares with the
 calibration's `span`) and whether it is right; the unanswerable held questions count as wrong

@@ -263,15 +263,19 @@ def test_an_answer_without_evidence_does_not_look_like_a_cited_one(browser, bm25
     agree in number."""
     config = ServerConfig(indexes={"demo": bm25_index_dir})
     errors: list[str] = []
-    with Serving(create_app(config, FakeModel(_slow_reply))) as url:
+
+    def island(messages, params):  # words the passages hold, not what the reader would say
+        return _slow_reply(messages, params).replace("Hevik", "Sarnby")
+
+    with Serving(create_app(config, FakeModel(island))) as url:
         page = _page(browser, errors)
         page.goto(url + "/")
         _ask(page, QUESTION, "oner", "nor")
         page.wait_for_selector(".column[data-strategy=nor] [data-testid=answer]", timeout=30_000)
         cited = page.locator(".column[data-strategy=oner] [data-testid=answer]")
         bare = page.locator(".column[data-strategy=nor] [data-testid=answer]")
-        # "Hevik" is cited where it stands, but the span reader would not give it for this
-        # two-hop question with confidence: amber and saying why, never green (§57)
+        # "Sarnby" is cited where it stands, but the span reader would not give it for this
+        # question with confidence (it reads "Hevik"): amber and saying why, never green (§57)
         assert cited.get_attribute("data-grounding") == "partly_supported"
         assert bare.get_attribute("data-grounding") == "no_evidence"
         assert "own knowledge" in bare.locator("[data-testid=grounding]").inner_text()

@@ -127,12 +127,13 @@ def verify_files(directory: Path, manifest: Manifest, hint: str, remember: bool 
         if now - stat.st_mtime_ns >= RACY_NS:  # a file written just now is hashed again
             seen[name] = version
     if remember and seen != known:
+        import contextlib
+
         from ragteam.common.atomic import write_json
 
-        try:
+        # a read-only index: the next load hashes its files again, nothing else
+        with contextlib.suppress(OSError):
             write_json(directory / KNOWN_FILE, seen, indent=None)
-        except OSError:
-            pass  # a read-only index: the next load hashes its files again, nothing else
 
 
 def _remembered(directory: Path) -> dict[str, Any]:
