@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import sys
 import time
 from pathlib import Path
@@ -52,8 +53,6 @@ def main() -> None:
     began = time.perf_counter()
     report = sync_folder(folder, out, index=IndexSettings(retriever="hybrid"))
     passages = report.manifest.get("passage_count")
-    import resource
-
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # this process's peak
     first = {
         "seconds": round(time.perf_counter() - began, 1),

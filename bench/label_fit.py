@@ -18,9 +18,10 @@ answers judged by a threshold fitted on the other files'. `--calibration` writes
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 from pathlib import Path
+
+from ranker_fit import _group  # the held files' group name, as the reader's training hashed it
 
 from ragteam.reader.training.calibrate import precise_threshold
 from ragteam.reader.training.data import held_out
@@ -37,8 +38,7 @@ def held_rows(work: Path, tag: str, share: float, data: Path) -> list[dict]:
         }
         for row in map(json.loads, path.read_text().splitlines()):
             q = questions[row["id"]]
-            where = q["file"] or q["id"]  # an unanswerable question is held alone
-            group = "people-" + hashlib.sha256(f"{part}/{where}".encode()).hexdigest()[:12]
+            group = _group(part, q)  # an unanswerable question is held alone
             if held_out(group, share):
                 rows.append(row | {"group": group})
     return rows

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import ClassVar, Protocol, TypeVar
+from typing import ClassVar, Protocol
 
 from ragteam.agents.role import INSTRUCTION_TOKENS
 from ragteam.errors import InputError
@@ -20,11 +20,8 @@ from ragteam.types import Answer, Citation, Passage, Retrieved
 OPTION_BOUNDS = (0, 100_000)  # an integer option's range when it declares none
 
 
-Number = TypeVar("Number", int, float)
-
-
-def bounded(default: Number, low: Number, high: Number) -> Number:
-    """A strategy's number option that declares its range (`--opt` values outside it are
+def bounded(default: int, low: int, high: int) -> int:
+    """A strategy's integer option that declares its range (`--opt` values outside it are
     refused): `k: int = bounded(5, 1, 100)`."""
     return field(default=default, metadata={"bounds": (low, high)})
 

@@ -96,7 +96,7 @@ def _type_name(kind: Any) -> str:
     return kind if isinstance(kind, str) else getattr(kind, "__name__", str(kind))
 
 
-def option_bounds(name: str) -> dict[str, tuple[float, float]]:
+def option_bounds(name: str) -> dict[str, tuple[int, int]]:
     """The ranges a registered strategy's integer options declare (`strategies.base.bounded`);
     an option that declares none lies in OPTION_BOUNDS."""
     cls = strategy_class(name)
@@ -154,7 +154,7 @@ def convert_option(
     key: str,
     value: Any,
     kind: str,
-    bounds: tuple[float, float] = OPTION_BOUNDS,
+    bounds: tuple[int, int] = OPTION_BOUNDS,
 ) -> Any:
     """Check and convert one `--opt` value to the option's declared type and range."""
     where = f"--opt {strategy}.{key}={value!r}"
