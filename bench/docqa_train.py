@@ -58,7 +58,11 @@ def run(args: argparse.Namespace) -> None:
             {json.loads(x)["id"] for x in out.read_text().splitlines()} if out.exists() else set()
         )
         started = time.perf_counter()
-        todo = [q for q in chosen(rows, args.split) if q["id"] not in done]
+        todo = [
+            q
+            for q in chosen(rows, args.split)
+            if q["id"] not in done and (not args.kind or q["kind"] == args.kind)
+        ]
         with out.open("a", encoding="utf-8") as handle:
             for q in todo:
                 row = one(index, q, args.strategy, options)
@@ -154,6 +158,7 @@ def main() -> None:
     a.add_argument("--tag", required=True, help="the run's name")
     a.add_argument("--parts", default="", help="only these parts, comma-separated")
     a.add_argument("--split", choices=("validation", "train"), default="validation")
+    a.add_argument("--kind", default="", help="only questions of this kind (e.g. yesno)")
     b = sub.add_parser("report")
     b.add_argument("--work", type=Path, default=Path("/tmp/dqt/people"))
     b.add_argument("--runs", default="", help="the runs to show, comma-separated (default: all)")

@@ -190,6 +190,7 @@ class _Scripted:
     identity = "scripted"
     calibration = type("C", (), {"abstain": 0.5})()
     ranker = None  # the rules' fixed order picks (no fitted answer ranker)
+    decider_path = None  # the rules decide yes and no (no yes/no decider)
 
     def read(self, question, passages, top=5, key_lines=False, skip_echoes=False):  # noqa: ANN001, ANN201
         from ragteam.reader.spans import Reading, Span

@@ -15,9 +15,11 @@ from ragteam.commands.common import LoggedProgress, friendly_errors, out
 from ragteam.commands.flags import with_settings
 from ragteam.commands.model_options import with_model_options
 from ragteam.commands.train_labels import labels_app
+from ragteam.commands.train_yesno import yesno_command
 from ragteam.llm import ModelOptions
 from ragteam.minilm.settings import CHECK, RERANK, TopLayersSettings
 from ragteam.reader.training.settings import ReaderSettings
+from ragteam.reader.training.yesno import YESNO
 from ragteam.smart.training.settings import BuildSettings, FitSettings
 from ragteam.verdict.train_settings import VerdictSettings
 
@@ -33,6 +35,7 @@ train_app = typer.Typer(
     "other trained parts (reader, support checker, reranker, verdicts, label biases).",
 )
 train_app.add_typer(labels_app, name="labels")
+train_app.command("yesno")(with_settings("settings", YESNO)(yesno_command))
 
 
 def _bar(label: str) -> LoggedProgress:

@@ -1,21 +1,26 @@
-"""Yes/no questions: told by their grammar, answered by the reader's yes/no outcome.
+"""Yes/no questions: told by their grammar, answered by the yes/no decider.
 
 A question is a yes/no question when one of its clauses opens with an auxiliary verb ("Does
 booktabs work with colortbl?", "When X is used alone, does it print Y?", "By default, can I
 push ...?"), it holds no question word ("..., and what is it called?", "X, is a Y of which
 kind?") and its polar clause offers no choice ("Is it A or B?"). Its answer is "yes" or
 "no", with the sentence of the question's best span (the place the question is about) as the
-evidence that decides it: what that sentence states when it states it (`stated`: a setting's
-default given as yes/no/true/false/on/off, a negation, or the question's words affirmed), else
-the reader's [CLS] outcome over that span's passage (trained on Wikipedia's comparisons, it
-reads a manual's "Default: no" no better than chance: docs/benchmarks.md §47, §60)."""
+evidence that decides it. What decides: the yes/no decider (`ragteam.reader.decider`, trained
+on questions people asked) reading the question beside that sentence's context, where the
+reader has one; without it, the hand rules of before: what that sentence states when it states
+it (`stated`: a setting's default given as yes/no/true/false/on/off, a negation, or the
+question's words affirmed), else the reader's [CLS] outcome over that span's passage (trained
+on Wikipedia's comparisons, it reads a manual's "Default: no" no better than chance:
+docs/benchmarks.md §47, §60)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 
 from ragteam.common.text import stems
+from ragteam.reader.decider import context
 from ragteam.reader.spans import Reading, Span
 
 _AUX = [
@@ -93,20 +98,31 @@ def stated(question: str, sentence: str, before: str = "") -> str | None:
     return "yes" if asked and len(asked & said) >= AFFIRMED * len(asked) else None
 
 
-def polar_answer(reading: Reading, question: str = "", text: str = "") -> Span | None:
-    """The yes or no over the passage of the reading's best span: what the best span's
-    sentence states (`stated`; `text` is that passage's, its BEFORE characters before the
-    sentence read for a default), at that sentence, else the better of the reader's two
-    outcomes there; None when neither says."""
+def polar_answer(
+    reading: Reading,
+    question: str = "",
+    text: str = "",
+    decide: Callable[[str, str], float] | None = None,
+) -> Span | None:
+    """The yes or no over the passage of the reading's best span (`text` is that passage's),
+    at that span's sentence: with `decide` (the yes/no decider's P(yes) for the question over
+    the context around the sentence: `ragteam.reader.decider`), what it decides; else what the
+    sentence states (`stated`; its BEFORE characters before read for a default), else the better
+    of the reader's two outcomes there; None when neither says."""
     best = next((s for s in reading.spans if s.kind == "span"), None)
     outcomes = list(reading.outcomes) or [s for s in reading.spans if s.kind in ("yes", "no")]
-    if best is not None:
-        outcomes = [s for s in outcomes if s.passage_id == best.passage_id] or outcomes
+    if best is None:
+        return max(outcomes, key=lambda s: s.score, default=None)
+    outcomes = [s for s in outcomes if s.passage_id == best.passage_id] or outcomes
+    end = best.sentence_start + len(best.sentence)
+    word = None
+    if decide is not None and question and text:
+        yes = decide(question, context(text, best.sentence_start, end))
+        word = "yes" if yes >= 0.5 else "no"
+    elif question and not best.heading:
         before = text[max(0, best.sentence_start - BEFORE) : best.sentence_start]
-        if question and not best.heading and (word := stated(question, best.sentence, before)):
-            score = max((s.score for s in outcomes if s.kind == word), default=best.score)
-            end = best.sentence_start + len(best.sentence)
-            return replace(
-                best, start=best.sentence_start, end=end, text=word, kind=word, score=score
-            )
-    return max(outcomes, key=lambda s: s.score, default=None)
+        word = stated(question, best.sentence, before)
+    if word is None:
+        return max(outcomes, key=lambda s: s.score, default=None)
+    score = max((s.score for s in outcomes if s.kind == word), default=best.score)
+    return replace(best, start=best.sentence_start, end=end, text=word, kind=word, score=score)

@@ -19,6 +19,7 @@ from ragteam.errors import InputError
 from ragteam.minilm.cross_encoder import Weights, read_weights
 from ragteam.reader.bounds import asked_words, crosses, echoes, whole
 from ragteam.reader.confidence import Confidence
+from ragteam.reader.decider import decider_path
 from ragteam.reader.model import EXTRAS, MAX_SPAN, SpanNet, group_log_parts, native_bf16
 from ragteam.reader.ranker import Ranker, ranker_path
 from ragteam.reader.spans import Reading, Span
@@ -90,9 +91,11 @@ class Reader:
         digest: str,
         calibration: Calibration,
         ranker: Ranker | None = None,
+        decider: Path | None = None,
     ) -> None:
         self.net, self.meta, self.digest, self.calibration = net, meta, digest, calibration
         self.ranker = ranker  # the answer ranker fitted with these weights, if any
+        self.decider_path = decider  # the yes/no decider beside these weights, if any
         self.identity = f"{FORMAT}@{digest}"
         self._kept: OrderedDict[tuple[str, str], _Logits] = OrderedDict()
         self._kept_windows = 0
@@ -329,11 +332,13 @@ def load_reader(path: Path | None = None, threads: int | None = None) -> Reader:
 @loaded_once(maxsize=2)
 def _loaded(
     path: Path, _stamp: tuple[int, int], threads: int | None
-) -> tuple[SpanNet, dict[str, str], str, Calibration, Ranker | None]:
+) -> tuple[SpanNet, dict[str, str], str, Calibration, Ranker | None, Path | None]:
     net, meta, digest = load_net(path, threads)
     ranked = ranker_path(path)
     ranker = Ranker.read(ranked) if ranked.exists() else None
-    return net, meta, digest, Calibration.read(calibration_path(path)), ranker
+    decider = decider_path(path)
+    calibration = Calibration.read(calibration_path(path))
+    return net, meta, digest, calibration, ranker, decider if decider.exists() else None
 
 
 WEIGHTS = Weights("span reader", RETRAIN, FORMAT)

@@ -13,6 +13,7 @@ import numpy as np
 from ragteam.common.metrics import normalize_answer
 from ragteam.reader import Reader, Reading, Span, read_traced
 from ragteam.reader.columns import column_answer, keyed_answer
+from ragteam.reader.decider import load_decider
 from ragteam.reader.defaults import named_default, said_default
 from ragteam.reader.headings import asks_heading, by_content, heading_span, under_release
 from ragteam.reader.lists import list_answer
@@ -104,7 +105,7 @@ def answer_by_reading(
         if said is not None:
             trace.note("reader", f"the answer ranker's pick: {sure:.3f}", event="ranked")
     else:
-        said = _ruled(question, reading, passages, rules, earlier)
+        said = _ruled(question, reading, passages, rules, earlier, _decide(reader, trace))
     if said is not None:  # the chosen answer first, the spans read after it
         others = tuple(s for s in reading.spans if s is not said)
         reading = replace(reading, spans=(said, *others))
@@ -150,16 +151,18 @@ def _ruled(
     passages: list[Passage],
     rules: Rules,
     earlier: Callable[[str], list[Passage]] | None,
+    decide: Callable[[str, str], float] | None = None,
 ) -> Span | None:
     """The answer a rule gives over `reading` (None: the reader's best span stands): yes or
-    no to a yes/no question (where neither is said, a heading or the best span's table cell);
+    no to a yes/no question (as `decide`, the yes/no decider, says where the reader has one;
+    where neither is said, a heading or the best span's table cell);
     to any other, the first of a heading, a row named by its key, the best span's table cell,
     a stated default, then a code token where the answer so far holds none; an answer that is
     one item of a list grows to the list where the question asks for several things."""
     by_id = {p.id: p for p in passages}
     best = reading.best
     polar = is_polar(question)
-    said = polar_answer(reading, question, best_text(reading, passages)) if polar else None
+    said = polar_answer(reading, question, best_text(reading, passages), decide) if polar else None
     if said is None and rules.heading_answers and (kind := asks_heading(question)) is not None:
         said = _under_heading(kind, question, reading, passages)
     if said is None and rules.table_columns and not polar:  # a row named by its key, as written
@@ -180,6 +183,23 @@ def _ruled(
         grown = list_answer(question, by_id[so_far.passage_id].text, so_far)
         said = grown if grown is not None else said
     return said
+
+
+def _decide(reader: Reader, trace: Trace) -> Callable[[str, str], float] | None:
+    """The reader's yes/no decider as a function of (question, context), loaded at its first
+    decision, each decision noted in the trace; None where the reader has none."""
+    path = reader.decider_path
+    if path is None:
+        return None
+
+    def decide(question: str, around: str) -> float:
+        decider = load_decider(path)  # once per process
+        yes = decider.yes(question, around)
+        note = f"the yes/no decider: P(yes) {yes:.3f}"
+        trace.note("reader", note, event="decided", decider=decider.identity)
+        return yes
+
+    return decide
 
 
 def proposals(
