@@ -23,7 +23,7 @@ import argparse
 import json
 from pathlib import Path
 
-from docqa_dev import index_of
+from docqa_train import each_question
 from ranker_fit import _group
 
 from ragteam.common.metrics import auroc, match, normalize_answer
@@ -67,21 +67,17 @@ def collect(args: argparse.Namespace) -> None:
     done = set()
     if args.out.exists():
         done = {json.loads(x)["id"] for x in args.out.read_text().splitlines() if x}
-    parts = sorted(p for p in args.data.iterdir() if (p / "questions.jsonl").is_file())
     with args.out.open("a", encoding="utf-8") as handle:
-        for part in parts:
-            index = index_of(part, args.work / part.name)
-            for q in map(json.loads, (part / "questions.jsonl").read_text().splitlines()):
-                group = _group(part.name, q)
-                if q["id"] in done or not held_out(group, args.held):
-                    continue
-                if q["file"] is not None and Path(q["file"]).name in VALIDATION:
-                    continue
-                row = reading_of(q, index)
-                if row is not None:
-                    handle.write(json.dumps({"id": q["id"], "file": group} | row) + "\n")
-                    handle.flush()
-            print(f"{part.name} done", flush=True)
+        for part, index, q in each_question(args.data, args.work):
+            group = _group(part, q)
+            if q["id"] in done or not held_out(group, args.held):
+                continue
+            if q["file"] is not None and Path(q["file"]).name in VALIDATION:
+                continue
+            row = reading_of(q, index)
+            if row is not None:
+                handle.write(json.dumps({"id": q["id"], "file": group} | row) + "\n")
+                handle.flush()
 
 
 def fit(args: argparse.Namespace) -> None:
@@ -99,9 +95,8 @@ def fit(args: argparse.Namespace) -> None:
     scored = list(zip(out_of_fold, [r["right"] for r in rows], strict=True))
     threshold, precision, labelled = precise_threshold(scored, 0.80, 10)
     was = precise_threshold(list(zip([r["now"] for r in rows], labels, strict=True)), 0.80, 10)
-    print(
-        f"label now: {was}; refit, out of fold: {threshold:.4f}, {labelled} labelled, {precision}"
-    )
+    print(f"label now: {was[0]:.4f}, {was[2]} labelled, right {was[1]:.3f}")
+    print(f"refit, out of fold: {threshold:.4f}, {labelled} labelled, right {precision:.3f}")
     if args.calibration is not None:
         data = json.loads(args.calibration.read_text(encoding="utf-8"))
         data["confidence"], data["span"] = model.to_json(), threshold

@@ -21,7 +21,9 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from doc_answers import bootstrap
 from docqa_dev import FORMATS, index_of, one
@@ -42,6 +44,18 @@ def chosen(rows: list[dict], split: str) -> list[dict]:
         return Path(q["file"]).name in VALIDATION
 
     return [q for q in rows if validation(q) == (split == "validation")]
+
+
+def each_question(data: Path, work: Path) -> Iterator[tuple[str, Any, dict]]:
+    """Every question of docqa-train's parts (`data`), with its part's name and index (synced
+    into WORK/PART/ix once); a line when each part is done."""
+    for part in sorted(p for p in data.iterdir() if (p / "questions.jsonl").is_file()):
+        index = index_of(part, work / part.name)
+        started = time.perf_counter()
+        for line in (part / "questions.jsonl").read_text().splitlines():
+            if line.strip():
+                yield part.name, index, json.loads(line)
+        print(f"{part.name}: done in {time.perf_counter() - started:.0f} s", flush=True)
 
 
 def run(args: argparse.Namespace) -> None:

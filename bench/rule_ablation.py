@@ -20,11 +20,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import time
 from pathlib import Path
 
 from doc_answers import bootstrap
-from docqa_dev import index_of
+from docqa_train import each_question
 from ranker_fit import _group
 
 from ragteam.common.metrics import match
@@ -75,25 +74,17 @@ def run(args: argparse.Namespace) -> None:
     done = set()
     if args.out.exists():
         done = {json.loads(x)["id"] for x in args.out.read_text().splitlines() if x}
-    parts = sorted(p for p in args.data.iterdir() if (p / "questions.jsonl").is_file())
     with args.out.open("a", encoding="utf-8") as handle:
-        for part in parts:
-            index = index_of(part, args.work / part.name)
-            rows = [json.loads(x) for x in (part / "questions.jsonl").read_text().splitlines()]
-            started, n = time.perf_counter(), 0
-            for q in rows:
-                if not q["answers"] or q["id"] in done:
-                    continue
-                if (Path(q["file"]).name in VALIDATION) != args.validation:
-                    continue
-                said = answered(q, index)
-                right = {k: match(v, q["answers"]) for k, v in said.items()}
-                group = _group(part.name, q)
-                row = {"id": q["id"], "kind": q["kind"], "group": group, "answers": said}
-                handle.write(json.dumps(row | {"right": right}) + "\n")
-                handle.flush()
-                n += 1
-            print(f"{part.name}: {n} in {time.perf_counter() - started:.0f} s", flush=True)
+        for part, index, q in each_question(args.data, args.work):
+            if not q["answers"] or q["id"] in done:
+                continue
+            if (Path(q["file"]).name in VALIDATION) != args.validation:
+                continue
+            said = answered(q, index)
+            right = {k: match(v, q["answers"]) for k, v in said.items()}
+            row = {"id": q["id"], "kind": q["kind"], "group": _group(part, q), "answers": said}
+            handle.write(json.dumps(row | {"right": right}) + "\n")
+            handle.flush()
 
 
 def report(args: argparse.Namespace) -> None:

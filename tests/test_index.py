@@ -235,6 +235,34 @@ def test_a_load_remembers_the_files_it_verified_for_the_next_start(tmp_path, mon
         out.chmod(stat.S_IRWXU)
 
 
+def test_a_build_remembers_the_files_it_wrote_for_the_first_start(tmp_path, monkeypatch):
+    """The first server start after a build hashed every index file (1.3 s at a million
+    passages, §72): the build remembers the versions of what it wrote, so the first load
+    hashes none of them (a file written in the last RACY_NS is hashed again: 0 here)."""
+    from ragteam.retrieval import build_index, digests
+
+    monkeypatch.setattr(digests, "RACY_NS", 0)
+    corpus, out = tmp_path / "c.jsonl", tmp_path / "ix"
+    corpus.write_text('{"id": "a", "title": "A", "text": "The ferry leaves at nine."}\n')
+    build_index(corpus, out, retriever="bm25")
+    remembered = json.loads((out / digests.KNOWN_FILE).read_text())
+    assert set(remembered) == set(read_manifest(out).files)
+    hashed = _hashes_counted(monkeypatch)
+    assert load_index(out).retrieve("ferry", k=1)[0].id == "a"
+    assert hashed == []
+
+
+def _hashes_counted(monkeypatch) -> list[str]:  # noqa: ANN001
+    """The names of the files hashed from now on, in a process that has hashed none yet."""
+    from ragteam.retrieval import digests
+
+    digests.MEMO._known.clear()
+    hashed: list[str] = []
+    real = digests.sha256_of
+    monkeypatch.setattr(digests, "sha256_of", lambda path: hashed.append(path.name) or real(path))
+    return hashed
+
+
 def test_a_sync_remembers_the_files_it_verified_for_the_next_process(tmp_path, monkeypatch):
     """Hashing every index file took 1.3 s of each sync at a million passages. A sync writes
     the versions it verified (`.digests.json`): a later process reads none of those files
@@ -256,10 +284,7 @@ def test_a_sync_remembers_the_files_it_verified_for_the_next_process(tmp_path, m
     sync_folder(docs, out, index=IndexSettings(retriever="bm25"))  # nothing to re-index
     remembered = json.loads((out / digests.KNOWN_FILE).read_text())
     assert set(remembered) == set(read_manifest(out).files)
-    digests.MEMO._known.clear()  # a new process
-    hashed: list[str] = []
-    real = digests.sha256_of
-    monkeypatch.setattr(digests, "sha256_of", lambda path: hashed.append(path.name) or real(path))
+    hashed = _hashes_counted(monkeypatch)  # a new process
     load_index(out)
     assert hashed == []  # (the manifest's seal is still checked: a digest of its own text)
     victim = out / "passages.jsonl"

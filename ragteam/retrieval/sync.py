@@ -189,6 +189,8 @@ def sync_folder(
                 raise
             report = _sync_locked(root, out, *settings, fresh=True)
             report.notes.append(f"{exc.args[0].split(': `')[0]}: every file was read again")
+        if report.rewritten:  # remembered: the next load (a server's start) hashes none of it
+            _index_whole(out)
     report.seconds = round(time.perf_counter() - started, 3)
     return report
 
