@@ -1,21 +1,21 @@
-"""`ragteam train build|shuffle|fit|export|rerank`: SMART trajectory learning."""
+"""`ragteam train build|shuffle|fit|export|rerank|...`: SMART trajectory learning, and the
+other trained parts (`reader`, `yesno`, `support`, `verdict`, `labels`)."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.progress import BarColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from ragteam.commands.common import LoggedProgress, friendly_errors, out
+from ragteam.commands.common import friendly_errors, out
 from ragteam.commands.flags import with_settings
 from ragteam.commands.model_options import with_model_options
 from ragteam.commands.train_labels import labels_app
 from ragteam.commands.train_yesno import yesno_command
+from ragteam.commands.training_bars import progress_bar, train_top_layers
 from ragteam.llm import ModelOptions
 from ragteam.minilm.settings import CHECK, RERANK, TopLayersSettings
 from ragteam.reader.training.settings import ReaderSettings
@@ -27,45 +27,18 @@ if TYPE_CHECKING:
     from ragteam.smart.training.fit import StepInfo
 
 EXPORT_TYPES = ("q8_0", "f16", "f32")
-StepSink = Callable[[int, int, float], None]  # (step, steps, loss)
 
 train_app = typer.Typer(
     no_args_is_help=True,
     help="SMART trajectory learning: build trajectories, fine-tune, export a GGUF; and the "
-    "other trained parts (reader, support checker, reranker, verdicts, label biases).",
+    "other trained parts (reader, yes/no decider, support checker, reranker, verdicts, label "
+    "biases).",
 )
 train_app.add_typer(labels_app, name="labels")
 train_app.command("yesno")(with_settings("settings", YESNO)(yesno_command))
 
 
-def _bar(label: str) -> LoggedProgress:
-    return LoggedProgress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total}"),
-        TextColumn("{task.fields[info]}"),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        label=label,
-    )
-
-
 BuiltData = Annotated[Path, typer.Option("--data", help="a folder from `train build`")]
-TopLayersTrainer = Callable[[Path, Path, TopLayersSettings, Any, StepSink], dict[str, Any]]
-
-
-def _train_top_layers(
-    label: str, train: TopLayersTrainer, data: Path, out_file: Path, settings: TopLayersSettings
-) -> dict[str, Any]:
-    """`train(data, out_file, settings, log, show)` under a progress bar that `show(step,
-    steps, loss)` moves; errors as messages. Returns the chosen epoch's record."""
-    with friendly_errors(), _bar(label) as bar:
-        task = bar.add_task("training", total=None, info="")
-
-        def show(step: int, steps: int, loss: float) -> None:
-            bar.update(task, completed=step, total=steps, info=f"loss {loss:.3f}")
-
-        return train(data, out_file, settings, out.print, show)["chosen"]
 
 
 @train_app.command("build")
@@ -104,7 +77,7 @@ def build_command(
         loaded = load_index(index)
         teacher_model = load_model(teacher, model_options) if teacher else None
         counter = load_model("embedded")  # the embedded tokenizer counts training tokens
-        with _bar("train build") as bar:
+        with progress_bar("train build") as bar:
             task = bar.add_task("trajectories", total=len(questions), info="")
             stats = build_dataset(
                 questions,
@@ -173,7 +146,7 @@ def fit_command(
             raise InputError(f"--export must be one of {', '.join(EXPORT_TYPES)} or none")
         if not lora:
             settings = dataclasses.replace(settings, lora_rank=0)
-        with _bar("train fit") as bar:
+        with progress_bar("train fit") as bar:
             task = bar.add_task("training", total=None, info="")
 
             def show(step: StepInfo) -> None:
@@ -203,7 +176,7 @@ def rerank_command(
     blocks; the epoch with the lowest validation loss is kept."""
     from ragteam.smart.training.rerank import train_reranker
 
-    chosen = _train_top_layers("train rerank", train_reranker, data, out_file, settings)
+    chosen = train_top_layers("train rerank", train_reranker, data, out_file, settings)
     out.print(
         f"wrote {out_file} (epoch {chosen['epoch']}, validation loss {chosen['loss']:.4f}; "
         f"answer first {chosen['first_answer_retrieval']:.3f} in retrieval order -> "
@@ -226,7 +199,7 @@ def support_command(
     validation loss is kept, with the threshold that maximises validation balanced accuracy."""
     from ragteam.support.training.checker import train_checker
 
-    chosen = _train_top_layers("train support", train_checker, data, out_file, settings)
+    chosen = train_top_layers("train support", train_checker, data, out_file, settings)
     out.print(
         f"wrote {out_file} (epoch {chosen['epoch']}: validation loss {chosen['loss']:.4f}, "
         f"AUROC {chosen['auroc']:.3f}, balanced accuracy {chosen['balanced_accuracy']:.3f} "
