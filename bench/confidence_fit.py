@@ -24,12 +24,11 @@ import json
 from pathlib import Path
 
 from docqa_train import each_question
-from ranker_fit import _group
 
 from ragteam.common.metrics import auroc, match, normalize_answer
 from ragteam.reader.training.calibrate import HeldReading, fit_confidence, precise_threshold
 from ragteam.reader.training.data import held_out
-from ragteam.reader.training.people import VALIDATION
+from ragteam.reader.training.people import VALIDATION, file_group
 
 
 def reading_of(question: dict, index) -> dict | None:  # noqa: ANN001
@@ -69,7 +68,7 @@ def collect(args: argparse.Namespace) -> None:
         done = {json.loads(x)["id"] for x in args.out.read_text().splitlines() if x}
     with args.out.open("a", encoding="utf-8") as handle:
         for part, index, q in each_question(args.data, args.work):
-            group = _group(part, q)
+            group = file_group(part, q)
             if q["id"] in done or not held_out(group, args.held):
                 continue
             if q["file"] is not None and Path(q["file"]).name in VALIDATION:

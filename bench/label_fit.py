@@ -27,10 +27,9 @@ import argparse
 import json
 from pathlib import Path
 
-from ranker_fit import _group  # the held files' group name, as the reader's training hashed it
-
 from ragteam.reader.training.calibrate import precise_threshold
 from ragteam.reader.training.data import held_out
+from ragteam.reader.training.people import file_group
 
 
 def held_rows(work: Path, tag: str, share: float, data: Path) -> list[dict]:
@@ -44,7 +43,7 @@ def held_rows(work: Path, tag: str, share: float, data: Path) -> list[dict]:
         }
         for row in map(json.loads, path.read_text().splitlines()):
             q = questions[row["id"]]
-            group = _group(part, q)  # an unanswerable question is held alone
+            group = file_group(part, q)  # an unanswerable question is held alone
             if held_out(group, share):
                 rows.append(row | {"group": group})
     return rows

@@ -15,7 +15,6 @@ writes the ranker's JSON."""
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import time
 from pathlib import Path
@@ -23,7 +22,7 @@ from pathlib import Path
 from docqa_dev import index_of
 
 from ragteam.reader.training.data import held_out
-from ragteam.reader.training.people import VALIDATION
+from ragteam.reader.training.people import VALIDATION, file_group
 from ragteam.reader.training.ranker import Example, example_of, fit_ranker
 
 
@@ -43,11 +42,6 @@ def example(question: dict, index, weights: Path, group: str) -> Example:  # noq
     return example_of(question, reading, passages, rules, _earlier(index), group)
 
 
-def _group(part: str, q: dict) -> str:
-    where = q["file"] or q["id"]
-    return "people-" + hashlib.sha256(f"{part}/{where}".encode()).hexdigest()[:12]
-
-
 def collect(args: argparse.Namespace) -> None:
     done = set()
     if args.examples.exists():
@@ -59,7 +53,7 @@ def collect(args: argparse.Namespace) -> None:
             rows = [json.loads(x) for x in (part / "questions.jsonl").read_text().splitlines() if x]
             started, n = time.perf_counter(), 0
             for q in rows:
-                group = _group(part.name, q)
+                group = file_group(part.name, q)
                 if q["file"] is None or Path(q["file"]).name in VALIDATION or q["id"] in done:
                     continue
                 if args.files == "held" and not held_out(group, args.held):

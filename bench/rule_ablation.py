@@ -24,11 +24,10 @@ from pathlib import Path
 
 from doc_answers import bootstrap
 from docqa_train import each_question
-from ranker_fit import _group
 
 from ragteam.common.metrics import match
 from ragteam.reader.training.data import held_out
-from ragteam.reader.training.people import VALIDATION
+from ragteam.reader.training.people import VALIDATION, file_group
 
 SWITCHES = (
     "key_lines",
@@ -82,7 +81,7 @@ def run(args: argparse.Namespace) -> None:
                 continue
             said = answered(q, index)
             right = {k: match(v, q["answers"]) for k, v in said.items()}
-            row = {"id": q["id"], "kind": q["kind"], "group": _group(part, q), "answers": said}
+            row = {"id": q["id"], "kind": q["kind"], "group": file_group(part, q), "answers": said}
             handle.write(json.dumps(row | {"right": right}) + "\n")
             handle.flush()
 

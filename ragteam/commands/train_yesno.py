@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ragteam.commands.common import friendly_errors, out
+from ragteam.commands.common import out
 from ragteam.commands.training_bars import train_top_layers
 from ragteam.minilm.settings import TopLayersSettings
 
@@ -36,8 +36,7 @@ def yesno_command(
     def train(data, out_path, chosen, report, show):  # noqa: ANN001, ANN202
         return train_yesno(data, boolq, work, out_path, chosen, report, show)
 
-    with friendly_errors():
-        chosen = train_top_layers("train yesno", train, people, out_file, settings)
+    chosen = train_top_layers("train yesno", train, people, out_file, settings)
     out.print(
         f"wrote {out_file} (epoch {chosen['epoch']}: held loss {chosen['loss']:.4f}, "
         f"BoolQ {chosen['boolq_accuracy']:.3f}, docqa-train {chosen['people_accuracy']:.3f})"

@@ -7,7 +7,8 @@ questions people asked (BoolQ's natural yes/no questions over Wikipedia, and doc
 yes/no questions over manuals: `ragteam train yesno`, ragteam/reader/training/yesno.py), in
 place of hand rules that read "Default: no" or a negation as the answer. The weights file holds
 only what training changed (fp16). A reader uses the decider that stands beside its weights
-(`NAME.yesno.safetensors`: the shipped reader's is in the package's data)."""
+(`NAME.yesno.safetensors`); none ships: the one trained on 2 CPU cores answered the validation
+files' yes/no questions worse than the rules (docs/benchmarks.md §73)."""
 
 from __future__ import annotations
 

@@ -1,14 +1,14 @@
-"""Yes/no questions: told by their grammar, answered by the yes/no decider.
+"""Yes/no questions: told by their grammar, answered by rules over the deciding sentence.
 
 A question is a yes/no question when one of its clauses opens with an auxiliary verb ("Does
 booktabs work with colortbl?", "When X is used alone, does it print Y?", "By default, can I
 push ...?"), it holds no question word ("..., and what is it called?", "X, is a Y of which
 kind?") and its polar clause offers no choice ("Is it A or B?"). Its answer is "yes" or
 "no", with the sentence of the question's best span (the place the question is about) as the
-evidence that decides it. What decides: the yes/no decider (`ragteam.reader.decider`, trained
-on questions people asked) reading the question beside that sentence's context, where the
-reader has one; without it, the hand rules of before: what that sentence states when it states
-it (`stated`: a setting's default given as yes/no/true/false/on/off, a negation, or the
+evidence that decides it. What decides: a yes/no decider (`ragteam.reader.decider`, trained
+on questions people asked) reading the question beside that sentence's context, where one
+stands beside the reader's weights (none ships, §73); else what that sentence states when it
+states it (`stated`: a setting's default given as yes/no/true/false/on/off, a negation, or the
 question's words affirmed), else the reader's [CLS] outcome over that span's passage (trained
 on Wikipedia's comparisons, it reads a manual's "Default: no" no better than chance:
 docs/benchmarks.md §47, §60)."""

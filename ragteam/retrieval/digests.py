@@ -127,13 +127,31 @@ def verify_files(directory: Path, manifest: Manifest, hint: str, remember: bool 
         if now - stat.st_mtime_ns >= RACY_NS:  # a file written just now is hashed again
             seen[name] = version
     if remember and seen != known:
-        import contextlib
+        _write_known(directory, seen)
 
-        from ragteam.common.atomic import write_json
 
-        # a read-only index: the next load hashes its files again, nothing else
-        with contextlib.suppress(OSError):
-            write_json(directory / KNOWN_FILE, seen, indent=None)
+def remember_written(directory: Path, manifest: Manifest) -> None:
+    """Remember the versions of the index files this process has just written and hashed into
+    `manifest` (a sync, holding the index's lock: no one wrote them since), as `verify_files`
+    would after hashing them again: the next load (a server's first start after a build)
+    hashes none of them. A file written in the last RACY_NS is left for that load to hash."""
+    now, seen = time.time_ns(), {}
+    for name, recorded in manifest.files.items():
+        stat = (directory / name).stat()
+        if stat.st_size == recorded.size and now - stat.st_mtime_ns >= RACY_NS:
+            seen[name] = [stat.st_size, stat.st_mtime_ns, stat.st_ino, recorded.sha256]
+    if seen != _remembered(directory):
+        _write_known(directory, seen)
+
+
+def _write_known(directory: Path, seen: dict[str, Any]) -> None:
+    import contextlib
+
+    from ragteam.common.atomic import write_json
+
+    # a read-only index: the next load hashes its files again, nothing else
+    with contextlib.suppress(OSError):
+        write_json(directory / KNOWN_FILE, seen, indent=None)
 
 
 def _remembered(directory: Path) -> dict[str, Any]:

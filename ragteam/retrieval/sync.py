@@ -189,8 +189,8 @@ def sync_folder(
                 raise
             report = _sync_locked(root, out, *settings, fresh=True)
             report.notes.append(f"{exc.args[0].split(': `')[0]}: every file was read again")
-        if report.rewritten:  # remembered: the next load (a server's start) hashes none of it
-            _index_whole(out)
+        if report.rewritten:  # the next load (a server's start) hashes none of what it wrote
+            _remember_written(out)
     report.seconds = round(time.perf_counter() - started, 3)
     return report
 
@@ -353,6 +353,13 @@ def _index_whole(out: Path) -> bool:
     except RagteamError:
         return False
     return True
+
+
+def _remember_written(out: Path) -> None:
+    from ragteam.retrieval.digests import remember_written
+    from ragteam.retrieval.index import read_manifest
+
+    remember_written(out, read_manifest(out))
 
 
 def _some_text(

@@ -59,6 +59,13 @@ def evidence_share(text: str, evidence: str) -> float:
     return len(wanted & _words(text)) / len(wanted) if wanted else 0.0
 
 
+def file_group(part: str, question: dict[str, Any]) -> str:
+    """The held-out group of a question of `part`: its file's (an unanswerable question, which
+    has none, is a group alone), so held groups hold out whole files."""
+    where = question["file"] or question["id"]
+    return "people-" + hashlib.sha256(f"{part}/{where}".encode()).hexdigest()[:12]
+
+
 def part_index(part: Path, work: Path, settings: Any = None) -> Any:
     """The index of `part`/files, synced into `work`/PART/ix (with `index sync`'s defaults
     unless `settings`, an IndexSettings, say otherwise: passages are cut alike)."""
@@ -187,7 +194,5 @@ def people_groups(
         for q in rows:
             if q["file"] is not None and Path(q["file"]).name in exclude:
                 continue
-            where = q["file"] or q["id"]  # an unanswerable question is held alone
-            tag = hashlib.sha256(f"{part.name}/{where}".encode()).hexdigest()[:12]
-            qid = f"people-{tag}/{q['id']}"
+            qid = f"{file_group(part.name, q)}/{q['id']}"
             yield from question_groups(q, index, by_file, qid, rng, headings, exclude)

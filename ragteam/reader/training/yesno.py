@@ -13,7 +13,6 @@ kept."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections.abc import Callable, Iterator, Sequence
@@ -34,6 +33,7 @@ from ragteam.reader.training.people import (
     _file_passages,
     _gold,
     evidence_share,
+    file_group,
     part_index,
 )
 
@@ -94,8 +94,7 @@ def people_examples(folder: Path, work: Path) -> Iterator[Asked]:
                 continue
             text = gold[0].text
             start, end = deciding_sentence(text, q["evidence"])
-            tag = hashlib.sha256(f"{part.name}/{q['file']}".encode()).hexdigest()[:12]
-            held = held_out(f"people-{tag}", PEOPLE_HELD)
+            held = held_out(file_group(part.name, q), PEOPLE_HELD)
             around = context(text, start, end)
             yield Asked(q["question"], around, answers[0] == "yes", "people", held)
 
