@@ -12,7 +12,9 @@ the same cache: conversions kept, every passage tokenized), and 200 queries (8 w
 passages) searched on both: the top 10 compared, ids in order and scores within 1e-6, and each
 index's load time and search latency. The segmented index is also loaded to answer in a fresh
 process (issue 89 item 2): seconds to ready, peak RSS, the first `read` answer. Then `--many`
-files changed (1,000), and last `index sync --merge`, each timed. A sync's columns: seconds,
+files changed (1,000), and last `index sync --merge`, each timed. `--edits N`: N more one-file
+syncs after the deletion, before the comparison (one that would make a ninth segment folds the
+newest: `ragteam.retrieval.segment_sync`). A sync's columns: seconds,
 peak MB, passages embedded, segments after it (0: written whole). Results as JSON lines on
 stdout."""
 
@@ -136,6 +138,9 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path("/tmp/seg"))
     parser.add_argument("--reuse", action="store_true", help="keep the folder and its index")
     parser.add_argument("--many", type=int, default=1000, help="files changed at once, last")
+    parser.add_argument(
+        "--edits", type=int, default=0, help="one-file syncs more (past 8 segments: folds)"
+    )
     args = parser.parse_args()
     folder, out, fresh = args.work / "docs", args.work / "ix", args.work / "fresh"
     env = {**os.environ, "XDG_CACHE_HOME": str(args.work / "cache")}
@@ -148,6 +153,9 @@ def main() -> None:
     print(json.dumps({"one_changed": sync(folder, out, env)}), flush=True)
     files[1].unlink()
     print(json.dumps({"one_deleted": sync(folder, out, env)}), flush=True)
+    for n, path in enumerate(files[-args.edits :] if args.edits else [], 1):
+        path.write_text(path.read_text("utf-8") + f"\nEdit {n}.\n", "utf-8")
+        print(json.dumps({f"edit_{n}": sync(folder, out, env)}), flush=True)
     print(ready(out, "What does one more line say?", env), flush=True)
     built, compared = against_fresh(folder, out, fresh, env)
     print(json.dumps({"fresh_build_s": built}), flush=True)

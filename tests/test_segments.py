@@ -102,7 +102,7 @@ def test_a_deleted_word_is_unknown_again(folder: Path, tmp_path: Path) -> None:
     assert index.retrieve("quixotic lighthouse", 5, "bm25") == []
 
 
-def test_too_many_segments_or_too_large_a_change_is_written_whole(
+def test_too_many_segments_fold_the_newest_and_too_large_a_change_is_written_whole(
     folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     out = tmp_path / "ix"
@@ -112,14 +112,61 @@ def test_too_many_segments_or_too_large_a_change_is_written_whole(
     (folder / "f01.txt").write_text(_text(rng, 2))
     assert _sync(folder, out).segment == "segments/0001"
     (folder / "f05.txt").write_text(_text(rng, 2))
-    report = _sync(folder, out)  # a third segment is past the limit: merged
-    assert report.rewritten and not report.segment
+    report = _sync(folder, out)  # a third segment is past the limit: the newest folded
+    assert report.segment == "segments/0002"
+    listed = load_index(out).manifest.segments
+    assert [s.folder for s in listed] == ["", "segments/0002"]
+    assert set(listed[1].dropped) == {"f01.txt", "f05.txt"}  # both still end the base's
+    _same_as_fresh(folder, out, tmp_path, queries=20)
     for n in range(0, 30, 2):  # half the folder changed: written whole
         path = next(folder.rglob(f"f{n:02d}.txt"))
         path.write_text(_text(rng, 3))
     report = _sync(folder, out)
     assert report.rewritten and not report.segment
     _same_as_fresh(folder, out, tmp_path, queries=20)
+
+
+def test_folds_keep_every_live_passage_once_over_many_edits(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Edits, deletions, new files and a file edited twice, over more syncs than the limit:
+    each sync a segment or a fold (never a whole write), rankings always a fresh index's, the
+    folded folders gone at the next sync."""
+    out = tmp_path / "ix"
+    _sync(folder, out)
+    monkeypatch.setattr(segment_sync, "MAX_SEGMENTS", 3)
+    monkeypatch.setattr(segment_sync, "MERGE_SHARE", 10.0)  # never written whole here
+    rng = random.Random(9)
+    edits = ["f01", "f07", "f01", "-f09", "+n1", "f03", "-f07", "+n2", "n1", "f11"]
+    for step, edit in enumerate(edits):
+        path = folder / f"{edit.strip('+-')}.txt"
+        if edit.startswith("-"):
+            path.unlink()
+        else:
+            path.write_text(_text(rng, rng.randint(1, 4)) + f" pilot{step}")
+        report = _sync(folder, out)
+        assert report.segment, edit
+        listed = load_index(out).manifest.segments
+        assert len(listed) <= 3
+        on_disk = {f"segments/{d.name}" for d in (out / "segments").iterdir()}
+        assert {s.folder for s in listed[1:]} <= on_disk
+        _same_as_fresh(folder, out, tmp_path, queries=15)
+    assert load_index(out).retrieve("pilot8", 1, "bm25")[0].doc_id == "n1.txt"
+    assert not load_index(out).retrieve("pilot0", 1, "bm25")  # f01 edited again since
+
+    def on_disk() -> set[str]:
+        return {f"segments/{d.name}" for d in (out / "segments").iterdir()}
+
+    before = {s.folder for s in load_index(out).manifest.segments[1:]}
+    assert len(before) == 2  # the next segment would be past the limit
+    (folder / "f13.txt").write_text("harbour")
+    _sync(folder, out)
+    listed = {s.folder for s in load_index(out).manifest.segments[1:]}
+    assert len(listed) == 1 and on_disk() == listed | before  # kept for readers of the last set
+    (folder / "f15.txt").write_text("master")
+    _sync(folder, out)
+    assert on_disk() == {s.folder for s in load_index(out).manifest.segments[1:]}  # tidied
+    _same_as_fresh(folder, out, tmp_path, queries=15)
 
 
 def test_a_kill_before_the_manifest_keeps_the_last_set(
@@ -142,6 +189,32 @@ def test_a_kill_before_the_manifest_keeps_the_last_set(
     monkeypatch.undo()
     report = _sync(folder, out)
     assert report.changes["changed"] == ["f01.txt"] and report.segment == "segments/0001"
+    _same_as_fresh(folder, out, tmp_path, queries=20)
+
+
+def test_a_kill_during_a_fold_keeps_the_segments_it_was_folding(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "ix"
+    _sync(folder, out)
+    monkeypatch.setattr(segment_sync, "MAX_SEGMENTS", 2)
+    (folder / "f01.txt").write_text("harbour harbour w1")
+    assert _sync(folder, out).segment == "segments/0001"
+    before = [(p.id, p.score) for p in load_index(out).retrieve("harbour w1 w2", 10, "bm25")]
+    (folder / "f05.txt").write_text("harbour w2")
+
+    def killed(*_args: object) -> None:
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:
+        m.setattr(segment_sync, "write_manifest", killed)
+        with pytest.raises(KeyboardInterrupt):
+            _sync(folder, out)  # the fold written, never listed
+    index = load_index(out)
+    assert [s.folder for s in index.manifest.segments] == ["", "segments/0001"]
+    assert [(p.id, p.score) for p in index.retrieve("harbour w1 w2", 10, "bm25")] == before
+    report = _sync(folder, out)
+    assert report.changes["changed"] == ["f05.txt"] and report.segment == "segments/0002"
     _same_as_fresh(folder, out, tmp_path, queries=20)
 
 
@@ -242,7 +315,7 @@ def test_index_info_lists_the_segments(folder: Path, tmp_path: Path) -> None:
 
 
 def test_a_hybrid_index_takes_segments_and_embeds_only_the_change(
-    folder: Path, tmp_path: Path
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     hybrid = IndexSettings(retriever="hybrid")
     out, fresh = tmp_path / "ix", tmp_path / "fresh-hybrid"
@@ -251,6 +324,19 @@ def test_a_hybrid_index_takes_segments_and_embeds_only_the_change(
     (folder / "f02.txt").unlink()
     report = sync_folder(folder, out, index=hybrid)
     assert report.segment == "segments/0001" and report.embedded == 1  # the one new passage
+    _same_rankings(folder, out, fresh, hybrid)
+    monkeypatch.setattr(segment_sync, "MAX_SEGMENTS", 2)
+    (folder / "f03.txt").write_text("A pilot boards every ship at the outer buoy.")
+    report = sync_folder(folder, out, index=hybrid)  # the newest folded in: f01's vector cached
+    assert report.segment == "segments/0002" and report.embedded == 1
+    assert len(load_index(out).manifest.segments) == 2
+    _same_rankings(folder, out, fresh, hybrid)
+    assert load_index(out).retrieve("who boards ships", 1, "dense")[0].id == "f03.txt"
+
+
+def _same_rankings(folder: Path, out: Path, fresh: Path, hybrid: IndexSettings) -> None:
+    """Dense, BM25 and fused rankings (ids and scores) those of an index written fresh."""
+    shutil.rmtree(fresh, ignore_errors=True)
     sync_folder(folder, fresh, index=hybrid, fresh=True)
     a, b = load_index(out), load_index(fresh)
     assert len(a.passages) == len(b.passages)

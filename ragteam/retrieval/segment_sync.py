@@ -4,7 +4,14 @@ BM25 and FAISS files (vectors through the cache), the tombstones of their earlie
 the manifest swapped in, then the sync state's changed rows. A kill before the manifest is
 swapped leaves the earlier segments (the unlisted folder is removed next time); a kill after it
 and before the state is written leaves the state as it was, so the next sync reads those files
-again and writes them once more (their passages in the segment before are dropped)."""
+again and writes them once more (their passages in the segment before are dropped).
+
+A sync that would pass `MAX_SEGMENTS` folds the newest segments instead (`_still_live`): the live
+passages of every segment after the whole index's own files, with the sync's files, are written
+as one segment that drops what they dropped. What a fold rewrites is the changes since the last
+whole write (at most `MERGE_SHARE` of the index, or the index is written whole), not the index:
+an edit to a big folder that people keep editing never waits for the whole index again until the
+changes since its last whole write pass that share."""
 
 from __future__ import annotations
 
@@ -14,6 +21,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from ragteam.retrieval.bm25_build import TF_FILE
 from ragteam.retrieval.digests import file_digests
@@ -75,9 +84,9 @@ def _recorded(source: Source | None) -> tuple[Any, ...] | None:
 
 def segmentable(out: Path, manifest: Manifest) -> bool:
     """Whether the index at `out` can take a segment: built-in kinds only (BM25, dense or
-    both), under the segment limit, every segment with its runs (and BM25's term counts): an
+    both), every segment with its runs (and BM25's term counts): an
     index written before segments has neither, and its next write is whole."""
-    if not set(manifest.searchers) <= {"bm25", "dense"} or len(manifest.segments) >= MAX_SEGMENTS:
+    if not set(manifest.searchers) <= {"bm25", "dense"}:
         return False
     listed = list(manifest.segments) or [Segment("", manifest.passage_count)]
     bm25_too = "bm25" in manifest.searchers
@@ -96,11 +105,11 @@ def add_segment(
     started: float,
     job: BuildJob,
 ) -> dict[str, Any] | None:
-    """Write the sync as a new segment of the index at `out` and return its manifest; None
-    when a whole write is due instead (the segments would be too many, or the new and dead
-    passages too large a share, or a passage id would be taken twice). `job`: the index's
-    settings, and the encoder through the cache (vectors of unchanged texts are not made
-    again)."""
+    """Write the sync as a new segment of the index at `out` (folding the newest segments
+    into it when they would pass `MAX_SEGMENTS`) and return its manifest; None when a whole
+    write is due instead (the new and dead passages too large a share, or a passage id taken
+    twice). `job`: the index's settings, and the encoder through the cache (vectors of
+    unchanged texts are not made again)."""
     if not segmentable(out, manifest):
         return None
     change = plan(previous, sources)
@@ -109,53 +118,81 @@ def add_segment(
     ]
     fresh = [p for s in change.rewritten if s.status == "read" for p in passages_of(s)]
     runs = all_runs(out, segments)
-    live = _live_after(manifest, segments, runs, len(fresh), set(change.dropped))
+    folding = len(segments) >= MAX_SEGMENTS
+    kept = _still_live(out, segments, runs, set(change.dropped)) if folding else []
+    stays = segments[:1] if folding else segments
+    live = _live_after(manifest, segments, runs, fresh, set(change.dropped), len(kept), stays)
     if live is None or _taken(out, fresh, set(change.dropped)):
         return None
     from ragteam.retrieval.index import remove_dead_staging
 
     remove_dead_staging(out)  # whole writes killed before (their staging folders)
     remove_unlisted(out, segments)
-    folder = next_folder(out, segments)
-    written, params = _write(out, folder, fresh, manifest, job)
-    dropped = tuple(change.dropped)
-    segments.append(Segment(folder, written.count, dropped, written.checksum, params))
+    folder = next_folder(out, segments)  # past every folder listed, the folded ones too
+    written, params = _write(out, folder, kept + fresh, manifest, job)
+    gone = segments[len(stays) :]
+    dropped = tuple(sorted({p for s in gone for p in s.dropped} | set(change.dropped)))
+    listed = [*stays, Segment(folder, written.count, dropped, written.checksum, params)]
     raw = {k: v for k, v in manifest.raw.items() if k != SEAL}
-    files = dict(raw["files"])
+    files = {k: v for k, v in raw["files"].items() if not any(_in(k, s) for s in gone)}
     files |= {f"{folder}/{name}": record for name, record in file_digests(out / folder).items()}
     raw |= {
-        "segments": [s.to_dict() for s in segments],
+        "segments": [s.to_dict() for s in listed],
         "files": files,
         "passage_count": live,
-        "document_count": live_documents(segments, runs + [written.runs]),
-        "corpus_checksum": combined_checksum(segments),
+        "document_count": live_documents(listed, all_runs(out, stays) + [written.runs]),
+        "corpus_checksum": combined_checksum(listed),
         "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "build_seconds": round(time.perf_counter() - started, 3),
     }
     sealed = seal(raw)
-    write_manifest(out, sealed)
+    write_manifest(out, sealed)  # the folded folders stay until the next sync's tidying
     update_sources(out / SOURCES_FILE, change.recorded, change.deleted)
     return sealed
+
+
+def _in(name: str, segment: Segment) -> bool:
+    return bool(segment.folder) and name.startswith(segment.folder + "/")
+
+
+def _still_live(
+    out: Path, segments: list[Segment], runs: list[list[SourceRun]], dropped: set[str]
+) -> list[Passage]:
+    """The live passages of every segment after the first that this sync does not drop, in
+    segment order: what a fold writes again beside the sync's own files."""
+    kept = []
+    for segment, part, mask in zip(segments, runs, live_masks(segments, runs), strict=True):
+        if not segment.folder:
+            continue
+        stored = PassageFile.scanned(out / segment.folder / "passages.jsonl")
+        for run in part:
+            if run.source not in dropped:
+                live = np.flatnonzero(mask[run.first : run.first + run.count]) + run.first
+                kept += [stored[int(n)] for n in live]
+    return kept
 
 
 def _live_after(
     manifest: Manifest,
     segments: list[Segment],
     runs: list[list[SourceRun]],
-    new: int,
+    fresh: list[Passage],
     dropped: set[str],
+    kept: int,
+    stays: list[Segment],
 ) -> int | None:
-    """The live passages once `new` are added and the files `dropped` end; None when the new
-    and all dead passages would pass MERGE_SHARE of them (the index is then written whole)."""
+    """The live passages once `fresh` are added (with `kept` passages of folded segments) and
+    the files `dropped` end; None when the new and all dead passages of the segments that
+    stay would pass MERGE_SHARE of them (the index is then written whole)."""
     dying = sum(
         r.count
         for part, mask in zip(runs, live_masks(segments, runs), strict=True)
         for r in part
         if r.source in dropped and mask[r.first : r.first + r.count].any()
     )
-    live = manifest.passage_count - dying + new
-    dead = sum(s.passages for s in segments) + new - live
-    return None if dead + new > MERGE_SHARE * max(live, 1) else live
+    live = manifest.passage_count - dying + len(fresh)
+    dead = sum(s.passages for s in stays) + kept + len(fresh) - live
+    return None if dead + len(fresh) > MERGE_SHARE * max(live, 1) else live
 
 
 def _taken(out: Path, fresh: list[Passage], dropped: set[str]) -> bool:

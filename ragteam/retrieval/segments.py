@@ -12,9 +12,10 @@ leaves the last set loadable (a folder it wrote and never listed is removed by t
 Search sees the live passages only, numbered in segment order (`SegmentedPassages`); BM25 scores
 them with statistics over every live passage (`ragteam.retrieval.bm25_segments`): the scores are
 those of one index written fresh from the same files; dense search merges each segment's FAISS
-hits (`ragteam.retrieval.dense_segments`). When the segments grow many (`MAX_SEGMENTS`), or
-their new and dead passages a large share of the index (`MERGE_SHARE`), or `index sync --merge`
-asks, the sync writes the whole index again (one segment)."""
+hits (`ragteam.retrieval.dense_segments`). When the segments grow many (`MAX_SEGMENTS`), the
+sync folds the newest into its own segment (`ragteam.retrieval.segment_sync`); when their new
+and dead passages grow a large share of the index (`MERGE_SHARE`), or `index sync --merge` asks,
+the sync writes the whole index again (one segment)."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ from ragteam.types import Passage
 
 RUNS_FILE = "passages.runs.json"
 FOLDER = "segments"
-MAX_SEGMENTS = 8  # segments an index holds at most: the sync that would add a ninth merges
+MAX_SEGMENTS = 8  # segments an index holds at most: the sync that would add a ninth folds
 MERGE_SHARE = 0.25  # new and dead passages past this share of the live ones: merged
 
 
