@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ragteam.locator import Locator
-from ragteam.reader.headings import asks_heading, by_content, heading_span
+from ragteam.reader.headings import by_content, heading_span, named_heading
 from ragteam.types import Passage, Span
 
 
@@ -29,8 +29,10 @@ from ragteam.types import Passage, Span
         ("Which part of Ireland is Munster in?", None),
     ],
 )
-def test_questions_that_ask_for_a_heading_are_told_by_their_grammar(question, kind):
-    assert asks_heading(question) == kind
+def test_the_heading_a_question_names_is_told_by_its_grammar(question, kind):
+    """Which heading a question names (whether it asks for one at all is learned:
+    tests/test_heading_questions.py)."""
+    assert named_heading(question) == kind
 
 
 def test_a_heading_question_is_answered_by_the_heading_its_passage_stands_under(folder_index):

@@ -47,8 +47,10 @@ LIGHT_VERBS = stems("made make makes making do does did done get gets got")
 _CHAPTER = re.compile(r"^(?:chapter|appendix|part)\b|^\d+(?:\.\d+)*\.?\s", re.I)
 
 
-def asks_heading(question: str) -> str | None:
-    """ "version", "chapter" or "section" when the question asks which one; else None."""
+def named_heading(question: str) -> str | None:
+    """ "version", "chapter" or "section" when the question's words name which one it asks
+    for ("which release", "in which section"); else None. Whether a question asks for a
+    heading at all is learned (`ragteam.reader.asks`): this says only which."""
     return next((kind for kind, rule in _ASKS if rule.search(question)), None)
 
 

@@ -92,7 +92,7 @@ def _log_odds(p: float) -> float:
 
 
 def _asked(question: str) -> dict[str, float]:
-    from ragteam.reader.headings import asks_heading
+    from ragteam.reader.asks import asks_heading
     from ragteam.reader.tokens import asks_code
 
     said = {a: float(bool(rule.search(question))) for a, rule in ASKS.items()}

@@ -12,10 +12,11 @@ import numpy as np
 
 from ragteam.common.metrics import normalize_answer
 from ragteam.reader import Reader, Reading, Span, read_traced
+from ragteam.reader.asks import asks_heading
 from ragteam.reader.columns import column_answer, keyed_answer
 from ragteam.reader.decider import load_decider
 from ragteam.reader.defaults import named_default, said_default
-from ragteam.reader.headings import asks_heading, by_content, heading_span, under_release
+from ragteam.reader.headings import by_content, heading_span, under_release
 from ragteam.reader.lists import list_answer
 from ragteam.reader.polar import is_polar, polar_answer
 from ragteam.reader.ranker import RANKED, Candidate, Ranker, features, polar_features
