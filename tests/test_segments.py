@@ -54,6 +54,10 @@ def _same_as_fresh(docs: Path, index_dir: Path, tmp_path: Path, queries: int = 6
         assert [s for _, s in raw] == [s for _, s in b.searchers["bm25"].search(query, 10)]
 
 
+def _killed(*_args: object) -> None:
+    raise KeyboardInterrupt
+
+
 def _sync(docs: Path, out: Path, **kw: object):  # noqa: ANN202
     return sync_folder(docs, out, index=BM25, **kw)
 
@@ -177,10 +181,7 @@ def test_a_kill_before_the_manifest_keeps_the_last_set(
     before = [(p.id, p.score) for p in load_index(out).retrieve("harbour w1 w2", 10, "bm25")]
     (folder / "f01.txt").write_text("harbour harbour harbour w1 w2")
 
-    def killed(*_args: object) -> None:
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(segment_sync, "write_manifest", killed)
+    monkeypatch.setattr(segment_sync, "write_manifest", _killed)
     with pytest.raises(KeyboardInterrupt):
         _sync(folder, out)
     assert (out / "segments" / "0001").is_dir()  # written, never listed
@@ -203,11 +204,8 @@ def test_a_kill_during_a_fold_keeps_the_segments_it_was_folding(
     before = [(p.id, p.score) for p in load_index(out).retrieve("harbour w1 w2", 10, "bm25")]
     (folder / "f05.txt").write_text("harbour w2")
 
-    def killed(*_args: object) -> None:
-        raise KeyboardInterrupt
-
     with monkeypatch.context() as m:
-        m.setattr(segment_sync, "write_manifest", killed)
+        m.setattr(segment_sync, "write_manifest", _killed)
         with pytest.raises(KeyboardInterrupt):
             _sync(folder, out)  # the fold written, never listed
     index = load_index(out)
@@ -225,10 +223,7 @@ def test_a_kill_after_the_manifest_reads_the_file_again(
     _sync(folder, out)
     (folder / "f01.txt").write_text("harbour harbour harbour w1 w2")
 
-    def killed(*_args: object) -> None:
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(segment_sync, "update_sources", killed)
+    monkeypatch.setattr(segment_sync, "update_sources", _killed)
     with pytest.raises(KeyboardInterrupt):
         _sync(folder, out)
     _same_as_fresh(folder, out, tmp_path, queries=20)  # the segment is live

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -74,7 +74,7 @@ class HeadingQuestions:
     def to_json(self) -> dict[str, Any]:
         return {
             "vocab": list(self.vocab),
-            "model": self.model.__dict__,
+            "model": asdict(self.model),
             "threshold": self.threshold,
             "fitted": self.fitted,
         }
