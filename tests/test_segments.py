@@ -134,14 +134,15 @@ def test_folds_keep_every_live_passage_once_over_many_edits(
     folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Edits, deletions, new files and a file edited twice, over more syncs than the limit:
-    each sync a segment or a fold (never a whole write), rankings always a fresh index's, the
-    folded folders gone at the next sync."""
+    each sync a segment or a fold (never a whole write), rankings always a fresh index's; the
+    folders a sync folds stay for readers of the last set until the next write removes them."""
     out = tmp_path / "ix"
     _sync(folder, out)
     monkeypatch.setattr(segment_sync, "MAX_SEGMENTS", 3)
     monkeypatch.setattr(segment_sync, "MERGE_SHARE", 10.0)  # never written whole here
     rng = random.Random(9)
-    edits = ["f01", "f07", "f01", "-f09", "+n1", "f03", "-f07", "+n2", "n1", "f11"]
+    edits = ["f01", "f07", "f01", "-f09", "+n1", "f03", "-f07", "+n2", "n1", "f11", "f13"]
+    listed: set[str] = set()
     for step, edit in enumerate(edits):
         path = folder / f"{edit.strip('+-')}.txt"
         if edit.startswith("-"):
@@ -150,27 +151,34 @@ def test_folds_keep_every_live_passage_once_over_many_edits(
             path.write_text(_text(rng, rng.randint(1, 4)) + f" pilot{step}")
         report = _sync(folder, out)
         assert report.segment, edit
-        listed = load_index(out).manifest.segments
-        assert len(listed) <= 3
+        before, listed = listed, {s.folder for s in load_index(out).manifest.segments[1:]}
+        assert len(listed) <= 2
         on_disk = {f"segments/{d.name}" for d in (out / "segments").iterdir()}
-        assert {s.folder for s in listed[1:]} <= on_disk
+        assert on_disk == listed | (before - listed), edit  # just folded: kept one sync
         _same_as_fresh(folder, out, tmp_path, queries=15)
     assert load_index(out).retrieve("pilot8", 1, "bm25")[0].doc_id == "n1.txt"
     assert not load_index(out).retrieve("pilot0", 1, "bm25")  # f01 edited again since
 
-    def on_disk() -> set[str]:
-        return {f"segments/{d.name}" for d in (out / "segments").iterdir()}
 
-    before = {s.folder for s in load_index(out).manifest.segments[1:]}
-    assert len(before) == 2  # the next segment would be past the limit
-    (folder / "f13.txt").write_text("harbour")
+def test_a_fold_leaves_a_larger_older_segment_as_it_is(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Segments of like size are folded: a large segment (many files changed) is not written
+    again by the small edits after it."""
+    out = tmp_path / "ix"
     _sync(folder, out)
-    listed = {s.folder for s in load_index(out).manifest.segments[1:]}
-    assert len(listed) == 1 and on_disk() == listed | before  # kept for readers of the last set
-    (folder / "f15.txt").write_text("master")
-    _sync(folder, out)
-    assert on_disk() == {s.folder for s in load_index(out).manifest.segments[1:]}  # tidied
-    _same_as_fresh(folder, out, tmp_path, queries=15)
+    monkeypatch.setattr(segment_sync, "MAX_SEGMENTS", 3)
+    monkeypatch.setattr(segment_sync, "MERGE_SHARE", 10.0)
+    rng = random.Random(4)
+    for n in (1, 3, 5, 6, 7, 9, 10, 11):
+        (folder / f"f{n:02d}.txt").write_text(_text(rng, 20))
+    large = _sync(folder, out).segment
+    for step in range(4):
+        (folder / "f13.txt").write_text(_text(rng, 1) + f" tide{step}")
+        _sync(folder, out)
+        listed = [s.folder for s in load_index(out).manifest.segments]
+        assert listed[:2] == ["", large] and len(listed) <= 3, step
+    _same_as_fresh(folder, out, tmp_path, queries=20)
 
 
 def test_a_kill_before_the_manifest_keeps_the_last_set(

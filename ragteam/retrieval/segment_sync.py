@@ -6,9 +6,9 @@ swapped leaves the earlier segments (the unlisted folder is removed next time); 
 and before the state is written leaves the state as it was, so the next sync reads those files
 again and writes them once more (their passages in the segment before are dropped).
 
-A sync that would pass `MAX_SEGMENTS` folds the newest segments instead (`_still_live`): the live
-passages of every segment after the whole index's own files, with the sync's files, are written
-as one segment that drops what they dropped. What a fold rewrites is the changes since the last
+A sync that would pass `MAX_SEGMENTS` folds the newest segments of like size instead
+(`_fold_from`): their live passages, with the sync's files, are written as one segment that
+drops what they dropped. What a fold rewrites is the changes since the last
 whole write (at most `MERGE_SHARE` of the index, or the index is written whole), not the index:
 an edit to a big folder that people keep editing never waits for the whole index again until the
 changes since its last whole write pass that share."""
@@ -47,6 +47,8 @@ from ragteam.retrieval.segments import (
 from ragteam.retrieval.source_passages import passages_of
 from ragteam.retrieval.sources import SOURCES_FILE, Source, update_sources
 from ragteam.types import Passage
+
+TIER = 2.0  # an older segment is folded with the newer ones up to this many times their size
 
 
 @dataclass(frozen=True)
@@ -118,9 +120,9 @@ def add_segment(
     ]
     fresh = [p for s in change.rewritten if s.status == "read" for p in passages_of(s)]
     runs = all_runs(out, segments)
-    folding = len(segments) >= MAX_SEGMENTS
-    kept = _still_live(out, segments, runs, set(change.dropped)) if folding else []
-    stays = segments[:1] if folding else segments
+    start = _fold_from(segments, len(fresh))
+    kept = _still_live(out, segments, runs, set(change.dropped), start)
+    stays = segments[:start]
     live = _live_after(manifest, segments, runs, fresh, set(change.dropped), len(kept), stays)
     if live is None or _taken(out, fresh, set(change.dropped)):
         return None
@@ -155,15 +157,33 @@ def _in(name: str, segment: Segment) -> bool:
     return bool(segment.folder) and name.startswith(segment.folder + "/")
 
 
+def _fold_from(segments: list[Segment], new: int) -> int:
+    """Where the segments a sync folds into its own begin (`len(segments)`: none). Under
+    MAX_SEGMENTS none; else the newest, and each older one no larger than TIER times the
+    newer ones and the sync's `new` passages together: segments of like size are folded, as
+    in Lucene's tiered merges, so a passage is written again a few times, not at every fold.
+    Never the index's own files (the first)."""
+    if len(segments) < MAX_SEGMENTS:
+        return len(segments)
+    at, size = len(segments) - 1, new + segments[-1].passages
+    while at > 1 and segments[at - 1].passages <= TIER * size:
+        at -= 1
+        size += segments[at].passages
+    return at
+
+
 def _still_live(
-    out: Path, segments: list[Segment], runs: list[list[SourceRun]], dropped: set[str]
+    out: Path,
+    segments: list[Segment],
+    runs: list[list[SourceRun]],
+    dropped: set[str],
+    start: int,
 ) -> list[Passage]:
-    """The live passages of every segment after the first that this sync does not drop, in
+    """The live passages of the segments from `start` on that this sync does not drop, in
     segment order: what a fold writes again beside the sync's own files."""
     kept = []
-    for segment, part, mask in zip(segments, runs, live_masks(segments, runs), strict=True):
-        if not segment.folder:
-            continue
+    masks = live_masks(segments, runs)
+    for segment, part, mask in list(zip(segments, runs, masks, strict=True))[start:]:
         stored = PassageFile.scanned(out / segment.folder / "passages.jsonl")
         for run in part:
             if run.source not in dropped:
