@@ -50,6 +50,16 @@ def level(question: str) -> str:
     return "chapter" if _CHAPTER.search(question) else "section"
 
 
+def features(at: dict[str, int], questions: list[str]) -> np.ndarray:
+    """A row a question: 1 in the column `at` gives each of its tokens, 0 elsewhere."""
+    x = np.zeros((len(questions), len(at)), dtype="float32")
+    for row, question in enumerate(questions):
+        for t in tokens(question):
+            if t in at:
+                x[row, at[t]] = 1.0
+    return x
+
+
 @dataclass(frozen=True)
 class HeadingQuestions:
     """P(the answer is a heading | the question's tokens); at `threshold` or above, it is."""
@@ -59,14 +69,11 @@ class HeadingQuestions:
     threshold: float
     fitted: dict[str, Any] = field(default_factory=dict)  # what it was fitted on, its CV
 
+    def __post_init__(self) -> None:  # each token's column, made once
+        object.__setattr__(self, "_at", {t: i for i, t in enumerate(self.vocab)})
+
     def features(self, questions: list[str]) -> np.ndarray:
-        at = {t: i for i, t in enumerate(self.vocab)}
-        x = np.zeros((len(questions), len(self.vocab)), dtype="float32")
-        for row, question in enumerate(questions):
-            for t in tokens(question):
-                if t in at:
-                    x[row, at[t]] = 1.0
-        return x
+        return features(self._at, questions)  # type: ignore[attr-defined]
 
     def probability(self, question: str) -> float:
         return float(sigmoid(self.model(self.features([question])))[0])

@@ -17,7 +17,7 @@ import numpy as np
 
 from ragteam.common.linear import fit_logistic, sigmoid
 from ragteam.errors import InputError
-from ragteam.reader.asks import HeadingQuestions, tokens
+from ragteam.reader.asks import HeadingQuestions, features, tokens
 from ragteam.reader.training.people import VALIDATION, file_group
 
 L2 = 30.0  # chosen by the cross-validation by file (docs/benchmarks.md section 74)
@@ -53,8 +53,7 @@ def asked_rows(folder: Path, exclude: tuple[str, ...] = VALIDATION) -> list[Aske
 def _fitted(rows: list[Asked], l2: float, threshold: float) -> HeadingQuestions:
     counts = Counter(t for r in rows for t in tokens(r.question))
     vocab = tuple(sorted(t for t, n in counts.items() if n >= LEAST))
-    empty = HeadingQuestions(vocab, fit_logistic(np.zeros((2, 1)), np.array([0, 1]), l2), 0.0)
-    x = empty.features([r.question for r in rows])
+    x = features({t: i for i, t in enumerate(vocab)}, [r.question for r in rows])
     y = np.array([r.heading for r in rows], dtype="float64")
     return HeadingQuestions(vocab, fit_logistic(x, y, l2), threshold)
 
