@@ -120,10 +120,11 @@ def add_segment(
     ]
     fresh = [p for s in change.rewritten if s.status == "read" for p in passages_of(s)]
     runs = all_runs(out, segments)
+    masks = live_masks(segments, runs)
     start = _fold_from(segments, len(fresh))
-    kept = _still_live(out, segments, runs, set(change.dropped), start)
+    kept = _still_live(out, segments[start:], runs[start:], masks[start:], set(change.dropped))
     stays = segments[:start]
-    live = _live_after(manifest, segments, runs, fresh, set(change.dropped), len(kept), stays)
+    live = _live_after(manifest, runs, masks, fresh, set(change.dropped), len(kept), stays)
     if live is None or _taken(out, fresh, set(change.dropped)):
         return None
     from ragteam.retrieval.index import remove_dead_staging
@@ -142,7 +143,7 @@ def add_segment(
         "segments": [s.to_dict() for s in listed],
         "files": files,
         "passage_count": live,
-        "document_count": live_documents(listed, all_runs(out, stays) + [written.runs]),
+        "document_count": live_documents(listed, runs[:start] + [written.runs]),
         "corpus_checksum": combined_checksum(listed),
         "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "build_seconds": round(time.perf_counter() - started, 3),
@@ -174,16 +175,15 @@ def _fold_from(segments: list[Segment], new: int) -> int:
 
 def _still_live(
     out: Path,
-    segments: list[Segment],
+    folded: list[Segment],
     runs: list[list[SourceRun]],
+    masks: list[np.ndarray],
     dropped: set[str],
-    start: int,
 ) -> list[Passage]:
-    """The live passages of the segments from `start` on that this sync does not drop, in
-    segment order: what a fold writes again beside the sync's own files."""
+    """The live passages of the `folded` segments (with their runs and live masks) that this
+    sync does not drop, in segment order: what a fold writes again beside the sync's files."""
     kept = []
-    masks = live_masks(segments, runs)
-    for segment, part, mask in list(zip(segments, runs, masks, strict=True))[start:]:
+    for segment, part, mask in zip(folded, runs, masks, strict=True):
         stored = PassageFile.scanned(out / segment.folder / "passages.jsonl")
         for run in part:
             if run.source not in dropped:
@@ -194,8 +194,8 @@ def _still_live(
 
 def _live_after(
     manifest: Manifest,
-    segments: list[Segment],
     runs: list[list[SourceRun]],
+    masks: list[np.ndarray],
     fresh: list[Passage],
     dropped: set[str],
     kept: int,
@@ -206,7 +206,7 @@ def _live_after(
     stay would pass MERGE_SHARE of them (the index is then written whole)."""
     dying = sum(
         r.count
-        for part, mask in zip(runs, live_masks(segments, runs), strict=True)
+        for part, mask in zip(runs, masks, strict=True)
         for r in part
         if r.source in dropped and mask[r.first : r.first + r.count].any()
     )
