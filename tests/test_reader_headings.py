@@ -190,7 +190,7 @@ class _Scripted:
     reader is read in the test above)."""
 
     identity = "scripted"
-    calibration = type("C", (), {"abstain": 0.5})()
+    calibration = type("C", (), {"abstain": 0.5, "prior": None})()  # no passage prior
     ranker = None  # the rules' fixed order picks (no fitted answer ranker)
     decider_path = None  # the rules decide yes and no (no yes/no decider)
 

@@ -21,6 +21,7 @@ from ragteam.reader.bounds import asked_words, crosses, echoes, whole
 from ragteam.reader.confidence import Confidence
 from ragteam.reader.decider import decider_path
 from ragteam.reader.model import EXTRAS, MAX_SPAN, SpanNet, group_log_parts, native_bf16
+from ragteam.reader.prior import PassagePrior
 from ragteam.reader.ranker import Ranker, ranker_path
 from ragteam.reader.spans import Reading, Span
 from ragteam.reader.view import Viewed
@@ -48,6 +49,7 @@ class Calibration:
     span: float
     abstain: float
     confidence: Confidence | None = None  # None: a span's confidence is its words' probability
+    prior: PassagePrior | None = None  # None: spans in the order of their probability
 
     @classmethod
     def read(cls, path: Path) -> Calibration:
@@ -55,12 +57,13 @@ class Calibration:
 
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            model = data.get("confidence")
+            model, prior = data.get("confidence"), data.get("prior")
             return cls(
                 float(data["support"]),
                 float(data["span"]),
                 float(data["abstain"]),
                 Confidence.from_json(model) if model is not None else None,
+                PassagePrior.from_json(prior) if prior is not None else None,
             )
         except (OSError, ValueError, KeyError, TypeError, AttributeError, InputError) as exc:
             weights = path.with_name(path.name.removesuffix(".calibration.json") + ".safetensors")

@@ -6,7 +6,7 @@ the generator writes from facts found anywhere in the block, not from passage [1
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
@@ -134,7 +134,8 @@ def reading_for(
     """The reading an answer is chosen from, and the passages it read: all of them, or the
     entries of a release the question names (`rules.heading_answers`), whether an answer was found
     then judged over all (read last: the reading `--abstain`'s threshold is fitted on,
-    bench/abstain_fit.py)."""
+    bench/abstain_fit.py); its spans ordered by the calibration's passage prior where it has
+    one (`ragteam.reader.prior`)."""
     top = EVIDENCE_KEPT * 4
     named = under_release(question, passages) if rules.heading_answers else passages
     reading = read_traced(reader, trace, question, named, top, rules.key_lines, rules.skip_echoes)
@@ -143,6 +144,12 @@ def reading_for(
             reader, trace, question, passages, top, rules.key_lines, rules.skip_echoes
         )
         reading, passages = replace(reading, no_answer=whole.no_answer), named
+    prior = reader.calibration.prior
+    if prior is not None and reading.spans:
+        reading = prior.ordered(reading, {p.id: n for n, p in enumerate(passages)})
+        best = reading.spans[0]
+        note = f"first by the passage prior: {best.text!r} of {best.passage_id}"
+        trace.note("reader", note, event="prior", **asdict(prior))
     return reading, passages
 
 
