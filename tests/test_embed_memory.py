@@ -35,3 +35,42 @@ def test_cached_vectors_are_gathered_without_a_second_copy_of_them_all(tmp_path)
     assert out.shape == (20001, 384)
     assert np.array_equal(out[:20000], vectors) and np.array_equal(out[20000], vectors[7])
     assert peak < 1.5 * out.nbytes, f"peak {peak / 1e6:.1f} MB for {out.nbytes / 1e6:.1f} MB"
+
+
+def test_with_a_spill_folder_the_vectors_are_gathered_in_a_file_and_faiss_reads_them(
+    tmp_path, monkeypatch
+):
+    """Above SPILL_BYTES the array is a memory map of a nameless file in the spill folder:
+    the same vectors, under half of them in the process's own memory (the in-memory array:
+    all of them and more, the test above), a FAISS index built
+    from it the same as from memory, and no file left behind."""
+    import os
+
+    import faiss
+
+    from ragteam.retrieval import embed_cache
+
+    spec = EncoderSpec()
+    identity = make_encoder(spec).identity
+    texts = [f"passage number {i}" for i in range(20000)]
+    vectors = np.random.default_rng(1).standard_normal((20000, 384)).astype(np.float32)
+    cache = SyncCache(tmp_path / "cache.sqlite")
+    cache.put_vectors(identity, [text_key(t) for t in texts], vectors)
+    monkeypatch.setattr(embed_cache, "SPILL_BYTES", 1 << 20)
+    spill = tmp_path / "spill"
+    tracemalloc.start()
+    try:
+        out = cached_encode(cache, None, {}, spill=spill)(texts, spec, None)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert isinstance(out, np.memmap) and np.array_equal(out, vectors)
+    assert peak < 0.5 * out.nbytes, f"peak {peak / 1e6:.1f} MB for {out.nbytes / 1e6:.1f} MB"
+    assert os.listdir(spill) == []  # nameless: gone with the array
+    mapped, held = faiss.IndexFlatIP(384), faiss.IndexFlatIP(384)
+    mapped.add(np.ascontiguousarray(out))
+    held.add(vectors)
+    query = vectors[:5] + 0.01
+    assert np.array_equal(mapped.search(query, 10)[1], held.search(query, 10)[1])
+    small = cached_encode(cache, None, {}, spill=spill)(texts[:100], spec, None)
+    assert not isinstance(small, np.memmap)  # under SPILL_BYTES: in memory, as before

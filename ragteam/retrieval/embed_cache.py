@@ -4,7 +4,9 @@ stored as they finish, so a killed sync keeps what it had embedded)."""
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,6 +20,7 @@ from ragteam.retrieval.sources import SyncCache, text_key
 
 BATCH = 256
 LOOKUP = 2000  # cached vectors read from the cache at a time
+SPILL_BYTES = 64 << 20  # vectors beyond this many bytes are gathered in a file, not in memory
 LOCAL = ("torch", "onnx", "onnx-int8")
 
 
@@ -47,18 +50,23 @@ def token_counter(spec: EncoderSpec) -> tuple[TokenCount, int, str]:
     return (lambda text: max(1, len(text.split()) * 4 // 3)), 512, "words x 4/3"
 
 
-def cached_encode(cache: SyncCache, inner: RemoteEncode | None, stats: dict[str, int]):
+def cached_encode(
+    cache: SyncCache, inner: RemoteEncode | None, stats: dict[str, int], spill: Path | None = None
+):
     """A `RemoteEncode` that asks the cache first; `stats['embedded']` counts new texts.
     Every batch is stored as it finishes: here, or on a cluster (`BatchedEncode`, given all
     the missing texts at once so that its actors share them). The vectors go straight into
-    the one array returned, LOOKUP cached ones at a time: no second copy of them all."""
+    the one array returned, LOOKUP cached ones at a time: no second copy of them all. With
+    `spill`, a folder, an array over SPILL_BYTES is a memory map of a nameless file there
+    (deleted when the array goes): FAISS then copies the vectors from disk, and the process
+    holds them once, not twice (about 460 MB less at 300k passages)."""
 
     def encode(texts: list[str], spec: EncoderSpec, report: Any) -> np.ndarray:
         encoder = make_encoder(spec)
         places: dict[str, list[int]] = {}
         for row, text in enumerate(texts):
             places.setdefault(text_key(text), []).append(row)
-        filled = _Filled(len(texts))
+        filled = _Filled(len(texts), spill)
         missing: dict[str, str] = {}
         unique = sorted(places)
         for start in range(0, len(unique), LOOKUP):
@@ -86,15 +94,22 @@ def cached_encode(cache: SyncCache, inner: RemoteEncode | None, stats: dict[str,
 
 
 class _Filled:
-    """The returned vectors, one row per text, made at the first vector (its size)."""
+    """The returned vectors, one row per text, made at the first vector (its size): in memory,
+    or mapped from a nameless file in `spill` when over SPILL_BYTES."""
 
-    def __init__(self, rows: int) -> None:
-        self.rows = rows
-        self.array = np.zeros((rows, 0), dtype=np.float32)
+    def __init__(self, rows: int, spill: Path | None) -> None:
+        self.rows, self.spill = rows, spill
+        self.array: np.ndarray = np.zeros((rows, 0), dtype=np.float32)
 
     def put(self, rows: list[int], vector: np.ndarray) -> None:
         if self.array.shape[1] == 0:  # the first vector: its size is the encoder's
-            self.array = np.empty((self.rows, len(vector)), dtype=np.float32)
+            shape = (self.rows, len(vector))
+            if self.spill is not None and self.rows * len(vector) * 4 > SPILL_BYTES:
+                self.spill.mkdir(parents=True, exist_ok=True)
+                with tempfile.TemporaryFile(dir=self.spill, prefix="vectors-") as handle:
+                    self.array = np.memmap(handle, dtype=np.float32, mode="w+", shape=shape)
+            else:
+                self.array = np.empty(shape, dtype=np.float32)
         self.array[rows] = vector
 
 

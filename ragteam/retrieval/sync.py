@@ -240,7 +240,8 @@ def _sync_locked(
     has_index = (out / "manifest.json").is_file()
     previous, before = ({}, {}) if fresh or not has_index else read_sources(out)
     found, left = scan(root)
-    cache = SyncCache(sync_cache_file())
+    cache_file = sync_cache_file()
+    cache = SyncCache(cache_file)
     try:
         reusable = before.get("sync") == settings["sync"]
         cut = (sync.convert, sync.overlap_tokens, budget, count)
@@ -256,7 +257,8 @@ def _sync_locked(
             return report
         stats: dict[str, int] = {}
         _some_text(root, sources, out if has_index else None, walk.changes)
-        job = BuildJob(index, cached_encode(cache, encode, stats), progress, None, stats)
+        encoding = cached_encode(cache, encode, stats, spill=cache_file.parent)
+        job = BuildJob(index, encoding, progress, None, stats)
         if same and not merge and _as_segment(out, previous, sources, started, job, report):
             return report
         source = _source_info(root) | {"passage_tokens": sync.passage_tokens}
