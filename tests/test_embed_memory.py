@@ -12,17 +12,22 @@ from ragteam.retrieval.encoders import EncoderSpec
 from ragteam.retrieval.sources import SyncCache, text_key
 
 
+def _cached(tmp_path, seed: int) -> tuple[EncoderSpec, list[str], np.ndarray, SyncCache]:
+    """20,000 texts whose random vectors the sync cache holds for the default encoder."""
+    spec = EncoderSpec()
+    texts = [f"passage number {i}" for i in range(20000)]
+    vectors = np.random.default_rng(seed).standard_normal((20000, 384)).astype(np.float32)
+    cache = SyncCache(tmp_path / "cache.sqlite")
+    cache.put_vectors(make_encoder(spec).identity, [text_key(t) for t in texts], vectors)
+    return spec, texts, vectors, cache
+
+
 def test_cached_vectors_are_gathered_without_a_second_copy_of_them_all(tmp_path):
     """Every cached vector was held twice (a dict of them all, then the stacked array) before
     FAISS copied them a third time: about 1.5 GB each at a million passages. They now go
     straight into the one array returned, a few thousand looked up at a time; a text asked
     twice gets its vector twice, and nothing cached is embedded again."""
-    spec = EncoderSpec()
-    identity = make_encoder(spec).identity
-    texts = [f"passage number {i}" for i in range(20000)]
-    vectors = np.random.default_rng(0).standard_normal((20000, 384)).astype(np.float32)
-    cache = SyncCache(tmp_path / "cache.sqlite")
-    cache.put_vectors(identity, [text_key(t) for t in texts], vectors)
+    spec, texts, vectors, cache = _cached(tmp_path, seed=0)
     stats: dict[str, int] = {}
     encode = cached_encode(cache, None, stats)
     tracemalloc.start()
@@ -50,12 +55,7 @@ def test_with_a_spill_folder_the_vectors_are_gathered_in_a_file_and_faiss_reads_
 
     from ragteam.retrieval import embed_cache
 
-    spec = EncoderSpec()
-    identity = make_encoder(spec).identity
-    texts = [f"passage number {i}" for i in range(20000)]
-    vectors = np.random.default_rng(1).standard_normal((20000, 384)).astype(np.float32)
-    cache = SyncCache(tmp_path / "cache.sqlite")
-    cache.put_vectors(identity, [text_key(t) for t in texts], vectors)
+    spec, texts, vectors, cache = _cached(tmp_path, seed=1)
     monkeypatch.setattr(embed_cache, "SPILL_BYTES", 1 << 20)
     spill = tmp_path / "spill"
     tracemalloc.start()

@@ -1,0 +1,81 @@
+"""What the fits on docqa-train's held training files share (bench/confidence_fit.py,
+bench/prior_fit.py): each held question (the quarter of the training files the shipped reader
+never trained on, by file hash; never a validation file's) read once into a JSONL that a killed
+run resumes, then a fit over that file, behind one command line (`collect`, `fit`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from docqa_train import each_question
+
+from ragteam.reader.training.data import held_out
+from ragteam.reader.training.people import VALIDATION, file_group
+
+Read = Callable[[dict, Any], "dict | None"]  # (question, its part's index) -> a row, or skip
+
+
+def read_as_read(question: str, index: Any) -> tuple[Any, list, Any]:
+    """The reading `read` answers `question` from over `index` (its passages found as `read`
+    finds them), the passages read, and `read`'s rules."""
+    from ragteam.reader.stage import reading_for
+    from ragteam.strategies.base import Context
+    from ragteam.strategies.read import Read
+    from ragteam.trace import Trace
+
+    strategy = Read()
+    ctx = Context(model=None, index=index, trace=Trace())
+    found, _ = strategy.gathered(question, ctx)
+    rules = strategy.rules()
+    reading, passages = reading_for(question, found, ctx.trace, ctx.readers.get(""), rules)
+    return reading, passages, rules
+
+
+def write_fitted(calibration: Path, fitted: dict[str, Any]) -> None:
+    """`fitted`'s keys set in the calibration file (its other keys kept)."""
+    data = json.loads(calibration.read_text(encoding="utf-8"))
+    data.update(fitted)
+    calibration.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {calibration}")
+
+
+def collect(data: Path, work: Path, out: Path, share: float, read: Read) -> None:
+    """`read`'s row of every held question not in `out` yet, appended with its id and file."""
+    done = set()
+    if out.exists():
+        done = {json.loads(x)["id"] for x in out.read_text().splitlines() if x}
+    with out.open("a", encoding="utf-8") as handle:
+        for part, index, q in each_question(data, work):
+            group = file_group(part, q)
+            if q["id"] in done or not held_out(group, share):
+                continue
+            if q["file"] is not None and Path(q["file"]).name in VALIDATION:
+                continue
+            row = read(q, index)
+            if row is not None:
+                handle.write(json.dumps({"id": q["id"], "file": group} | row) + "\n")
+                handle.flush()
+
+
+def main(doc: str, read: Read, fit: Callable[[list[dict], Path | None], None], writes: str) -> None:
+    """The command line: `collect` (`read` over the held questions) or `fit` (`fit` over the
+    rows collected, writing to `--calibration` if given: `writes` says what)."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    a = sub.add_parser("collect")
+    a.add_argument("--data", type=Path, required=True, help="the docqa-train folder")
+    a.add_argument("--work", type=Path, default=Path("/tmp/dqt/people"))
+    a.add_argument("--out", type=Path, required=True)
+    a.add_argument("--held", type=float, default=0.25, help="train reader's --people-held")
+    b = sub.add_parser("fit")
+    b.add_argument("--readings", type=Path, required=True)
+    b.add_argument("--calibration", type=Path, help=f"write {writes} there")
+    args = parser.parse_args()
+    if args.command == "collect":
+        collect(args.data, args.work, args.out, args.held, read)
+    else:
+        fit([json.loads(x) for x in args.readings.read_text().splitlines() if x], args.calibration)
