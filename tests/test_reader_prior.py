@@ -100,7 +100,8 @@ def test_questions_all_right_or_all_wrong_say_nothing_and_one_file_is_one_fold()
 
 def test_read_answers_from_the_first_passage_under_a_steep_prior_and_notes_it():
     """The same reading answered by the shipped reader without a prior, with a flat one (the
-    same answer) and with a steep one (the first passage's span, and a trace step saying so)."""
+    same answer, no note) and with a steep one (the first passage's span, and a trace step
+    saying so)."""
     from ragteam.reader import load_reader
     from ragteam.reader.read import Reader
     from ragteam.reader.stage import Rules, answer_by_reading
@@ -119,10 +120,12 @@ def test_read_answers_from_the_first_passage_under_a_steep_prior_and_notes_it():
 
     plain = answer_by_reading(question, passages, Trace(), "read", with_prior(None), Rules())
     assert plain is not None and "Ada Quill" in plain.text
+    flat_trace = Trace()
     flat = answer_by_reading(
-        question, passages, Trace(), "read", with_prior(PassagePrior(1.0, 0.0)), Rules()
+        question, passages, flat_trace, "read", with_prior(PassagePrior(1.0, 0.0)), Rules()
     )
     assert flat is not None and flat.text == plain.text
+    assert not [s for s in flat_trace.steps if s.meta.get("event") == "prior"]  # it changed nothing
     trace = Trace()
     steep = answer_by_reading(
         question, passages, trace, "read", with_prior(PassagePrior(0.1, 5.0)), Rules()

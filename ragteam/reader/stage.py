@@ -146,10 +146,14 @@ def reading_for(
         reading, passages = replace(reading, no_answer=whole.no_answer), named
     prior = reader.calibration.prior
     if prior is not None and reading.spans:
+        was = reading.spans[0]
         reading = prior.ordered(reading, {p.id: n for n, p in enumerate(passages)})
-        best = reading.spans[0]
-        note = f"first by the passage prior: {best.text!r} of {best.passage_id}"
-        trace.note("reader", note, event="prior", **asdict(prior))
+        if (best := reading.spans[0]) is not was:  # the trace says where the prior decided
+            note = (
+                f"the passage prior put {best.text!r} of {best.passage_id} first, over the "
+                f"reader's best {was.text!r} of {was.passage_id}"
+            )
+            trace.note("reader", note, event="prior", **asdict(prior))
     return reading, passages
 
 
