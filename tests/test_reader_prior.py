@@ -133,3 +133,40 @@ def test_read_answers_from_the_first_passage_under_a_steep_prior_and_notes_it():
     assert steep is not None and steep.evidence[0].passage_id == "a#0"
     noted = [s for s in trace.steps if s.meta.get("event") == "prior"]
     assert len(noted) == 1 and noted[0].meta["rank_cost"] == 5.0
+
+
+class _NoFirst:
+    """A reader whose reading ranks its "no" outcome above every span (control flow only:
+    the shipped reader ranks its outcomes among its spans the same way, `read._decode`)."""
+
+    identity = "scripted"
+    calibration = type("C", (), {"abstain": 0.5, "prior": None})()
+    ranker = None
+    decider_path = None
+
+    def read(self, question, passages, top=5, key_lines=False, skip_echoes=False):  # noqa: ANN001, ANN201
+        text = passages[0].text
+        no = Span(passages[0].id, 0, len(text), text, text, 0, 0.7, "no")
+        at = text.index("UDP")
+        span = Span(passages[0].id, at, at + 3, "UDP", text, 0, 0.2)
+        return Reading((no, span), 0.1, outcomes=(no,))
+
+    def confidence(self, reading, span, passages):  # noqa: ANN001, ANN201
+        return 0.5
+
+
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        ("Which protocol does the server listen on?", "UDP"),  # not yes/no: a span
+        ("Is port 445 TCP or UDP?", "UDP"),  # a choice between two: a span
+        ("Does the server listen on TCP?", "yes/no"),  # yes/no: answered yes or no
+    ],
+)
+def test_the_reader_s_yes_and_no_answer_only_a_yes_no_question(question, said):
+    from ragteam.reader.stage import Rules, answer_by_reading
+    from ragteam.trace import Trace
+
+    passages = [Passage("a#0", "Ports", "The server listens on UDP port 445 only.")]
+    answered = answer_by_reading(question, passages, Trace(), "read", _NoFirst(), Rules())
+    assert answered is not None and answered.text in said.split("/")

@@ -135,7 +135,8 @@ def reading_for(
     entries of a release the question names (`rules.heading_answers`), whether an answer was found
     then judged over all (read last: the reading `--abstain`'s threshold is fitted on,
     bench/abstain_fit.py); its spans ordered by the calibration's passage prior where it has
-    one (`ragteam.reader.prior`)."""
+    one (`ragteam.reader.prior`), and without the reader's yes and no outcomes unless the
+    question is a yes/no question (they are its `outcomes` still)."""
     top = EVIDENCE_KEPT * 4
     named = under_release(question, passages) if rules.heading_answers else passages
     reading = read_traced(reader, trace, question, named, top, rules.key_lines, rules.skip_echoes)
@@ -144,6 +145,8 @@ def reading_for(
             reader, trace, question, passages, top, rules.key_lines, rules.skip_echoes
         )
         reading, passages = replace(reading, no_answer=whole.no_answer), named
+    if not is_polar(question):  # the reader's yes and no answer only a yes/no question
+        reading = replace(reading, spans=tuple(s for s in reading.spans if s.kind == "span"))
     prior = reader.calibration.prior
     if prior is not None and reading.spans:
         was = reading.spans[0]
