@@ -40,8 +40,12 @@ class Spans:
         return np.stack([logs, -np.asarray(self.positions, dtype=np.float64)], axis=1)
 
 
-def _objective(theta: np.ndarray, rows: list[tuple[np.ndarray, np.ndarray]]) -> tuple:
-    """The negative log-likelihood at `theta`, its gradient and Hessian."""
+Objective = tuple[float, np.ndarray, np.ndarray]
+
+
+def _objective(theta: np.ndarray, rows: list[tuple[np.ndarray, np.ndarray]]) -> Objective:
+    """The negative log-likelihood at `theta`, its gradient and Hessian: over each question,
+    log-sum-exp over all its spans less log-sum-exp over its right ones."""
     value, grad, hess = 0.0, np.zeros(2), np.zeros((2, 2))
     for x, right in rows:
         for part, sign in ((x, 1.0), (x[right], -1.0)):
