@@ -13,7 +13,8 @@ import pytest
 from ragteam.errors import InputError, RagteamError
 from ragteam.reader.prior import PassagePrior
 from ragteam.reader.spans import Reading
-from ragteam.reader.training.prior import Spans, cross_validated, fit_prior, fold, picked_right
+from ragteam.reader.training.data import fold_of
+from ragteam.reader.training.prior import Spans, cross_validated, fit_prior, picked_right
 from ragteam.types import Passage, Span
 
 
@@ -94,8 +95,8 @@ def test_questions_all_right_or_all_wrong_say_nothing_and_one_file_is_one_fold()
     said = [Spans("f", (0.5, 0.5), (0, 1), (True, True)), Spans("g", (0.9,), (0,), (False,))]
     with pytest.raises(InputError, match="nothing to fit"):
         fit_prior(said)
-    assert len({fold("people-abc", 10) for _ in range(3)}) == 1
-    assert {fold(f"people-{n}", 10) for n in range(200)} == set(range(10))
+    assert len({fold_of("people-abc", 10) for _ in range(3)}) == 1
+    assert {fold_of(f"people-{n}", 10) for n in range(200)} == set(range(10))
 
 
 def test_read_answers_from_the_first_passage_under_a_steep_prior_and_notes_it():

@@ -31,7 +31,6 @@ the answerable question's no-answer probabilities sit lower, and so did each thr
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 import re
@@ -48,7 +47,7 @@ from ragteam.common.overlap import lexical_score
 from ragteam.reader.agreement import pair_score
 from ragteam.reader.confidence import FEATURES, Confidence, Part, span_features
 from ragteam.reader.read import Calibration, Reader, calibration_path, load_net
-from ragteam.reader.training.data import Group, held_out, occurrences
+from ragteam.reader.training.data import Group, fold_of, held_out, occurrences
 from ragteam.types import Passage
 
 MAX_REFUSED = 0.10
@@ -219,9 +218,7 @@ def fit_confidence(asked: Sequence[HeldReading]) -> tuple[Confidence, list[float
     x = np.asarray([a.features for a in asked], dtype="float64")
     right = np.asarray([a.right for a in asked], dtype="float64")
     has = np.asarray([a.has_answer for a in asked])
-    fold = np.asarray(
-        [int(hashlib.sha256(a.file.encode()).hexdigest()[:8], 16) % FOLDS for a in asked]
-    )
+    fold = np.asarray([fold_of(a.file, FOLDS) for a in asked])
     best: tuple[float, float, np.ndarray] | None = None
     for l2 in L2:
         out = np.zeros(len(asked))

@@ -61,6 +61,12 @@ def held_out(qid: str, share: float) -> bool:
     return int(hashlib.sha256(qid.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF < share
 
 
+def fold_of(group: str, folds: int) -> int:
+    """The cross-validation fold of `group` (a file's: a file's questions share a fold), by
+    the same hash as `held_out`."""
+    return int(hashlib.sha256(group.encode()).hexdigest()[:8], 16) % folds
+
+
 def _positive(qid, question, gold, others, answers, rng, source) -> Iterator[Group]:  # noqa: ANN001
     """The question over gold + distractors, and over distractors alone (no answer)."""
     shown = list(gold) + rng.sample(others, min(DISTRACTORS, len(others)))

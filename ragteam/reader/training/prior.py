@@ -10,7 +10,6 @@ method with a backtracking line search, in numpy."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -18,6 +17,7 @@ import numpy as np
 
 from ragteam.errors import InputError
 from ragteam.reader.prior import FLOOR, PassagePrior
+from ragteam.reader.training.data import fold_of
 
 RIDGE = 1e-3  # added to the Hessian's diagonal, so a flat objective still steps
 STEPS = 50
@@ -100,17 +100,13 @@ def picked_right(prior: PassagePrior | None, questions: Sequence[Spans]) -> int:
     return found
 
 
-def fold(group: str, folds: int) -> int:
-    return int(hashlib.sha256(group.encode()).hexdigest()[:8], 16) % folds
-
-
 def cross_validated(questions: Sequence[Spans], folds: int = 10) -> tuple[int, int]:
     """(right first by a prior fitted without each fold's files, right first by probability)
     over `questions`, folds by file."""
     with_prior = by_probability = 0
     for k in range(folds):
-        held = [q for q in questions if fold(q.group, folds) == k]
-        rest = [q for q in questions if fold(q.group, folds) != k]
+        held = [q for q in questions if fold_of(q.group, folds) == k]
+        rest = [q for q in questions if fold_of(q.group, folds) != k]
         if held:
             with_prior += picked_right(fit_prior(rest), held)
             by_probability += picked_right(None, held)

@@ -9,7 +9,6 @@ is set on picks the model did not see)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from ragteam.common.metrics import match, normalize_answer
 from ragteam.reader.ranker import FEATURES, POLAR_FEATURES, Ranker, features, polar_features
 from ragteam.reader.spans import Reading
 from ragteam.reader.stage import Rules, best_text, proposals
+from ragteam.reader.training.data import fold_of
 from ragteam.types import Passage
 
 FOLDS = 5  # cross-fitting folds, by file
@@ -88,10 +88,6 @@ def example_of(
     )
 
 
-def _fold(group: str) -> int:
-    return int(hashlib.sha256(group.encode()).hexdigest()[:8], 16) % FOLDS
-
-
 def _fit(examples: list[Example], polar: bool) -> Any:
     rows = [r for e in examples if e.polar == polar for r in e.rows]
     right = [y for e in examples if e.polar == polar for y in e.right]
@@ -140,8 +136,8 @@ def fit_ranker(
     held: list[tuple[float, int]] = []
     held_polar: list[tuple[float, int]] = []
     for k in range(FOLDS):
-        train = [e for e in examples if _fold(e.group) != k]
-        test = [e for e in examples if _fold(e.group) == k]
+        train = [e for e in examples if fold_of(e.group, FOLDS) != k]
+        test = [e for e in examples if fold_of(e.group, FOLDS) == k]
         if any(not e.polar for e in train) and test:
             held += picks(_fit(train, False), test)
         if any(e.polar for e in train) and test:
