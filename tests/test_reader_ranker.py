@@ -109,6 +109,20 @@ def test_people_groups_mark_the_gold_passage_and_leave_validation_files_out(tmp_
     assert len({g.qid.split("/")[0] for g in by_id["m-1"]}) == 1  # held out by file
 
 
+def test_peoples_training_groups_can_be_read_more_often_than_the_replayed_ones():
+    from ragteam.reader.training.data import Group
+    from ragteam.reader.training.groups import weighted
+
+    def group(qid: str, source: str) -> Group:
+        return Group(qid, ("text",), "none", ((),), (), (), source, qid)
+
+    train = [group("a", "people"), group("b", "hotpotqa-train"), group("c", "people")]
+    thrice = weighted(train, "people", 3)
+    assert [g.qid for g in thrice].count("a") == 3 and [g.qid for g in thrice].count("c") == 3
+    assert [g.qid for g in thrice].count("b") == 1 and thrice[:3] == train
+    assert weighted(train, "people", 1) == train
+
+
 def test_wikitablequestions_rows_can_be_read_as_index_sync_writes_a_table():
     header, rows = ["Year", "Team"], [["2004", "Rochester"], ["2005", "Bend"]]
     ((text, held),) = passages("Seasons", header, rows, records=False)

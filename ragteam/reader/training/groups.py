@@ -8,6 +8,7 @@ import gzip
 import json
 import os
 import random
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -87,6 +88,11 @@ def build(train_dir: Path, wanted: Wanted, held: float = 0.1, seed: int = 13) ->
     if wanted.documents is not None or wanted.people is not None:
         random.Random(seed).shuffle(built.held)
     return built
+
+
+def weighted(train: Sequence[Group], source: str, times: int) -> list[Group]:
+    """The training groups with each of `source`'s read `times` times (the others once)."""
+    return list(train) + [g for g in train if g.source == source] * (times - 1)
 
 
 GROUPS_FORMAT = "ragteam-reader-groups/1"

@@ -38,6 +38,11 @@ class ReaderSettings:
     # questions people wrote (--people DIR, docqa-train's layout): the share of their files
     # held out (the answer ranker is fitted on the held files' readings)
     people_held: float = flag(0.25, "share of --people's files held out", min=0.0, max=0.9)
+    # people's questions are few beside the replayed sources: each of their training groups is
+    # read this many times an epoch (the held ones once)
+    people_repeat: int = flag(
+        1, "times each of --people's training groups is read an epoch", min=1, max=10
+    )
     # each Wikipedia paragraph read with its title on a first line, as documents' passages are
     # read with their heading path: the weights then say they read headings (`heading_view`)
     headings: bool = flag(False, "read passages with their heading (title) line first")

@@ -22,7 +22,7 @@ from typing import Any
 from ragteam.errors import InputError
 from ragteam.reader.model import EXTRAS, LINE_MARK, SpanNet, Windows, group_log_parts
 from ragteam.reader.training.data import Built, Group
-from ragteam.reader.training.groups import file_digest
+from ragteam.reader.training.groups import file_digest, weighted
 from ragteam.reader.training.settings import ReaderSettings
 
 
@@ -132,8 +132,9 @@ def train_reader(
     too. Returns the run's record (also written to
     `out`.json)."""
     built = reader_groups(data, settings, documents, groups, report, squad, tables, people)
-    report(f"{len(built.train)} training groups, {len(built.held)} held")
-    state = train_groups(built.train, built.held, out, settings, report, start)
+    train = weighted(built.train, "people", settings.people_repeat)
+    report(f"{len(train)} training groups, {len(built.held)} held")
+    state = train_groups(train, built.held, out, settings, report, start)
     from ragteam.reader.training.calibrate import calibrate
 
     report("fitting the support, span and abstention thresholds on the held groups")
