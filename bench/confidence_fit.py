@@ -27,14 +27,14 @@ from ragteam.common.metrics import auroc, match, normalize_answer
 from ragteam.reader.training.calibrate import HeldReading, fit_confidence, precise_threshold
 
 
-def reading_of(question: dict, index) -> dict | None:  # noqa: ANN001
+def reading_of(question: dict, index, weights: str = "") -> dict | None:  # noqa: ANN001
     """What the confidence reads of `read`'s answer to `question`, and how it stands."""
     from ragteam.reader.confidence import span_features
     from ragteam.reader.read import load_reader
     from ragteam.reader.stage import _ruled
     from ragteam.strategies.read import _earlier
 
-    reading, passages, rules = read_as_read(question["question"], index)
+    reading, passages, rules = read_as_read(question["question"], index, weights)
     said = _ruled(question["question"], reading, passages, rules, _earlier(index))
     span = said if said is not None else reading.best
     if span is None:
@@ -46,7 +46,7 @@ def reading_of(question: dict, index) -> dict | None:  # noqa: ANN001
         "features": span_features(reading, span, order),
         "probability": reading.answer_score(span.text),
         "no_answer": reading.no_answer,
-        "now": load_reader().confidence(reading, span, passages),
+        "now": load_reader(Path(weights) if weights else None).confidence(reading, span, passages),
         "right": bool(golds) and bool(match(span.text, question["answers"])),
         "has_answer": held,
     }

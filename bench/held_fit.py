@@ -16,22 +16,23 @@ from docqa_train import each_question
 from ragteam.reader.training.data import held_out
 from ragteam.reader.training.people import VALIDATION, file_group
 
-Read = Callable[[dict, Any], "dict | None"]  # (question, its part's index) -> a row, or skip
+Read = Callable[[dict, Any, str], "dict | None"]  # (question, its index, weights) -> a row, or skip
 
 
-def read_as_read(question: str, index: Any) -> tuple[Any, list, Any]:
+def read_as_read(question: str, index: Any, weights: str = "") -> tuple[Any, list, Any]:
     """The reading `read` answers `question` from over `index` (its passages found as `read`
-    finds them), the passages read, and `read`'s rules."""
+    finds them), the passages read, and `read`'s rules; `weights`: a reader other than the
+    shipped one (a candidate's file, its calibration beside it)."""
     from ragteam.reader.stage import reading_for
     from ragteam.strategies.base import Context
     from ragteam.strategies.read import Read
     from ragteam.trace import Trace
 
-    strategy = Read()
+    strategy = Read(weights=weights)
     ctx = Context(model=None, index=index, trace=Trace())
     found, _ = strategy.gathered(question, ctx)
     rules = strategy.rules()
-    reading, passages = reading_for(question, found, ctx.trace, ctx.readers.get(""), rules)
+    reading, passages = reading_for(question, found, ctx.trace, ctx.readers.get(weights), rules)
     return reading, passages, rules
 
 
@@ -43,7 +44,7 @@ def write_fitted(calibration: Path, fitted: dict[str, Any]) -> None:
     print(f"wrote {calibration}")
 
 
-def collect(data: Path, work: Path, out: Path, share: float, read: Read) -> None:
+def collect(data: Path, work: Path, out: Path, share: float, read: Read, weights: str) -> None:
     """`read`'s row of every held question not in `out` yet, appended with its id and file."""
     done = set()
     if out.exists():
@@ -55,7 +56,7 @@ def collect(data: Path, work: Path, out: Path, share: float, read: Read) -> None
                 continue
             if q["file"] is not None and Path(q["file"]).name in VALIDATION:
                 continue
-            row = read(q, index)
+            row = read(q, index, weights)
             if row is not None:
                 handle.write(json.dumps({"id": q["id"], "file": group} | row) + "\n")
                 handle.flush()
@@ -71,11 +72,12 @@ def main(doc: str, read: Read, fit: Callable[[list[dict], Path | None], None], w
     a.add_argument("--work", type=Path, default=Path("/tmp/dqt/people"))
     a.add_argument("--out", type=Path, required=True)
     a.add_argument("--held", type=float, default=0.25, help="train reader's --people-held")
+    a.add_argument("--weights", default="", help="a reader's weights (default: the shipped)")
     b = sub.add_parser("fit")
     b.add_argument("--readings", type=Path, required=True)
     b.add_argument("--calibration", type=Path, help=f"write {writes} there")
     args = parser.parse_args()
     if args.command == "collect":
-        collect(args.data, args.work, args.out, args.held, read)
+        collect(args.data, args.work, args.out, args.held, read, args.weights)
     else:
         fit([json.loads(x) for x in args.readings.read_text().splitlines() if x], args.calibration)

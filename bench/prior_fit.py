@@ -28,9 +28,9 @@ from ragteam.reader.polar import is_polar
 from ragteam.reader.training.prior import Spans, cross_validated, fit_prior, picked_right
 
 
-def spans_of(question: dict, index) -> dict:  # noqa: ANN001
+def spans_of(question: dict, index, weights: str = "") -> dict:  # noqa: ANN001
     """The spans `read` reads for `question`: each one's probability, position, rightness."""
-    reading, passages, _ = read_as_read(question["question"], index)
+    reading, passages, _ = read_as_read(question["question"], index, weights)
     order = {p.id: n for n, p in enumerate(passages)}
     spans = sorted((s for s in reading.spans if s.kind == "span"), key=lambda s: -s.score)
     return {
