@@ -14,7 +14,8 @@ question in WORK/PART/answers_TAG.jsonl, resumable (bench/docqa_dev.py's `one`).
 the parts: per kind, per part (its validation file), the first five parts (the reading
 issue's goal) and all ten, the label and `--abstain`, and paired bootstrap CIs against
 another run. `--split train` answers the training files' questions instead (for fitting,
-never for reporting)."""
+never for reporting); `--split held` only the training files a reader trained with `--people`
+held out (for choosing between trained readers before the validation files are read)."""
 
 from __future__ import annotations
 
@@ -28,22 +29,29 @@ from typing import Any
 from doc_answers import bootstrap
 from docqa_dev import FORMATS, index_of, one
 
-from ragteam.reader.training.people import VALIDATION
+from ragteam.reader.training.data import held_out
+from ragteam.reader.training.people import VALIDATION, file_group
+
+HELD = 0.25  # `train reader --people-held`'s default
 
 FIRST_FIVE = ("latex", "gnu", "python", "sysadmin", "office")
 FORMATS.update({".txt": "text", ".docx": "docx", ".pptx": "pptx"})
 
 
-def chosen(rows: list[dict], split: str) -> list[dict]:
+def chosen(rows: list[dict], split: str, part: str = "") -> list[dict]:
     """The part's questions of `split`: validation (its validation file's, and the unanswerable
-    ones of the office part, held with it) or train (the rest)."""
+    ones of the office part, held with it), train (the rest), or held (the training files
+    `train reader --people` holds out, HELD of them by file: no reader trained on them)."""
 
     def validation(q: dict) -> bool:
         if q["file"] is None:
             return q["id"].startswith("office-")
         return Path(q["file"]).name in VALIDATION
 
-    return [q for q in rows if validation(q) == (split == "validation")]
+    kept = [q for q in rows if validation(q) == (split == "validation")]
+    if split == "held":
+        return [q for q in kept if held_out(file_group(part, q), HELD)]
+    return kept
 
 
 def each_question(data: Path, work: Path) -> Iterator[tuple[str, Any, dict]]:
@@ -74,7 +82,7 @@ def run(args: argparse.Namespace) -> None:
         started = time.perf_counter()
         todo = [
             q
-            for q in chosen(rows, args.split)
+            for q in chosen(rows, args.split, part.name)
             if q["id"] not in done and (not args.kind or q["kind"] == args.kind)
         ]
         with out.open("a", encoding="utf-8") as handle:
@@ -171,7 +179,7 @@ def main() -> None:
     a.add_argument("--opt", action="append", default=[], help="KEY=VALUE, the strategy's option")
     a.add_argument("--tag", required=True, help="the run's name")
     a.add_argument("--parts", default="", help="only these parts, comma-separated")
-    a.add_argument("--split", choices=("validation", "train"), default="validation")
+    a.add_argument("--split", choices=("validation", "train", "held"), default="validation")
     a.add_argument("--kind", default="", help="only questions of this kind (e.g. yesno)")
     b = sub.add_parser("report")
     b.add_argument("--work", type=Path, default=Path("/tmp/dqt/people"))

@@ -40,11 +40,11 @@ def spans_of(question: dict, index, weights: str = "") -> dict:  # noqa: ANN001
     }
 
 
-def spans_if_asked(question: dict, index) -> dict | None:  # noqa: ANN001
+def spans_if_asked(question: dict, index, weights: str = "") -> dict | None:  # noqa: ANN001
     """`spans_of` for an answerable question of a file that is not yes/no, else None."""
     if not question["answers"] or question["file"] is None or is_polar(question["question"]):
         return None
-    return spans_of(question, index)
+    return spans_of(question, index, weights)
 
 
 def fit(rows: list[dict], calibration: Path | None) -> None:

@@ -7,7 +7,6 @@ the model is fitted on every training question."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections import Counter
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ import numpy as np
 from ragteam.common.linear import fit_logistic, sigmoid
 from ragteam.errors import InputError
 from ragteam.reader.asks import HeadingQuestions, features, tokens
+from ragteam.reader.training.data import fold_of
 from ragteam.reader.training.people import VALIDATION, file_group
 
 L2 = 30.0  # chosen by the cross-validation by file (docs/benchmarks.md section 74)
@@ -61,7 +61,7 @@ def _fitted(rows: list[Asked], l2: float, threshold: float) -> HeadingQuestions:
 def cross_validated(rows: list[Asked], l2: float, threshold: float) -> dict[str, float]:
     """Each question judged by the model fitted without its file's fold: how many heading
     questions it finds (recall) and how many of those it says are (precision)."""
-    fold = [int(hashlib.sha256(r.group.encode()).hexdigest(), 16) % FOLDS for r in rows]
+    fold = [fold_of(r.group, FOLDS) for r in rows]
     said = np.zeros(len(rows), dtype=bool)
     for f in range(FOLDS):
         train = [r for r, n in zip(rows, fold, strict=True) if n != f]
