@@ -30,25 +30,21 @@ from doc_answers import bootstrap
 from docqa_dev import FORMATS, index_of, one
 
 from ragteam.reader.training.data import held_out
-from ragteam.reader.training.people import VALIDATION, file_group
+from ragteam.reader.training.people import file_group, is_validation
+from ragteam.reader.training.settings import ReaderSettings
 
-HELD = 0.25  # `train reader --people-held`'s default
+HELD = ReaderSettings().people_held  # the files `train reader --people` holds out
 
 FIRST_FIVE = ("latex", "gnu", "python", "sysadmin", "office")
 FORMATS.update({".txt": "text", ".docx": "docx", ".pptx": "pptx"})
 
 
-def chosen(rows: list[dict], split: str, part: str = "") -> list[dict]:
+def chosen(rows: list[dict], split: str, part: str) -> list[dict]:
     """The part's questions of `split`: validation (its validation file's, and the unanswerable
     ones of the office part, held with it), train (the rest), or held (the training files
     `train reader --people` holds out, HELD of them by file: no reader trained on them)."""
 
-    def validation(q: dict) -> bool:
-        if q["file"] is None:
-            return q["id"].startswith("office-")
-        return Path(q["file"]).name in VALIDATION
-
-    kept = [q for q in rows if validation(q) == (split == "validation")]
+    kept = [q for q in rows if is_validation(part, q) == (split == "validation")]
     if split == "held":
         return [q for q in kept if held_out(file_group(part, q), HELD)]
     return kept

@@ -14,7 +14,7 @@ from typing import Any
 from docqa_train import each_question
 
 from ragteam.reader.training.data import held_out
-from ragteam.reader.training.people import VALIDATION, file_group
+from ragteam.reader.training.people import file_group, is_validation
 
 Read = Callable[[dict, Any, str], "dict | None"]  # (question, its index, weights) -> a row, or skip
 
@@ -54,7 +54,7 @@ def collect(data: Path, work: Path, out: Path, share: float, read: Read, weights
             group = file_group(part, q)
             if q["id"] in done or not held_out(group, share):
                 continue
-            if q["file"] is not None and Path(q["file"]).name in VALIDATION:
+            if is_validation(part, q):
                 continue
             row = read(q, index, weights)
             if row is not None:

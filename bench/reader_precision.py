@@ -41,7 +41,7 @@ def recorded(data: Path, work: Path) -> tuple[list[dict[str, Any]], float]:
     for part in PARTS:
         index = index_of(data / part, work / part)
         rows = [json.loads(x) for x in (data / part / "questions.jsonl").read_text().splitlines()]
-        for q in chosen(rows, "validation")[:10]:
+        for q in chosen(rows, "validation", part)[:10]:
             answer(q["question"], index=index, strategy="read")
     SpanNet.logits = plain  # type: ignore[method-assign]
     return batches, time.process_time() - started

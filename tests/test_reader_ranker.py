@@ -109,6 +109,21 @@ def test_people_groups_mark_the_gold_passage_and_leave_validation_files_out(tmp_
     assert len({g.qid.split("/")[0] for g in by_id["m-1"]}) == 1  # held out by file
 
 
+def test_the_office_parts_unanswerable_questions_are_validation_and_never_trained_on(tmp_path):
+    from ragteam.reader.training.people import is_validation
+    from ragteam.retrieval.index import IndexSettings
+
+    data = _part(tmp_path, [_q("office-7", "what colour is the frobnicator's case?", [], "")])
+    (data / "manuals").rename(data / "office")  # the part its README holds them with
+    unanswerable = {"id": "office-7", "file": None}
+    assert is_validation("office", unanswerable) and not is_validation("manuals", unanswerable)
+    assert is_validation("x", {"id": "x-1", "file": "files/held.md"}, ("held.md",))
+    groups = people_groups(
+        data, tmp_path / "work", random.Random(1), (), IndexSettings(retriever="bm25")
+    )
+    assert list(groups) == []
+
+
 def test_peoples_training_groups_can_be_read_more_often_than_the_replayed_ones():
     from ragteam.reader.training.data import Group
     from ragteam.reader.training.groups import weighted

@@ -18,7 +18,7 @@ from ragteam.common.linear import fit_logistic, sigmoid
 from ragteam.errors import InputError
 from ragteam.reader.asks import HeadingQuestions, features, tokens
 from ragteam.reader.training.data import fold_of
-from ragteam.reader.training.people import VALIDATION, file_group
+from ragteam.reader.training.people import VALIDATION, file_group, is_validation
 
 L2 = 30.0  # chosen by the cross-validation by file (docs/benchmarks.md section 74)
 THRESHOLD = 0.2
@@ -44,8 +44,7 @@ def asked_rows(folder: Path, exclude: tuple[str, ...] = VALIDATION) -> list[Aske
             if not line.strip():
                 continue
             q = json.loads(line)
-            held = Path(q["file"]).name in exclude if q["file"] else q["id"].startswith("office-")
-            if not held:
+            if not is_validation(part.name, q, exclude):
                 rows.append(Asked(q["question"], q["kind"] == "heading", file_group(part.name, q)))
     return rows
 

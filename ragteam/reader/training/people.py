@@ -40,6 +40,9 @@ VALIDATION = (
     "systemd.service.5.txt",
     "tabulate-README.docx",
 )
+# the part whose unanswerable questions (they name no file) its README holds with its
+# validation file: they are validation questions too
+HELD_UNANSWERABLE = "office"
 SEARCHED = 8  # hits a question's distractors are drawn from
 EXCLUDED_SLACK = 8  # more hits searched, for those of excluded files left out
 GOLD_MAX = 2  # gold passages of one question at most
@@ -57,6 +60,16 @@ def evidence_share(text: str, evidence: str) -> float:
     """The share of the evidence's distinct words that `text` holds."""
     wanted = _words(evidence)
     return len(wanted & _words(text)) / len(wanted) if wanted else 0.0
+
+
+def is_validation(
+    part: str, question: dict[str, Any], exclude: tuple[str, ...] = VALIDATION
+) -> bool:
+    """Whether `question` of `part` is one of docqa-train's validation questions: a validation
+    file's (`exclude`), or an unanswerable one of the part that holds them with its file."""
+    if question["file"] is None:
+        return part == HELD_UNANSWERABLE
+    return Path(question["file"]).name in exclude
 
 
 def file_group(part: str, question: dict[str, Any]) -> str:
@@ -192,7 +205,7 @@ def people_groups(
         by_file = _file_passages(index)
         rows = [json.loads(x) for x in (part / "questions.jsonl").read_text().splitlines() if x]
         for q in rows:
-            if q["file"] is not None and Path(q["file"]).name in exclude:
+            if is_validation(part.name, q, exclude):
                 continue
             qid = f"{file_group(part.name, q)}/{q['id']}"
             yield from question_groups(q, index, by_file, qid, rng, headings, exclude)
