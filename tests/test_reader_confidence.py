@@ -145,7 +145,7 @@ TWO_HOP = [
     ("f2", "Mirela Kostan", "Mirela Kostan grew up in Pellavik, a fishing port."),
     ("f3", "Orlen", "Orlen is a town on the island of Quillan, born of a fishing village."),
     ("f4", "Hevik", "Hevik is a town whose harbour was built in 1901."),
-    ("f5", "Tallis", "Tallis was born in the town of Vossen and moved to Orlen."),
+    ("f5", "Tallis", "Tallis was a mill in the town of Vossen and moved to Orlen."),
 ]
 
 

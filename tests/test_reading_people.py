@@ -71,9 +71,10 @@ def test_a_span_of_the_question_s_own_words_is_an_echo_unless_it_offers_a_choice
 
 def test_the_reader_skips_echoes_when_asked():
     """Read over a definition list's item, the reader's spans for "What is the default
-    core.bigFileThreshold?" hold the option's name (the seventh reader's best answer; the
-    tenth run's mix ranks "512 MiB" first); `skip_echoes` leaves every echo out and keeps the
-    best span that is not one."""
+    core.bigFileThreshold?" hold words of the question (the seventh reader's best answer was
+    the option's name; the tenth run's mix and the thirteenth rank "512 MiB" first, the
+    thirteenth's echoes, "is" and "Default", below its tenth span); `skip_echoes` leaves
+    every echo out and keeps the best span that is not one."""
     from ragteam.reader import load_reader
     from ragteam.reader.bounds import asked_words, echoes
     from ragteam.types import Passage
@@ -84,8 +85,8 @@ def test_the_reader_skips_echoes_when_asked():
         "attempting delta compression. Default is 512 MiB on all platforms."
     )
     reader, passage = load_reader(), [Passage("g", "git-config", text)]
-    plain = reader.read(question, passage, top=10)
-    skipping = reader.read(question, passage, top=10, skip_echoes=True)
+    plain = reader.read(question, passage, top=30)
+    skipping = reader.read(question, passage, top=30, skip_echoes=True)
     assert any(echoes(asked_words(question), s.text) for s in plain.spans if s.kind == "span")
     assert not any(echoes(asked_words(question), s.text) for s in skipping.spans)
     kept = [s for s in plain.spans if not echoes(asked_words(question), s.text)]
